@@ -1,0 +1,129 @@
+// doppler info GRAPH: structure and bounds of a graph.
+#include <array>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "doppler/graph/analysis.hpp"
+#include "doppler/report/table.hpp"
+
+namespace doppler::cli {
+
+namespace {
+
+struct InfoOptions {
+  std::string graph;
+  int devices = 4;
+  bool json = false;
+};
+
+void run_info(const InfoOptions& o) {
+  const Graph g = load_graph_logged(o.graph);
+  std::array<int, kNumOpKinds> kinds{};
+  double flops = 0, bytes = 0;
+  int groups = 0;
+  for (const Node& n : g.nodes()) {
+    ++kinds[static_cast<std::size_t>(n.kind)];
+    flops += n.flops;
+    bytes += n.out_bytes;
+    groups = std::max(groups, n.group + 1);
+  }
+  std::unique_ptr<CostModel> cost;
+  if (g.has_reference_costs()) cost = std::make_unique<CostModel>(cost_model_for(g));
+  std::unique_ptr<GraphAnalysis> an;
+  if (cost) {
+    cost->check_devices(o.devices);
+    an = std::make_unique<GraphAnalysis>(g, *cost);
+  }
+  const bool ref_origin = g.meta().origin == "reference-text";
+
+  if (o.json) {
+    ojson j;
+    j["graph"] = meta_json(g);
+    j["nodes"] = g.num_nodes();
+    j["edges"] = g.num_edges();
+    j["sources"] = g.sources().size();
+    j["sinks"] = g.sinks().size();
+    ojson k = ojson::object();
+    for (int i = 0; i < kNumOpKinds; ++i)
+      if (kinds[static_cast<std::size_t>(i)])
+        k[std::string(op_kind_name(static_cast<OpKind>(i)))] = kinds[static_cast<std::size_t>(i)];
+    j["kinds"] = k;
+    j["groups"] = groups;
+    j["total_flops"] = flops;
+    j["total_out_bytes"] = bytes;
+    if (an) {
+      j["cost_model"] = {{"name", cost->name()}, {"unit", cost_unit_name(cost->unit())}};
+      j["total_work"] = an->total_work();
+      j["critical_path_length"] = an->critical_path_length();
+      j["critical_path_ops"] = an->critical_path().size();
+      j["critical_path_no_transfer"] = an->critical_path_no_transfer();
+      j["devices"] = o.devices;
+      j["lower_bound"] = an->lower_bound(o.devices);
+      if (ref_origin) j["lower_bound_div_1e10"] = an->lower_bound(o.devices) / 1e10;
+    }
+    print_json(j);
+    return;
+  }
+
+  std::string kinds_text;
+  for (int i = 0; i < kNumOpKinds; ++i) {
+    const int c = kinds[static_cast<std::size_t>(i)];
+    if (!c) continue;
+    const auto kind = static_cast<OpKind>(i);
+    kinds_text += fmt::format("{}{} {}", kinds_text.empty() ? "" : ", ", op_kind_name(kind), c);
+    if (op_kind_reference_name(kind) != op_kind_name(kind))
+      kinds_text += fmt::format(" ({})", op_kind_reference_name(kind));
+  }
+  std::string out;
+  const auto row = [&](const std::string& k, const std::string& v) {
+    out += fmt::format("{:<26}{}\n", k, v);
+  };
+  row("graph", fmt::format("{} (origin: {})", g.meta().name, g.meta().origin));
+  for (const auto& [k, v] : g.meta().params) row("  " + k, v);
+  row("nodes", std::to_string(g.num_nodes()));
+  row("edges", std::to_string(g.num_edges()));
+  row("sources / sinks", fmt::format("{} / {}", g.sources().size(), g.sinks().size()));
+  row("kinds", kinds_text.empty() ? "-" : kinds_text);
+  row("groups (tensor ops)", groups ? std::to_string(groups) : "-");
+  if (flops > 0 || bytes > 0) {
+    row("total FLOPs", format_sig(flops));
+    row("total output bytes", format_sig(bytes));
+  }
+  if (an) {
+    const std::string u = cost_unit_name(cost->unit());
+    const auto val = [&](double x) {
+      std::string s = format_sig(x) + " " + u;
+      if (ref_origin) s += fmt::format("   (/1e10: {})", format_sig(x / 1e10));
+      return s;
+    };
+    row("cost model", cost->name());
+    row("total work", val(an->total_work()));
+    row("critical path",
+        val(an->critical_path_length()) + fmt::format("   [{} ops]", an->critical_path().size()));
+    row("  without transfers", val(an->critical_path_no_transfer()));
+    row(fmt::format("lower bound (P={})", o.devices), val(an->lower_bound(o.devices)));
+  } else {
+    row("cost model", "none (graph has no reference costs)");
+  }
+  std::cout << out;
+}
+
+}  // namespace
+
+void add_info(CLI::App& app) {
+  auto o = std::make_shared<InfoOptions>();
+  auto* cmd = app.add_subcommand("info",
+                                 "Print a graph's size, op kinds, critical path and the "
+                                 "makespan lower bound for P devices");
+  cmd->add_option("graph", o->graph, "graph file (.txt reference format or .json)")->required();
+  add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  cmd->add_flag("--json", o->json, "print one JSON object instead of text");
+  cmd->callback([o] { run_info(*o); });
+}
+
+}  // namespace doppler::cli

@@ -1,0 +1,12 @@
+#pragma once
+// Subcommands of the `doppler` CLI. Each add_* function registers one subcommand on the app;
+// its callback runs the command and throws InputError on bad input.
+#include <CLI/CLI.hpp>
+
+namespace doppler::cli {
+
+void add_info(CLI::App& app);     ///< doppler info GRAPH
+void add_convert(CLI::App& app);  ///< doppler convert IN OUT
+void add_demo(CLI::App& app);     ///< doppler demo
+
+}  // namespace doppler::cli

@@ -1,0 +1,32 @@
+#pragma once
+// Helpers shared by the CLI subcommands: graph loading with logged warnings, cost-model choice,
+// JSON output.
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "doppler/graph/cost_model.hpp"
+#include "doppler/graph/graph.hpp"
+
+namespace doppler::cli {
+
+/// Ordered JSON (keys stay in insertion order in the output).
+using ojson = nlohmann::ordered_json;
+
+/// Loads a graph file, logging its warnings on stderr.
+Graph load_graph_logged(const std::string& path);
+
+/// Prints exactly one JSON document on stdout.
+void print_json(const ojson& j);
+
+/// Adds `--devices P` (1..kMaxDevices) bound to `devices`.
+CLI::Option* add_devices_option(CLI::App& cmd, int& devices, bool required);
+
+/// The cost model used for `g`: its reference costs. Throws InputError when it has none.
+CostModel cost_model_for(const Graph& g);
+
+/// JSON summary of a graph's metadata (name, origin, params).
+ojson meta_json(const Graph& g);
+
+}  // namespace doppler::cli

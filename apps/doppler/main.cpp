@@ -1,0 +1,64 @@
+// doppler: device assignment for asynchronous dataflow graphs (command-line interface).
+// Exit codes: 0 success, 2 bad input or usage, 1 internal failure.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+
+#include "doppler/util/error.hpp"
+
+int main(int argc, char** argv) {
+  auto logger = spdlog::stderr_color_st("doppler");
+  logger->set_pattern("doppler: %^%l%$: %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::warn);
+
+  CLI::App app{
+      "Doppler places the operations of an ML dataflow graph on devices so that it finishes as "
+      "fast as possible on an asynchronous, work-conserving runtime.\n"};
+  app.name("doppler");
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", "doppler 0.1.0");
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "log progress details on stderr");
+  app.add_flag("-q,--quiet", quiet, "log only errors on stderr");
+  app.parse_complete_callback([&] {
+    if (verbose) spdlog::set_level(spdlog::level::info);
+    if (quiet) spdlog::set_level(spdlog::level::err);
+  });
+  app.footer(
+      "Exit codes: 0 success, 2 bad input or usage, 1 internal failure.\n"
+      "Run 'doppler <command> --help' for a command's options.");
+
+  doppler::cli::add_info(app);
+  doppler::cli::add_convert(app);
+  doppler::cli::add_demo(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e, std::cout, std::cerr);
+    return 2;
+  } catch (const doppler::InputError& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "doppler: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::fprintf(stderr, "doppler: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

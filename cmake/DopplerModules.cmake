@@ -1,0 +1,28 @@
+# Helpers shared by the module, test and benchmark CMake files.
+
+# doppler_module_sources(<out-var> <module>...): every .cpp of src/<module>/ (recursively).
+function(doppler_module_sources out)
+  set(files)
+  foreach(m IN LISTS ARGN)
+    file(GLOB_RECURSE f CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${m}/*.cpp)
+    list(APPEND files ${f})
+  endforeach()
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
+
+# doppler_add_test(<name> LIBS <libs...>): one GoogleTest binary from tests/<name>/*.cpp,
+# each test case registered with ctest (label = <name>).
+function(doppler_add_test name)
+  cmake_parse_arguments(T "" "" "LIBS" ${ARGN})
+  file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*.cpp)
+  if(NOT srcs)
+    return()
+  endif()
+  add_executable(test_${name} ${srcs})
+  target_include_directories(test_${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(test_${name} PRIVATE ${T_LIBS} doppler_testsupport GTest::gtest GTest::gtest_main)
+  gtest_discover_tests(test_${name}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    PROPERTIES LABELS ${name}
+    DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,24 @@
+#pragma once
+// Assignment files:
+//   {"format": "doppler-assignment", "version": 1, "devices": P, "device_of": [d_0, ...],
+//    "order": [v, ...] (optional), "method": "..." (optional)}
+// A bare JSON array of device ids is accepted on input too (P is then taken from the caller,
+// or max id + 1).
+#include <string>
+#include <string_view>
+
+#include "doppler/graph/assignment.hpp"
+
+namespace doppler {
+
+/// Parses one assignment document. `devices` > 0 is the expected device count (required for a
+/// bare array to be checked; a mismatch with an object's "devices" is an error). Node ids and
+/// devices are range-checked against `g` when given. Throws InputError "FILE:LINE: problem".
+Assignment parse_assignment_json(std::string_view text, const std::string& file,
+                                 const Graph* g = nullptr, int devices = 0);
+
+/// Formats an assignment as a doppler-assignment document (one line for device_of, one for
+/// order).
+std::string format_assignment_json(const Assignment& a);
+
+}  // namespace doppler

@@ -1,0 +1,22 @@
+#pragma once
+// Doppler's own JSON graph format (schema in docs/formats.md):
+//   {"format": "doppler-graph", "version": 1, "name": ..., "origin": ..., "params": {...},
+//    "units": {...}, "nodes": [{"id", "name", "kind", "flops", "out_bytes", "group",
+//    "compute_cost", "transfer_cost", "exec"}...], "edges": [[src, dst] or [src, dst, bytes]...]}
+// The writer puts one node and one edge per line and is deterministic, so JSON -> JSON is
+// byte-identical.
+#include <string>
+#include <string_view>
+
+#include "doppler/graph/graph.hpp"
+
+namespace doppler {
+
+/// Parses a doppler-graph JSON document. Throws InputError "FILE:LINE: problem".
+Graph parse_graph_json(std::string_view text, const std::string& file,
+                       std::vector<std::string>* warnings = nullptr);
+
+/// Formats `g` as a doppler-graph JSON document.
+std::string format_graph_json(const Graph& g);
+
+}  // namespace doppler

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every Debian package Doppler needs to build, test, benchmark and fuzz.
+# Idempotent: asks apt only for what is missing, and does nothing (fast) when all is present.
+# Shared by `make demo`, `make test`, `make bench` and `.ci/run`.
+set -euo pipefail
+
+PACKAGES=(
+  # toolchain
+  g++ make cmake ninja-build pkg-config clang-format
+  # libraries (see DEVELOPERS.md)
+  libtorch-dev libopenblas-dev
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libopenmpi-dev openmpi-bin
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # fuzzing and sanitizers (clang + its runtime)
+  clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing Debian packages: ${missing[*]}" >&2
+  echo "install-deps: not root; run this as root, then retry:" >&2
+  echo "  apt-get update && DEBIAN_FRONTEND=noninteractive $cmd" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done" >&2

@@ -1,0 +1,42 @@
+#include "doppler/graph/graph.hpp"
+
+#include <algorithm>
+
+namespace doppler {
+
+double Graph::edge_bytes(EdgeId e) const {
+  const Edge& ed = edge(e);
+  return ed.bytes ? *ed.bytes : node(ed.src).out_bytes;
+}
+
+std::span<const NodeId> Graph::successors(NodeId v) const {
+  const auto b = static_cast<std::size_t>(succ_offset_[static_cast<std::size_t>(v)]);
+  const auto e = static_cast<std::size_t>(succ_offset_[static_cast<std::size_t>(v) + 1]);
+  return {succ_.data() + b, e - b};
+}
+
+std::span<const NodeId> Graph::predecessors(NodeId v) const {
+  const auto b = static_cast<std::size_t>(pred_offset_[static_cast<std::size_t>(v)]);
+  const auto e = static_cast<std::size_t>(pred_offset_[static_cast<std::size_t>(v) + 1]);
+  return {pred_.data() + b, e - b};
+}
+
+std::span<const EdgeId> Graph::in_edges(NodeId v) const {
+  const auto b = static_cast<std::size_t>(pred_offset_[static_cast<std::size_t>(v)]);
+  const auto e = static_cast<std::size_t>(pred_offset_[static_cast<std::size_t>(v) + 1]);
+  return {pred_edge_.data() + b, e - b};
+}
+
+EdgeId Graph::find_edge(NodeId u, NodeId v) const {
+  const auto succ = successors(u);
+  const auto it = std::lower_bound(succ.begin(), succ.end(), v);
+  if (it == succ.end() || *it != v) return -1;
+  return out_edge_begin(u) + static_cast<EdgeId>(it - succ.begin());
+}
+
+std::string Graph::label(NodeId v) const {
+  const Node& n = node(v);
+  return n.name.empty() ? "#" + std::to_string(v) : n.name;
+}
+
+}  // namespace doppler

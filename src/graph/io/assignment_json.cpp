@@ -1,0 +1,78 @@
+#include "doppler/graph/io/assignment_json.hpp"
+
+#include <fmt/format.h>
+
+#include "doppler/util/error.hpp"
+#include "doppler/util/json_doc.hpp"
+
+namespace doppler {
+
+using nlohmann::json;
+
+Assignment parse_assignment_json(std::string_view text, const std::string& file, const Graph* g,
+                                 int devices) {
+  const JsonDoc doc(std::string(text), file);
+  const json& root = doc.root();
+  Assignment a;
+  const json* list = nullptr;
+  std::string list_ptr;
+  if (root.is_array()) {
+    list = &root;
+    a.devices = devices;
+  } else {
+    doc.expect_format("doppler-assignment", 1);
+    for (const auto& [key, val] : root.items()) {
+      if (key != "format" && key != "version" && key != "devices" && key != "device_of" &&
+          key != "order" && key != "method")
+        doc.fail("/" + key, fmt::format("unknown field '{}'", key));
+    }
+    a.devices =
+        static_cast<int>(doc.integer(doc.require(root, "", "devices"), "/devices", 1, kMaxDevices));
+    if (devices > 0 && a.devices != devices)
+      doc.fail("/devices", fmt::format("assignment is for {} devices, but {} were requested",
+                                       a.devices, devices));
+    list = &doc.require(root, "", "device_of");
+    list_ptr = "/device_of";
+    if (root.contains("method")) a.method = doc.string(root["method"], "/method");
+  }
+  doc.expect_array(*list, list_ptr);
+  const std::int64_t max_dev = a.devices > 0 ? a.devices - 1 : kMaxDevices - 1;
+  a.device_of.reserve(list->size());
+  for (std::size_t i = 0; i < list->size(); ++i)
+    a.device_of.push_back(static_cast<DeviceId>(
+        doc.integer((*list)[i], fmt::format("{}/{}", list_ptr, i), 0, max_dev)));
+  if (a.devices == 0) {
+    DeviceId hi = 0;
+    for (DeviceId d : a.device_of) hi = std::max(hi, d);
+    a.devices = hi + 1;
+  }
+  if (root.is_object() && root.contains("order")) {
+    const json& ord = root["order"];
+    doc.expect_array(ord, "/order");
+    const std::int64_t max_node = static_cast<std::int64_t>(a.device_of.size()) - 1;
+    for (std::size_t i = 0; i < ord.size(); ++i)
+      a.order.push_back(
+          static_cast<NodeId>(doc.integer(ord[i], fmt::format("/order/{}", i), 0, max_node)));
+  }
+  if (g) {
+    try {
+      a.validate(*g, devices, file);
+    } catch (const InputError& e) {
+      throw InputError(file, doc.line_of(list_ptr), e.problem());
+    }
+  }
+  return a;
+}
+
+std::string format_assignment_json(const Assignment& a) {
+  std::string out = fmt::format(
+      "{{\n  \"format\": \"doppler-assignment\",\n  \"version\": 1,\n  \"devices\": {},\n",
+      a.devices);
+  if (!a.method.empty()) out += fmt::format("  \"method\": {},\n", json(a.method).dump());
+  out += fmt::format("  \"device_of\": {}", json(a.device_of).dump());
+  if (!a.order.empty()) out += fmt::format(",\n  \"order\": {}", json(a.order).dump());
+  out += "\n}\n";
+  return out;
+}
+
+}  // namespace doppler

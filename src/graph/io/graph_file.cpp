@@ -1,0 +1,73 @@
+#include "doppler/graph/io/graph_file.hpp"
+
+#include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/graph/io/dot.hpp"
+#include "doppler/graph/io/graph_json.hpp"
+#include "doppler/graph/io/reference_text.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/parse.hpp"
+
+namespace doppler {
+
+std::optional<GraphFormat> parse_graph_format(const std::string& name) {
+  if (name == "txt" || name == "reference" || name == "text") return GraphFormat::reference_text;
+  if (name == "json") return GraphFormat::json;
+  if (name == "dot" || name == "gv") return GraphFormat::dot;
+  return std::nullopt;
+}
+
+GraphFormat graph_format_of(const std::filesystem::path& path) {
+  std::string ext = path.extension().string();
+  if (!ext.empty()) ext.erase(0, 1);
+  const auto f = parse_graph_format(ext);
+  if (!f)
+    throw InputError(path.string(), 0,
+                     "cannot tell the format from the extension '" + ext +
+                         "' (expected .txt, .json or .dot; or pass --to)");
+  return *f;
+}
+
+Graph load_graph(const std::filesystem::path& path, std::vector<std::string>* warnings) {
+  const std::string text = read_file(path);
+  const std::string file = path.string();
+  const std::string_view body = trim(text);
+  Graph g;
+  std::string ext = path.extension().string();
+  if (!body.empty() && (body.front() == '{' || body.front() == '[')) {
+    g = parse_graph_json(text, file, warnings);
+  } else if (ext == ".dot" || ext == ".gv") {
+    throw InputError(file, 0, "DOT files can be written but not read");
+  } else {
+    g = parse_reference_text(text, file, warnings);
+  }
+  if (g.meta().name.empty()) {
+    GraphMeta meta = g.meta();
+    meta.name = path.stem().string();
+    g.set_meta(std::move(meta));
+  }
+  return g;
+}
+
+std::string format_graph(const Graph& g, GraphFormat format, const Assignment* assignment) {
+  switch (format) {
+    case GraphFormat::reference_text:
+      return format_reference_text(g);
+    case GraphFormat::json:
+      return format_graph_json(g);
+    case GraphFormat::dot:
+      return format_dot(g, assignment);
+  }
+  return {};
+}
+
+void save_graph(const std::filesystem::path& path, const Graph& g, GraphFormat format,
+                const Assignment* assignment) {
+  write_file_atomic(path, format_graph(g, format, assignment));
+}
+
+Assignment load_assignment(const std::filesystem::path& path, const Graph& g, int devices) {
+  return parse_assignment_json(read_file(path), path.string(), &g, devices);
+}
+
+}  // namespace doppler

@@ -1,0 +1,242 @@
+#include "doppler/graph/io/graph_json.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/json_doc.hpp"
+
+namespace doppler {
+
+namespace {
+
+using nlohmann::json;
+using ojson = nlohmann::ordered_json;
+constexpr std::int64_t kMaxIndex = std::numeric_limits<std::int32_t>::max() - 1;
+
+std::vector<std::int64_t> int_list(const JsonDoc& doc, const json& j, const std::string& ptr) {
+  doc.expect_array(j, ptr);
+  std::vector<std::int64_t> out;
+  out.reserve(j.size());
+  for (std::size_t i = 0; i < j.size(); ++i)
+    out.push_back(doc.integer(j[i], ptr + "/" + std::to_string(i), 0,
+                              std::numeric_limits<std::int64_t>::max()));
+  return out;
+}
+
+ExecDesc parse_exec(const JsonDoc& doc, const json& j, const std::string& ptr, std::int64_t n) {
+  ExecDesc x;
+  x.op = doc.string(doc.require(j, ptr, "op"), ptr + "/op");
+  for (const auto& [key, val] : j.items()) {
+    const std::string p = ptr + "/" + key;
+    if (key == "op") continue;
+    if (key == "shape") {
+      x.shape = int_list(doc, val, p);
+    } else if (key == "origin") {
+      x.origin = int_list(doc, val, p);
+    } else if (key == "einsum") {
+      x.einsum = doc.string(val, p);
+    } else if (key == "attrs") {
+      doc.expect_object(val, p);
+      for (const auto& [k, v] : val.items())
+        x.attrs.emplace_back(k, doc.number(v, p + "/" + k, -std::numeric_limits<double>::max()));
+    } else if (key == "inputs") {
+      doc.expect_array(val, p);
+      for (std::size_t i = 0; i < val.size(); ++i) {
+        const std::string ip = p + "/" + std::to_string(i);
+        ExecInput in;
+        in.src =
+            static_cast<NodeId>(doc.integer(doc.require(val[i], ip, "src"), ip + "/src", 0, n - 1));
+        if (val[i].contains("offset")) in.offset = int_list(doc, val[i]["offset"], ip + "/offset");
+        if (val[i].contains("shape")) in.shape = int_list(doc, val[i]["shape"], ip + "/shape");
+        x.inputs.push_back(std::move(in));
+      }
+    } else {
+      doc.fail(p, fmt::format("unknown exec field '{}'", key));
+    }
+  }
+  return x;
+}
+
+ojson exec_to_json(const ExecDesc& x) {
+  ojson j = ojson::object();
+  j["op"] = x.op;
+  if (!x.shape.empty()) j["shape"] = x.shape;
+  if (!x.origin.empty()) j["origin"] = x.origin;
+  if (!x.einsum.empty()) j["einsum"] = x.einsum;
+  if (!x.inputs.empty()) {
+    ojson ins = ojson::array();
+    for (const ExecInput& in : x.inputs) {
+      ojson a = {{"src", in.src}};
+      if (!in.offset.empty()) a["offset"] = in.offset;
+      if (!in.shape.empty()) a["shape"] = in.shape;
+      ins.push_back(std::move(a));
+    }
+    j["inputs"] = std::move(ins);
+  }
+  if (!x.attrs.empty()) {
+    ojson a = ojson::object();
+    for (const auto& [k, v] : x.attrs) a[k] = v;
+    j["attrs"] = std::move(a);
+  }
+  return j;
+}
+
+}  // namespace
+
+Graph parse_graph_json(std::string_view text, const std::string& file,
+                       std::vector<std::string>* warnings) {
+  const JsonDoc doc(std::string(text), file);
+  doc.expect_format("doppler-graph", 1);
+  const json& root = doc.root();
+
+  GraphMeta meta;
+  meta.origin = "json";
+  if (root.contains("name")) meta.name = doc.string(root["name"], "/name");
+  if (root.contains("origin")) meta.origin = doc.string(root["origin"], "/origin");
+  if (root.contains("params")) {
+    doc.expect_object(root["params"], "/params");
+    for (const auto& [k, v] : root["params"].items())
+      meta.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+
+  const json& nodes = doc.require(root, "", "nodes");
+  doc.expect_array(nodes, "/nodes");
+  const auto n = static_cast<std::int64_t>(nodes.size());
+  if (n > kMaxIndex) doc.fail("/nodes", fmt::format("{} nodes is more than supported", n));
+
+  GraphBuilder b;
+  for (std::int64_t v = 0; v < n; ++v) {
+    const std::string p = fmt::format("/nodes/{}", v);
+    const json& jn = nodes[static_cast<std::size_t>(v)];
+    doc.expect_object(jn, p);
+    Node node;
+    for (const auto& [key, val] : jn.items()) {
+      const std::string fp = p + "/" + key;
+      if (key == "id") {
+        const auto id = doc.integer(val, fp, 0, std::numeric_limits<std::int64_t>::max());
+        if (id != v)
+          doc.fail(
+              fp, fmt::format("node ids must be 0..N-1 in order: expected id {}, found {}", v, id));
+      } else if (key == "name") {
+        node.name = doc.string(val, fp);
+      } else if (key == "kind") {
+        const std::string k = doc.string(val, fp);
+        const auto kind = parse_op_kind(k);
+        if (!kind) doc.fail(fp, fmt::format("node {}: unknown kind \"{}\"", v, k));
+        node.kind = *kind;
+      } else if (key == "flops") {
+        node.flops = doc.number(val, fp);
+      } else if (key == "out_bytes") {
+        node.out_bytes = doc.number(val, fp);
+      } else if (key == "group") {
+        node.group = static_cast<std::int32_t>(doc.integer(val, fp, -1, kMaxIndex));
+      } else if (key == "compute_cost") {
+        node.compute_cost = doc.number(val, fp);
+      } else if (key == "transfer_cost") {
+        node.transfer_cost = doc.number(val, fp);
+      } else if (key == "exec") {
+        doc.expect_object(val, fp);
+        node.exec = parse_exec(doc, val, fp, n);
+      } else {
+        doc.fail(fp, fmt::format("node {}: unknown field '{}'", v, key));
+      }
+    }
+    b.add_node(std::move(node));
+  }
+
+  std::vector<std::string> edge_ptr;
+  if (root.contains("edges")) {
+    const json& edges = root["edges"];
+    doc.expect_array(edges, "/edges");
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+      const std::string p = fmt::format("/edges/{}", i);
+      const json& je = edges[i];
+      if (!je.is_array() || je.size() < 2 || je.size() > 3)
+        doc.fail(p, fmt::format("edge: expected [src, dst] or [src, dst, bytes], found {}",
+                                je.is_array() ? fmt::format("an array of {}", je.size())
+                                              : JsonDoc::type_name(je)));
+      const auto src = doc.integer(je[0], p + "/0", std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+      const auto dst = doc.integer(je[1], p + "/1", std::numeric_limits<std::int64_t>::min(),
+                                   std::numeric_limits<std::int64_t>::max());
+      std::optional<double> bytes;
+      if (je.size() == 3) bytes = doc.number(je[2], p + "/2");
+      b.add_edge(src, dst, bytes);
+      edge_ptr.push_back(p);
+    }
+  }
+  for (const auto& [key, val] : root.items()) {
+    static const char* known[] = {"format", "version", "name",  "origin",
+                                  "params", "units",   "nodes", "edges"};
+    bool ok = false;
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) doc.fail("/" + key, fmt::format("unknown field '{}'", key));
+  }
+
+  b.set_meta(std::move(meta));
+  Graph g;
+  try {
+    g = b.build();
+  } catch (const GraphError& e) {
+    if (e.edge() >= 0) doc.fail(edge_ptr[static_cast<std::size_t>(e.edge())], e.problem());
+    if (e.node() >= 0) doc.fail(fmt::format("/nodes/{}", e.node()), e.problem());
+    throw InputError(file, 0, e.problem());
+  }
+  if (b.duplicates_collapsed() > 0 && warnings)
+    warnings->push_back(
+        fmt::format("{}: {} duplicate edge(s) collapsed", file, b.duplicates_collapsed()));
+  // Exec operands must be real predecessors.
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    if (!g.node(v).exec) continue;
+    for (const ExecInput& in : g.node(v).exec->inputs)
+      if (g.find_edge(in.src, v) < 0)
+        doc.fail(fmt::format("/nodes/{}/exec", v),
+                 fmt::format("node {}: exec reads node {} but there is no edge {}->{}", v, in.src,
+                             in.src, v));
+  }
+  return g;
+}
+
+std::string format_graph_json(const Graph& g) {
+  const GraphMeta& m = g.meta();
+  json head = json::object();
+  head["name"] = m.name;
+  head["origin"] = m.origin;
+  head["params"] = m.params;
+  head["units"] = {{"flops", "FLOP"},
+                   {"out_bytes", "bytes"},
+                   {"edge_bytes", "bytes"},
+                   {"compute_cost", "reference units"},
+                   {"transfer_cost", "reference units"}};
+  std::string out = "{\n  \"format\": \"doppler-graph\",\n  \"version\": 1,\n";
+  for (const char* key : {"name", "origin", "params", "units"})
+    out += fmt::format("  \"{}\": {},\n", key, head[key].dump());
+  out += "  \"nodes\": [";
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& nd = g.node(v);
+    ojson j = {{"id", v}, {"kind", std::string(op_kind_name(nd.kind))}};
+    if (!nd.name.empty()) j["name"] = nd.name;
+    j["flops"] = nd.flops;
+    j["out_bytes"] = nd.out_bytes;
+    if (nd.group >= 0) j["group"] = nd.group;
+    if (nd.compute_cost) j["compute_cost"] = *nd.compute_cost;
+    if (nd.transfer_cost) j["transfer_cost"] = *nd.transfer_cost;
+    if (nd.exec) j["exec"] = exec_to_json(*nd.exec);
+    out += (v ? ",\n    " : "\n    ") + j.dump();
+  }
+  out += g.num_nodes() ? "\n  ],\n" : "],\n";
+  out += "  \"edges\": [";
+  for (EdgeId e = 0; e < g.num_edges(); ++e) {
+    const Edge& ed = g.edge(e);
+    ojson j = ojson::array({ed.src, ed.dst});
+    if (ed.bytes) j.push_back(*ed.bytes);
+    out += (e ? ",\n    " : "\n    ") + j.dump();
+  }
+  out += g.num_edges() ? "\n  ]\n}\n" : "]\n}\n";
+  return out;
+}
+
+}  // namespace doppler

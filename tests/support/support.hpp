@@ -1,0 +1,65 @@
+#pragma once
+// Helpers shared by the test suites: locating ../shared, temporary directories, random DAGs and
+// running the CLI binary.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "doppler/graph/graph.hpp"
+
+namespace doppler::test {
+
+/// ../shared/reference-graphs beside the project, or nullopt when absent.
+std::optional<std::filesystem::path> reference_graph_dir();
+
+/// Skips the current test (GTEST_SKIP) with a clear message when ../shared is absent; use as
+/// `DOPPLER_REQUIRE_REFERENCE_GRAPHS(dir);`.
+#define DOPPLER_REQUIRE_REFERENCE_GRAPHS(var)                                       \
+  const auto var##_opt = ::doppler::test::reference_graph_dir();                    \
+  if (!var##_opt) GTEST_SKIP() << "../shared/reference-graphs is absent: skipping"; \
+  const std::filesystem::path var = *var##_opt
+
+/// A fresh empty directory, removed with its content on destruction.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  /// Path of the directory.
+  const std::filesystem::path& path() const { return path_; }
+  /// path() / name.
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+private:
+  std::filesystem::path path_;
+};
+
+/// Options of random_dag().
+struct RandomDagOptions {
+  int nodes = 10;            ///< node count
+  double edge_prob = 0.3;    ///< probability of each forward edge u<v (before shuffling ids)
+  double max_compute = 10;   ///< compute_cost uniform in [0, max_compute], integers
+  double max_transfer = 10;  ///< transfer_cost uniform in [0, max_transfer], integers
+  bool shuffle_ids = true;   ///< renumber nodes randomly (so ids are not a topological order)
+};
+
+/// A random DAG with integral reference costs (so sums are exact).
+Graph random_dag(std::mt19937_64& rng, const RandomDagOptions& opt);
+
+/// Result of running the CLI.
+struct CliResult {
+  int exit_code = -1;
+  std::string out;  ///< stdout
+  std::string err;  ///< stderr
+};
+
+/// Runs the doppler CLI with `args` (a shell-quoted argument string) in the source directory.
+CliResult run_cli(const std::string& args);
+
+/// Text of a file in tests/data.
+std::filesystem::path test_data(const std::string& name);
+
+}  // namespace doppler::test
