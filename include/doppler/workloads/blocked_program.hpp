@@ -1,0 +1,124 @@
+#pragma once
+// Builds a Graph from a blocked tensor program: every tensor operation becomes a set of block
+// operations with exact per-block FLOPs and bytes, an executable description (docs/exec.md) and
+// the reference cost view. Layouts are checked operand by operand: a block always reads one
+// region inside one producer block; when an operand's blocks do not nest in the regions an
+// operation needs, a relayout (kernel "assemble") is inserted automatically and cached.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "doppler/graph/graph.hpp"
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/workloads/blocked_tensor.hpp"
+#include "doppler/workloads/dtype.hpp"
+
+namespace doppler::workloads {
+
+/// Named scalar attributes of a kernel (ExecDesc::attrs).
+using Attrs = std::vector<std::pair<std::string, double>>;
+/// Cuts of each einsum label; labels absent from the map are not split.
+using LabelCuts = std::map<char, Cuts>;
+
+/// Incrementally builds a blocked program's graph. Costs (docs/workloads.md):
+/// - flops: einsum 2 x (iteration-space size of the block); elementwise and reductions
+///   KernelInfo::flops_per_element x elements; aggregation of k partials (k - 1) x elements;
+///   input, fill, select and assemble 0. out_bytes = block elements x dtype size. Edge bytes =
+///   elements of the region the consumer reads x dtype size.
+/// - reference view: every block of a tensor op gets compute_cost C (the whole op's
+///   iteration-space size for einsums and partial reductions, its output elements otherwise) and
+///   transfer_cost 4C; inputs get compute_cost 0 and transfer_cost 4 x (tensor elements).
+/// Every tensor operation gets its own group id, in program order (partial products and their
+/// aggregation are two operations).
+class BlockedProgram {
+public:
+  /// An empty program whose tensors are stored as `dtype`.
+  explicit BlockedProgram(DType dtype);
+
+  /// Storage type of every tensor.
+  DType dtype() const { return dtype_; }
+
+  /// Declares an input tensor with values offset + scale * u, u in [-1, 1) from the kernel
+  /// "input" (seed = a hash of `name`, so values do not depend on the program). With `cuts`
+  /// empty the layout is the one its first reader needs (inputs never need a relayout for their
+  /// first reader).
+  const BlockedTensor& input(const std::string& name, std::vector<std::int64_t> shape,
+                             double scale = 1, double offset = 0, std::vector<Cuts> cuts = {});
+
+  /// Blocked einsum (e.g. "bsd,dhe->bshe") of `operands` with label cuts `cuts`. With the
+  /// contracted labels cut into K > 1 blocks, partial products `name[out..., k...]` are summed
+  /// by aggregation blocks `agg:name[out...]` (kernel "sum"); otherwise blocks are `name[...]`.
+  const BlockedTensor& einsum(const std::string& name, const std::string& spec,
+                              const std::vector<const BlockedTensor*>& operands,
+                              const LabelCuts& cuts);
+
+  /// Elementwise kernel `op` (unary or binary, docs/exec.md) with NumPy broadcasting; the output
+  /// is cut by `cuts` (one entry per output dimension).
+  const BlockedTensor& map(const std::string& name, const std::string& op,
+                           const std::vector<const BlockedTensor*>& operands,
+                           const std::vector<Cuts>& cuts, Attrs attrs = {});
+
+  /// Last-axis reduction `op` (reduce_sum, reduce_max, reduce_sumsq) of `a`, in a's layout: the
+  /// output has a's shape with a last extent of 1. When a's last axis has K > 1 blocks, partial
+  /// reductions are aggregated by "sum" (or "max" for reduce_max) blocks `agg:name[...]`.
+  const BlockedTensor& reduce(const std::string& name, const std::string& op,
+                              const BlockedTensor& a);
+
+  /// A constant tensor (kernel "fill", attributes value and causal).
+  const BlockedTensor& fill(const std::string& name, std::vector<std::int64_t> shape,
+                            std::vector<Cuts> cuts, Attrs attrs);
+
+  /// Region copy a[offset : offset + shape] (kernel "select"), cut by `cuts`. Each output block
+  /// must lie inside one block of `a` (std::logic_error otherwise: a generator bug).
+  const BlockedTensor& select(const std::string& name, const BlockedTensor& a,
+                              std::vector<std::int64_t> offset, std::vector<std::int64_t> shape,
+                              std::vector<Cuts> cuts);
+
+  /// `a` re-blocked by `cuts`: blocks `relayout:name[...]` assemble the pieces of a's blocks
+  /// they overlap (kernel "assemble"). Cached: the same (a, cuts) gives the same tensor.
+  const BlockedTensor& relayout(const BlockedTensor& a, const std::vector<Cuts>& cuts);
+
+  /// The cuts of `t` keyed by the labels `labels` (one letter per dimension of t).
+  static LabelCuts label_cuts(const BlockedTensor& t, const std::string& labels);
+
+  /// Nodes created so far.
+  int num_nodes() const { return builder_.num_nodes(); }
+
+  /// Validates and returns the graph (reference costs set). The program is left empty.
+  Graph build(GraphMeta meta);
+
+  /// The largest number of blocks a program may create (InputError beyond).
+  static constexpr int kMaxNodes = 4'000'000;
+
+private:
+  struct Region {
+    std::vector<std::int64_t> lo, hi;
+  };
+  struct InputInfo {
+    double seed = 0, scale = 1, offset = 0;
+  };
+  BlockedTensor& new_tensor(const std::string& name, std::vector<std::int64_t> shape,
+                            std::vector<Cuts> cuts, double reference_c, bool is_input = false);
+  int new_group(double reference_c, bool is_input);
+  const BlockedTensor& ensure_layout(const BlockedTensor& t,
+                                     const std::vector<std::optional<Cuts>>& required);
+  void materialize_input(BlockedTensor& t, std::vector<Cuts> cuts);
+  ExecInput read(const BlockedTensor& t, const Region& r) const;
+  NodeId add_block(Node node);
+  void reserve_nodes(std::int64_t count, const std::string& what) const;
+  double bytes_of(double elements) const;
+
+  DType dtype_;
+  GraphBuilder builder_;
+  std::deque<BlockedTensor> tensors_;
+  std::map<int, InputInfo> inputs_;
+  std::vector<double> group_c_;
+  std::vector<char> group_input_;
+  std::map<std::pair<int, std::vector<Cuts>>, int> relayouts_;
+};
+
+}  // namespace doppler::workloads

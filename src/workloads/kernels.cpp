@@ -1,0 +1,63 @@
+#include "doppler/workloads/kernels.hpp"
+
+#include <array>
+
+namespace doppler::workloads {
+
+namespace {
+
+// FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
+// counted as one each, sin and cos of rotary angles not counted.
+constexpr std::array<KernelInfo, 24> kKernels = {{
+    {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
+    {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
+    {"einsum", OpKind::einsum, -1, 2, "contraction by spec; 2 FLOPs per iteration point"},
+    {"sum", OpKind::aggregate, -1, 1, "elementwise sum of k partial blocks"},
+    {"max", OpKind::aggregate, -1, 1, "elementwise max of k partial blocks"},
+    {"assemble", OpKind::aggregate, -1, 0, "re-blocking: pieces placed by global position"},
+    {"select", OpKind::select, 1, 0, "copy of one region"},
+    {"relu", OpKind::elementwise, 1, 1, "max(x, 0)"},
+    {"exp", OpKind::elementwise, 1, 1, "exp(x)"},
+    {"silu", OpKind::elementwise, 1, 4, "x / (1 + exp(-x))"},
+    {"scale", OpKind::elementwise, 1, 1, "scale * x"},
+    {"rsqrt", OpKind::elementwise, 1, 3, "1 / sqrt(scale * x + eps)"},
+    {"rotary", OpKind::elementwise, 1, 3, "rotary position embedding of adjacent pairs"},
+    {"add", OpKind::elementwise, 2, 1, "a + b (broadcast)"},
+    {"sub", OpKind::elementwise, 2, 1, "a - b (broadcast)"},
+    {"mul", OpKind::elementwise, 2, 1, "a * b (broadcast)"},
+    {"div", OpKind::elementwise, 2, 1, "a / b (broadcast)"},
+    {"relu_grad", OpKind::elementwise, 2, 1, "dy * (x > 0)"},
+    {"silu_grad", OpKind::elementwise, 2, 8, "dy * silu'(x)"},
+    {"rsqrt_grad", OpKind::elementwise, 2, 5, "dy * d/dx (scale * x + eps)^(-1/2)"},
+    {"sumsq_grad", OpKind::elementwise, 2, 2, "2 * x * dy (dy broadcast)"},
+    {"reduce_sum", OpKind::einsum, 1, 1, "sum over the last axis (kept, extent 1)"},
+    {"reduce_max", OpKind::einsum, 1, 1, "max over the last axis (kept, extent 1)"},
+    {"reduce_sumsq", OpKind::einsum, 1, 2, "sum of squares over the last axis"},
+}};
+
+}  // namespace
+
+std::span<const KernelInfo> kernels() {
+  return kKernels;
+}
+
+const KernelInfo* find_kernel(std::string_view name) {
+  for (const KernelInfo& k : kernels())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+double input_unit_value(std::uint64_t seed, std::span<const std::int64_t> coord) {
+  std::uint64_t h = splitmix64(seed);
+  for (std::int64_t c : coord) h = splitmix64(h ^ static_cast<std::uint64_t>(c));
+  return static_cast<double>(h >> 11) * 0x1.0p-52 - 1.0;
+}
+
+}  // namespace doppler::workloads

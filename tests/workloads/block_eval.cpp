@@ -1,0 +1,335 @@
+#include "block_eval.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+namespace doppler::test {
+
+namespace {
+
+using Idx = std::vector<std::int64_t>;
+
+// Advances a row-major multi-index; false after the last one.
+bool next_index(Idx& idx, const Idx& shape) {
+  for (auto d = static_cast<std::ptrdiff_t>(shape.size()) - 1; d >= 0; --d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (++idx[du] < shape[du]) return true;
+    idx[du] = 0;
+  }
+  return false;
+}
+
+std::int64_t count(const Idx& s) {
+  std::int64_t n = 1;
+  for (auto x : s) n *= x;
+  return n;
+}
+
+std::uint64_t mix(std::uint64_t z) {  // splitmix64, as docs/exec.md writes it
+  z += 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+[[noreturn]] void fail(const Graph& g, NodeId v, const std::string& why) {
+  throw std::runtime_error("node " + g.label(v) + ": " + why);
+}
+
+// The region an ExecInput designates, copied out of its producer's value.
+Dense operand(const Graph& g, const std::vector<Dense>& vals, NodeId v, const ExecInput& in) {
+  const Dense& src = vals[static_cast<std::size_t>(in.src)];
+  if (in.offset.empty() && in.shape.empty()) return src;
+  if (in.offset.size() != src.shape.size() || in.shape.size() != src.shape.size())
+    fail(g, v, "region rank differs from the producer's");
+  for (std::size_t d = 0; d < src.shape.size(); ++d)
+    if (in.offset[d] < 0 || in.shape[d] < 1 || in.offset[d] + in.shape[d] > src.shape[d])
+      fail(g, v, "region outside the producer block");
+  Dense out(in.shape);
+  Idx idx(in.shape.size(), 0), s(in.shape.size());
+  if (out.numel() == 0) return out;
+  do {
+    for (std::size_t d = 0; d < idx.size(); ++d) s[d] = idx[d] + in.offset[d];
+    out[idx] = src[s];
+  } while (next_index(idx, in.shape));
+  return out;
+}
+
+// Index of `out_idx` (of a tensor of rank r_out) in an operand of `shape`, NumPy broadcasting.
+Idx broadcast_index(const Idx& out_idx, const Idx& shape) {
+  Idx i(shape.size());
+  const std::size_t off = out_idx.size() - shape.size();
+  for (std::size_t d = 0; d < shape.size(); ++d) i[d] = shape[d] == 1 ? 0 : out_idx[off + d];
+  return i;
+}
+
+double sigmoid(double x) {
+  return 1 / (1 + std::exp(-x));
+}
+
+double unary(const std::string& op, double x, const ExecDesc& e) {
+  if (op == "relu") return x > 0 ? x : 0;
+  if (op == "exp") return std::exp(x);
+  if (op == "silu") return x * sigmoid(x);
+  if (op == "scale") return e.attr("scale", 1) * x;
+  if (op == "rsqrt") return 1 / std::sqrt(e.attr("scale", 1) * x + e.attr("eps", 0));
+  throw std::runtime_error("unknown unary " + op);
+}
+
+double binary(const std::string& op, double a, double b, const ExecDesc& e) {
+  if (op == "add") return a + b;
+  if (op == "sub") return a - b;
+  if (op == "mul") return a * b;
+  if (op == "div") return a / b;
+  if (op == "relu_grad") return b > 0 ? a : 0;  // (dy, x)
+  if (op == "silu_grad") {
+    const double s = sigmoid(b);
+    return a * s * (1 + b * (1 - s));
+  }
+  if (op == "rsqrt_grad") {
+    const double sc = e.attr("scale", 1), u = sc * b + e.attr("eps", 0);
+    return a * (-0.5 * sc) * std::pow(u, -1.5);
+  }
+  if (op == "sumsq_grad") return 2 * a * b;
+  throw std::runtime_error("unknown binary " + op);
+}
+
+Dense eval_einsum(const Graph& g, NodeId v, const ExecDesc& e, const std::vector<Dense>& ops) {
+  const auto arrow = e.einsum.find("->");
+  if (arrow == std::string::npos) fail(g, v, "einsum without ->");
+  std::vector<std::string> in;
+  std::string cur;
+  for (char c : e.einsum.substr(0, arrow)) {
+    if (c == ',') {
+      in.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  in.push_back(cur);
+  const std::string out = e.einsum.substr(arrow + 2);
+  if (in.size() != ops.size()) fail(g, v, "einsum operand count");
+  std::string labels;
+  Idx ext;
+  for (std::size_t j = 0; j < in.size(); ++j) {
+    if (in[j].size() != ops[j].shape.size()) fail(g, v, "einsum operand rank");
+    for (std::size_t d = 0; d < in[j].size(); ++d) {
+      const auto p = labels.find(in[j][d]);
+      if (p == std::string::npos) {
+        labels += in[j][d];
+        ext.push_back(ops[j].shape[d]);
+      } else if (ext[p] != ops[j].shape[d]) {
+        fail(g, v, "einsum extents disagree");
+      }
+    }
+  }
+  Idx oshape;
+  for (char c : out) oshape.push_back(ext[labels.find(c)]);
+  if (oshape != e.shape) fail(g, v, "einsum output shape differs from exec shape");
+  Dense r(oshape);
+  Idx idx(labels.size(), 0), oi(out.size());
+  std::vector<Idx> oj(in.size());
+  for (std::size_t j = 0; j < in.size(); ++j) oj[j].resize(in[j].size());
+  do {
+    double prod = 1;
+    for (std::size_t j = 0; j < in.size(); ++j) {
+      for (std::size_t d = 0; d < in[j].size(); ++d) oj[j][d] = idx[labels.find(in[j][d])];
+      prod *= ops[j][oj[j]];
+    }
+    for (std::size_t d = 0; d < out.size(); ++d) oi[d] = idx[labels.find(out[d])];
+    r[oi] += prod;
+  } while (next_index(idx, ext));
+  return r;
+}
+
+Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
+  const ExecDesc& e = *g.node(v).exec;
+  const std::string& op = e.op;
+  std::vector<Dense> ops;
+  for (const ExecInput& in : e.inputs) ops.push_back(operand(g, vals, v, in));
+  Dense r(e.shape);
+  Idx idx(e.shape.size(), 0);
+  if (e.origin.size() != e.shape.size()) fail(g, v, "origin rank differs from shape rank");
+  if (op == "input") {
+    const auto seed = static_cast<std::uint64_t>(e.attr("seed", -1));
+    Idx glob(idx.size());
+    do {
+      for (std::size_t d = 0; d < idx.size(); ++d) glob[d] = e.origin[d] + idx[d];
+      r[idx] = e.attr("offset", 0) + e.attr("scale", 1) * doc_input_unit(seed, glob);
+    } while (next_index(idx, e.shape));
+  } else if (op == "fill") {
+    const bool causal = e.attr("causal", 0) != 0;
+    const double value = e.attr("value", 0);
+    const std::size_t n = idx.size();
+    do {
+      const bool above = n >= 2 && e.origin[n - 1] + idx[n - 1] > e.origin[n - 2] + idx[n - 2];
+      r[idx] = !causal ? value : (above ? value : 0.0);
+    } while (next_index(idx, e.shape));
+  } else if (op == "einsum") {
+    r = eval_einsum(g, v, e, ops);
+  } else if (op == "sum" || op == "max") {
+    for (const Dense& o : ops)
+      if (o.shape != e.shape) fail(g, v, "aggregate operand shape");
+    for (std::int64_t i = 0; i < r.numel(); ++i) {
+      double acc = ops[0].data[static_cast<std::size_t>(i)];
+      for (std::size_t j = 1; j < ops.size(); ++j) {
+        const double x = ops[j].data[static_cast<std::size_t>(i)];
+        acc = op == "sum" ? acc + x : std::max(acc, x);
+      }
+      r.data[static_cast<std::size_t>(i)] = acc;
+    }
+  } else if (op == "assemble") {
+    std::vector<int> covered(static_cast<std::size_t>(r.numel()), 0);
+    for (std::size_t j = 0; j < ops.size(); ++j) {
+      const ExecDesc& pe = *g.node(e.inputs[j].src).exec;
+      Idx pi(ops[j].shape.size(), 0), dst(pi.size());
+      do {
+        for (std::size_t d = 0; d < pi.size(); ++d) {
+          const auto off = e.inputs[j].offset.empty() ? 0 : e.inputs[j].offset[d];
+          dst[d] = pe.origin[d] + off + pi[d] - e.origin[d];
+          if (dst[d] < 0 || dst[d] >= e.shape[d]) fail(g, v, "assemble piece outside the block");
+        }
+        r[dst] = ops[j][pi];
+        ++covered[static_cast<std::size_t>(r.at(dst))];
+      } while (next_index(pi, ops[j].shape));
+    }
+    for (int c : covered)
+      if (c != 1) fail(g, v, "assemble pieces do not tile the block");
+  } else if (op == "select") {
+    if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "select region shape");
+    r = ops[0];
+  } else if (op == "reduce_sum" || op == "reduce_max" || op == "reduce_sumsq") {
+    Idx want = ops.at(0).shape;
+    const auto last = want.size() - 1;
+    const auto k = want[last];
+    want[last] = 1;
+    if (want != e.shape) fail(g, v, "reduction shape");
+    do {
+      Idx a = idx;
+      double acc = op == "reduce_max" ? -std::numeric_limits<double>::infinity() : 0;
+      for (a[last] = 0; a[last] < k; ++a[last]) {
+        const double x = ops[0][a];
+        acc = op == "reduce_sum" ? acc + x : op == "reduce_max" ? std::max(acc, x) : acc + x * x;
+      }
+      r[idx] = acc;
+    } while (next_index(idx, e.shape));
+  } else if (op == "rotary") {
+    if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "rotary operand shape");
+    const auto pa = static_cast<std::size_t>(e.attr("pos_axis", -1));
+    const double theta = e.attr("theta", 0), hd = e.attr("head_dim", 0);
+    const double sign = e.attr("inverse", 0) != 0 ? -1 : 1;
+    const auto last = e.shape.size() - 1;
+    if (e.origin[last] % 2 || e.shape[last] % 2) fail(g, v, "rotary block splits a pair");
+    do {
+      if (idx[last] % 2) continue;
+      const double pair = static_cast<double>((e.origin[last] + idx[last]) / 2);
+      const double pos = static_cast<double>(e.origin[pa] + idx[pa]);
+      const double ang = sign * pos * std::pow(theta, -2 * pair / hd);
+      Idx j = idx;
+      j[last] += 1;
+      const double x0 = ops[0][idx], x1 = ops[0][j];
+      r[idx] = x0 * std::cos(ang) - x1 * std::sin(ang);
+      r[j] = x0 * std::sin(ang) + x1 * std::cos(ang);
+    } while (next_index(idx, e.shape));
+  } else if (ops.size() == 1) {
+    if (ops[0].shape != e.shape) fail(g, v, "unary operand shape");
+    for (std::int64_t i = 0; i < r.numel(); ++i)
+      r.data[static_cast<std::size_t>(i)] = unary(op, ops[0].data[static_cast<std::size_t>(i)], e);
+  } else if (ops.size() == 2) {
+    for (const Dense& o : ops) {
+      if (o.shape.size() > e.shape.size()) fail(g, v, "operand rank above output rank");
+      for (std::size_t d = 0; d < o.shape.size(); ++d) {
+        const auto od = e.shape[e.shape.size() - o.shape.size() + d];
+        if (o.shape[d] != 1 && o.shape[d] != od) fail(g, v, "operand does not broadcast");
+      }
+    }
+    do {
+      r[idx] = binary(op, ops[0][broadcast_index(idx, ops[0].shape)],
+                      ops[1][broadcast_index(idx, ops[1].shape)], e);
+    } while (next_index(idx, e.shape));
+  } else {
+    fail(g, v, "unknown kernel " + op);
+  }
+  return r;
+}
+
+}  // namespace
+
+Dense::Dense(std::vector<std::int64_t> s, double fill)
+    : shape(std::move(s)), data(static_cast<std::size_t>(count(shape)), fill) {}
+
+std::int64_t Dense::numel() const {
+  return count(shape);
+}
+
+std::int64_t Dense::at(const std::vector<std::int64_t>& idx) const {
+  std::int64_t f = 0;
+  for (std::size_t d = 0; d < shape.size(); ++d) f = f * shape[d] + idx[d];
+  return f;
+}
+
+double doc_input_unit(std::uint64_t seed, const std::vector<std::int64_t>& coord) {
+  std::uint64_t h = mix(seed);
+  for (auto c : coord) h = mix(h ^ static_cast<std::uint64_t>(c));
+  return static_cast<double>(h >> 11) / 4503599627370496.0 - 1.0;  // 2^52
+}
+
+std::vector<Dense> evaluate_blocks(const Graph& g, bool round_f32) {
+  std::vector<Dense> vals(static_cast<std::size_t>(g.num_nodes()));
+  for (NodeId v : g.topo_order()) {
+    if (!g.node(v).exec) continue;
+    Dense r = eval_node(g, v, vals);
+    if (round_f32)
+      for (double& x : r.data) x = static_cast<double>(static_cast<float>(x));
+    vals[static_cast<std::size_t>(v)] = std::move(r);
+  }
+  return vals;
+}
+
+Dense assemble_tensor(const Graph& g, const std::vector<Dense>& values, const std::string& name) {
+  std::vector<NodeId> blocks;
+  for (const std::string& prefix : {"agg:" + name + "[", name + "["}) {
+    for (NodeId v = 0; v < g.num_nodes(); ++v)
+      if (g.node(v).name.rfind(prefix, 0) == 0) blocks.push_back(v);
+    if (!blocks.empty()) break;
+  }
+  if (blocks.empty()) throw std::runtime_error("no blocks for tensor " + name);
+  Idx shape;
+  for (NodeId v : blocks) {
+    const ExecDesc& e = *g.node(v).exec;
+    shape.resize(e.shape.size(), 0);
+    for (std::size_t d = 0; d < e.shape.size(); ++d)
+      shape[d] = std::max(shape[d], e.origin[d] + e.shape[d]);
+  }
+  Dense full(shape);
+  std::vector<int> covered(static_cast<std::size_t>(full.numel()), 0);
+  for (NodeId v : blocks) {
+    const ExecDesc& e = *g.node(v).exec;
+    const Dense& b = values[static_cast<std::size_t>(v)];
+    Idx i(e.shape.size(), 0), gi(e.shape.size());
+    do {
+      for (std::size_t d = 0; d < i.size(); ++d) gi[d] = e.origin[d] + i[d];
+      full[gi] = b[i];
+      ++covered[static_cast<std::size_t>(full.at(gi))];
+    } while (next_index(i, e.shape));
+  }
+  for (int c : covered)
+    if (c != 1) throw std::runtime_error("blocks of " + name + " do not tile it exactly once");
+  return full;
+}
+
+double relative_error(const Dense& a, const Dense& b) {
+  if (a.shape != b.shape) return std::numeric_limits<double>::infinity();
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.data.size(); ++i) {
+    num += (a.data[i] - b.data[i]) * (a.data[i] - b.data[i]);
+    den += b.data[i] * b.data[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-300);
+}
+
+}  // namespace doppler::test
