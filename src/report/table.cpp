@@ -68,6 +68,23 @@ std::string Table::to_csv() const {
   return out;
 }
 
+std::string Table::to_markdown() const {
+  const auto row = [&](const std::vector<std::string>& cells) {
+    std::string out = "|";
+    for (const auto& c : cells) {
+      std::string esc;
+      for (char ch : c) esc += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      out += " " + esc + " |";
+    }
+    return out + "\n";
+  };
+  std::string out = row(names_) + "|";
+  for (std::size_t c = 0; c < names_.size(); ++c) out += left_[c] ? "---|" : "---:|";
+  out += "\n";
+  for (const auto& r : rows_) out += row(r);
+  return out;
+}
+
 std::string format_sig(double x, int digits) {
   if (std::isnan(x)) return "-";
   if (x == 0) return "0";

@@ -20,6 +20,8 @@ public:
   std::string to_text() const;
   /// RFC 4180 CSV (header row first; cells quoted when needed).
   std::string to_csv() const;
+  /// A GitHub-flavoured Markdown table ('|' in cells escaped).
+  std::string to_markdown() const;
 
 private:
   std::vector<std::string> names_;

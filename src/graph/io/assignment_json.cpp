@@ -76,3 +76,30 @@ std::string format_assignment_json(const Assignment& a) {
 }
 
 }  // namespace doppler
+
+namespace doppler {
+
+std::vector<Assignment> parse_assignments_jsonl(std::string_view text, const std::string& file,
+                                                const Graph& g, int devices) {
+  std::vector<Assignment> out;
+  std::size_t start = 0;
+  std::int64_t line = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    ++line;
+    const std::string_view body = text.substr(start, end - start);
+    start = end + 1;
+    if (body.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    try {
+      out.push_back(parse_assignment_json(body, file, &g, devices));
+    } catch (const InputError& e) {
+      throw InputError(file, line, e.problem());
+    }
+  }
+  if (out.empty())
+    throw InputError(file, 0, "no assignments (expected one JSON assignment per line)");
+  return out;
+}
+
+}  // namespace doppler

@@ -22,3 +22,12 @@ Assignment parse_assignment_json(std::string_view text, const std::string& file,
 std::string format_assignment_json(const Assignment& a);
 
 }  // namespace doppler
+
+namespace doppler {
+
+/// Parses JSON lines: one assignment (object or bare array) per non-blank line, validated
+/// against `g` and `devices` (> 0 to require a device count). Errors name the file and line.
+std::vector<Assignment> parse_assignments_jsonl(std::string_view text, const std::string& file,
+                                                const Graph& g, int devices);
+
+}  // namespace doppler

@@ -1,0 +1,53 @@
+#pragma once
+// Hardware profiles: devices (compute speed) and the links between them (bandwidth, latency,
+// and which links each device-to-device transfer crosses). Read from doppler-hardware JSON
+// (docs/hardware.md); shipped profiles live in hardware/*.json.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace doppler {
+
+/// One compute device.
+struct DeviceSpec {
+  std::string name;                          ///< e.g. "V100-SXM2-16GB"
+  std::map<std::string, double> peak_flops;  ///< FLOP/s per dtype ("f32" required, "f16", ...)
+  double efficiency = 1.0;                   ///< achieved fraction of peak, in (0, 1]
+  double launch_overhead = 0.0;              ///< seconds added to every op
+  int slots = 1;                             ///< ops that run at once (>= 1)
+};
+
+/// One link. A transfer occupies every link of its route for its whole duration.
+struct LinkSpec {
+  std::string name;        ///< e.g. "nvlink 0->3" or "host bridge"
+  double bandwidth = 0.0;  ///< bytes per second (> 0)
+  double latency = 0.0;    ///< seconds per transfer crossing this link (>= 0)
+};
+
+/// A parsed, validated profile with every route resolved.
+struct HardwareProfile {
+  std::string name;         ///< e.g. "8xV100-NVLink"
+  std::string description;  ///< one line for listings
+  std::string topology;     ///< topology kind it was built from
+  std::vector<DeviceSpec> devices;
+  std::vector<LinkSpec> links;
+  /// routes[s * P + d]: ids of the links a transfer from s to d crosses (empty when s == d).
+  std::vector<std::vector<int>> routes;
+
+  /// Number of devices P.
+  int num_devices() const { return static_cast<int>(devices.size()); }
+  /// Links of the route from s to d.
+  const std::vector<int>& route(int s, int d) const {
+    return routes[static_cast<std::size_t>(s) * devices.size() + static_cast<std::size_t>(d)];
+  }
+  /// Uncontended time of a `bytes` transfer from s to d: sum of latencies + bytes / slowest link.
+  double transfer_time(int s, int d, double bytes) const;
+  /// Seconds per FLOP of device d for `dtype` (falls back to "f32").
+  double seconds_per_flop(int d, std::string_view dtype) const;
+};
+
+/// Parses a doppler-hardware JSON document; throws InputError "FILE:LINE: problem".
+HardwareProfile parse_hardware_profile(std::string_view text, const std::string& file);
+
+}  // namespace doppler

@@ -1,0 +1,71 @@
+#include "doppler/hardware/platform.hpp"
+
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+Platform Platform::reference(int devices) {
+  if (devices < 1 || devices > kMaxDevices)
+    throw InputError(fmt::format("device count {} is out of range (1..{})", devices, kMaxDevices));
+  Platform p;
+  p.devices_ = devices;
+  return p;
+}
+
+Platform Platform::hardware(HardwareProfile profile, int devices) {
+  if (devices < 1 || devices > profile.num_devices())
+    throw InputError(fmt::format("hardware profile '{}' has {} devices, {} requested", profile.name,
+                                 profile.num_devices(), devices));
+  Platform p;
+  p.devices_ = devices;
+  p.profile_ = std::make_shared<const HardwareProfile>(std::move(profile));
+  return p;
+}
+
+std::string Platform::name() const {
+  return is_reference() ? "reference" : profile_->name;
+}
+
+std::string graph_dtype(const Graph& g) {
+  const auto it = g.meta().params.find("dtype");
+  return it == g.meta().params.end() ? "f32" : it->second;
+}
+
+CostModel Platform::cost_model(const Graph& g) const {
+  if (is_reference()) return CostModel::reference(g);
+  const HardwareProfile& hw = *profile_;
+  const std::string dtype = graph_dtype(g);
+  const auto p = static_cast<std::size_t>(devices_);
+  DeviceCosts dev;
+  for (int d = 0; d < devices_; ++d) {
+    const DeviceSpec& spec = hw.devices[static_cast<std::size_t>(d)];
+    dev.time_per_work.push_back(hw.seconds_per_flop(d, dtype));
+    dev.overhead.push_back(spec.launch_overhead);
+    dev.slots.push_back(spec.slots);
+  }
+  dev.latency.assign(p * p, 0.0);
+  dev.time_per_size.assign(p * p, 0.0);
+  for (int s = 0; s < devices_; ++s)
+    for (int d = 0; d < devices_; ++d) {
+      if (s == d) continue;
+      double lat = 0, bw = std::numeric_limits<double>::infinity();
+      for (int l : hw.route(s, d)) {
+        lat += hw.links[static_cast<std::size_t>(l)].latency;
+        bw = std::min(bw, hw.links[static_cast<std::size_t>(l)].bandwidth);
+      }
+      dev.latency[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)] = lat;
+      dev.time_per_size[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)] = 1.0 / bw;
+    }
+  std::vector<double> work(static_cast<std::size_t>(g.num_nodes()));
+  for (NodeId v = 0; v < g.num_nodes(); ++v) work[static_cast<std::size_t>(v)] = g.node(v).flops;
+  std::vector<double> size(static_cast<std::size_t>(g.num_edges()));
+  for (EdgeId e = 0; e < g.num_edges(); ++e) size[static_cast<std::size_t>(e)] = g.edge_bytes(e);
+  return CostModel("hardware:" + hw.name, CostUnit::seconds, std::move(work), std::move(size),
+                   std::move(dev));
+}
+
+}  // namespace doppler

@@ -1,0 +1,101 @@
+#include "doppler/hardware/profile.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "topology.hpp"
+
+#include "doppler/graph/types.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/json_doc.hpp"
+
+namespace doppler {
+
+namespace {
+
+using nlohmann::json;
+
+DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr) {
+  doc.expect_object(j, ptr);
+  DeviceSpec d;
+  if (j.contains("name")) d.name = doc.string(j["name"], ptr + "/name");
+  const json& peak = doc.require(j, ptr, "peak_flops");
+  doc.expect_object(peak, ptr + "/peak_flops");
+  for (const auto& [dtype, v] : peak.items()) {
+    d.peak_flops[dtype] = doc.number(v, ptr + "/peak_flops/" + dtype);
+    if (d.peak_flops[dtype] <= 0) doc.fail(ptr + "/peak_flops/" + dtype, "peak FLOP/s must be > 0");
+  }
+  if (!d.peak_flops.count("f32"))
+    doc.fail(ptr + "/peak_flops", "peak_flops needs an \"f32\" entry");
+  if (j.contains("efficiency")) {
+    d.efficiency = doc.number(j["efficiency"], ptr + "/efficiency");
+    if (d.efficiency <= 0 || d.efficiency > 1)
+      doc.fail(ptr + "/efficiency", "efficiency must be in (0, 1]");
+  }
+  if (j.contains("launch_overhead"))
+    d.launch_overhead = doc.number(j["launch_overhead"], ptr + "/launch_overhead");
+  if (j.contains("slots"))
+    d.slots = static_cast<int>(doc.integer(j["slots"], ptr + "/slots", 1, 1024));
+  for (const auto& [key, v] : j.items()) {
+    static const char* known[] = {"name", "peak_flops", "efficiency", "launch_overhead", "slots"};
+    bool ok = key.ends_with("source");
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) doc.fail(ptr + "/" + key, fmt::format("unknown device field '{}'", key));
+  }
+  return d;
+}
+
+}  // namespace
+
+double HardwareProfile::transfer_time(int s, int d, double bytes) const {
+  if (s == d) return 0;
+  double lat = 0, bw = std::numeric_limits<double>::infinity();
+  for (int l : route(s, d)) {
+    lat += links[static_cast<std::size_t>(l)].latency;
+    bw = std::min(bw, links[static_cast<std::size_t>(l)].bandwidth);
+  }
+  return lat + bytes / bw;
+}
+
+double HardwareProfile::seconds_per_flop(int d, std::string_view dtype) const {
+  const DeviceSpec& dev = devices[static_cast<std::size_t>(d)];
+  auto it = dev.peak_flops.find(std::string(dtype));
+  if (it == dev.peak_flops.end()) it = dev.peak_flops.find("f32");
+  return 1.0 / (it->second * dev.efficiency);
+}
+
+HardwareProfile parse_hardware_profile(std::string_view text, const std::string& file) {
+  const JsonDoc doc(std::string(text), file);
+  doc.expect_format("doppler-hardware", 1);
+  const json& root = doc.root();
+  HardwareProfile p;
+  p.name = doc.string(doc.require(root, "", "name"), "/name");
+  if (root.contains("description")) p.description = doc.string(root["description"], "/description");
+  if (root.contains("devices")) {
+    const json& devs = root["devices"];
+    doc.expect_array(devs, "/devices");
+    for (std::size_t i = 0; i < devs.size(); ++i)
+      p.devices.push_back(read_device(doc, devs[i], fmt::format("/devices/{}", i)));
+  } else {
+    const DeviceSpec d = read_device(doc, doc.require(root, "", "device"), "/device");
+    const auto count = doc.integer(doc.require(root, "", "count"), "/count", 1, kMaxDevices);
+    p.devices.assign(static_cast<std::size_t>(count), d);
+  }
+  if (p.devices.empty() || p.num_devices() > kMaxDevices)
+    doc.fail("/devices", fmt::format("a profile needs 1..{} devices", kMaxDevices));
+  for (std::size_t i = 0; i < p.devices.size(); ++i)
+    if (p.devices[i].name.empty()) p.devices[i].name = fmt::format("dev{}", i);
+  detail::build_topology(doc, doc.require(root, "", "topology"), "/topology", p);
+  for (const auto& [key, v] : root.items()) {
+    static const char* known[] = {"format",  "version", "name",  "aliases", "description",
+                                  "devices", "device",  "count", "topology"};
+    bool ok = key.ends_with("source");
+    for (const char* k : known) ok = ok || key == k;
+    if (!ok) doc.fail("/" + key, fmt::format("unknown field '{}'", key));
+  }
+  return p;
+}
+
+}  // namespace doppler

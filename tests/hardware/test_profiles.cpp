@@ -1,0 +1,126 @@
+// Shipped hardware profiles and the profile reader.
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/hardware/platform.hpp"
+#include "doppler/hardware/shipped.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+namespace {
+
+TEST(Profiles, EveryShippedProfileParsesWithFullRoutes) {
+  const auto& shipped = shipped_profiles();
+  std::set<std::string> names;
+  for (const auto& s : shipped) names.insert(s.name);
+  for (const char* want :
+       {"4xP100-PCIe", "8xV100-NVLink", "8xA100-NVSwitch", "8xH100-NVSwitch", "cpu-threads"})
+    EXPECT_TRUE(names.count(want)) << want;
+  for (const auto& s : shipped) {
+    SCOPED_TRACE(s.name);
+    EXPECT_NE(s.json.find("\"source\""), std::string::npos) << "every profile cites its sources";
+    const HardwareProfile hw = load_hardware_profile(s.name);
+    const int p = hw.num_devices();
+    for (int a = 0; a < p; ++a)
+      for (int b = 0; b < p; ++b) {
+        EXPECT_EQ(hw.route(a, b).empty(), a == b);
+        for (int l : hw.route(a, b)) {
+          ASSERT_GE(l, 0);
+          ASSERT_LT(l, static_cast<int>(hw.links.size()));
+        }
+        if (a != b) {
+          EXPECT_GT(hw.transfer_time(a, b, 1e9), 0);
+        }
+      }
+  }
+}
+
+TEST(Profiles, AliasesAreCaseInsensitive) {
+  EXPECT_EQ(load_hardware_profile("P100").name, "4xP100-PCIe");
+  EXPECT_EQ(load_hardware_profile("v100").num_devices(), 8);
+  try {
+    load_hardware_profile("tpu");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("shipped: "), std::string::npos);
+  }
+}
+
+// The DGX-1V hybrid cube-mesh: six NVLink lanes per GPU, symmetric; GPU 0 reaches 1, 2, 3, 4
+// directly (one link each: 25 GB/s or 50 GB/s) and 5, 6, 7 through PCIe (five links).
+TEST(Profiles, V100CubeMesh) {
+  const HardwareProfile hw = load_hardware_profile("8xV100-NVLink");
+  for (int a = 0; a < 8; ++a) {
+    double lanes = 0;
+    for (int b = 0; b < 8; ++b) {
+      if (a == b) continue;
+      EXPECT_EQ(hw.route(a, b).size(), hw.route(b, a).size());
+      if (hw.route(a, b).size() == 1)
+        lanes += hw.links[static_cast<std::size_t>(hw.route(a, b)[0])].bandwidth / 25e9;
+    }
+    EXPECT_DOUBLE_EQ(lanes, 6) << "GPU " << a;
+  }
+  for (int b : {1, 2, 3, 4}) EXPECT_EQ(hw.route(0, b).size(), 1u);
+  for (int b : {5, 6, 7}) EXPECT_EQ(hw.route(0, b).size(), 5u);
+  // 0-3 has two lanes: twice the bandwidth of 0-1.
+  EXPECT_LT(hw.transfer_time(0, 3, 1e9), hw.transfer_time(0, 1, 1e9));
+}
+
+TEST(Profiles, CostModelUsesDtypeAndRoutes) {
+  const HardwareProfile hw = load_hardware_profile("p100");
+  GraphBuilder b;
+  Node n;
+  n.flops = 9.3e12;
+  n.out_bytes = 12e9;
+  b.add_node(n);
+  b.add_node(n);
+  b.add_edge(0, 1);
+  b.set_meta({"g", "test", {{"dtype", "f16"}}});
+  const Graph g = b.build();
+  const CostModel cm = Platform::hardware(hw, 4).cost_model(g);
+  EXPECT_EQ(cm.unit(), CostUnit::seconds);
+  EXPECT_DOUBLE_EQ(cm.compute(0, 0), 5e-6 + 9.3e12 / (18.7e12 * 0.7));
+  // 0 -> 1 inside a switch: device links only (12 GB/s), latency 5 us + 5 us.
+  EXPECT_DOUBLE_EQ(cm.transfer(0, 0, 1), 10e-6 + 1.0);
+  // 0 -> 2 crosses the 9 GB/s host bridge.
+  EXPECT_DOUBLE_EQ(cm.transfer(0, 0, 2), 5e-6 + 1e-6 + 2e-6 + 1e-6 + 5e-6 + 12e9 / 9e9);
+  EXPECT_THROW(Platform::hardware(hw, 5), InputError);
+}
+
+TEST(Profiles, BadProfilesAreRejectedWithLines) {
+  const auto err = [](const std::string& body) {
+    try {
+      parse_hardware_profile(
+          "{\"format\": \"doppler-hardware\", \"version\": 1, \"name\": \"x\",\n" + body + "}",
+          "h.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string dev = R"("device": {"peak_flops": {"f32": 1e12}}, "count": 2,)"
+                          "\n";
+  EXPECT_EQ(err(dev + R"("topology": {"kind": "mesh"})"),
+            "h.json:3: unknown topology \"mesh\" (expected all-to-all, ring, switch, pcie-tree, "
+            "nvlink-table or matrix)");
+  EXPECT_EQ(err(dev + R"("topology": {"kind": "all-to-all", "link": {"bandwidth": 0}})"),
+            "h.json:3: bandwidth must be > 0 bytes/s");
+  EXPECT_EQ(
+      err(R"("device": {"peak_flops": {"f16": 1e12}}, "count": 2, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
+      "h.json:2: peak_flops needs an \"f32\" entry");
+  EXPECT_EQ(
+      err(R"("device": {"peak_flops": {"f32": 1}, "efficiency": 1.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
+      "h.json:2: efficiency must be in (0, 1]");
+  EXPECT_EQ(
+      err(dev +
+          R"("topology": {"kind": "pcie-tree", "switches": [[0]], "device_link": {"bandwidth": 1}, "switch_link": {"bandwidth": 1}, "host_bridge": {"bandwidth": 1}})"),
+      "h.json:3: device 1 is under no switch");
+  EXPECT_EQ(
+      err(R"("device": {"peak_flops": {"f32": 1}}, "count": 2000, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
+      "h.json:2: integer 2000 is out of range (expected 1..1024)");
+}
+
+}  // namespace
+}  // namespace doppler

@@ -1,0 +1,126 @@
+// Hardware-model makespans computed by hand: link contention, sent-once transfers, shared PCIe
+// host bridge, launch overhead, concurrent slots.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "support/builders.hpp"
+
+#include "doppler/hardware/profile.hpp"
+#include "doppler/sim/simulator.hpp"
+
+namespace doppler {
+namespace {
+
+using test::phys_graph;
+
+// Devices at 1 FLOP/s (no overhead) and a topology whose links carry 1 byte/s with no latency,
+// so times equal FLOPs and bytes.
+HardwareProfile unit_profile(int devices, const std::string& topology, double overhead = 0,
+                             int slots = 1) {
+  const std::string json = fmt::format(
+      R"({{"format": "doppler-hardware", "version": 1, "name": "unit",
+          "device": {{"peak_flops": {{"f32": 1}}, "efficiency": 1, "launch_overhead": {}, "slots": {}}},
+          "count": {}, "topology": {}}})",
+      overhead, slots, devices, topology);
+  return parse_hardware_profile(json, "unit.json");
+}
+
+const char* kAllToAll = R"({"kind": "all-to-all", "link": {"bandwidth": 1, "latency": 0}})";
+
+Schedule run(const Graph& g, const HardwareProfile& hw, std::vector<DeviceId> dev) {
+  const int p = hw.num_devices();
+  const Simulator sim(g, Platform::hardware(hw, p));
+  const Assignment a{p, std::move(dev), {}, ""};
+  const Schedule s = sim.simulate(a);
+  EXPECT_EQ(sim.makespan(a), s.makespan);
+  return s;
+}
+
+// a (2 FLOPs, 4 bytes) and b (2 FLOPs, 4 bytes) on device 0 run 0-2 and 2-4; their outputs go to
+// c and d (1 FLOP each) on device 1 over the single link 0->1: a's transfer 2-6, b's must wait
+// for the link: 6-10 (without contention it would be 4-8). c 6-7, d 10-11.
+TEST(HardwareHand, LinkContentionIsFifo) {
+  const Graph g = phys_graph({{2, 4}, {2, 4}, {1, 0}, {1, 0}}, {{0, 2}, {1, 3}});
+  const Schedule s = run(g, unit_profile(2, kAllToAll), {0, 0, 1, 1});
+  ASSERT_EQ(s.transfers.size(), 2u);
+  EXPECT_EQ(s.transfers[0].start, 2);
+  EXPECT_EQ(s.transfers[0].finish, 6);
+  EXPECT_EQ(s.transfers[1].start, 6);
+  EXPECT_EQ(s.transfers[1].finish, 10);
+  EXPECT_EQ(s.start[3], 10);
+  EXPECT_EQ(s.makespan, 11);
+  EXPECT_EQ(s.cross_bytes, 8);
+}
+
+// One producer, two consumers on the same remote device: one transfer (1-4), not two.
+TEST(HardwareHand, OneTransferPerDestinationDevice) {
+  const Graph g = phys_graph({{1, 3}, {1, 0}, {1, 0}}, {{0, 1}, {0, 2}});
+  const Schedule s = run(g, unit_profile(2, kAllToAll), {0, 1, 1});
+  EXPECT_EQ(s.cross_transfers, 1);
+  EXPECT_EQ(s.start[1], 4);
+  EXPECT_EQ(s.start[2], 5);
+  EXPECT_EQ(s.makespan, 6);
+}
+
+// Separate links per ordered pair: 0->1 and 0->2 proceed in parallel.
+TEST(HardwareHand, DistinctLinksDoNotContend) {
+  const Graph g = phys_graph({{1, 3}, {1, 0}, {1, 0}}, {{0, 1}, {0, 2}});
+  const Schedule s = run(g, unit_profile(3, kAllToAll), {0, 1, 2});
+  EXPECT_EQ(s.start[1], 4);
+  EXPECT_EQ(s.start[2], 4);
+  EXPECT_EQ(s.makespan, 5);
+}
+
+// PCIe tree {0,1} {2,3}: device links 2 B/s, switch links 2 B/s, host bridge 1 B/s, no latency.
+// a (dev 0) -> c (dev 2) and b (dev 1) -> d (dev 3) both cross the shared host bridge: 4 bytes
+// each at 1 B/s: 1-5 then 5-9. A same-switch transfer (0 -> 1) would take 2.
+TEST(HardwareHand, PcieHostBridgeIsShared) {
+  const char* tree = R"({"kind": "pcie-tree", "switches": [[0, 1], [2, 3]],
+      "device_link": {"bandwidth": 2}, "switch_link": {"bandwidth": 2}, "host_bridge": {"bandwidth": 1}})";
+  const HardwareProfile hw = unit_profile(4, tree);
+  EXPECT_EQ(hw.route(0, 1).size(), 2u);
+  EXPECT_EQ(hw.route(0, 2).size(), 5u);
+  const Graph g = phys_graph({{1, 4}, {1, 4}, {1, 0}, {1, 0}}, {{0, 2}, {1, 3}});
+  const Schedule s = run(g, hw, {0, 1, 2, 3});
+  ASSERT_EQ(s.transfers.size(), 2u);
+  EXPECT_EQ(s.transfers[0].finish, 5);
+  EXPECT_EQ(s.transfers[1].start, 5);
+  EXPECT_EQ(s.makespan, 10);
+  const Schedule local = run(g, hw, {0, 1, 1, 0});
+  EXPECT_EQ(local.makespan, 1 + 2 + 1);  // both transfers within the switch, separate links
+}
+
+// Compute = launch overhead + flops / (peak x efficiency); latency adds to each transfer.
+TEST(HardwareHand, OverheadAndLatency) {
+  const char* lat = R"({"kind": "all-to-all", "link": {"bandwidth": 2, "latency": 0.5}})";
+  const Graph g = phys_graph({{4, 6}, {2, 0}}, {{0, 1}});
+  const Schedule s = run(g, unit_profile(2, lat, 0.25), {0, 1});
+  // a: 0.25 + 4 = 4.25; transfer 0.5 + 6 / 2 = 3.5 -> 7.75; b: 0.25 + 2 -> 10.
+  EXPECT_DOUBLE_EQ(s.start[1], 7.75);
+  EXPECT_DOUBLE_EQ(s.makespan, 10.0);
+}
+
+// Two slots per device: independent ops run at the same time.
+TEST(HardwareHand, SlotsRunOpsConcurrently) {
+  const Graph g = phys_graph({{3, 0}, {3, 0}, {3, 0}}, {});
+  EXPECT_EQ(run(g, unit_profile(1, kAllToAll, 0, 2), {0, 0, 0}).makespan, 6);
+  EXPECT_EQ(run(g, unit_profile(1, kAllToAll, 0, 1), {0, 0, 0}).makespan, 9);
+}
+
+// A ring of 4: 0 -> 2 takes two hops clockwise and shares link 1->2 with a 1 -> 2 transfer.
+TEST(HardwareHand, RingRoutesShareHops) {
+  const char* ring = R"({"kind": "ring", "link": {"bandwidth": 1}})";
+  const HardwareProfile hw = unit_profile(4, ring);
+  EXPECT_EQ(hw.route(0, 2).size(), 2u);
+  EXPECT_EQ(hw.route(0, 3).size(), 1u);  // counter-clockwise is shorter
+  const Graph g = phys_graph({{1, 2}, {1, 2}, {1, 0}, {1, 0}}, {{0, 2}, {1, 3}});
+  // a (dev 0) -> c (dev 2): links 0->1, 1->2 from 1 to 3. b (dev 1) -> d (dev 2): link 1->2 busy
+  // until 3, then 3-5.
+  const Schedule s = run(g, hw, {0, 1, 2, 2});
+  EXPECT_EQ(s.start[2], 3);
+  EXPECT_EQ(s.start[3], 5);
+  EXPECT_EQ(s.makespan, 6);
+}
+
+}  // namespace
+}  // namespace doppler
