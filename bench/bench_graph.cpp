@@ -1,8 +1,8 @@
 // Graph core benchmarks: parsing the reference text format and running the analyses.
-#include <benchmark/benchmark.h>
-
 #include <filesystem>
 #include <random>
+
+#include <benchmark/benchmark.h>
 
 #include "doppler/graph/analysis.hpp"
 #include "doppler/graph/graph_builder.hpp"

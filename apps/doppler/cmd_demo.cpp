@@ -1,4 +1,4 @@
-// doppler demo: the main job on the embedded default workload.
+// doppler demo: the main job on the embedded default workload (what `make demo` runs).
 #include <iostream>
 #include <memory>
 
@@ -6,55 +6,62 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "compare.hpp"
 
 #include "doppler/graph/analysis.hpp"
-#include "doppler/graph/graph_builder.hpp"
+#include "doppler/hardware/platform.hpp"
+#include "doppler/hardware/shipped.hpp"
+#include "doppler/report/gantt.hpp"
+#include "doppler/workloads/workload.hpp"
 
 namespace doppler::cli {
 
 namespace {
 
-// A 2x2x2-blocked matmul C = A B: 8 partial products and 4 aggregations (reference units).
-Graph embedded_workload() {
-  GraphBuilder b;
-  std::vector<NodeId> partial;
-  for (int i = 0; i < 8; ++i) {
-    Node n;
-    n.name = fmt::format("matmul[{},{},{}]", i / 4, (i / 2) % 2, i % 2);
-    n.kind = OpKind::einsum;
-    n.compute_cost = 8;
-    n.transfer_cost = 4;
-    partial.push_back(b.add_node(n));
-  }
-  for (int i = 0; i < 4; ++i) {
-    Node n;
-    n.name = fmt::format("aggregate[{},{}]", i / 2, i % 2);
-    n.kind = OpKind::aggregate;
-    n.compute_cost = 1;
-    n.transfer_cost = 4;
-    const NodeId v = b.add_node(n);
-    b.add_edge(partial[static_cast<std::size_t>(2 * i)], v);
-    b.add_edge(partial[static_cast<std::size_t>(2 * i + 1)], v);
-  }
-  b.set_meta({"blocked-matmul-2x2x2", "embedded", {}});
-  return b.build();
-}
+struct DemoOptions {
+  std::string hardware = "p100";
+  int devices = 4;
+  int seeds = 3;
+};
 
-void run_demo() {
-  const Graph g = embedded_workload();
-  const CostModel cost = CostModel::reference(g);
+void run_demo(const DemoOptions& o) {
+  const Graph g = workloads::default_workload();
+  int placed = 0;
+  double flops = 0;
+  for (const Node& n : g.nodes()) {
+    placed += n.kind != OpKind::input;
+    flops += n.flops;
+  }
+  const Platform platform = Platform::hardware(load_hardware_profile(o.hardware), o.devices);
+  const CostModel cost = platform.cost_model(g);
   const GraphAnalysis an(g, cost);
-  std::cout << fmt::format("workload {}: {} ops, {} edges\n", g.meta().name, g.num_nodes(),
-                           g.num_edges());
-  for (int p : {1, 2, 4, 8})
-    std::cout << fmt::format("  lower bound on {} device(s): {}\n", p, an.lower_bound(p));
+  std::cout << fmt::format(
+      "Default workload: {} ({} placed ops + {} input blocks, {} edges, {:.3g} TFLOP), {} x {}\n"
+      "critical path {}, without transfers {}, lower bound on {} devices {}\n\n",
+      g.meta().name, placed, g.num_nodes() - placed, g.num_edges(), flops / 1e12, o.devices,
+      platform.name(), format_time(an.critical_path_length(), CostUnit::seconds),
+      format_time(an.critical_path_no_transfer(), CostUnit::seconds), o.devices,
+      format_time(an.lower_bound(o.devices), CostUnit::seconds));
+  CompareOptions c;
+  c.hardware = o.hardware;
+  c.devices = o.devices;
+  c.seeds = o.seeds;
+  compare_graph(g, c);
 }
 
 }  // namespace
 
 void add_demo(CLI::App& app) {
-  auto* cmd = app.add_subcommand("demo", "Run the main job on the embedded default workload");
-  cmd->callback([] { run_demo(); });
+  auto o = std::make_shared<DemoOptions>();
+  auto* cmd = app.add_subcommand("demo",
+                                 "Run the main job on the embedded default workload (llama-layer, "
+                                 "4 devices, 4xP100-PCIe): graph "
+                                 "statistics and the comparison table of the placement methods");
+  add_hardware_option(*cmd, o->hardware)->capture_default_str();
+  cmd->add_option("--seeds", o->seeds, "seeds per randomised method")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  cmd->callback([o] { run_demo(*o); });
 }
 
 }  // namespace doppler::cli

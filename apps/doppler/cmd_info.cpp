@@ -9,6 +9,7 @@
 #include "common.hpp"
 
 #include "doppler/graph/analysis.hpp"
+#include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 
 namespace doppler::cli {
@@ -16,7 +17,7 @@ namespace doppler::cli {
 namespace {
 
 struct InfoOptions {
-  std::string graph;
+  std::string graph, hardware;
   int devices = 4;
   bool json = false;
 };
@@ -33,18 +34,20 @@ void run_info(const InfoOptions& o) {
     groups = std::max(groups, n.group + 1);
   }
   std::unique_ptr<CostModel> cost;
-  if (g.has_reference_costs()) cost = std::make_unique<CostModel>(cost_model_for(g));
+  if (g.has_reference_costs() || !o.hardware.empty())
+    cost = std::make_unique<CostModel>(platform_for(g, o.hardware, o.devices).cost_model(g));
   std::unique_ptr<GraphAnalysis> an;
-  if (cost) {
-    cost->check_devices(o.devices);
-    an = std::make_unique<GraphAnalysis>(g, *cost);
-  }
-  const bool ref_origin = g.meta().origin == "reference-text";
+  if (cost) an = std::make_unique<GraphAnalysis>(g, *cost);
+  const bool ref_origin =
+      g.meta().origin == "reference-text" && cost && cost->unit() == CostUnit::reference;
+  int placed = 0;
+  for (const Node& n : g.nodes()) placed += n.kind != OpKind::input;
 
   if (o.json) {
     ojson j;
     j["graph"] = meta_json(g);
     j["nodes"] = g.num_nodes();
+    j["placed_ops"] = placed;
     j["edges"] = g.num_edges();
     j["sources"] = g.sources().size();
     j["sinks"] = g.sinks().size();
@@ -85,7 +88,10 @@ void run_info(const InfoOptions& o) {
   };
   row("graph", fmt::format("{} (origin: {})", g.meta().name, g.meta().origin));
   for (const auto& [k, v] : g.meta().params) row("  " + k, v);
-  row("nodes", std::to_string(g.num_nodes()));
+  row("nodes", std::to_string(g.num_nodes()) + (placed != g.num_nodes()
+                                                    ? fmt::format("   ({} placed ops + {} inputs)",
+                                                                  placed, g.num_nodes() - placed)
+                                                    : ""));
   row("edges", std::to_string(g.num_edges()));
   row("sources / sinks", fmt::format("{} / {}", g.sources().size(), g.sinks().size()));
   row("kinds", kinds_text.empty() ? "-" : kinds_text);
@@ -95,9 +101,9 @@ void run_info(const InfoOptions& o) {
     row("total output bytes", format_sig(bytes));
   }
   if (an) {
-    const std::string u = cost_unit_name(cost->unit());
     const auto val = [&](double x) {
-      std::string s = format_sig(x) + " " + u;
+      if (cost->unit() == CostUnit::seconds) return format_time(x, CostUnit::seconds);
+      std::string s = format_sig(x) + " ref";
       if (ref_origin) s += fmt::format("   (/1e10: {})", format_sig(x / 1e10));
       return s;
     };
@@ -108,7 +114,7 @@ void run_info(const InfoOptions& o) {
     row("  without transfers", val(an->critical_path_no_transfer()));
     row(fmt::format("lower bound (P={})", o.devices), val(an->lower_bound(o.devices)));
   } else {
-    row("cost model", "none (graph has no reference costs)");
+    row("cost model", "none (no reference costs: pass --hardware PROFILE for bounds)");
   }
   std::cout << out;
 }
@@ -122,6 +128,7 @@ void add_info(CLI::App& app) {
                                  "makespan lower bound for P devices");
   cmd->add_option("graph", o->graph, "graph file (.txt reference format or .json)")->required();
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  add_hardware_option(*cmd, o->hardware);
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_info(*o); });
 }

@@ -5,8 +5,12 @@
 
 namespace doppler::cli {
 
-void add_info(CLI::App& app);     ///< doppler info GRAPH
-void add_convert(CLI::App& app);  ///< doppler convert IN OUT
-void add_demo(CLI::App& app);     ///< doppler demo
+void add_info(CLI::App& app);      ///< doppler info GRAPH
+void add_convert(CLI::App& app);   ///< doppler convert IN OUT
+void add_demo(CLI::App& app);      ///< doppler demo
+void add_generate(CLI::App& app);  ///< doppler generate WORKLOAD
+void add_simulate(CLI::App& app);  ///< doppler simulate GRAPH
+void add_place(CLI::App& app);     ///< doppler place GRAPH
+void add_compare(CLI::App& app);   ///< doppler compare GRAPH
 
 }  // namespace doppler::cli

@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include "doppler/graph/io/graph_file.hpp"
+#include "doppler/hardware/shipped.hpp"
+#include "doppler/util/error.hpp"
 
 namespace doppler::cli {
 
@@ -28,8 +30,26 @@ CLI::Option* add_devices_option(CLI::App& cmd, int& devices, bool required) {
   return opt;
 }
 
-CostModel cost_model_for(const Graph& g) {
-  return CostModel::reference(g);
+Platform platform_for(const Graph& g, const std::string& hardware, int devices) {
+  if (!hardware.empty()) return Platform::hardware(load_hardware_profile(hardware), devices);
+  if (!g.has_reference_costs()) {
+    std::string names;
+    for (const auto& p : shipped_profiles()) names += (names.empty() ? "" : ", ") + p.name;
+    throw InputError("graph '" + g.meta().name +
+                     "' has no reference costs: pass --hardware PROFILE (shipped: " + names + ")");
+  }
+  return Platform::reference(devices);
+}
+
+CLI::Option* add_hardware_option(CLI::App& cmd, std::string& hardware) {
+  std::string names;
+  for (const auto& p : shipped_profiles())
+    names += (names.empty() ? "" : ", ") + p.name +
+             (p.aliases.empty() ? "" : " (" + p.aliases.front() + ")");
+  return cmd.add_option("--hardware", hardware,
+                        "hardware profile: a shipped name (" + names +
+                            ") or a doppler-hardware JSON file; default: the reference model "
+                            "(the graph's compute_cost / transfer_cost)");
 }
 
 ojson meta_json(const Graph& g) {

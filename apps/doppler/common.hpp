@@ -8,6 +8,7 @@
 
 #include "doppler/graph/cost_model.hpp"
 #include "doppler/graph/graph.hpp"
+#include "doppler/hardware/platform.hpp"
 
 namespace doppler::cli {
 
@@ -23,8 +24,13 @@ void print_json(const ojson& j);
 /// Adds `--devices P` (1..kMaxDevices) bound to `devices`.
 CLI::Option* add_devices_option(CLI::App& cmd, int& devices, bool required);
 
-/// The cost model used for `g`: its reference costs. Throws InputError when it has none.
-CostModel cost_model_for(const Graph& g);
+/// The platform for `g` on `devices` devices: the hardware profile `hardware` (a shipped name or
+/// a JSON file) when given, else the reference model (InputError when `g` has no reference
+/// costs, naming the shipped profiles).
+Platform platform_for(const Graph& g, const std::string& hardware, int devices);
+
+/// Adds `--hardware PROFILE` bound to `hardware`.
+CLI::Option* add_hardware_option(CLI::App& cmd, std::string& hardware);
 
 /// JSON summary of a graph's metadata (name, origin, params).
 ojson meta_json(const Graph& g);

@@ -32,6 +32,9 @@ int main(int argc, char** argv) {
     if (verbose) spdlog::set_level(spdlog::level::info);
     if (quiet) spdlog::set_level(spdlog::level::err);
   });
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "doppler: usage error: " + std::string(e.what()) + " (see --help)\n";
+  });
   app.footer(
       "Exit codes: 0 success, 2 bad input or usage, 1 internal failure.\n"
       "Run 'doppler <command> --help' for a command's options.");
@@ -39,6 +42,10 @@ int main(int argc, char** argv) {
   doppler::cli::add_info(app);
   doppler::cli::add_convert(app);
   doppler::cli::add_demo(app);
+  doppler::cli::add_generate(app);
+  doppler::cli::add_simulate(app);
+  doppler::cli::add_place(app);
+  doppler::cli::add_compare(app);
 
   try {
     app.parse(argc, argv);

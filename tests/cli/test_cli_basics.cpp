@@ -1,14 +1,14 @@
 // The CLI contract: exit codes (0 / 2 / 1), one JSON object with --json, one-line errors naming
 // the file and line, and no partial output files.
-#include <gtest/gtest.h>
-
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include "support/support.hpp"
 
 #include "doppler/graph/analysis.hpp"
 #include "doppler/graph/io/graph_file.hpp"
-#include "support/support.hpp"
 
 namespace doppler {
 namespace {
@@ -30,7 +30,8 @@ int count_lines(const std::string& s) {
 TEST(Cli, HelpListsCommandsAndExitsZero) {
   const auto r = test::run_cli("--help");
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* cmd : {"info", "convert", "demo"}) EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd;
+  for (const char* cmd : {"info", "convert", "demo"})
+    EXPECT_NE(r.out.find(cmd), std::string::npos) << cmd;
 }
 
 TEST(Cli, UsageErrorsExitTwo) {
@@ -77,7 +78,9 @@ TEST(Cli, BadInputIsOneLineNamingFileAndLineWithExitTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.out.empty());
   EXPECT_EQ(count_lines(r.err), 1) << r.err;
-  EXPECT_NE(r.err.find((dir / "bad.txt").string() + ":6: node 1: transfer cost M"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find((dir / "bad.txt").string() + ":6: node 1: transfer cost M"),
+            std::string::npos)
+      << r.err;
 
   const auto missing = test::run_cli("info " + (dir / "missing.txt").string());
   EXPECT_EQ(missing.exit_code, 2);
@@ -87,14 +90,19 @@ TEST(Cli, BadInputIsOneLineNamingFileAndLineWithExitTwo) {
 TEST(Cli, ConvertRoundTripsAndWritesDot) {
   test::TempDir dir;
   write(dir / "g.txt", kDiamond);
-  ASSERT_EQ(test::run_cli("convert " + (dir / "g.txt").string() + " " + (dir / "g.json").string()).exit_code, 0);
-  ASSERT_EQ(test::run_cli("convert " + (dir / "g.json").string() + " " + (dir / "g2.json").string()).exit_code, 0);
+  ASSERT_EQ(test::run_cli("convert " + (dir / "g.txt").string() + " " + (dir / "g.json").string())
+                .exit_code,
+            0);
+  ASSERT_EQ(test::run_cli("convert " + (dir / "g.json").string() + " " + (dir / "g2.json").string())
+                .exit_code,
+            0);
   const Graph a = load_graph(dir / "g.json"), b = load_graph(dir / "g2.json");
   EXPECT_EQ(a.num_edges(), 4);
   EXPECT_EQ(b.num_edges(), 4);
   write(dir / "a.json", "[0, 1, 0, 0]");
-  const auto r = test::run_cli("convert " + (dir / "g.json").string() + " " + (dir / "g.dot").string() +
-                               " --assignment " + (dir / "a.json").string());
+  const auto r =
+      test::run_cli("convert " + (dir / "g.json").string() + " " + (dir / "g.dot").string() +
+                    " --assignment " + (dir / "a.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::ifstream in(dir / "g.dot");
   const std::string dot((std::istreambuf_iterator<char>(in)), {});
@@ -107,23 +115,27 @@ TEST(Cli, ConvertRoundTripsAndWritesDot) {
 TEST(Cli, FailedConvertLeavesNoOutputFile) {
   test::TempDir dir;
   write(dir / "bad.txt", "2\n\n0,\n1,\n1,4\n");
-  const auto r = test::run_cli("convert " + (dir / "bad.txt").string() + " " + (dir / "out.json").string());
+  const auto r =
+      test::run_cli("convert " + (dir / "bad.txt").string() + " " + (dir / "out.json").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_FALSE(std::filesystem::exists(dir / "out.json"));
   // Unwritable destination: exit 2, no stray temporary file.
   write(dir / "g.txt", kDiamond);
-  const auto w = test::run_cli("convert " + (dir / "g.txt").string() + " " + (dir / "no/such/dir/out.json").string());
+  const auto w = test::run_cli("convert " + (dir / "g.txt").string() + " " +
+                               (dir / "no/such/dir/out.json").string());
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_NE(w.err.find("cannot write"), std::string::npos) << w.err;
   int files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    files += e.is_regular_file();
   EXPECT_EQ(files, 2);  // bad.txt and g.txt
 }
 
 TEST(Cli, ConvertRejectsUnknownFormat) {
   test::TempDir dir;
   write(dir / "g.txt", kDiamond);
-  const auto r = test::run_cli("convert " + (dir / "g.txt").string() + " " + (dir / "g.xyz").string());
+  const auto r =
+      test::run_cli("convert " + (dir / "g.txt").string() + " " + (dir / "g.xyz").string());
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("cannot tell the format"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(dir / "g.xyz"));

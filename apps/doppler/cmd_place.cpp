@@ -1,0 +1,101 @@
+// doppler place GRAPH --devices P --method M: one placement, scored by the simulator.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+#include "methods.hpp"
+
+#include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/report/gantt.hpp"
+#include "doppler/report/table.hpp"
+#include "doppler/util/atomic_file.hpp"
+
+namespace doppler::cli {
+
+namespace {
+
+struct PlaceCmdOptions {
+  std::string graph, method = "critical-path", hardware, output;
+  int devices = 4;
+  std::uint64_t seed = 0;
+  std::int64_t budget = 0;
+  double time_budget = 0;
+  bool json = false;
+};
+
+void run_place(const PlaceCmdOptions& o) {
+  const Graph g = load_graph_logged(o.graph);
+  const Problem problem(g, platform_for(g, o.hardware, o.devices));
+  const MethodRun r = run_method(o.method, problem, {o.seed, {o.budget, o.time_budget}});
+  const Schedule s = problem.simulator().simulate(r.assignment);
+  if (!o.output.empty()) write_file_atomic(o.output, format_assignment_json(r.assignment));
+  const double lb = problem.lower_bound();
+  const bool ref_scale = problem.platform().is_reference() && g.meta().origin == "reference-text";
+  if (o.json) {
+    ojson j;
+    j["graph"] = g.meta().name;
+    j["devices"] = o.devices;
+    j["model"] = problem.platform().name();
+    j["method"] = o.method;
+    j["seed"] = o.seed;
+    j["makespan"] = r.makespan;
+    if (ref_scale) j["makespan_div_1e10"] = r.makespan / 1e10;
+    j["lower_bound"] = lb;
+    j["gap_to_bound"] = lb > 0 ? r.makespan / lb - 1 : 0.0;
+    j["cross_transfers"] = s.cross_transfers;
+    j["cross_bytes"] = s.cross_bytes;
+    j["placement_seconds"] = r.seconds;
+    j["evaluations"] = r.evaluations;
+    j["ops_per_device"] = r.assignment.ops_per_device();
+    if (!o.output.empty()) j["output"] = o.output;
+    print_json(j);
+    return;
+  }
+  const auto t = [&](double x) {
+    if (problem.platform().unit() == CostUnit::seconds) return format_time(x, CostUnit::seconds);
+    return format_sig(x) + " ref" +
+           (ref_scale ? fmt::format("   (/1e10: {})", format_sig(x / 1e10)) : "");
+  };
+  std::string ops;
+  for (int c : r.assignment.ops_per_device()) ops += (ops.empty() ? "" : " / ") + std::to_string(c);
+  std::cout << fmt::format("{:<18}{} on {} devices ({}), method {}\n", "graph", g.meta().name,
+                           o.devices, problem.platform().name(), o.method);
+  std::cout << fmt::format("{:<18}{}\n", "makespan", t(r.makespan));
+  std::cout << fmt::format("{:<18}{}   (gap {:.1f}%)\n", "lower bound", t(lb),
+                           lb > 0 ? 100 * (r.makespan / lb - 1) : 0.0);
+  std::cout << fmt::format(
+      "{:<18}{}{}\n", "cross-device", fmt::format("{} transfers", s.cross_transfers),
+      s.cross_bytes > 0 ? fmt::format(", {} bytes", format_sig(s.cross_bytes)) : "");
+  std::cout << fmt::format("{:<18}{}\n", "ops per device", ops);
+  std::cout << fmt::format("{:<18}{:.3f} s{}\n", "placement time", r.seconds,
+                           r.evaluations ? fmt::format(" ({} simulations)", r.evaluations) : "");
+  if (!o.output.empty()) std::cout << fmt::format("{:<18}{}\n", "written", o.output);
+}
+
+}  // namespace
+
+void add_place(CLI::App& app) {
+  auto o = std::make_shared<PlaceCmdOptions>();
+  auto* cmd =
+      app.add_subcommand("place", "Place a graph with one method and score it on the simulator");
+  cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
+  add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  cmd->add_option("-m,--method", o->method, "placement method (see below)")->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed, "seed of every random choice")->capture_default_str();
+  add_hardware_option(*cmd, o->hardware);
+  cmd->add_option("--budget", o->budget,
+                  "simulator calls allowed to search methods (default: the method's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--time-budget", o->time_budget, "seconds allowed to search methods")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("-o,--output", o->output,
+                  "write the assignment (doppler-assignment JSON, atomically)");
+  cmd->add_flag("--json", o->json, "print one JSON object instead of text");
+  cmd->footer(methods_help());
+  cmd->callback([o] { run_place(*o); });
+}
+
+}  // namespace doppler::cli

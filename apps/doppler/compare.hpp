@@ -1,0 +1,25 @@
+#pragma once
+// The body of `doppler compare`, shared with `doppler demo`.
+#include <cstdint>
+#include <string>
+
+#include "doppler/graph/graph.hpp"
+
+namespace doppler::cli {
+
+/// Options of `doppler compare`.
+struct CompareOptions {
+  // graph: path of the graph file (unused by compare_graph)
+  std::string graph, methods = "all", hardware, csv, json_file, gantt_dir, assignments_dir;
+  int devices = 4, seeds = 3;
+  std::int64_t budget = 20000;
+  double time_budget = 0;
+  bool json = false;
+  bool markdown = false;  ///< print the table as Markdown
+};
+
+/// Runs every method of `o.methods` on `g` and prints the table (or JSON), writing the
+/// requested files.
+void compare_graph(const Graph& g, const CompareOptions& o);
+
+}  // namespace doppler::cli

@@ -1,0 +1,34 @@
+#pragma once
+// Running a placement method by name (heuristics now; learned methods plug in here too) and
+// timing it, for `doppler place` and `doppler compare`.
+#include <string>
+#include <vector>
+
+#include "doppler/heuristics/placer.hpp"
+
+namespace doppler::cli {
+
+/// One placement run.
+struct MethodRun {
+  std::string method;            ///< the spec as given
+  std::uint64_t seed = 0;        ///< seed used
+  Assignment assignment;         ///< the placement
+  double makespan = 0;           ///< simulated makespan (FIFO dispatch)
+  double seconds = 0;            ///< wall-clock placement time
+  std::int64_t evaluations = 0;  ///< simulator calls made by the method
+};
+
+/// Every method name `--methods all` expands to (non-learned placers, minus exhaustive unless
+/// the problem is tiny enough for it).
+std::vector<std::string> all_methods(const Problem& problem);
+
+/// True when the method gives the same result for every seed.
+bool method_is_deterministic(const std::string& spec);
+
+/// Runs one method on the problem and scores its assignment with the simulator.
+MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options);
+
+/// Lines describing every method (name, description, options) for --help.
+std::string methods_help();
+
+}  // namespace doppler::cli

@@ -1,0 +1,49 @@
+#pragma once
+// A placement problem: one graph on one platform, with its cost model, analyses and simulator
+// built once and shared by every placer that runs on it.
+#include <cstdint>
+#include <memory>
+
+#include "doppler/graph/analysis.hpp"
+#include "doppler/graph/cost_model.hpp"
+#include "doppler/graph/graph.hpp"
+#include "doppler/hardware/platform.hpp"
+#include "doppler/sim/simulator.hpp"
+
+namespace doppler {
+
+/// A graph to place on a platform. Holds the uncontended cost model, the static analyses
+/// (b-level, t-level, bounds) and a simulator. Not copyable; the graph must outlive it.
+class Problem {
+public:
+  /// Builds the cost model, analyses and simulator (InputError when the platform cannot model
+  /// the graph).
+  Problem(const Graph& g, Platform platform);
+  Problem(const Problem&) = delete;
+  Problem& operator=(const Problem&) = delete;
+
+  /// The graph.
+  const Graph& graph() const { return *graph_; }
+  /// The platform (device count, reference or hardware model).
+  const Platform& platform() const { return platform_; }
+  /// Device count P.
+  int devices() const { return platform_.devices(); }
+  /// Uncontended compute/transfer estimates.
+  const CostModel& cost() const { return cost_; }
+  /// b-level, t-level, critical path, bounds under cost().
+  const GraphAnalysis& analysis() const { return *analysis_; }
+  /// The simulator (the judge of every placement).
+  const Simulator& simulator() const { return *sim_; }
+  /// Makespan lower bound for devices() devices.
+  double lower_bound() const { return lower_bound_; }
+
+private:
+  const Graph* graph_;
+  Platform platform_;
+  CostModel cost_;
+  std::unique_ptr<GraphAnalysis> analysis_;
+  std::unique_ptr<Simulator> sim_;
+  double lower_bound_ = 0;
+};
+
+}  // namespace doppler

@@ -1,0 +1,55 @@
+#pragma once
+// Search placers that call the simulator: the enumerative optimiser, local search (simulated
+// annealing) and the exhaustive optimum for tiny graphs.
+#include "doppler/heuristics/placer.hpp"
+
+namespace doppler {
+
+/// The enumerative optimiser in the spirit of einsummable's placer: tensor ops (groups) in
+/// topological order; for each, every mapping of its blocks to devices (all permutations when
+/// blocks == devices, else all balanced mappings: device counts differ by at most one) up to
+/// `limit` mappings (beyond it, `limit` random ones), each scored by simulating the ops placed so
+/// far; the best is kept. Graphs without groups use inferred groups (tensor_groups) or, with
+/// infer=false, place op by op greedily.
+class EnumOptPlacer : public Placer {
+public:
+  EnumOptPlacer(int limit = 720, bool infer_groups = true) : limit_(limit), infer_(infer_groups) {}
+  std::string name() const override { return "enumopt"; }
+  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+
+private:
+  int limit_;
+  bool infer_;
+};
+
+/// Simulated annealing over assignments, scored by the simulator. Starts from the best of the
+/// list schedulers (critical-path, heft, etf, m-etf, balanced); moves reassign one op, swap the
+/// devices of two ops, or shift a whole tensor-op group by a device offset; the temperature falls
+/// geometrically from `t0` x the initial makespan; the last `polish` fraction of the budget is
+/// a first-improvement descent from the best assignment followed, while budget remains, by
+/// iterated local search (perturb the best local optimum, descend again). Budget: evaluations
+/// (default 20,000) and/or seconds; the heuristics' simulations count.
+class LocalSearchPlacer : public Placer {
+public:
+  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15) : t0_(t0), polish_(polish) {}
+  std::string name() const override { return "local-search"; }
+  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+
+private:
+  double t0_, polish_;
+};
+
+/// The true optimum (minimum simulated makespan) by enumerating every assignment; under the
+/// reference model devices are interchangeable, so only canonical labelings are tried. Refuses
+/// problems with more than `max_assignments` candidates (default 3^12 = 531,441).
+class ExhaustivePlacer : public Placer {
+public:
+  explicit ExhaustivePlacer(double max_assignments = 531441) : max_(max_assignments) {}
+  std::string name() const override { return "exhaustive"; }
+  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+
+private:
+  double max_;
+};
+
+}  // namespace doppler

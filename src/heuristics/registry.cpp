@@ -1,0 +1,142 @@
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "doppler/heuristics/critical_path.hpp"
+#include "doppler/heuristics/list_placers.hpp"
+#include "doppler/heuristics/placer.hpp"
+#include "doppler/heuristics/search_placers.hpp"
+#include "doppler/heuristics/simple_placers.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/parse.hpp"
+
+namespace doppler {
+
+namespace {
+
+// Reads a numeric option, removing it from `params`.
+double take_number(PlacerParams& params, const std::string& method, const std::string& key,
+                   double fallback) {
+  const auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  double x = 0;
+  std::string why;
+  if (!parse_finite_double(it->second, x, why))
+    throw InputError(fmt::format("method {}: option {}: {}", method, key, why));
+  params.erase(it);
+  return x;
+}
+
+std::string take_string(PlacerParams& params, const std::string& key, const std::string& fallback) {
+  const auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  std::string v = it->second;
+  params.erase(it);
+  return v;
+}
+
+struct Entry {
+  PlacerInfo info;
+  std::function<std::unique_ptr<Placer>(PlacerParams&)> make;
+};
+
+const std::vector<Entry>& registry() {
+  static const std::vector<Entry> entries = {
+      {{"critical-path",
+        "largest b-level first, on the device where it starts earliest (the paper's baseline, "
+        "Stage I teacher)",
+        "ties=lowest|random", true},
+       [](PlacerParams& p) {
+         const std::string ties = take_string(p, "ties", "lowest");
+         if (ties != "lowest" && ties != "random")
+           throw InputError("method critical-path: option ties must be lowest or random, found '" +
+                            ties + "'");
+         return std::make_unique<CriticalPathPlacer>(ties == "random");
+       }},
+      {{"heft", "HEFT: decreasing upward rank, earliest finish time with insertion into idle gaps",
+        "", true},
+       [](PlacerParams&) { return std::make_unique<HeftPlacer>(); }},
+      {{"etf", "ETF: the ready (op, device) pair with the earliest start time, repeatedly", "",
+        true},
+       [](PlacerParams&) { return std::make_unique<EtfPlacer>(); }},
+      {{"m-topo", "Baechi m-TOPO: topological order, filling each device's memory share in turn",
+        "slack=0.05", true},
+       [](PlacerParams& p) {
+         return std::make_unique<MTopoPlacer>(take_number(p, "m-topo", "slack", 0.05));
+       }},
+      {{"m-etf", "Baechi m-ETF: ETF restricted to devices with memory left in their share",
+        "slack=0.1", true},
+       [](PlacerParams& p) {
+         return std::make_unique<EtfPlacer>(take_number(p, "m-etf", "slack", 0.1));
+       }},
+      {{"round-robin", "the i-th op in topological order on device i mod P", "", true},
+       [](PlacerParams&) { return std::make_unique<RoundRobinPlacer>(); }},
+      {{"random", "uniformly random devices", "", false},
+       [](PlacerParams&) { return std::make_unique<RandomPlacer>(); }},
+      {{"balanced", "topological order, each op on the least-loaded device", "", true},
+       [](PlacerParams&) { return std::make_unique<BalancedPlacer>(); }},
+      {{"enumopt",
+        "enumerative optimiser: per tensor op, the best block-to-device mapping by simulation",
+        "limit=720,infer=1", false},
+       [](PlacerParams& p) {
+         return std::make_unique<EnumOptPlacer>(
+             static_cast<int>(take_number(p, "enumopt", "limit", 720)),
+             take_number(p, "enumopt", "infer", 1) != 0);
+       }},
+      {{"local-search",
+        "simulated annealing + descent from the best list scheduler (budget: evaluations or "
+        "seconds)",
+        "t0=0.03,polish=0.15", false},
+       [](PlacerParams& p) {
+         return std::make_unique<LocalSearchPlacer>(take_number(p, "local-search", "t0", 0.03),
+                                                    take_number(p, "local-search", "polish", 0.15));
+       }},
+      {{"exhaustive", "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",
+        "max=531441", true},
+       [](PlacerParams& p) {
+         return std::make_unique<ExhaustivePlacer>(take_number(p, "exhaustive", "max", 531441));
+       }},
+  };
+  return entries;
+}
+
+}  // namespace
+
+const std::vector<PlacerInfo>& placer_infos() {
+  static const std::vector<PlacerInfo> infos = [] {
+    std::vector<PlacerInfo> out;
+    for (const Entry& e : registry()) out.push_back(e.info);
+    return out;
+  }();
+  return infos;
+}
+
+std::unique_ptr<Placer> make_placer(const std::string& spec) {
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  PlacerParams params;
+  if (colon != std::string::npos) {
+    for (std::string_view kv : split_fields(std::string_view(spec).substr(colon + 1), ',')) {
+      kv = trim(kv);
+      const auto eq = kv.find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        throw InputError(
+            fmt::format("method {}: expected key=value options, found '{}'", name, kv));
+      params[std::string(trim(kv.substr(0, eq)))] = std::string(trim(kv.substr(eq + 1)));
+    }
+  }
+  for (const Entry& e : registry()) {
+    if (e.info.name != name) continue;
+    auto placer = e.make(params);
+    if (!params.empty())
+      throw InputError(fmt::format("method {}: unknown option '{}' (accepted: {})", name,
+                                   params.begin()->first,
+                                   e.info.params.empty() ? "none" : e.info.params));
+    return placer;
+  }
+  std::string names;
+  for (const Entry& e : registry()) names += (names.empty() ? "" : ", ") + e.info.name;
+  throw InputError(fmt::format("unknown method '{}' (available: {})", name, names));
+}
+
+}  // namespace doppler

@@ -1,0 +1,90 @@
+#include "policy/nn/graph_tensors.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace doppler::nn {
+
+namespace {
+torch::Tensor to_long(const std::vector<std::int64_t>& v) {
+  return torch::from_blob(const_cast<std::int64_t*>(v.data()),
+                          {static_cast<std::int64_t>(v.size())}, torch::kLong)
+      .clone();
+}
+}  // namespace
+
+GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
+  GraphTensors t;
+  const int n = f.num_nodes;
+  t.num_nodes = n;
+  t.x = torch::from_blob(const_cast<float*>(f.node.data()), {n, kNodeFeatures}, torch::kFloat)
+            .clone();
+
+  // Levels of edge features (exact distinct values, or quantile bins).
+  const std::size_t m = f.edge.size();
+  std::vector<std::size_t> order(m);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return f.edge[a] < f.edge[b]; });
+  std::vector<int> level(m, 0);
+  std::vector<float> values;
+  std::size_t distinct = 0;
+  for (std::size_t i = 0; i < m; ++i)
+    distinct += i == 0 || f.edge[order[i]] != f.edge[order[i - 1]];
+  if (distinct <= static_cast<std::size_t>(max_levels)) {
+    for (std::size_t i = 0; i < m; ++i) {
+      if (i == 0 || f.edge[order[i]] != f.edge[order[i - 1]]) values.push_back(f.edge[order[i]]);
+      level[order[i]] = static_cast<int>(values.size()) - 1;
+    }
+  } else {
+    t.quantized = true;
+    const std::size_t bins = static_cast<std::size_t>(max_levels);
+    std::vector<double> sum(bins, 0.0);
+    std::vector<int> count(bins, 0);
+    for (std::size_t i = 0; i < m; ++i) {
+      const std::size_t b = i * bins / m;
+      level[order[i]] = static_cast<int>(b);
+      sum[b] += f.edge[order[i]];
+      ++count[b];
+    }
+    for (std::size_t b = 0; b < bins; ++b)
+      values.push_back(count[b] ? static_cast<float>(sum[b] / count[b]) : 0.0f);
+  }
+  // Edges sorted by level.
+  std::vector<std::size_t> by_level(m);
+  std::iota(by_level.begin(), by_level.end(), 0);
+  std::stable_sort(by_level.begin(), by_level.end(),
+                   [&](std::size_t a, std::size_t b) { return level[a] < level[b]; });
+  std::vector<std::int64_t> src(m), dst(m);
+  t.level_begin.assign(values.size() + 1, 0);
+  for (std::size_t i = 0; i < m; ++i) {
+    src[i] = f.edge_src[by_level[i]];
+    dst[i] = f.edge_dst[by_level[i]];
+    ++t.level_begin[static_cast<std::size_t>(level[by_level[i]]) + 1];
+  }
+  for (std::size_t k = 0; k < values.size(); ++k) t.level_begin[k + 1] += t.level_begin[k];
+  t.edge_src = to_long(src);
+  t.edge_dst = to_long(dst);
+  t.level_values =
+      torch::from_blob(values.data(), {static_cast<std::int64_t>(values.size()), 1}, torch::kFloat)
+          .clone();
+
+  // Path-sum pairs.
+  const auto pairs = [&](const std::vector<std::vector<int>>& paths, torch::Tensor& row,
+                         torch::Tensor& col) {
+    std::vector<std::int64_t> r, c;
+    for (int v = 0; v < n; ++v)
+      for (int u : paths[static_cast<std::size_t>(v)]) {
+        r.push_back(v);
+        c.push_back(u);
+      }
+    row = to_long(r);
+    col = to_long(c);
+  };
+  pairs(f.b_path, t.path_row_b, t.path_col_b);
+  pairs(f.t_path, t.path_row_t, t.path_col_t);
+  return t;
+}
+
+}  // namespace doppler::nn

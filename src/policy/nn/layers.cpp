@@ -1,0 +1,106 @@
+#include "policy/nn/layers.hpp"
+
+namespace doppler::nn {
+
+namespace F = torch::nn::functional;
+
+torch::Tensor zscore(const torch::Tensor& x, int64_t dim) {
+  const auto mean = x.mean(dim, true);
+  const auto sd = x.std(dim, /*unbiased=*/false, /*keepdim=*/true);
+  return (x - mean) / (sd + 1e-6);
+}
+
+void init_linear_layers(torch::nn::Module& m) {
+  torch::NoGradGuard guard;
+  for (auto& child : m.modules(/*include_self=*/true)) {
+    if (auto* lin = child->as<torch::nn::Linear>()) {
+      torch::nn::init::orthogonal_(lin->weight);
+      if (lin->bias.defined()) lin->bias.zero_();
+    }
+  }
+}
+
+MpnnEncoderImpl::MpnnEncoderImpl(const NetConfig& c) : c_(c) {
+  project_ = register_module("project", torch::nn::Linear(kNodeFeatures, c.hidden));
+  edge1_ = register_module("edge1", torch::nn::Linear(1, c.edge_hidden));
+  edge2_ = register_module("edge2", torch::nn::Linear(c.edge_hidden, c.hidden * c.hidden));
+  conv_bias_ = register_parameter("conv_bias", torch::zeros({c.hidden}));
+  gru_ = register_module("gru", torch::nn::GRUCell(c.hidden, c.hidden));
+}
+
+torch::Tensor MpnnEncoderImpl::forward(const GraphTensors& g) {
+  const int64_t hdim = c_.hidden;
+  auto h = torch::relu(project_(g.x));
+  // One H x H matrix per edge-feature level.
+  const auto mats = edge2_(torch::relu(edge1_(g.level_values))).view({-1, hdim, hdim});
+  const auto levels = static_cast<int64_t>(g.level_begin.size()) - 1;
+  for (int s = 0; s < c_.steps; ++s) {
+    const auto h_src = h.index_select(0, g.edge_src);
+    std::vector<torch::Tensor> parts;
+    parts.reserve(static_cast<std::size_t>(levels));
+    for (int64_t k = 0; k < levels; ++k) {
+      const int64_t b = g.level_begin[static_cast<std::size_t>(k)],
+                    e = g.level_begin[static_cast<std::size_t>(k) + 1];
+      if (e > b) parts.push_back(h_src.narrow(0, b, e - b).matmul(mats[k]));
+    }
+    auto m = torch::zeros_like(h);
+    if (!parts.empty()) m = m.index_add(0, g.edge_dst, torch::cat(parts, 0));
+    m = torch::relu(m + conv_bias_);
+    h = gru_(m, h);
+  }
+  return F::leaky_relu(h, F::LeakyReLUFuncOptions().negative_slope(0.1));
+}
+
+SelNetImpl::SelNetImpl(const NetConfig& c) {
+  encoder_ = register_module("encoder", MpnnEncoder(c));
+  proj_ = register_module("proj", torch::nn::Linear(kNodeFeatures, c.hidden));
+  fc1_ = register_module("fc1", torch::nn::Linear(4 * c.hidden, c.mlp_hidden));
+  fc2_ = register_module("fc2", torch::nn::Linear(c.mlp_hidden, 1));
+  init_linear_layers(*this);
+}
+
+torch::Tensor SelNetImpl::forward(const GraphTensors& g) {
+  const auto leaky = F::LeakyReLUFuncOptions().negative_slope(0.1);
+  const auto h = encoder_(g);
+  const auto b = torch::zeros_like(h).index_add(0, g.path_row_b, h.index_select(0, g.path_col_b));
+  const auto t = torch::zeros_like(h).index_add(0, g.path_row_t, h.index_select(0, g.path_col_t));
+  const auto px = F::leaky_relu(proj_(g.x), leaky);
+  const auto z = torch::cat({px, h, zscore(b), zscore(t)}, 1);
+  return fc2_(F::leaky_relu(fc1_(z), leaky)).squeeze(1);
+}
+
+PlcNetImpl::PlcNetImpl(const NetConfig& c) : c_(c) {
+  encoder_ = register_module("encoder", MpnnEncoder(c));
+  proj_x_ = register_module("proj_x", torch::nn::Linear(kNodeFeatures, c.hidden));
+  proj_y = register_module("proj_y", torch::nn::Linear(kDeviceFeatures, c.hidden));
+  fc1 = register_module("fc1", torch::nn::Linear(4 * c.hidden, c.mlp_hidden));
+  fc2 = register_module("fc2", torch::nn::Linear(c.mlp_hidden, 1));
+  init_linear_layers(*this);
+}
+
+PlcStatic PlcNetImpl::prepare(const GraphTensors& g) {
+  const auto leaky = F::LeakyReLUFuncOptions().negative_slope(0.1);
+  PlcStatic st;
+  st.h = encoder_(g);
+  const auto px = F::leaky_relu(proj_x_(g.x), leaky);
+  const int64_t hd = c_.hidden;
+  const auto w = fc1->weight;  // [mlp_hidden, 4H]: y | x | H | S
+  st.node =
+      px.matmul(w.narrow(1, hd, hd).t()) + st.h.matmul(w.narrow(1, 2 * hd, hd).t()) + fc1->bias;
+  return st;
+}
+
+torch::Tensor PlcNetImpl::score(const PlcStatic& st, const torch::Tensor& y,
+                                const torch::Tensor& ops, const torch::Tensor& s) {
+  const auto leaky = F::LeakyReLUFuncOptions().negative_slope(0.1);
+  const int64_t hd = c_.hidden;
+  const auto w = fc1->weight;
+  const auto py = F::leaky_relu(proj_y(y), leaky);  // [T, P, H]
+  const auto ns = zscore(s, 1);                     // over devices
+  auto pre =
+      py.matmul(w.narrow(1, 0, hd).t()) + ns.matmul(w.narrow(1, 3 * hd, hd).t());  // [T, P, M]
+  pre = pre + st.node.index_select(0, ops).unsqueeze(1);
+  return fc2(F::leaky_relu(pre, leaky)).squeeze(2);  // [T, P]
+}
+
+}  // namespace doppler::nn

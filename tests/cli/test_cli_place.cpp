@@ -1,0 +1,85 @@
+// `doppler place` and `doppler compare`.
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/support.hpp"
+
+#include "doppler/graph/io/graph_file.hpp"
+
+namespace doppler {
+namespace {
+
+// Three independent ops with b-levels 10, 3, 7 on 2 devices: critical path gives [0, 1, 1] and
+// makespan 10 (see tests/heuristics).
+const char* kThree = "3\n\n\n\n10,0\n3,0\n7,0\n";
+
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+TEST(CliPlace, WritesTheAssignmentAndReportsTheMakespan) {
+  test::TempDir dir;
+  write(dir / "g.txt", kThree);
+  const auto r = test::run_cli("place " + (dir / "g.txt").string() +
+                               " --devices 2 --method critical-path -o " +
+                               (dir / "a.json").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["makespan"], 10.0);
+  EXPECT_EQ(j["lower_bound"], 10.0);
+  EXPECT_EQ(j["gap_to_bound"], 0.0);
+  const Graph g = load_graph(dir / "g.txt");
+  const Assignment a = load_assignment(dir / "a.json", g, 2);
+  EXPECT_EQ(a.device_of, (std::vector<DeviceId>{0, 1, 1}));
+  EXPECT_EQ(a.method, "critical-path");
+  EXPECT_EQ(a.order, (std::vector<NodeId>{0, 2, 1}));
+}
+
+TEST(CliPlace, UnknownMethodOrOptionIsUsageErrorWithNoOutput) {
+  test::TempDir dir;
+  write(dir / "g.txt", kThree);
+  const auto r = test::run_cli("place " + (dir / "g.txt").string() + " --method magic -o " +
+                               (dir / "a.json").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown method 'magic'"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir / "a.json"));
+}
+
+TEST(CliCompare, TableJsonAndCsvAgree) {
+  test::TempDir dir;
+  write(dir / "g.txt", kThree);
+  const auto r = test::run_cli(
+      "compare " + (dir / "g.txt").string() +
+      " --devices 2 --methods critical-path,round-robin,exhaustive,random --seeds 2 --json --csv " +
+      (dir / "t.csv").string() + " --gantt-dir " + dir.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["methods"].size(), 4u);
+  // round-robin: 0 -> dev 0, 1 -> dev 1, 2 -> dev 0: makespan 17; exhaustive: 10.
+  EXPECT_EQ(j["methods"][0]["mean"], 10.0);
+  EXPECT_EQ(j["methods"][1]["mean"], 17.0);
+  EXPECT_EQ(j["methods"][1]["ratio_to_best"], 1.7);
+  EXPECT_EQ(j["methods"][2]["mean"], 10.0);
+  EXPECT_EQ(j["methods"][3]["makespans"].size(), 2u);
+  EXPECT_EQ(j["methods"][0]["makespans"].size(), 1u);  // deterministic: run once
+  std::ifstream csv(dir / "t.csv");
+  std::string header, first;
+  std::getline(csv, header);
+  std::getline(csv, first);
+  EXPECT_EQ(header,
+            "method,makespan_mean,makespan_std,ratio_to_best,gap_to_lower_bound,seconds_mean,"
+            "evaluations,seeds");
+  EXPECT_EQ(first.substr(0, 17), "critical-path,10,");
+  EXPECT_TRUE(std::filesystem::exists(dir / "critical-path.svg"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "exhaustive.svg"));
+  const auto text =
+      test::run_cli("compare " + (dir / "g.txt").string() + " --devices 2 --methods heft,etf");
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("heft"), std::string::npos);
+  EXPECT_NE(text.out.find("vs best"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace doppler

@@ -1,0 +1,165 @@
+// Each list scheduler on hand-made DAGs whose choices are worked out by hand.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "support/builders.hpp"
+
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/heuristics/critical_path.hpp"
+#include "doppler/heuristics/list_placers.hpp"
+#include "doppler/heuristics/simple_placers.hpp"
+
+namespace doppler {
+namespace {
+
+using test::ref_graph;
+
+Assignment run(const Placer& pl, const Graph& g, int p, std::uint64_t seed = 0) {
+  const Problem problem(g, Platform::reference(p));
+  Assignment a = pl.place(problem, {seed, {}});
+  a.validate(g, p);
+  return a;
+}
+
+// Three independent ops with b-levels 10, 3, 7 on 2 devices: order 0, 2, 1. Op 0 -> device 0
+// (0-10), op 2 -> device 1 (0-7), op 1 starts earliest on device 1 (7 < 10).
+TEST(CriticalPath, LargestBLevelFirstEarliestStartDevice) {
+  const Graph g = ref_graph({{10, 0}, {3, 0}, {7, 0}}, {});
+  const Assignment a = run(CriticalPathPlacer(), g, 2);
+  EXPECT_EQ(a.device_of, (std::vector<DeviceId>{0, 1, 1}));
+  EXPECT_EQ(a.order, (std::vector<NodeId>{0, 2, 1}));
+  EXPECT_EQ(a.method, "critical-path");
+}
+
+// a (2, 10) -> b (3); c (4) independent; 2 devices. b-levels a 15, c 4, b 3. a -> dev 0 (0-2);
+// c: dev 0 free at 2, dev 1 at 0 -> dev 1 (0-4); b: dev 0 at max(2, 2) = 2, dev 1 at
+// max(2 + 10, 4) = 12 -> dev 0. The reference's buggy baseline would take the oldest candidate b
+// before c; we take c (larger b-level).
+TEST(CriticalPath, StartTimesIncludeTransfers) {
+  const Graph g = ref_graph({{2, 10}, {3, 0}, {4, 0}}, {{0, 1}});
+  const Assignment a = run(CriticalPathPlacer(), g, 2);
+  EXPECT_EQ(a.device_of, (std::vector<DeviceId>{0, 0, 1}));
+  EXPECT_EQ(a.order, (std::vector<NodeId>{0, 2, 1}));
+}
+
+TEST(CriticalPath, TeacherListsAllTiedActions) {
+  const Graph g = ref_graph({{5, 0}, {5, 0}, {1, 0}}, {});
+  const Problem problem(g, Platform::reference(3));
+  ListSchedule s(g, problem.cost(), 3);
+  EXPECT_EQ(critical_path_selections(s, problem.analysis().b_level()), (std::vector<NodeId>{0, 1}));
+  EXPECT_EQ(critical_path_devices(s, 0), (std::vector<DeviceId>{0, 1, 2}));
+  s.place(0, 1);
+  EXPECT_EQ(critical_path_devices(s, 1), (std::vector<DeviceId>{0, 2}));
+  // Random ties: valid, seed-deterministic, and different seeds can differ.
+  const CriticalPathPlacer random_ties(true);
+  EXPECT_EQ(random_ties.place(problem, {7, {}}).device_of,
+            random_ties.place(problem, {7, {}}).device_of);
+  bool differs = false;
+  for (std::uint64_t seed = 1; seed < 20 && !differs; ++seed)
+    differs = random_ties.place(problem, {seed, {}}).device_of !=
+              random_ties.place(problem, {0, {}}).device_of;
+  EXPECT_TRUE(differs);
+}
+
+// a (1, 10) -> b (20), a -> d (3); e (2) independent; 2 devices. Ranks a 31, b 20, d 3, e 2.
+// a -> dev 0 (0-1); b -> dev 0 (1-21; dev 1 would be 11-31); d -> dev 1 (11-14; dev 0 21-24);
+// e fits in dev 1's idle gap before d: 0-2 (insertion), earlier than dev 0 (21-23).
+TEST(Heft, InsertsIntoIdleGaps) {
+  const Graph g = ref_graph({{1, 10}, {20, 0}, {3, 0}, {2, 0}}, {{0, 1}, {0, 2}});
+  const Assignment a = run(HeftPlacer(), g, 2);
+  EXPECT_EQ(a.device_of, (std::vector<DeviceId>{0, 0, 1, 1}));
+  EXPECT_EQ(a.order, (std::vector<NodeId>{0, 3, 1, 2}));  // planned starts 0, 0, 1, 11
+}
+
+// ETF: both sources can start at 0 on one device; the tie goes to the larger b-level (x).
+TEST(Etf, EarliestStartTiesGoToTheLargerBLevel) {
+  const Graph g = ref_graph({{1, 0}, {5, 0}}, {});
+  EXPECT_EQ(run(EtfPlacer(), g, 1).order, (std::vector<NodeId>{1, 0}));
+  const Assignment two = run(EtfPlacer(), g, 2);
+  EXPECT_EQ(two.device_of, (std::vector<DeviceId>{1, 0}));
+  // a (1, 10) -> b (1): b starts earliest on a's device (1 < 11).
+  const Graph chain = ref_graph({{1, 10}, {1, 0}}, {{0, 1}});
+  EXPECT_EQ(run(EtfPlacer(), chain, 2).device_of, (std::vector<DeviceId>{0, 0}));
+}
+
+// m-ETF: four sources with compute (1, 1, 1, 5) and memory (transfer cost) (3, 1, 3, 1) on two
+// devices; capacity with no slack = 8 / 2 = 4. ETF: op 3 (largest b-level) -> dev 0 (0-5), then
+// ops 0, 1, 2 all start earliest on dev 1. m-ETF: op 3 -> dev 0 (1 of 4 used), op 0 -> dev 1
+// (3 used), op 1 -> dev 1 (full), so op 2 must go to dev 0 although it would start earlier on
+// dev 1.
+TEST(MEtf, RespectsMemoryShares) {
+  const Graph g = ref_graph({{1, 3}, {1, 1}, {1, 3}, {5, 1}}, {});
+  const Assignment etf = run(EtfPlacer(), g, 2);
+  const Assignment metf = run(EtfPlacer(0.0), g, 2);
+  EXPECT_EQ(etf.device_of[0], etf.device_of[2]);
+  EXPECT_NE(metf.device_of[0], metf.device_of[2]);
+  EXPECT_EQ(metf.method, "m-etf");
+}
+
+TEST(SimplePlacers, HandComputedAssignments) {
+  const Graph chain = ref_graph({{5, 1}, {1, 1}, {1, 1}, {1, 1}}, {{0, 1}, {1, 2}, {2, 3}});
+  EXPECT_EQ(run(RoundRobinPlacer(), chain, 3).device_of, (std::vector<DeviceId>{0, 1, 2, 0}));
+  EXPECT_EQ(run(BalancedPlacer(), chain, 2).device_of, (std::vector<DeviceId>{0, 1, 1, 1}));
+  // m-TOPO: memory 1 each (transfer cost), capacity (1 + 0) x 4 / 2 = 2: two ops per device.
+  EXPECT_EQ(run(MTopoPlacer(0.0), chain, 2).device_of, (std::vector<DeviceId>{0, 0, 1, 1}));
+  const Assignment r1 = run(RandomPlacer(), chain, 4, 1), r2 = run(RandomPlacer(), chain, 4, 1);
+  EXPECT_EQ(r1.device_of, r2.device_of);
+}
+
+}  // namespace
+}  // namespace doppler
+
+namespace doppler {
+namespace {
+
+// Two input ops feed two heavy ops on two devices. Without deferral every input starts at 0 on
+// device 0 (earliest-start ties), so both consumers are pulled to device 0 to avoid transfers;
+// deferred inputs travel with their consumers, which then spread over both devices.
+Graph inputs_graph() {
+  GraphBuilder b;
+  for (int i = 0; i < 4; ++i) {
+    Node n;
+    n.kind = i < 2 ? OpKind::input : OpKind::einsum;
+    n.compute_cost = i < 2 ? 0 : 10;
+    n.transfer_cost = i < 2 ? 100 : 1;
+    b.add_node(n);
+  }
+  b.add_edge(0, 2);
+  b.add_edge(1, 3);
+  return b.build();
+}
+
+TEST(Inputs, DeferredInputsFollowTheirConsumer) {
+  const Graph g = inputs_graph();
+  const Problem problem(g, Platform::reference(2));
+  ListSchedule s(g, problem.cost(), 2, /*defer_inputs=*/true);
+  std::vector<NodeId> cands = s.candidates();
+  std::sort(cands.begin(), cands.end());
+  EXPECT_EQ(cands, (std::vector<NodeId>{2, 3}));  // inputs are never candidates
+  EXPECT_EQ(s.arrival(2, 1), 0);                  // an unplaced input arrives anywhere at 0
+  s.place(2, 1);
+  EXPECT_EQ(s.device(0), 1);
+  EXPECT_TRUE(!s.done());
+  const Assignment with = CriticalPathPlacer().place(problem, {});
+  EXPECT_EQ(with.device_of[0], with.device_of[2]);
+  EXPECT_EQ(with.device_of[1], with.device_of[3]);
+  EXPECT_NE(with.device_of[2], with.device_of[3]);
+  EXPECT_EQ(problem.simulator().makespan(with.device_of), 10);
+  PlaceOptions raw;
+  raw.colocate_inputs = false;
+  const Assignment without = CriticalPathPlacer().place(problem, raw);
+  EXPECT_EQ(without.device_of[0], 0);
+  EXPECT_EQ(without.device_of[1], 0);
+  EXPECT_GT(problem.simulator().makespan(without.device_of), 10);
+}
+
+TEST(Inputs, ColocateMovesInputsToTheirFirstConsumer) {
+  const Graph g = inputs_graph();
+  Assignment a{2, {0, 0, 1, 0}, {1, 3, 0, 2}, ""};
+  colocate_inputs(g, a);
+  EXPECT_EQ(a.device_of, (std::vector<DeviceId>{1, 0, 1, 0}));
+}
+
+}  // namespace
+}  // namespace doppler
