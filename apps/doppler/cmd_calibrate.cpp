@@ -1,0 +1,139 @@
+// doppler calibrate --devices P -o hw.json: measures this machine's engine and writes a hardware
+// profile for the simulator.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "doppler/engine/calibrate.hpp"
+#include "doppler/report/gantt.hpp"
+#include "doppler/report/table.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/progress.hpp"
+
+namespace doppler::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string output, name = "cpu-engine", topology = "switch", graph, link_profile;
+  int devices = 1, repeat = 5;
+  double link_bandwidth = 0, link_latency = 0;
+  bool no_pin = false, json = false;
+};
+
+void run_calibrate(const CalibrateOptions& o) {
+  const auto dir = std::filesystem::absolute(o.output).parent_path();
+  if (!std::filesystem::is_directory(dir))  // fail before seconds of benchmarks
+    throw InputError(o.output, 0, "directory " + dir.string() + " does not exist");
+  CalibrationOptions co;
+  co.devices = o.devices;
+  co.repeat = o.repeat;
+  co.topology = o.topology;
+  co.pin_threads = !o.no_pin;
+  co.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  Graph g;
+  if (!o.graph.empty()) {
+    g = load_graph_logged(o.graph);
+    co.graph = &g;
+  }
+  Calibration c;
+  {
+    Progress progress("calibrate", 0);
+    c = calibrate(co, [&](int step, int steps, const std::string& what) {
+      progress.update(step, fmt::format("of {}: {}", steps, what));
+    });
+  }
+  write_file_atomic(o.output, calibration_profile_json(c, o.name, o.topology));
+  if (o.json) {
+    ojson j;
+    j["output"] = o.output;
+    j["devices"] = c.devices;
+    j["cores"] = c.cores;
+    j["link_emulation"] = c.link;
+    j["peak_flops"] = c.peak_flops;
+    j["launch_overhead"] = c.launch_overhead;
+    j["engine_overhead"] = c.engine_overhead;
+    j["bandwidth"] = c.bandwidth;
+    j["latency"] = c.latency;
+    j["fit"] = c.fit;
+    ojson ks = ojson::array();
+    for (const KernelSample& k : c.kernels)
+      if (k.kind != "graph op")
+        ks.push_back({{"kind", k.kind},
+                      {"what", k.what},
+                      {"seconds", k.seconds},
+                      {"gflops", k.flops / k.seconds / 1e9}});
+    j["kernels"] = std::move(ks);
+    print_json(j);
+    return;
+  }
+  const auto t = [](double x) { return format_time(x, CostUnit::seconds); };
+  std::cout << fmt::format("{:<18}{} devices on {} cores, link emulation {}\n", "engine", c.devices,
+                           c.cores, c.link);
+  Table tab;
+  tab.add_column("kind", true);
+  tab.add_column("kernel", true);
+  tab.add_column("time per op");
+  tab.add_column("GFLOP/s");
+  tab.add_column("GB/s");
+  for (const KernelSample& k : c.kernels)
+    if (k.kind != "graph op")
+      tab.add_row({k.kind, k.what, t(k.seconds), fmt::format("{:.2f}", k.flops / k.seconds / 1e9),
+                   fmt::format("{:.2f}", k.bytes / k.seconds / 1e9)});
+  std::cout << tab.to_text();
+  Table ct;
+  ct.add_column("copy bytes");
+  ct.add_column("time");
+  ct.add_column("GB/s");
+  for (const CopySample& s : c.copies)
+    ct.add_row(
+        {format_sig(s.bytes), t(s.seconds), fmt::format("{:.2f}", s.bytes / s.seconds / 1e9)});
+  std::cout << ct.to_text();
+  std::cout << fmt::format("{:<18}{}\n", "engine overhead", t(c.engine_overhead) + " per op");
+  std::cout << fmt::format("{:<18}peak {:.3g} FLOP/s, launch overhead {}\n", "device model",
+                           c.peak_flops, t(c.launch_overhead));
+  std::cout << fmt::format("{:<18}latency {}, bandwidth {:.3g} B/s ({})\n", "link model",
+                           t(c.latency), c.bandwidth, o.topology);
+  std::cout << fmt::format("{:<18}{}\n", "fit", c.fit);
+  std::cout << fmt::format("{:<18}{}\n", "written", o.output);
+}
+
+}  // namespace
+
+void add_calibrate(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand(
+      "calibrate",
+      "Measure the engine on this machine (kernel time per op kind and size with every device "
+      "busy, engine overhead per op, copy time per size) and write a hardware profile that "
+      "makes the simulator predict it (use it with simulate/place/compare/validate-sim "
+      "--hardware).");
+  add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  cmd->add_option("-o,--output", o->output, "profile to write (doppler-hardware JSON)")->required();
+  cmd->add_option("--name", o->name, "profile name")->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "measured runs per benchmark")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--topology", o->topology,
+                  "switch (a copy crosses the sender's and the receiver's port) or all-to-all")
+      ->check(CLI::IsMember({"switch", "all-to-all"}))
+      ->capture_default_str();
+  cmd->add_option("--graph", o->graph,
+                  "also time this graph's own kernels and fit the device model to them");
+  cmd->add_option("--link-bandwidth", o->link_bandwidth, "emulated link bandwidth (bytes/s)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-latency", o->link_latency, "emulated link latency (seconds)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
+  cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
+  cmd->add_flag("--json", o->json, "print one JSON object instead of text");
+  cmd->callback([o] { run_calibrate(*o); });
+}
+
+}  // namespace doppler::cli

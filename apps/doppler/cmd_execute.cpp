@@ -1,0 +1,306 @@
+// doppler execute GRAPH --assignment A.json: runs an assignment on the real engine (threads on
+// this machine, or MPI ranks) and reports the measured makespan.
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <span>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/engine/mpi_backend.hpp"
+#include "doppler/graph/io/graph_file.hpp"
+#include "doppler/report/gantt.hpp"
+#include "doppler/report/table.hpp"
+#include "doppler/report/trace.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/parse.hpp"
+#include "doppler/util/progress.hpp"
+
+namespace doppler::cli {
+
+namespace {
+
+struct ExecuteOptions {
+  std::string graph, assignment, order = "fifo", trace, gantt, backend = "local";
+  std::string kernels = "auto", link_profile, fault;
+  int devices = 0, repeat = 5, warmup = 1;
+  double scale = 0, link_bandwidth = 0, link_latency = 0, timeout = 0;
+  bool no_pin = false, verify = false, json = false;
+};
+
+// Comparison of every node's output with a single-device run of the same kernels.
+struct Verification {
+  int nodes = 0;
+  int identical = 0;
+  double max_relative_error = 0;
+  std::string worst;
+};
+
+// Norm-wise relative error of a against b.
+double rel_error(std::span<const float> a, std::span<const float> b) {
+  if (a.size() != b.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    den += static_cast<double>(b[i]) * b[i];
+  }
+  return num == 0 ? 0.0 : std::sqrt(num) / std::max(std::sqrt(den), 1e-300);
+}
+
+// Runs `g` on one device and compares `output(v)` with it for every node.
+template <class OutputOf>
+Verification verify(const Graph& g, const EngineOptions& eo, OutputOf&& output) {
+  EngineOptions one = eo;
+  one.devices = 1;
+  one.fault = {};
+  Engine ref(g, one);
+  Assignment a;
+  a.devices = 1;
+  a.device_of.assign(static_cast<std::size_t>(g.num_nodes()), 0);
+  ref.run(a);
+  Verification r;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const std::vector<float> got = output(v);
+    const auto want = ref.output(v);
+    ++r.nodes;
+    if (got.size() == want.size() &&
+        std::equal(got.begin(), got.end(), want.begin(),
+                   [](float x, float y) { return std::memcmp(&x, &y, sizeof(float)) == 0; })) {
+      ++r.identical;
+      continue;
+    }
+    const double e = rel_error(got, want);
+    if (e >= r.max_relative_error) {
+      r.max_relative_error = e;
+      r.worst = g.label(v);
+    }
+  }
+  return r;
+}
+
+void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const Measurement& m,
+            const std::string& engine, KernelMode kernels, double total_flops,
+            const Verification* ver) {
+  const Schedule& s = m.median_run.schedule;
+  const std::string title = fmt::format("{} on {} devices (engine, {}{})", g.meta().name, a.devices,
+                                        o.backend, a.method.empty() ? "" : ", " + a.method);
+  if (!o.trace.empty()) write_file_atomic(o.trace, format_chrome_trace(g, s, title));
+  if (!o.gantt.empty()) write_file_atomic(o.gantt, format_gantt_svg(g, s, {title, 1400, true}));
+  const auto ops = a.ops_per_device();
+  if (o.json) {
+    ojson j;
+    j["graph"] = g.meta().name;
+    j["ops"] = g.num_nodes();
+    j["devices"] = a.devices;
+    j["backend"] = o.backend;
+    j["engine"] = engine;
+    j["kernels"] = kernel_mode_name(kernels);
+    j["order"] = o.order;
+    j["link_emulation"] =
+        LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile).label();
+    j["warmup"] = o.warmup;
+    j["repeat"] = o.repeat;
+    j["makespans"] = m.makespans;
+    j["makespan_median"] = m.median;
+    j["makespan_min"] = m.min;
+    j["makespan_max"] = m.max;
+    j["total_flops"] = total_flops;
+    j["gflops_per_s"] = m.median > 0 ? total_flops / m.median / 1e9 : 0.0;
+    j["copies"] = s.cross_transfers;
+    j["bytes_copied"] = s.cross_bytes;
+    ojson devs = ojson::array();
+    for (int d = 0; d < a.devices; ++d)
+      devs.push_back({{"device", d},
+                      {"ops", ops[static_cast<std::size_t>(d)]},
+                      {"busy", s.busy[static_cast<std::size_t>(d)]},
+                      {"utilization", s.utilization(d)}});
+    j["per_device"] = std::move(devs);
+    if (ver)
+      j["verify"] = {{"nodes", ver->nodes},
+                     {"identical", ver->identical},
+                     {"max_relative_error", ver->max_relative_error}};
+    print_json(j);
+    return;
+  }
+  const auto t = [](double x) { return format_time(x, CostUnit::seconds); };
+  std::cout << fmt::format("{:<16}{} ({} ops) on {} devices, order {}\n", "graph", g.meta().name,
+                           g.num_nodes(), a.devices, o.order);
+  std::cout << fmt::format("{:<16}{}\n", "engine", engine);
+  std::cout << fmt::format("{:<16}median {}, min {}, max {} ({} runs after {} warm-up)\n",
+                           "makespan", t(m.median), t(m.min), t(m.max), o.repeat, o.warmup);
+  if (total_flops > 0)
+    std::cout << fmt::format("{:<16}{:.2f} GFLOP/s ({} FLOPs per run)\n", "throughput",
+                             total_flops / m.median / 1e9, format_sig(total_flops));
+  std::cout << fmt::format("{:<16}{} cross-device, {} bytes\n", "copies", s.cross_transfers,
+                           format_sig(s.cross_bytes));
+  Table tab;
+  for (const char* c : {"device", "ops", "busy", "busy %"}) tab.add_column(c);
+  for (int d = 0; d < a.devices; ++d)
+    tab.add_row({std::to_string(d), std::to_string(ops[static_cast<std::size_t>(d)]),
+                 t(s.busy[static_cast<std::size_t>(d)]),
+                 fmt::format("{:.1f}%", 100 * s.utilization(d))});
+  std::cout << tab.to_text();
+  if (ver) {
+    if (ver->identical == ver->nodes) {
+      std::cout << fmt::format("{:<16}outputs of all {} nodes identical to a single-device run\n",
+                               "verify", ver->nodes);
+    } else {
+      std::cout << fmt::format(
+          "{:<16}{} of {} nodes identical to a single-device run; max relative error {:.3g} "
+          "({})\n",
+          "verify", ver->identical, ver->nodes, ver->max_relative_error, ver->worst);
+    }
+  }
+}
+
+void check_verification(const Verification& v) {
+  if (v.max_relative_error > 1e-5)
+    throw std::runtime_error(fmt::format(
+        "verification failed: node {} differs from the single-device run by {:.3g} (relative)",
+        v.worst, v.max_relative_error));
+}
+
+// "fail:NODE" or "hang:NODE" (test hook), or none when empty.
+FaultInjection parse_fault(const std::string& spec, const Graph& g) {
+  if (spec.empty()) return {};
+  const auto colon = spec.find(':');
+  std::int64_t node = -1;
+  std::string why;
+  const std::string kind = spec.substr(0, colon);
+  if (colon == std::string::npos || (kind != "fail" && kind != "hang") ||
+      !parse_int64(spec.substr(colon + 1), node, why) || node < 0 || node >= g.num_nodes())
+    throw InputError("--inject-fault: expected fail:NODE or hang:NODE with a node id of the graph");
+  return {kind == "fail" ? FaultInjection::Kind::fail : FaultInjection::Kind::hang,
+          static_cast<NodeId>(node)};
+}
+
+void run_execute(const ExecuteOptions& o) {
+  const Graph g = load_graph_logged(o.graph);
+  const Assignment a = load_assignment(o.assignment, g, o.devices);
+  const DispatchRule rule = parse_dispatch_rule(o.order);
+  if (rule == DispatchRule::priority && a.order.empty())
+    throw InputError(o.assignment, 0, "--order priority needs an \"order\" in the assignment");
+  EngineOptions eo;
+  eo.devices = a.devices;
+  eo.kernels = parse_kernel_mode(o.kernels);
+  eo.synthetic_scale = o.scale;
+  eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  eo.pin_threads = !o.no_pin;
+  eo.timeout_seconds = o.timeout;
+  eo.fault = parse_fault(o.fault, g);
+  if (o.backend == "mpi") {
+    MpiEngine e(g, eo);
+    for (const auto& w : e.warnings()) spdlog::warn("{}", w);
+    const Measurement m = e.measure(a, rule, o.repeat, o.warmup);
+    Verification ver;
+    if (o.verify) {
+      std::vector<std::vector<float>> outs;
+      for (NodeId v = 0; v < g.num_nodes(); ++v) outs.push_back(e.gather_output(v));
+      if (e.rank() == 0)
+        ver = verify(g, eo, [&](NodeId v) { return outs[static_cast<std::size_t>(v)]; });
+    }
+    if (e.rank() != 0) return;
+    report(o, g, a, m, e.describe(), e.kernel_mode(), e.total_flops(), o.verify ? &ver : nullptr);
+    if (o.verify) check_verification(ver);
+    return;
+  }
+  Engine e(g, eo);
+  for (const auto& w : e.warnings()) spdlog::warn("{}", w);
+  Progress progress("execute", o.warmup + o.repeat);
+  for (int i = 0; i < o.warmup; ++i) {
+    e.run(a, rule);
+    progress.update(i + 1);
+  }
+  std::vector<EngineResult> runs;
+  std::vector<double> ms;
+  for (int i = 0; i < o.repeat; ++i) {
+    runs.push_back(e.run(a, rule));
+    ms.push_back(runs.back().makespan_seconds);
+    progress.update(o.warmup + i + 1,
+                    fmt::format("last {}", format_time(ms.back(), CostUnit::seconds)));
+  }
+  progress.finish();
+  Measurement m = summarize_makespans(ms);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < ms.size(); ++i)
+    if (std::abs(ms[i] - m.median) < std::abs(ms[best] - m.median)) best = i;
+  m.median_run = std::move(runs[best]);
+  Verification ver;
+  if (o.verify)
+    ver = verify(g, eo, [&](NodeId v) {
+      const auto s = e.output(v);
+      return std::vector<float>(s.begin(), s.end());
+    });
+  report(o, g, a, m, e.describe(), e.kernel_mode(), e.total_flops(), o.verify ? &ver : nullptr);
+  if (o.verify) check_verification(ver);
+}
+
+}  // namespace
+
+void add_execute(CLI::App& app) {
+  auto o = std::make_shared<ExecuteOptions>();
+  auto* cmd = app.add_subcommand(
+      "execute",
+      "Run an assignment on the real work-conserving engine (one compute and one copy worker "
+      "thread per device, OpenBLAS kernels; or MPI ranks with --backend mpi): a warm-up run, "
+      "then --repeat measured runs; prints the median/min/max makespan, per-device busy time and "
+      "bytes copied. Graphs without exec descriptions run synthetic kernels sized by their costs.");
+  cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
+  cmd->add_option("-a,--assignment", o->assignment,
+                  "assignment file (doppler-assignment JSON or a bare array)")
+      ->required();
+  add_devices_option(*cmd, o->devices, false)
+      ->description("device count (default: the assignment's)");
+  cmd->add_option("--order", o->order,
+                  "dispatch rule among ready ops: fifo (the simulator's rule) or priority (the "
+                  "assignment's order)")
+      ->check(CLI::IsMember({"fifo", "priority"}))
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "measured runs")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "unmeasured runs first")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+  cmd->add_option("--trace", o->trace, "write a Chrome Trace Event JSON file of the median run");
+  cmd->add_option("--gantt", o->gantt, "write an SVG Gantt chart of the median run");
+  cmd->add_option("--backend", o->backend,
+                  "local (threads) or mpi (start with mpirun -np R; devices spread over ranks)")
+      ->check(CLI::IsMember({"local", "mpi"}))
+      ->capture_default_str();
+  cmd->add_option("--kernels", o->kernels,
+                  "auto (real when every node has an exec description, else synthetic), real, "
+                  "synthetic, or empty (engine overhead only)")
+      ->check(CLI::IsMember({"auto", "real", "synthetic", "empty"}))
+      ->capture_default_str();
+  cmd->add_option("--scale", o->scale,
+                  "synthetic kernels: FLOPs per unit of compute cost and bytes per unit of "
+                  "transfer cost (default: about 1e8 FLOPs in all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-bandwidth", o->link_bandwidth,
+                  "emulate links: a copy takes at least bytes / this (bytes/s)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-latency", o->link_latency,
+                  "emulate links: a copy takes at least this many seconds more")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-profile", o->link_profile,
+                  "emulate the links of a hardware profile (shipped name or JSON file)");
+  cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
+  cmd->add_option("--timeout", o->timeout, "fail a run that takes longer (seconds; 0 = none)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--verify", o->verify,
+                "compare every node's output with a single-device run (exit 1 above 1e-5 "
+                "relative error)");
+  cmd->add_flag("--json", o->json, "print one JSON object instead of text");
+  cmd->add_option("--inject-fault", o->fault, "test hook: fail:NODE or hang:NODE")->group("");
+  cmd->callback([o] { run_execute(*o); });
+}
+
+}  // namespace doppler::cli

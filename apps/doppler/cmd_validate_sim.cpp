@@ -1,0 +1,155 @@
+// doppler validate-sim GRAPH --hardware hw.json: simulated vs measured makespans of 30+
+// assignments; Spearman rank correlation and mean absolute percentage error.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "common.hpp"
+
+#include "doppler/engine/sim_to_real.hpp"
+#include "doppler/hardware/shipped.hpp"
+#include "doppler/report/gantt.hpp"
+#include "doppler/report/table.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/progress.hpp"
+
+namespace doppler::cli {
+
+namespace {
+
+struct ValidateOptions {
+  std::string graph, hardware, order = "fifo", csv, link_profile;
+  int devices = 0, assignments = 30, repeat = 5, warmup = 1;
+  std::uint64_t seed = 0;
+  std::int64_t budget = 2000;
+  double link_bandwidth = 0, link_latency = 0;
+  bool no_pin = false, json = false;
+};
+
+void run_validate(const ValidateOptions& o) {
+  const Graph g = load_graph_logged(o.graph);
+  if (o.hardware.empty())
+    throw InputError("validate-sim: pass --hardware PROFILE (doppler calibrate -o)");
+  const HardwareProfile profile = load_hardware_profile(o.hardware);
+  const int devices = o.devices > 0 ? o.devices : profile.num_devices();
+  const Problem problem(g, Platform::hardware(profile, devices));
+  if (const std::string dt = graph_dtype(g); dt != "f32")
+    spdlog::warn(
+        "graph dtype is {}: the simulator charges {} bytes per element, the engine "
+        "copies f32 (generate with --dtype f32 for sim-to-real comparisons)",
+        dt, dt == "f16" ? 2 : 4);
+  EngineOptions eo;
+  eo.devices = devices;
+  eo.pin_threads = !o.no_pin;
+  eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  Engine engine(g, eo);
+  for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+  ValidationOptions vo;
+  vo.assignments = o.assignments;
+  vo.seed = o.seed;
+  vo.repeat = o.repeat;
+  vo.warmup = o.warmup;
+  vo.rule = parse_dispatch_rule(o.order);
+  vo.search_budget = o.budget;
+  ValidationResult r;
+  {
+    Progress progress("validate-sim",
+                      static_cast<std::int64_t>(o.assignments) * (o.warmup + o.repeat));
+    r = validate_sim(problem, engine, vo, [&](int done, int) { progress.update(done); });
+  }
+  Table tab;
+  tab.add_column("assignment", true);
+  tab.add_column("simulated");
+  tab.add_column("measured");
+  tab.add_column("min..max");
+  tab.add_column("error");
+  const auto t = [](double x) { return format_time(x, CostUnit::seconds); };
+  for (const ValidationCase& c : r.cases)
+    tab.add_row({c.method, t(c.simulated), t(c.measured.median),
+                 t(c.measured.min) + ".." + t(c.measured.max),
+                 fmt::format("{:+.1f}%", 100 * (c.simulated / c.measured.median - 1))});
+  if (!o.csv.empty()) write_file_atomic(o.csv, tab.to_csv());
+  if (o.json) {
+    ojson j;
+    j["graph"] = g.meta().name;
+    j["ops"] = g.num_nodes();
+    j["devices"] = devices;
+    j["hardware"] = profile.name;
+    j["engine"] = engine.describe();
+    j["order"] = o.order;
+    j["repeat"] = o.repeat;
+    j["spearman"] = r.spearman;
+    j["pearson"] = r.pearson;
+    j["mape"] = r.mape;
+    j["spearman_min"] = r.spearman_min;
+    j["mape_min"] = r.mape_min;
+    ojson cs = ojson::array();
+    for (const ValidationCase& c : r.cases)
+      cs.push_back({{"method", c.method},
+                    {"simulated", c.simulated},
+                    {"measured", c.measured.median},
+                    {"measured_min", c.measured.min},
+                    {"measured_max", c.measured.max}});
+    j["cases"] = std::move(cs);
+    print_json(j);
+    return;
+  }
+  std::cout << fmt::format("{:<14}{} ({} ops) on {} devices\n", "graph", g.meta().name,
+                           g.num_nodes(), devices);
+  std::cout << fmt::format("{:<14}{}\n", "simulator",
+                           "hardware model " + profile.name + ", order " + o.order);
+  std::cout << fmt::format("{:<14}{}\n", "engine", engine.describe());
+  std::cout << tab.to_text();
+  std::cout << fmt::format("{:<14}{:.3f}   (rank correlation over {} assignments)\n", "spearman",
+                           r.spearman, r.cases.size());
+  std::cout << fmt::format("{:<14}{:.3f}\n", "pearson", r.pearson);
+  std::cout << fmt::format("{:<14}{:.1f}%   (mean |simulated - measured| / measured)\n", "mape",
+                           100 * r.mape);
+  std::cout << fmt::format("{:<14}spearman {:.3f}, mape {:.1f}%   (against the fastest run)\n",
+                           "min runs", r.spearman_min, 100 * r.mape_min);
+}
+
+}  // namespace
+
+void add_validate_sim(CLI::App& app) {
+  auto o = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand(
+      "validate-sim",
+      "Compare the simulator (with a calibrated --hardware profile) with the real engine over "
+      "30+ assignments (every heuristic, random and perturbed ones): simulated and measured "
+      "makespans, Spearman rank correlation, mean absolute percentage error.");
+  cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
+  add_hardware_option(*cmd, o->hardware)->required();
+  add_devices_option(*cmd, o->devices, false)->description("device count (default: the profile's)");
+  cmd->add_option("--assignments", o->assignments, "assignments to compare (at least 9)")
+      ->check(CLI::Range(9, 100000))
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "measured runs per assignment (median)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--warmup", o->warmup, "unmeasured runs per assignment")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed, "seed of the random assignments")->capture_default_str();
+  cmd->add_option("--budget", o->budget, "simulations of the local-search heuristic")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_option("--order", o->order, "dispatch rule of both: fifo or priority")
+      ->check(CLI::IsMember({"fifo", "priority"}))
+      ->capture_default_str();
+  cmd->add_option("--link-bandwidth", o->link_bandwidth, "emulated link bandwidth (bytes/s)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-latency", o->link_latency, "emulated link latency (seconds)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
+  cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
+  cmd->add_option("--csv", o->csv, "also write the table as CSV");
+  cmd->add_flag("--json", o->json, "print one JSON object instead of text");
+  cmd->callback([o] { run_validate(*o); });
+}
+
+}  // namespace doppler::cli

@@ -1,0 +1,71 @@
+#pragma once
+// Calibration: measures this engine (kernel time per op kind and size with P devices busy at
+// once, the engine's own per-op overhead, copy time per size) and fits the simulator's hardware
+// model to it, so that `doppler simulate --hardware hw.json` predicts the engine.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "doppler/engine/options.hpp"
+#include "doppler/graph/graph.hpp"
+
+namespace doppler {
+
+/// What calibrate() measures.
+struct CalibrationOptions {
+  int devices = 1;                  ///< P: devices of the engine (all busy while kernels are timed)
+  int repeat = 5;                   ///< measured runs per benchmark (median per op)
+  LinkEmulation link;               ///< copy slow-down to calibrate (off by default)
+  bool pin_threads = true;          ///< as EngineOptions::pin_threads
+  std::string topology = "switch";  ///< profile topology: "switch" or "all-to-all"
+  /// Optional graph whose own kernels (run on P devices, round-robin in topological order)
+  /// are added to the fit of the device model, weighted like its op mix; nullptr = kernels
+  /// of the standard benchmark mix only.
+  const Graph* graph = nullptr;
+};
+
+/// Median time of one benchmarked kernel.
+struct KernelSample {
+  std::string kind;    ///< "einsum", "elementwise", "reduction", "aggregate", "graph op", ...
+  std::string what;    ///< e.g. "ij,jk->ik 64x64x64" or "silu 32768"
+  double flops = 0;    ///< FLOPs of one op
+  double bytes = 0;    ///< bytes read and written by one op (f32)
+  double seconds = 0;  ///< median duration of one op
+};
+
+/// Median time of one copy size.
+struct CopySample {
+  double bytes = 0;    ///< bytes per copy
+  double seconds = 0;  ///< median duration (start to arrival)
+};
+
+/// Measurements and the fitted model: compute(v) = launch_overhead + flops(v) / peak_flops;
+/// copy(bytes) = latency + bytes / bandwidth.
+struct Calibration {
+  int devices = 1;                    ///< P
+  int cores = 1;                      ///< usable cores of the process
+  std::string link;                   ///< link emulation label
+  double engine_overhead = 0;         ///< seconds per op of empty kernels (hand-off cost)
+  std::vector<KernelSample> kernels;  ///< every benchmarked kernel
+  std::vector<CopySample> copies;     ///< every copy size
+  double peak_flops = 0;              ///< fitted FLOP/s of one device
+  double launch_overhead = 0;         ///< fitted seconds per op
+  double bandwidth = 0;               ///< fitted bytes/s of a copy
+  double latency = 0;                 ///< fitted seconds per copy
+  std::string fit;                    ///< how the device model was fitted (one line)
+};
+
+/// Runs every benchmark (a few seconds). `progress(step, steps, what)` is called before each
+/// benchmark when set. InputError on bad options.
+Calibration calibrate(const CalibrationOptions& o,
+                      const std::function<void(int, int, const std::string&)>& progress = {});
+
+/// A doppler-hardware profile document (docs/hardware.md) of `c`: P identical devices with
+/// peak_flops (f32 and f16) = c.peak_flops, efficiency 1, launch_overhead, and the given
+/// topology ("switch": each copy crosses the sender's egress and the receiver's ingress port,
+/// each with half the latency; "all-to-all": a dedicated link per pair). Every measurement is
+/// kept under "calibration_source".
+std::string calibration_profile_json(const Calibration& c, const std::string& name,
+                                     const std::string& topology);
+
+}  // namespace doppler

@@ -1,0 +1,70 @@
+#pragma once
+// Options of the real engine (docs/engine.md): device count, kernel mode, link emulation,
+// thread pinning, a run timeout and a fault-injection hook for tests.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "doppler/graph/types.hpp"
+#include "doppler/hardware/profile.hpp"
+
+namespace doppler {
+
+/// What the engine executes for each op.
+enum class KernelMode {
+  automatic,  ///< real kernels when every node has an exec description, else synthetic
+  real,       ///< the exec description's kernel (InputError when a node has none)
+  synthetic,  ///< a matmul of FLOPs proportional to the op's cost, an output of proportional size
+  empty,      ///< nothing (one-element buffers): measures the engine's own overhead
+};
+
+/// "auto", "real", "synthetic" or "empty".
+const char* kernel_mode_name(KernelMode m);
+/// Parses the names of kernel_mode_name(); InputError otherwise.
+KernelMode parse_kernel_mode(const std::string& name);
+
+/// Optional slow-down of cross-device copies so that CPU runs mimic slower interconnects: a copy
+/// from s to d takes at least `latency + bytes / bandwidth` seconds, or the profile's uncontended
+/// route time when a profile is set. Off by default.
+struct LinkEmulation {
+  double bandwidth = 0;                            ///< bytes per second; 0 = unlimited
+  double latency = 0;                              ///< seconds added to every copy (>= 0)
+  std::shared_ptr<const HardwareProfile> profile;  ///< routes of this profile (overrides both)
+
+  /// True when any copy is slowed down.
+  bool enabled() const { return profile != nullptr || bandwidth > 0 || latency > 0; }
+  /// Least duration in seconds of a copy of `bytes` bytes from device s to device d.
+  double min_seconds(DeviceId s, DeviceId d, double bytes) const;
+  /// One line for outputs: "off", "1e+09 B/s, 5e-06 s latency" or "profile 4xP100-PCIe".
+  std::string label() const;
+  /// Builds an emulation from CLI-style values (bandwidth in bytes/s, latency in s, a profile
+  /// name or file; empty or 0 = unset). InputError on negative values.
+  static LinkEmulation from(double bandwidth, double latency, const std::string& profile);
+};
+
+/// Fault injection (tests): what happens when the engine is about to run `node`.
+struct FaultInjection {
+  enum class Kind {
+    none,  ///< no fault
+    fail,  ///< the kernel throws
+    hang,  ///< the kernel blocks until the run is aborted (needs a timeout to end)
+  };
+  Kind kind = Kind::none;  ///< what to inject
+  NodeId node = -1;        ///< op that fails or hangs
+};
+
+/// Everything an Engine is built with. Buffers and threads are created once per Engine.
+struct EngineOptions {
+  int devices = 1;                             ///< logical devices P (1..kMaxDevices)
+  KernelMode kernels = KernelMode::automatic;  ///< what each op executes
+  /// Synthetic kernels: FLOPs per unit of compute cost and bytes per unit of transfer cost
+  /// (reference costs when present, else flops / out_bytes); 0 = chosen so that the whole graph
+  /// totals about 1e8 FLOPs.
+  double synthetic_scale = 0;
+  LinkEmulation link;          ///< copy slow-down (off by default)
+  bool pin_threads = true;     ///< pin compute workers to cores when P <= usable cores
+  double timeout_seconds = 0;  ///< a run longer than this fails with an error; 0 = none
+  FaultInjection fault;        ///< test hook
+};
+
+}  // namespace doppler

@@ -1,0 +1,35 @@
+#pragma once
+// The outcome of one engine run: the measured makespan and the measured schedule, in the same
+// type the simulator produces (so report/trace.hpp and report/gantt.hpp work unchanged).
+#include <string>
+#include <vector>
+
+#include "doppler/sim/schedule.hpp"
+
+namespace doppler {
+
+/// One measured run. Times are wall-clock seconds from the run's start (the moment the first
+/// ops were made ready).
+struct EngineResult {
+  double makespan_seconds = 0;  ///< finish time of the last op
+  /// Measured schedule (unit seconds): per op device, ready, start, finish; per copy a
+  /// TransferRecord whose single "link" is the destination device's copy worker
+  /// (link_names[d] = "copy worker dev d"); per device busy time.
+  Schedule schedule;
+  double bytes_copied = 0;  ///< bytes moved between devices (f32 buffers)
+  int copies = 0;           ///< cross-device copies
+};
+
+/// Summary of repeated runs of one assignment.
+struct Measurement {
+  std::vector<double> makespans;  ///< seconds, one per measured run, in run order
+  double median = 0;              ///< median of makespans (mean of the two middle ones)
+  double min = 0;                 ///< fastest run
+  double max = 0;                 ///< slowest run
+  EngineResult median_run;        ///< the run whose makespan is closest to the median
+};
+
+/// Median, min and max of `makespans` (non-empty), with `median_run` left empty.
+Measurement summarize_makespans(std::vector<double> makespans);
+
+}  // namespace doppler

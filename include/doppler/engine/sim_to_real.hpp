@@ -1,0 +1,73 @@
+#pragma once
+// Sim-to-real validation: how well the simulator, given a calibrated hardware profile, predicts
+// the engine's measured makespans over many assignments (heuristic, random and perturbed).
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/engine/result.hpp"
+#include "doppler/graph/assignment.hpp"
+#include "doppler/heuristics/problem.hpp"
+
+namespace doppler {
+
+/// Spearman rank correlation of two samples of equal size (ties get average ranks); NaN when
+/// there are fewer than 2 values or one sample is constant.
+double spearman(std::span<const double> a, std::span<const double> b);
+/// Pearson correlation; NaN when undefined.
+double pearson(std::span<const double> a, std::span<const double> b);
+/// Mean absolute percentage error of `predicted` against `measured` (every measured value
+/// > 0), as a fraction (0.1 = 10%).
+double mape(std::span<const double> predicted, std::span<const double> measured);
+
+/// One named assignment to validate.
+struct NamedAssignment {
+  std::string method;     ///< e.g. "heft", "random:3", "perturbed:0.2:1"
+  Assignment assignment;  ///< complete, with a priority order when the method has one
+};
+
+/// The assignments validate_sim() uses: every deterministic heuristic (list schedulers, simple
+/// baselines, enumopt, local search with `search_budget` simulations), then alternately
+/// uniformly random ones and the critical-path placement with a growing fraction of ops moved
+/// to random devices, until `count` (at least the number of heuristics).
+std::vector<NamedAssignment> validation_assignments(const Problem& problem, int count,
+                                                    std::uint64_t seed,
+                                                    std::int64_t search_budget = 2000);
+
+/// What validate_sim() measures.
+struct ValidationOptions {
+  int assignments = 30;                    ///< how many (>= the number of heuristics)
+  std::uint64_t seed = 0;                  ///< seed of the random and perturbed assignments
+  int repeat = 5;                          ///< measured runs per assignment (median)
+  int warmup = 1;                          ///< unmeasured runs per assignment
+  DispatchRule rule = DispatchRule::fifo;  ///< used by both the simulator and the engine
+  std::int64_t search_budget = 2000;       ///< simulations of the local-search heuristic
+};
+
+/// One assignment's two makespans.
+struct ValidationCase {
+  std::string method;    ///< who produced the assignment
+  double simulated = 0;  ///< simulator makespan (seconds)
+  Measurement measured;  ///< engine makespans (seconds; median_run left empty)
+};
+
+/// The comparison over every case.
+struct ValidationResult {
+  std::vector<ValidationCase> cases;
+  double spearman = 0;      ///< rank correlation of simulated vs measured medians
+  double pearson = 0;       ///< linear correlation
+  double mape = 0;          ///< mean |simulated - measured| / measured
+  double spearman_min = 0;  ///< rank correlation with the fastest measured run instead
+  double mape_min = 0;      ///< MAPE against the fastest measured run
+};
+
+/// Runs validation_assignments() on the simulator of `problem` (a hardware platform) and on
+/// `engine` (built for the same graph and device count): warmup + repeat rounds, each running
+/// every assignment once. `progress(done, total)` is called after each run when set.
+ValidationResult validate_sim(const Problem& problem, Engine& engine, const ValidationOptions& o,
+                              const std::function<void(int, int)>& progress = {});
+
+}  // namespace doppler

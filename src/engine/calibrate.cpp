@@ -1,0 +1,400 @@
+// doppler calibrate: benchmarks run through the engine itself (P devices busy at once), then
+// least-squares fits of the simulator's device and link models.
+#include "doppler/engine/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/workloads/kernels.hpp"
+
+namespace doppler {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+double median(std::vector<double> x) {
+  if (x.empty()) return 0;
+  std::sort(x.begin(), x.end());
+  const std::size_t n = x.size();
+  return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+std::int64_t count(const Shape& s) {
+  std::int64_t n = 1;
+  for (auto e : s) n *= e;
+  return n;
+}
+
+// Builds benchmark graphs: input blocks and ops with exec descriptions.
+class BenchGraph {
+public:
+  NodeId input(const Shape& shape) {
+    Node n;
+    n.kind = OpKind::input;
+    n.name = fmt::format("in{}", b_.num_nodes());
+    n.out_bytes = 4.0 * static_cast<double>(count(shape));
+    ExecDesc e;
+    e.op = "input";
+    e.shape = shape;
+    e.origin.assign(shape.size(), 0);
+    e.attrs = {{"seed", static_cast<double>(b_.num_nodes() + 1)}, {"scale", 0.5}};
+    n.exec = std::move(e);
+    return b_.add_node(std::move(n));
+  }
+  NodeId op(const std::string& kernel, const Shape& shape, const std::vector<NodeId>& srcs,
+            double flops, const std::string& spec = "") {
+    Node n;
+    n.kind = workloads::find_kernel(kernel)->kind;
+    n.name = fmt::format("{}{}", kernel, b_.num_nodes());
+    n.flops = flops;
+    n.out_bytes = 4.0 * static_cast<double>(count(shape));
+    ExecDesc e;
+    e.op = kernel;
+    e.shape = shape;
+    e.origin.assign(shape.size(), 0);
+    e.einsum = spec;
+    for (NodeId s : srcs) e.inputs.push_back({s, {}, {}});
+    n.exec = std::move(e);
+    const NodeId v = b_.add_node(std::move(n));
+    for (NodeId s : srcs) b_.add_edge(s, v);
+    return v;
+  }
+  // Records that node v runs on device d.
+  void place(NodeId v, DeviceId d) {
+    if (device_of_.size() <= static_cast<std::size_t>(v))
+      device_of_.resize(static_cast<std::size_t>(v) + 1);
+    device_of_[static_cast<std::size_t>(v)] = d;
+  }
+  Graph build() { return b_.build(); }
+  Assignment assignment(int devices) const {
+    Assignment a;
+    a.devices = devices;
+    a.device_of = device_of_;
+    return a;
+  }
+
+private:
+  GraphBuilder b_;
+  std::vector<DeviceId> device_of_;
+};
+
+// One kernel benchmark: `reps` independent ops per device reading the same inputs.
+struct KernelBench {
+  std::string kind, what, kernel, spec;
+  std::vector<Shape> inputs;
+  Shape out;
+  double flops, bytes;
+};
+
+std::vector<KernelBench> standard_benchmarks() {
+  std::vector<KernelBench> b;
+  for (std::int64_t n : {16, 32, 64, 128, 256}) {
+    const double nn = static_cast<double>(n);
+    b.push_back({"einsum",
+                 fmt::format("ij,jk->ik {}x{}x{}", n, n, n),
+                 "einsum",
+                 "ij,jk->ik",
+                 {{n, n}, {n, n}},
+                 {n, n},
+                 2 * nn * nn * nn,
+                 12 * nn * nn});
+  }
+  b.push_back({"einsum",
+               "bshe,bthe->bhst 1x64x4x32",
+               "einsum",
+               "bshe,bthe->bhst",
+               {{1, 64, 4, 32}, {1, 64, 4, 32}},
+               {1, 4, 64, 64},
+               2.0 * 64 * 64 * 4 * 32,
+               4.0 * (2 * 64 * 4 * 32 + 4 * 64 * 64)});
+  for (std::int64_t n : {4096, 32768, 262144}) {
+    const double e = static_cast<double>(n);
+    b.push_back({"elementwise", fmt::format("silu {}", n), "silu", "", {{n}}, {n}, 4 * e, 8 * e});
+    b.push_back({"elementwise", fmt::format("add {}", n), "add", "", {{n}, {n}}, {n}, e, 12 * e});
+    b.push_back(
+        {"aggregate", fmt::format("sum of 2, {}", n), "sum", "", {{n}, {n}}, {n}, e, 12 * e});
+    b.push_back({"reduction",
+                 fmt::format("reduce_sum {}x256", n / 256),
+                 "reduce_sum",
+                 "",
+                 {{n / 256, 256}},
+                 {n / 256, 1},
+                 e,
+                 4 * e});
+  }
+  return b;
+}
+
+// Per-op durations (seconds) of the ops of `a` selected by `want`, over `repeat` runs.
+std::vector<std::vector<double>> op_times(Engine& e, const Assignment& a, int repeat,
+                                          const std::vector<char>& want) {
+  std::vector<std::vector<double>> t(want.size());
+  e.run(a);  // warm-up
+  for (int r = 0; r < repeat; ++r) {
+    const EngineResult res = e.run(a);
+    for (std::size_t v = 0; v < want.size(); ++v)
+      if (want[v]) t[v].push_back(res.schedule.finish[v] - res.schedule.start[v]);
+  }
+  return t;
+}
+
+// Effective time per op with every device busy: per device, the span from its first op's start
+// to its last op's finish divided by its op count (so time-slicing of shared cores and memory
+// contention count), median over devices and runs.
+KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o) {
+  const int reps = static_cast<int>(std::clamp(2e7 / std::max(kb.flops, kb.bytes), 4.0, 48.0));
+  BenchGraph bg;
+  for (DeviceId d = 0; d < o.devices; ++d) {
+    std::vector<NodeId> ins;
+    for (const Shape& s : kb.inputs) {
+      ins.push_back(bg.input(s));
+      bg.place(ins.back(), d);
+    }
+    for (int r = 0; r < reps; ++r) bg.place(bg.op(kb.kernel, kb.out, ins, kb.flops, kb.spec), d);
+  }
+  const Graph g = bg.build();
+  EngineOptions eo;
+  eo.devices = o.devices;
+  eo.pin_threads = o.pin_threads;
+  Engine e(g, eo);
+  const Assignment a = bg.assignment(o.devices);
+  std::vector<double> per_op;
+  e.run(a);  // warm-up
+  for (int r = 0; r < o.repeat; ++r) {
+    const Schedule s = e.run(a).schedule;
+    std::vector<double> first(static_cast<std::size_t>(o.devices), 1e300), last(first.size(), 0);
+    for (NodeId v = 0; v < g.num_nodes(); ++v) {
+      if (g.node(v).kind == OpKind::input) continue;
+      const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
+      first[d] = std::min(first[d], s.start[static_cast<std::size_t>(v)]);
+      last[d] = std::max(last[d], s.finish[static_cast<std::size_t>(v)]);
+    }
+    for (std::size_t d = 0; d < first.size(); ++d) per_op.push_back((last[d] - first[d]) / reps);
+  }
+  return {kb.kind, kb.what, kb.flops, kb.bytes, median(per_op)};
+}
+
+double engine_overhead(const CalibrationOptions& o) {
+  BenchGraph bg;
+  const int chain = 256;
+  for (DeviceId d = 0; d < o.devices; ++d) {
+    NodeId prev = bg.input({1});
+    bg.place(prev, d);
+    for (int i = 0; i < chain; ++i) {
+      prev = bg.op("scale", {1}, {prev}, 1);
+      bg.place(prev, d);
+    }
+  }
+  const Graph g = bg.build();
+  EngineOptions eo;
+  eo.devices = o.devices;
+  eo.pin_threads = o.pin_threads;
+  eo.kernels = KernelMode::empty;
+  Engine e(g, eo);
+  return e.measure(bg.assignment(o.devices), DispatchRule::fifo, o.repeat).median / (chain + 1);
+}
+
+std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
+  const int p = std::max(2, o.devices);  // one device has no copies: measure a pair
+  std::vector<CopySample> out;
+  for (std::int64_t n : {1024, 16384, 262144, 2097152}) {
+    BenchGraph bg;  // on every device, 4 blocks each read by an op on the next device
+    for (DeviceId d = 0; d < p; ++d)
+      for (int r = 0; r < 4; ++r) {
+        const NodeId x = bg.input({n});
+        bg.place(x, d);
+        bg.place(bg.op("reduce_sum", {1}, {x}, static_cast<double>(n)), (d + 1) % p);
+      }
+    const Graph g = bg.build();
+    EngineOptions eo;
+    eo.devices = p;
+    eo.pin_threads = o.pin_threads;
+    eo.link = o.link;
+    Engine e(g, eo);
+    const Assignment a = bg.assignment(p);
+    std::vector<double> t;
+    e.run(a);
+    for (int r = 0; r < o.repeat; ++r)
+      for (const TransferRecord& tr : e.run(a).schedule.transfers)
+        t.push_back(tr.finish - tr.start);
+    out.push_back({4.0 * static_cast<double>(n), median(t)});
+  }
+  return out;
+}
+
+// Least squares y = a + b x (weights w); returns {a, b}.
+std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                                   const std::vector<double>& w) {
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sw += w[i], sx += w[i] * x[i], sy += w[i] * y[i];
+    sxx += w[i] * x[i] * x[i], sxy += w[i] * x[i] * y[i];
+  }
+  const double det = sw * sxx - sx * sx;
+  if (std::abs(det) <= 0) return {0, sxx > 0 ? sxy / sxx : 0};
+  const double b = (sw * sxy - sx * sy) / det;
+  double a = (sy - b * sx) / sw;
+  if (a < 0) return {0, sxy / sxx};  // through the origin
+  return {a, b};
+}
+
+// The graph's own ops, round-robin over P devices in topological order.
+std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions& o) {
+  Assignment a;
+  a.devices = o.devices;
+  a.device_of.assign(static_cast<std::size_t>(g.num_nodes()), 0);
+  int i = 0;
+  for (NodeId v : g.topo_order()) a.device_of[static_cast<std::size_t>(v)] = i++ % o.devices;
+  EngineOptions eo;
+  eo.devices = o.devices;
+  eo.pin_threads = o.pin_threads;
+  eo.link = o.link;
+  Engine e(g, eo);
+  std::vector<char> want(static_cast<std::size_t>(g.num_nodes()), 1);
+  const auto t = op_times(e, a, o.repeat, want);
+  std::vector<KernelSample> out;
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    out.push_back({"graph op", g.label(v), g.node(v).flops, g.node(v).out_bytes,
+                   median(t[static_cast<std::size_t>(v)])});
+  return out;
+}
+
+}  // namespace
+
+Calibration calibrate(const CalibrationOptions& o,
+                      const std::function<void(int, int, const std::string&)>& progress) {
+  if (o.devices < 1 || o.devices > kMaxDevices)
+    throw InputError(fmt::format("calibrate: device count must be in 1..{}", kMaxDevices));
+  if (o.repeat < 1) throw InputError("calibrate: repeat must be >= 1");
+  if (o.topology != "switch" && o.topology != "all-to-all")
+    throw InputError("calibrate: topology must be switch or all-to-all");
+  Calibration c;
+  c.devices = o.devices;
+  c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  c.link = o.link.label();
+  const auto benches = standard_benchmarks();
+  const int steps = static_cast<int>(benches.size()) + 2 + (o.graph ? 1 : 0);
+  int step = 0;
+  const auto tick = [&](const std::string& what) {
+    if (progress) progress(step, steps, what);
+    ++step;
+  };
+  tick("engine overhead");
+  c.engine_overhead = engine_overhead(o);
+  for (const KernelBench& kb : benches) {
+    tick(kb.what);
+    c.kernels.push_back(run_kernel_bench(kb, o));
+  }
+  tick("copies");
+  c.copies = copy_samples(o);
+  std::vector<KernelSample> fit_on;
+  if (o.graph) {
+    tick("graph " + o.graph->meta().name);
+    fit_on = graph_samples(*o.graph, o);
+    c.kernels.insert(c.kernels.end(), fit_on.begin(), fit_on.end());
+  }
+  // Device model.
+  std::vector<double> x, y, w;
+  for (const KernelSample& k : c.kernels)
+    if (k.kind == "einsum")
+      x.push_back(k.flops), y.push_back(k.seconds), w.push_back(1 / (k.seconds * k.seconds));
+  auto [a0, spf] = fit_line(x, y, w);
+  if (!(spf > 0)) spf = 1e-10;
+  if (o.graph) {
+    x.clear(), y.clear(), w.clear();
+    for (const KernelSample& k : fit_on)
+      x.push_back(k.flops), y.push_back(k.seconds), w.push_back(1);
+    const auto [a, b] = fit_line(x, y, w);
+    if (b > 0) spf = b;
+    c.launch_overhead = std::max(a, 0.0);
+    c.fit = fmt::format(
+        "least squares of op time = overhead + flops / peak over the {} ops of graph '{}' (run "
+        "round-robin on {} devices)",
+        fit_on.size(), o.graph->meta().name, o.devices);
+  } else {
+    std::vector<double> rest;
+    for (const KernelSample& k : c.kernels)
+      if (k.kind != "einsum") rest.push_back(std::max(0.0, k.seconds - k.flops * spf));
+    c.launch_overhead = std::max(c.engine_overhead, median(rest));
+    c.fit =
+        "peak: relative least squares over the einsum benchmarks; launch overhead: median "
+        "time of the non-einsum benchmarks (their FLOPs are few, their time is memory "
+        "traffic) minus their FLOP time";
+  }
+  c.peak_flops = 1 / spf;
+  // Link model.
+  x.clear(), y.clear(), w.clear();
+  for (const CopySample& s : c.copies)
+    x.push_back(s.bytes), y.push_back(s.seconds), w.push_back(1 / (s.seconds * s.seconds));
+  const auto [lat, spb] = fit_line(x, y, w);
+  c.latency = std::max(lat, 0.0);
+  c.bandwidth = spb > 0 ? 1 / spb : 1e12;
+  return c;
+}
+
+std::string calibration_profile_json(const Calibration& c, const std::string& name,
+                                     const std::string& topology) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["format"] = "doppler-hardware";
+  j["version"] = 1;
+  j["name"] = name;
+  j["description"] = fmt::format(
+      "this machine's engine: {} devices (one worker thread each) on {} cores, measured by "
+      "doppler calibrate",
+      c.devices, c.cores);
+  j["source"] = "doppler calibrate (docs/engine.md); link emulation " + c.link;
+  ordered_json dev;
+  dev["name"] = "engine device (1 core)";
+  dev["peak_flops"] = {{"f32", c.peak_flops}, {"f16", c.peak_flops}};
+  dev["peak_flops_source"] = c.fit;
+  dev["efficiency"] = 1.0;
+  dev["launch_overhead"] = c.launch_overhead;
+  dev["launch_overhead_source"] =
+      fmt::format("fitted; the engine's own hand-off cost is {:.3g} s per op", c.engine_overhead);
+  j["device"] = dev;
+  j["count"] = c.devices;
+  ordered_json link = {{"bandwidth", c.bandwidth}, {"latency", c.latency}};
+  if (topology == "switch") {
+    link["latency"] = c.latency / 2;  // a copy crosses two ports
+    j["topology"] = {{"kind", "switch"},
+                     {"port", link},
+                     {"source",
+                      "fitted copy time = latency + bytes / bandwidth; one incoming-copy "
+                      "worker per device (the ingress port)"}};
+  } else {
+    j["topology"] = {{"kind", "all-to-all"},
+                     {"link", link},
+                     {"source", "fitted copy time = latency + bytes / bandwidth"}};
+  }
+  ordered_json ks = ordered_json::array();
+  for (const KernelSample& k : c.kernels)
+    if (k.kind != "graph op")
+      ks.push_back({{"kind", k.kind},
+                    {"what", k.what},
+                    {"flops", k.flops},
+                    {"bytes", k.bytes},
+                    {"seconds", k.seconds},
+                    {"gflops", k.flops / k.seconds / 1e9}});
+  ordered_json cs = ordered_json::array();
+  for (const CopySample& s : c.copies)
+    cs.push_back(
+        {{"bytes", s.bytes}, {"seconds", s.seconds}, {"gbytes_per_s", s.bytes / s.seconds / 1e9}});
+  j["calibration_source"] = {{"devices", c.devices},
+                             {"cores", c.cores},
+                             {"link_emulation", c.link},
+                             {"engine_overhead_seconds", c.engine_overhead},
+                             {"kernels", ks},
+                             {"copies", cs}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace doppler

@@ -1,0 +1,190 @@
+#include "doppler/engine/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include <cblas.h>
+#include <fmt/format.h>
+
+#include "plan.hpp"
+#include "runtime.hpp"
+
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+using engine_detail::Plan;
+using engine_detail::RunRecord;
+using engine_detail::Runtime;
+
+struct Engine::Impl {
+  const Graph* graph = nullptr;
+  EngineOptions options;
+  Plan plan;
+  std::unique_ptr<Runtime> runtime;
+  std::vector<DeviceId> last;  // assignment of the last successful run
+  std::vector<std::string> warnings;
+  std::mutex run_mu;
+  RunRecord rec;
+};
+
+namespace engine_detail {
+
+EngineResult to_result(const Graph& g, std::span<const DeviceId> device_of, int devices,
+                       const RunRecord& rec) {
+  EngineResult r;
+  Schedule& s = r.schedule;
+  s.unit = CostUnit::seconds;
+  s.devices = devices;
+  s.makespan = rec.makespan;
+  s.device.assign(device_of.begin(), device_of.end());
+  s.ready = rec.ready;
+  s.start = rec.start;
+  s.finish = rec.finish;
+  s.transfers = rec.transfers;
+  s.busy.assign(static_cast<std::size_t>(devices), 0.0);
+  s.slots.assign(static_cast<std::size_t>(devices), 1);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto i = static_cast<std::size_t>(v);
+    if (s.start[i] >= 0 && s.device[i] >= 0)
+      s.busy[static_cast<std::size_t>(s.device[i])] += s.finish[i] - s.start[i];
+  }
+  for (int d = 0; d < devices; ++d) s.link_names.push_back(fmt::format("copy worker dev {}", d));
+  for (const TransferRecord& t : s.transfers) {
+    s.cross_bytes += t.bytes;
+    ++s.cross_transfers;
+  }
+  r.makespan_seconds = s.makespan;
+  r.bytes_copied = s.cross_bytes;
+  r.copies = s.cross_transfers;
+  return r;
+}
+
+void limit_blas_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] { openblas_set_num_threads(1); });
+}
+
+}  // namespace engine_detail
+
+Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.graph = &g;
+  if (options.devices < 1 || options.devices > kMaxDevices)
+    throw InputError(fmt::format("engine: device count must be in 1..{}", kMaxDevices));
+  if (options.link.profile && options.link.profile->num_devices() < options.devices)
+    throw InputError(fmt::format("link emulation profile '{}' has {} devices, fewer than {}",
+                                 options.link.profile->name, options.link.profile->num_devices(),
+                                 options.devices));
+  if (options.timeout_seconds < 0 || !std::isfinite(options.timeout_seconds))
+    throw InputError("engine: timeout must be >= 0 seconds");
+  m.options = options;
+  engine_detail::limit_blas_threads();
+  m.plan = engine_detail::compile_plan(g, options.kernels, options.synthetic_scale);
+  engine_detail::RuntimeConfig cfg;
+  cfg.devices = options.devices;
+  cfg.pin = options.pin_threads;
+  cfg.link = options.link;
+  cfg.fault = options.fault;
+  cfg.timeout = options.timeout_seconds;
+  m.runtime = std::make_unique<Runtime>(g, m.plan, cfg);
+  if (options.devices > m.runtime->cores())
+    m.warnings.push_back(fmt::format(
+        "{} devices on {} usable cores: compute workers share cores and are not pinned, so "
+        "measured makespans include that contention",
+        options.devices, m.runtime->cores()));
+}
+
+Engine::~Engine() = default;
+
+EngineResult Engine::run(const Assignment& a, DispatchRule rule) {
+  Impl& m = *impl_;
+  a.validate(*m.graph, 0, "assignment");
+  if (a.devices > m.options.devices)
+    throw InputError(fmt::format("assignment uses {} devices but the engine has {}", a.devices,
+                                 m.options.devices));
+  if (rule == DispatchRule::priority && a.order.empty())
+    throw InputError("dispatch rule 'priority' needs an order in the assignment");
+  std::lock_guard lk(m.run_mu);
+  m.last.clear();
+  m.runtime->run(a.device_of, rule, a.order, nullptr, m.rec);
+  m.last = a.device_of;
+  return engine_detail::to_result(*m.graph, a.device_of, a.devices, m.rec);
+}
+
+void Engine::inject_fault(const FaultInjection& fault) {
+  std::lock_guard lk(impl_->run_mu);
+  impl_->runtime->set_fault(fault);
+}
+
+Measurement Engine::measure(const Assignment& a, DispatchRule rule, int repeat, int warmup) {
+  if (repeat < 1) throw InputError("measure: repeat must be >= 1");
+  for (int i = 0; i < warmup; ++i) run(a, rule);
+  std::vector<EngineResult> runs;
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    runs.push_back(run(a, rule));
+    ms.push_back(runs.back().makespan_seconds);
+  }
+  Measurement out = summarize_makespans(ms);
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < runs.size(); ++i)
+    if (std::abs(ms[i] - out.median) < std::abs(ms[best] - out.median)) best = i;
+  out.median_run = std::move(runs[best]);
+  return out;
+}
+
+std::span<const float> Engine::output(NodeId v) const {
+  const Impl& m = *impl_;
+  if (v < 0 || v >= m.graph->num_nodes()) throw InputError(fmt::format("no node {}", v));
+  if (m.last.empty()) return {};
+  const DeviceId d = m.last[static_cast<std::size_t>(v)];
+  return {m.runtime->buffer(d, v),
+          static_cast<std::size_t>(m.plan.kernels[static_cast<std::size_t>(v)].numel)};
+}
+
+const std::vector<std::int64_t>& Engine::output_shape(NodeId v) const {
+  if (v < 0 || v >= impl_->graph->num_nodes()) throw InputError(fmt::format("no node {}", v));
+  return impl_->plan.kernels[static_cast<std::size_t>(v)].shape;
+}
+
+const Graph& Engine::graph() const {
+  return *impl_->graph;
+}
+int Engine::devices() const {
+  return impl_->options.devices;
+}
+KernelMode Engine::kernel_mode() const {
+  return impl_->plan.mode;
+}
+double Engine::synthetic_scale() const {
+  return impl_->plan.mode == KernelMode::synthetic ? impl_->plan.scale : 0.0;
+}
+double Engine::total_flops() const {
+  return impl_->plan.total_flops;
+}
+bool Engine::pinned() const {
+  return impl_->runtime->pinned();
+}
+const std::vector<std::string>& Engine::warnings() const {
+  return impl_->warnings;
+}
+
+std::string Engine::describe() const {
+  const Impl& m = *impl_;
+  std::string kernels = kernel_mode_name(m.plan.mode);
+  if (m.plan.mode == KernelMode::real) kernels += " (OpenBLAS, 1 thread per worker)";
+  if (m.plan.mode == KernelMode::synthetic)
+    kernels += fmt::format(" (scale {:.3g} FLOP and byte per cost unit)", m.plan.scale);
+  return fmt::format("cpu engine, {} devices, {} kernels, workers {} ({} cores), link emulation {}",
+                     m.options.devices, kernels, pinned() ? "pinned" : "not pinned",
+                     m.runtime->cores(), m.options.link.label());
+}
+
+double median_makespan(Engine& engine, const Assignment& a, DispatchRule rule, int repeat,
+                       int warmup) {
+  return engine.measure(a, rule, repeat, warmup).median;
+}
+
+}  // namespace doppler

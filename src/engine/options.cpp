@@ -1,0 +1,76 @@
+#include "doppler/engine/options.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "doppler/engine/result.hpp"
+#include "doppler/hardware/shipped.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+const char* kernel_mode_name(KernelMode m) {
+  switch (m) {
+    case KernelMode::automatic:
+      return "auto";
+    case KernelMode::real:
+      return "real";
+    case KernelMode::synthetic:
+      return "synthetic";
+    case KernelMode::empty:
+      return "empty";
+  }
+  return "?";
+}
+
+KernelMode parse_kernel_mode(const std::string& name) {
+  for (KernelMode m :
+       {KernelMode::automatic, KernelMode::real, KernelMode::synthetic, KernelMode::empty})
+    if (name == kernel_mode_name(m)) return m;
+  throw InputError("unknown kernel mode '" + name + "' (auto, real, synthetic, empty)");
+}
+
+double LinkEmulation::min_seconds(DeviceId s, DeviceId d, double bytes) const {
+  if (s == d) return 0;
+  if (profile) return profile->transfer_time(s, d, bytes);
+  return latency + (bandwidth > 0 ? bytes / bandwidth : 0.0);
+}
+
+std::string LinkEmulation::label() const {
+  if (profile) return "profile " + profile->name + " (uncontended route times)";
+  if (!enabled()) return "off";
+  return fmt::format("{} s latency + bytes / {}", latency,
+                     bandwidth > 0 ? fmt::format("{:.4g} B/s", bandwidth) : "unlimited");
+}
+
+LinkEmulation LinkEmulation::from(double bandwidth, double latency, const std::string& profile) {
+  if (!(bandwidth >= 0) || !std::isfinite(bandwidth))
+    throw InputError("--link-bandwidth must be a finite number of bytes/s >= 0");
+  if (!(latency >= 0) || !std::isfinite(latency))
+    throw InputError("--link-latency must be a finite number of seconds >= 0");
+  LinkEmulation e;
+  e.bandwidth = bandwidth;
+  e.latency = latency;
+  if (!profile.empty()) {
+    if (bandwidth > 0 || latency > 0)
+      throw InputError("--link-profile excludes --link-bandwidth and --link-latency");
+    e.profile = std::make_shared<const HardwareProfile>(load_hardware_profile(profile));
+  }
+  return e;
+}
+
+Measurement summarize_makespans(std::vector<double> makespans) {
+  if (makespans.empty()) throw InputError("no makespans to summarize");
+  Measurement m;
+  m.makespans = makespans;
+  std::sort(makespans.begin(), makespans.end());
+  const std::size_t n = makespans.size();
+  m.median = n % 2 ? makespans[n / 2] : 0.5 * (makespans[n / 2 - 1] + makespans[n / 2]);
+  m.min = makespans.front();
+  m.max = makespans.back();
+  return m;
+}
+
+}  // namespace doppler

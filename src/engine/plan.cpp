@@ -1,0 +1,275 @@
+// Compiling a graph's exec descriptions (docs/exec.md) into kernel plans.
+#include "plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "doppler/util/error.hpp"
+#include "doppler/workloads/kernels.hpp"
+
+namespace doppler::engine_detail {
+
+namespace {
+
+[[noreturn]] void bad(const Graph& g, NodeId v, const std::string& why) {
+  throw InputError("node " + std::to_string(v) + " (" + g.label(v) + "): " + why);
+}
+
+const std::map<std::string, Fn>& fn_names() {
+  static const std::map<std::string, Fn> m = {{"relu", Fn::relu},
+                                              {"exp", Fn::exp},
+                                              {"silu", Fn::silu},
+                                              {"scale", Fn::scale},
+                                              {"rsqrt", Fn::rsqrt},
+                                              {"add", Fn::add},
+                                              {"sub", Fn::sub},
+                                              {"mul", Fn::mul},
+                                              {"div", Fn::div},
+                                              {"relu_grad", Fn::relu_grad},
+                                              {"silu_grad", Fn::silu_grad},
+                                              {"rsqrt_grad", Fn::rsqrt_grad},
+                                              {"sumsq_grad", Fn::sumsq_grad},
+                                              {"sum", Fn::sum},
+                                              {"max", Fn::max},
+                                              {"reduce_sum", Fn::sum},
+                                              {"reduce_max", Fn::max},
+                                              {"reduce_sumsq", Fn::sumsq}};
+  return m;
+}
+
+// The operand `in` of node v as a view of its producer's block.
+View make_view(const Graph& g, NodeId v, const ExecInput& in) {
+  if (in.src < 0 || in.src >= g.num_nodes() || !g.node(in.src).exec)
+    bad(g, v, "operand " + std::to_string(in.src) + " has no exec description");
+  if (g.find_edge(in.src, v) < 0)
+    bad(g, v, "operand " + std::to_string(in.src) + " is no predecessor");
+  const Dims& ps = g.node(in.src).exec->shape;
+  View view;
+  view.src = in.src;
+  view.strides = contiguous_strides(ps);
+  if (in.offset.empty() && in.shape.empty()) {
+    view.shape = ps;
+    return view;
+  }
+  if (in.offset.size() != ps.size() || in.shape.size() != ps.size())
+    bad(g, v, "region rank differs from the producer's");
+  for (std::size_t d = 0; d < ps.size(); ++d) {
+    if (in.offset[d] < 0 || in.shape[d] < 1 || in.offset[d] + in.shape[d] > ps[d])
+      bad(g, v, "region outside the producer's block");
+    view.offset += in.offset[d] * view.strides[d];
+  }
+  view.shape = in.shape;
+  return view;
+}
+
+void plan_constant(const ExecDesc& e, KernelPlan& k) {
+  k.op = KernelOp::constant;
+  k.values.resize(static_cast<std::size_t>(k.numel));
+  const std::size_t n = e.shape.size();
+  Dims idx(n, 0), glob(n, 0);
+  const bool input = e.op == "input";
+  const auto seed = static_cast<std::uint64_t>(e.attr("seed", 0));
+  const double offset = e.attr("offset", 0), scale = e.attr("scale", 1), value = e.attr("value", 0);
+  const bool causal = e.attr("causal", 0) != 0;
+  for (std::int64_t i = 0; i < k.numel; ++i) {
+    for (std::size_t d = 0; d < n; ++d) glob[d] = e.origin[d] + idx[d];
+    double x;
+    if (input) {
+      x = offset + scale * workloads::input_unit_value(seed, glob);
+    } else {
+      x = !causal || (n >= 2 && glob[n - 1] > glob[n - 2]) ? value : 0.0;
+    }
+    k.values[static_cast<std::size_t>(i)] = static_cast<float>(x);
+    for (std::size_t d = n; d-- > 0;) {
+      if (++idx[d] < e.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  const std::size_t n = e.shape.size();
+  const double pa_attr = e.attr("pos_axis", -1);
+  if (n == 0 || pa_attr < 0 || pa_attr >= static_cast<double>(n)) bad(g, v, "rotary: bad pos_axis");
+  const auto pa = static_cast<std::size_t>(pa_attr);
+  if (e.origin[n - 1] % 2 != 0 || e.shape[n - 1] % 2 != 0) bad(g, v, "rotary block splits a pair");
+  if (k.in.size() != 1 || k.in[0].shape != e.shape) bad(g, v, "rotary operand shape");
+  const double theta = e.attr("theta", 0), hd = e.attr("head_dim", 0);
+  const double sign = e.attr("inverse", 0) != 0 ? -1 : 1;
+  k.op = KernelOp::rotary;
+  k.values.resize(static_cast<std::size_t>(k.numel));
+  Dims idx(n, 0);
+  for (std::int64_t i = 0; i < k.numel; i += 2) {
+    const double pair = static_cast<double>((e.origin[n - 1] + idx[n - 1]) / 2);
+    const double pos = static_cast<double>(e.origin[pa] + idx[pa]);
+    const double ang = sign * pos * std::pow(theta, -2 * pair / hd);
+    k.values[static_cast<std::size_t>(i)] = static_cast<float>(std::cos(ang));
+    k.values[static_cast<std::size_t>(i + 1)] = static_cast<float>(std::sin(ang));
+    for (int step = 0; step < 2; ++step)
+      for (std::size_t d = n; d-- > 0;) {
+        if (++idx[d] < e.shape[d]) break;
+        idx[d] = 0;
+      }
+  }
+}
+
+void plan_binary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  if (k.in.size() != 2) bad(g, v, e.op + " needs 2 operands");
+  const std::size_t r = e.shape.size();
+  for (const View& o : k.in) {
+    if (o.shape.size() > r) bad(g, v, "operand rank above the output's");
+    Dims s(r, 0);
+    const std::size_t off = r - o.shape.size();
+    for (std::size_t d = 0; d < o.shape.size(); ++d) {
+      const auto od = e.shape[off + d];
+      if (o.shape[d] != od && o.shape[d] != 1) bad(g, v, "operand does not broadcast");
+      s[off + d] = o.shape[d] == 1 && od != 1 ? 0 : o.strides[d];
+    }
+    k.bcast.push_back(std::move(s));
+  }
+  k.op = KernelOp::binary;
+}
+
+void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
+  if (!g.node(v).exec) bad(g, v, "no exec description (use synthetic kernels)");
+  const ExecDesc& e = *g.node(v).exec;
+  if (e.shape.size() > kMaxRank) bad(g, v, "rank above 16");
+  for (auto x : e.shape)
+    if (x < 1) bad(g, v, "empty block");
+  if (e.origin.size() != e.shape.size()) bad(g, v, "origin rank differs from shape rank");
+  k.shape = e.shape;
+  k.numel = numel_of(e.shape);
+  for (const ExecInput& in : e.inputs) k.in.push_back(make_view(g, v, in));
+  const workloads::KernelInfo* info = workloads::find_kernel(e.op);
+  if (!info) bad(g, v, "unknown kernel '" + e.op + "'");
+  if (info->arity >= 0 && static_cast<int>(k.in.size()) != info->arity)
+    bad(g, v, "kernel '" + e.op + "' needs " + std::to_string(info->arity) + " operands");
+  if (info->arity < 0 && k.in.empty()) bad(g, v, "kernel '" + e.op + "' needs operands");
+  k.flops = g.node(v).flops;
+  k.p0 = static_cast<float>(e.attr("scale", 1));
+  k.p1 = static_cast<float>(e.attr("eps", 0));
+  const auto fn = fn_names().find(e.op);
+  if (fn != fn_names().end()) k.fn = fn->second;
+  const std::string& op = e.op;
+  if (op == "input" || op == "fill") {
+    plan_constant(e, k);
+  } else if (op == "einsum") {
+    try {
+      plan_einsum(e.einsum, k.in, e.shape, k);
+    } catch (const InputError& err) {
+      bad(g, v, err.what());
+    }
+  } else if (op == "sum" || op == "max") {
+    for (const View& o : k.in)
+      if (o.shape != e.shape) bad(g, v, "aggregate operand shape differs from the output's");
+    k.op = KernelOp::aggregate;
+  } else if (op == "assemble" || op == "select") {
+    const Dims os = contiguous_strides(e.shape);
+    std::int64_t covered = 0;
+    for (std::size_t j = 0; j < k.in.size(); ++j) {
+      const ExecDesc& pe = *g.node(k.in[j].src).exec;
+      Piece p;
+      for (std::size_t d = 0; d < e.shape.size(); ++d) {
+        const auto off = op == "select" || e.inputs[j].offset.empty() ? 0 : e.inputs[j].offset[d];
+        const auto dst = op == "select" ? 0 : pe.origin[d] + off - e.origin[d];
+        if (k.in[j].shape.size() != e.shape.size() || dst < 0 ||
+            dst + k.in[j].shape[d] > e.shape[d])
+          bad(g, v, "piece outside the block");
+        p.dst_offset += dst * os[d];
+      }
+      covered += numel_of(k.in[j].shape);
+      k.pieces.push_back(p);
+    }
+    if (covered != k.numel) bad(g, v, "pieces do not tile the block");
+    k.op = KernelOp::pieces;
+  } else if (op == "reduce_sum" || op == "reduce_max" || op == "reduce_sumsq") {
+    Dims want = k.in[0].shape;
+    if (want.empty()) bad(g, v, "reduction of a scalar");
+    want.back() = 1;
+    if (want != e.shape) bad(g, v, "reduction output shape");
+    k.op = KernelOp::reduce;
+  } else if (op == "rotary") {
+    plan_rotary(g, v, e, k);
+  } else if (info->arity == 1) {
+    if (k.in[0].shape != e.shape) bad(g, v, "unary operand shape differs from the output's");
+    k.op = KernelOp::unary;
+  } else if (info->arity == 2) {
+    plan_binary(g, v, e, k);
+  } else {
+    bad(g, v, "kernel '" + op + "' is not supported by the engine");
+  }
+}
+
+// Work and size of node v for synthetic kernels: reference costs, else flops / out_bytes.
+double syn_work(const Node& n) {
+  return n.compute_cost ? *n.compute_cost : n.flops;
+}
+double syn_size(const Node& n) {
+  return n.transfer_cost ? *n.transfer_cost : n.out_bytes;
+}
+
+void plan_synthetic(const Graph& g, NodeId v, double scale, KernelPlan& k) {
+  for (NodeId u : g.predecessors(v)) {
+    View view;
+    view.src = u;
+    view.shape = {1};
+    view.strides = {1};
+    k.in.push_back(view);
+  }
+  const Node& n = g.node(v);
+  k.numel = std::max<std::int64_t>(1, std::llround(scale * syn_size(n) / 4.0));
+  k.shape = {k.numel};
+  k.op = KernelOp::synthetic;
+  k.p0 = static_cast<float>(v % 7 + 1);
+  const double f = scale * syn_work(n);
+  if (f < 2) return;
+  k.sm = std::clamp<std::int64_t>(std::llround(std::cbrt(f / 2)), 1, kSynMaxM);
+  const double per_k = 2.0 * static_cast<double>(k.sm * k.sm);
+  k.sk = std::clamp<std::int64_t>(std::llround(f / per_k), 1, kSynMaxK);
+  k.reps = std::max<std::int64_t>(1, std::llround(f / (per_k * static_cast<double>(k.sk))));
+  k.flops = per_k * static_cast<double>(k.sk * k.reps);
+}
+
+}  // namespace
+
+Plan compile_plan(const Graph& g, KernelMode mode, double scale) {
+  Plan plan;
+  if (mode == KernelMode::automatic) {
+    mode = KernelMode::real;
+    for (const Node& n : g.nodes())
+      if (!n.exec) mode = KernelMode::synthetic;
+  }
+  plan.mode = mode;
+  plan.kernels.resize(static_cast<std::size_t>(g.num_nodes()));
+  if (mode == KernelMode::synthetic) {
+    if (scale <= 0) {
+      double total = 0;
+      for (const Node& n : g.nodes()) total += syn_work(n);
+      scale = total > 0 ? 1e8 / total : 1.0;
+    }
+    plan.scale = scale;
+    plan.syn_a.resize(static_cast<std::size_t>(kSynMaxM * kSynMaxK));
+    plan.syn_b.resize(static_cast<std::size_t>(kSynMaxK * kSynMaxM));
+    for (std::size_t i = 0; i < plan.syn_a.size(); ++i) {
+      plan.syn_a[i] = static_cast<float>(static_cast<double>(i % 17) / 17.0 - 0.5);
+      plan.syn_b[i] = static_cast<float>(static_cast<double>(i % 13) / 13.0 - 0.5);
+    }
+  }
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    KernelPlan& k = plan.kernels[static_cast<std::size_t>(v)];
+    if (mode == KernelMode::real) {
+      plan_real(g, v, k);
+    } else if (mode == KernelMode::synthetic) {
+      plan_synthetic(g, v, plan.scale, k);
+    } else {
+      k.shape = {1};
+      for (NodeId u : g.predecessors(v)) k.in.push_back(View{u, 0, {1}, {1}});
+    }
+    plan.total_flops += k.flops;
+  }
+  return plan;
+}
+
+}  // namespace doppler::engine_detail

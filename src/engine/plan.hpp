@@ -1,0 +1,141 @@
+#pragma once
+// Internal: a graph compiled into executable block kernels. Compilation resolves every operand
+// to a strided view of its producer's buffer, plans each einsum as batched SGEMM calls, caches
+// input and fill values and rotary tables, and sizes synthetic kernels; running a kernel then
+// only reads its plan.
+#include <cstdint>
+#include <vector>
+
+#include "strided.hpp"
+
+#include "doppler/engine/options.hpp"
+#include "doppler/graph/graph.hpp"
+
+namespace doppler::engine_detail {
+
+/// One operand: a region of a producer's output buffer.
+struct View {
+  NodeId src = -1;          ///< producer
+  std::int64_t offset = 0;  ///< first element of the region in the producer's buffer
+  Dims shape;               ///< region extents
+  Dims strides;             ///< strides of the region's dimensions in the producer's buffer
+};
+
+/// What a kernel does.
+enum class KernelOp : std::uint8_t {
+  constant,     ///< copy cached values (input, fill)
+  gemm,         ///< einsum as batched SGEMM
+  einsum_loop,  ///< einsum by a plain loop (specs that are not one batched GEMM)
+  aggregate,    ///< elementwise sum / max of k operands
+  pieces,       ///< assemble / select: strided copies of operand regions into the output
+  unary,        ///< elementwise f(x)
+  binary,       ///< elementwise f(a, b) with broadcasting
+  reduce,       ///< last-axis reduction
+  rotary,       ///< rotary position embedding (cached cos/sin table)
+  synthetic,    ///< a sized SGEMM plus a checksum of the inputs' first elements
+  empty,        ///< nothing
+};
+
+/// Elementwise or reduction function of unary / binary / aggregate / reduce kernels.
+enum class Fn : std::uint8_t {
+  relu,
+  exp,
+  silu,
+  scale,
+  rsqrt,  // unary
+  add,
+  sub,
+  mul,
+  div,
+  relu_grad,
+  silu_grad,
+  rsqrt_grad,
+  sumsq_grad,  // binary
+  sum,
+  max,
+  sumsq,  // aggregate / reduce
+};
+
+/// One operand of a GEMM as a row-major matrix per batch element.
+struct GemmOperand {
+  bool trans = false;   ///< stored transposed (BLAS Trans)
+  bool pack = false;    ///< gathered into scratch first (then never transposed)
+  std::int64_t ld = 1;  ///< leading dimension
+  Dims pack_shape;      ///< pack: extents of (row labels..., column labels...)
+  Dims pack_strides;    ///< pack: their strides in the operand's buffer
+  Dims pack_dst;        ///< pack: contiguous strides of pack_shape
+  Dims batch_strides;   ///< stride of each batch label in the operand's buffer
+};
+
+/// An einsum as `prod(batch_shape)` SGEMM calls C[m, n] = A[m, k] B[k, n].
+struct GemmPlan {
+  std::int64_t m = 1, n = 1, k = 1;
+  Dims batch_shape;  ///< extents of the batch labels
+  GemmOperand a, b;
+  int c_mode = 0;            ///< 0: C in place (ldc), 1: C^T in place (ldc), 2: scatter
+  std::int64_t ldc = 1;      ///< leading dimension of C (modes 0, 1)
+  Dims c_batch_strides;      ///< stride of each batch label in the output
+  Dims scatter_shape;        ///< mode 2: extents of (M labels..., N labels...)
+  Dims scatter_strides;      ///< mode 2: their strides in the output
+  Dims scatter_src;          ///< mode 2: contiguous strides of scatter_shape
+  std::int64_t scratch = 0;  ///< floats of scratch needed
+};
+
+/// A general einsum loop: every label's extent and stride in each operand and the output.
+struct EinsumLoop {
+  Dims extents;                  ///< one per label
+  std::vector<Dims> op_strides;  ///< per operand, per label (0 when absent)
+  Dims out_strides;              ///< per label (0 when summed over)
+};
+
+/// assemble / select: one operand region copied to `dst_offset` of the output.
+struct Piece {
+  std::int64_t dst_offset = 0;
+};
+
+/// The compiled kernel of one node.
+struct KernelPlan {
+  KernelOp op = KernelOp::empty;
+  Fn fn = Fn::add;
+  float p0 = 1, p1 = 0;       ///< scale / eps
+  std::int64_t numel = 1;     ///< output elements
+  Dims shape;                 ///< output shape
+  std::vector<View> in;       ///< operands in kernel order (synthetic / empty: predecessors)
+  std::vector<float> values;  ///< constant: the values; rotary: (cos, sin) per element pair
+  GemmPlan gemm;
+  EinsumLoop loop;
+  std::vector<Piece> pieces;  ///< one per operand (pieces)
+  std::vector<Dims> bcast;    ///< binary: per operand, strides over the output's dimensions
+  std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times
+  double flops = 0;                       ///< FLOPs executed
+};
+
+/// A compiled graph.
+struct Plan {
+  KernelMode mode = KernelMode::real;  ///< never automatic
+  double scale = 0;                    ///< synthetic FLOPs (and bytes) per unit of cost
+  std::vector<KernelPlan> kernels;     ///< per node
+  std::vector<float> syn_a, syn_b;     ///< synthetic operands shared by every worker
+  std::int64_t syn_max_m = 0, syn_max_k = 0;
+  double total_flops = 0;
+};
+
+/// Largest synthetic SGEMM dimensions.
+inline constexpr std::int64_t kSynMaxM = 128, kSynMaxK = 2048;
+
+/// Compiles every node of `g`. InputError (naming the node) when a kernel cannot be executed.
+Plan compile_plan(const Graph& g, KernelMode mode, double scale);
+
+/// Runs node v's kernel: `inputs[i]` is the buffer holding operand i's producer on this device,
+/// `out` the node's buffer (plan.kernels[v].numel floats), `scratch` per-worker memory.
+void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* out,
+                std::vector<float>& scratch);
+
+/// Compiles one einsum (exposed for the plan and its tests).
+void plan_einsum(const std::string& spec, const std::vector<View>& ops, const Dims& out_shape,
+                 KernelPlan& k);
+/// Runs a compiled einsum.
+void run_einsum(const KernelPlan& k, const float* const* inputs, float* out,
+                std::vector<float>& scratch);
+
+}  // namespace doppler::engine_detail

@@ -1,0 +1,146 @@
+#include "doppler/engine/sim_to_real.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "doppler/heuristics/placer.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+namespace {
+
+std::vector<double> ranks_of(std::span<const double> x) {
+  std::vector<std::size_t> idx(x.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return x[a] < x[b]; });
+  std::vector<double> r(x.size());
+  for (std::size_t i = 0; i < idx.size();) {
+    std::size_t j = i;
+    while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
+    const double avg = 0.5 * static_cast<double>(i + j) + 1;
+    for (std::size_t k = i; k <= j; ++k) r[idx[k]] = avg;
+    i = j + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+double pearson(std::span<const double> a, std::span<const double> b) {
+  if (a.size() != b.size()) throw InputError("pearson: samples differ in size");
+  const std::size_t n = a.size();
+  if (n < 2) return std::numeric_limits<double>::quiet_NaN();
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / static_cast<double>(n);
+  const double mb = std::accumulate(b.begin(), b.end(), 0.0) / static_cast<double>(n);
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  if (saa <= 0 || sbb <= 0) return std::numeric_limits<double>::quiet_NaN();
+  return sab / std::sqrt(saa * sbb);
+}
+
+double spearman(std::span<const double> a, std::span<const double> b) {
+  if (a.size() != b.size()) throw InputError("spearman: samples differ in size");
+  const std::vector<double> ra = ranks_of(a), rb = ranks_of(b);
+  return pearson(ra, rb);
+}
+
+double mape(std::span<const double> predicted, std::span<const double> measured) {
+  if (predicted.size() != measured.size() || measured.empty())
+    throw InputError("mape: samples differ in size or are empty");
+  double s = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    if (!(measured[i] > 0)) throw InputError("mape: measured values must be > 0");
+    s += std::abs(predicted[i] - measured[i]) / measured[i];
+  }
+  return s / static_cast<double>(measured.size());
+}
+
+std::vector<NamedAssignment> validation_assignments(const Problem& problem, int count,
+                                                    std::uint64_t seed,
+                                                    std::int64_t search_budget) {
+  const Graph& g = problem.graph();
+  const int p = problem.devices();
+  std::vector<NamedAssignment> out;
+  PlaceOptions po;
+  po.seed = seed;
+  po.budget.evaluations = search_budget;
+  for (const char* m : {"critical-path", "heft", "etf", "m-topo", "m-etf", "round-robin",
+                        "balanced", "enumopt", "local-search"})
+    out.push_back({m, make_placer(m)->place(problem, po)});
+  const Assignment base = out.front().assignment;
+  std::mt19937_64 rng(seed ^ 0x5eedULL);
+  static const double kFractions[] = {0.05, 0.1, 0.2, 0.35, 0.5, 0.75};
+  for (int i = 0; static_cast<int>(out.size()) < count; ++i) {
+    if (i % 2 == 0) {
+      PlaceOptions ro = po;
+      ro.seed = seed + static_cast<std::uint64_t>(i);
+      out.push_back({fmt::format("random:{}", i / 2), make_placer("random")->place(problem, ro)});
+    } else {
+      const double f = kFractions[(i / 2) % std::size(kFractions)];
+      Assignment a = base;
+      a.method = "perturbed";
+      std::bernoulli_distribution move(f);
+      for (auto& d : a.device_of)
+        if (move(rng)) d = static_cast<DeviceId>(rng() % static_cast<unsigned>(p));
+      out.push_back({fmt::format("perturbed:{}:{}", f, i / 2), std::move(a)});
+    }
+  }
+  for (auto& na : out)
+    if (na.assignment.order.empty()) na.assignment.order = g.topo_order();
+  return out;
+}
+
+ValidationResult validate_sim(const Problem& problem, Engine& engine, const ValidationOptions& o,
+                              const std::function<void(int, int)>& progress) {
+  if (&engine.graph() != &problem.graph())
+    throw InputError("validate_sim: the engine and the problem must share the graph");
+  if (engine.devices() < problem.devices())
+    throw InputError("validate_sim: the engine has fewer devices than the problem");
+  if (problem.platform().is_reference())
+    throw InputError("validate_sim needs a hardware profile (seconds), not the reference model");
+  if (o.repeat < 1) throw InputError("validate_sim: repeat must be >= 1");
+  const auto cases = validation_assignments(problem, o.assignments, o.seed, o.search_budget);
+  const int n = static_cast<int>(cases.size()), rounds = o.warmup + o.repeat;
+  // Rounds over every assignment (not all runs of one assignment in a row), so that a slow
+  // period of a shared machine spreads over all assignments instead of inflating a few.
+  std::vector<std::vector<double>> ms(cases.size());
+  int done = 0;
+  for (int r = 0; r < rounds; ++r)
+    for (int i = 0; i < n; ++i) {
+      const double t =
+          engine.run(cases[static_cast<std::size_t>(i)].assignment, o.rule).makespan_seconds;
+      if (r >= o.warmup) ms[static_cast<std::size_t>(i)].push_back(t);
+      if (progress) progress(++done, n * rounds);
+    }
+  ValidationResult res;
+  std::vector<double> sim, med, mins;
+  for (int i = 0; i < n; ++i) {
+    const auto ui = static_cast<std::size_t>(i);
+    ValidationCase c;
+    c.method = cases[ui].method;
+    c.simulated = problem.simulator().makespan(cases[ui].assignment, o.rule);
+    c.measured = summarize_makespans(ms[ui]);
+    sim.push_back(c.simulated);
+    med.push_back(c.measured.median);
+    mins.push_back(c.measured.min);
+    res.cases.push_back(std::move(c));
+  }
+  res.spearman = spearman(sim, med);
+  res.pearson = pearson(sim, med);
+  res.mape = mape(sim, med);
+  res.spearman_min = spearman(sim, mins);
+  res.mape_min = mape(sim, mins);
+  return res;
+}
+
+}  // namespace doppler

@@ -1,0 +1,37 @@
+#pragma once
+// Helpers of the engine tests: small instances of every workload, random assignments and
+// orders, and output comparison.
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/graph/assignment.hpp"
+#include "doppler/graph/graph.hpp"
+
+namespace doppler::test {
+
+/// A named small workload (CPU-cheap sizes where f32 results stay within 1e-5).
+struct SmallWorkload {
+  std::string label;
+  Graph graph;
+};
+
+/// Every workload at small sizes: chainmm, ffnn, llama-block, llama-layer, and the training
+/// graphs of ffnn and llama-block; blocked for `devices` devices.
+std::vector<SmallWorkload> small_workloads(int devices);
+
+/// Every node on device 0 of `devices`.
+Assignment single_device(const Graph& g, int devices);
+
+/// A uniformly random assignment to `devices` devices with a random priority order.
+Assignment random_assignment(const Graph& g, int devices, std::mt19937_64& rng);
+
+/// Output of every node after the engine's last run.
+std::vector<std::vector<float>> all_outputs(const Engine& e);
+
+/// Number of threads of this process (/proc/self/task).
+int thread_count();
+
+}  // namespace doppler::test

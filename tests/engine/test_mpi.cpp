@@ -1,0 +1,118 @@
+// The MPI backend (2 ranks on this machine, through the CLI): same outputs as a single-device
+// run, a merged schedule and trace on rank 0, and a failing kernel on one rank ends the whole
+// job with an error instead of a hang. Skipped when mpirun is absent.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine_support.hpp"
+#include "support/support.hpp"
+
+#include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/graph/io/graph_file.hpp"
+#include "doppler/util/atomic_file.hpp"
+
+namespace doppler {
+namespace {
+
+bool have_mpirun() {
+  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+#define DOPPLER_REQUIRE_MPIRUN() \
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping"
+
+// Runs `mpirun -np 2 doppler ARGS` (at most 120 s) and returns its exit code; output in files.
+int mpirun2(const test::TempDir& dir, const std::string& args) {
+  const std::string cmd = "timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 '" +
+                          std::string(DOPPLER_CLI) + "' " + args + " >'" + (dir / "out").string() +
+                          "' 2>'" + (dir / "err").string() + "'";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The small llama layer and a random 4-device assignment with an order, written to `dir`.
+Assignment write_inputs(const test::TempDir& dir, Graph& g) {
+  g = test::small_workloads(4)[5].graph;
+  save_graph(dir / "g.json", g, GraphFormat::json);
+  std::mt19937_64 rng(31);
+  Assignment a = test::random_assignment(g, 4, rng);
+  a.method = "random";
+  write_file_atomic(dir / "a.json", format_assignment_json(a));
+  return a;
+}
+
+TEST(EngineMpi, TwoRanksReproduceTheSingleDeviceOutputsAndMergeTheSchedule) {
+  DOPPLER_REQUIRE_MPIRUN();
+  test::TempDir dir;
+  Graph g;
+  const Assignment a = write_inputs(dir, g);
+  for (const char* order : {"fifo", "priority"}) {
+    SCOPED_TRACE(order);
+    const std::string args = "execute '" + (dir / "g.json").string() + "' -a '" +
+                             (dir / "a.json").string() + "' --backend mpi --repeat 2 --verify " +
+                             "--json --order " + order + " --trace '" + (dir / "t.json").string() +
+                             "'";
+    ASSERT_EQ(mpirun2(dir, args), 0) << slurp(dir / "err");
+    const auto j = nlohmann::json::parse(slurp(dir / "out"));  // rank 0 prints, alone
+    EXPECT_EQ(j["backend"], "mpi");
+    EXPECT_EQ(j["verify"]["identical"], g.num_nodes());
+    EXPECT_EQ(j["verify"]["nodes"], g.num_nodes());
+    std::set<std::pair<NodeId, DeviceId>> copies;
+    for (NodeId v = 0; v < g.num_nodes(); ++v)
+      for (NodeId u : g.predecessors(v))
+        if (a.device_of[static_cast<std::size_t>(u)] != a.device_of[static_cast<std::size_t>(v)])
+          copies.insert({u, a.device_of[static_cast<std::size_t>(v)]});
+    EXPECT_EQ(j["copies"], copies.size());
+    const auto ops = a.ops_per_device();
+    for (int d = 0; d < 4; ++d)
+      EXPECT_EQ(j["per_device"][d]["ops"], ops[static_cast<std::size_t>(d)]);
+    const auto trace = nlohmann::json::parse(slurp(dir / "t.json"));
+    std::set<int> tracks;
+    int op_events = 0;
+    for (const auto& e : trace["traceEvents"])
+      if (e["ph"] == "X" && e["pid"] == 0) {
+        tracks.insert(e["tid"].get<int>());
+        ++op_events;
+      }
+    EXPECT_EQ(tracks, (std::set<int>{0, 1, 2, 3})) << "ops of both ranks in the trace";
+    EXPECT_EQ(op_events, g.num_nodes());
+  }
+}
+
+TEST(EngineMpi, AFailingKernelOnOneRankEndsTheJob) {
+  DOPPLER_REQUIRE_MPIRUN();
+  test::TempDir dir;
+  Graph g;
+  const Assignment a = write_inputs(dir, g);
+  NodeId bad = -1;  // an op of rank 1 (devices 2 and 3)
+  for (NodeId v : g.topo_order())
+    if (a.device_of[static_cast<std::size_t>(v)] >= 2 && !g.predecessors(v).empty()) bad = v;
+  ASSERT_GE(bad, 0);
+  const std::string args = "execute '" + (dir / "g.json").string() + "' -a '" +
+                           (dir / "a.json").string() + "' --backend mpi --repeat 1 " +
+                           "--inject-fault fail:" + std::to_string(bad);
+  const int rc = mpirun2(dir, args);
+  EXPECT_NE(rc, 0);
+  EXPECT_NE(rc, 124) << "the job hung until the timeout";
+  const std::string err = slurp(dir / "err");
+  EXPECT_NE(err.find("injected fault"), std::string::npos) << err;
+  EXPECT_NE(err.find("rank 1"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace doppler
