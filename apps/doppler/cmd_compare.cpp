@@ -32,14 +32,28 @@ struct Row {
 };
 
 std::vector<std::string> expand_methods(const std::string& list, const Problem& problem) {
-  std::vector<std::string> out;
+  // Methods are separated by commas, and so are a method's options: a field with '=' (and no
+  // ':') continues the previous method's options, e.g. "heft,doppler-sim:il=10,sim=20".
+  std::vector<std::string> specs;
   for (std::string_view m : split_fields(list, ',')) {
-    const std::string name(trim(m));
-    if (name.empty()) continue;
+    const std::string field(trim(m));
+    if (field.empty()) continue;
+    if (field.find('=') != std::string::npos && field.find(':') == std::string::npos &&
+        !specs.empty())
+      specs.back() += "," + field;
+    else
+      specs.push_back(field);
+  }
+  std::vector<std::string> out;
+  for (const std::string& name : specs) {
     if (name == "all") {
       for (const auto& a : all_methods(problem)) out.push_back(a);
+    } else if (name == "learned") {
+      for (const char* a :
+           {"doppler-il", "doppler-sim", "doppler-sel", "doppler-plc", "doppler-joint"})
+        out.push_back(a);
     } else {
-      make_placer(name);  // validates the spec before any work starts
+      validate_method(name);  // before any work starts
       out.push_back(name);
     }
   }

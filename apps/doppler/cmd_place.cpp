@@ -12,13 +12,14 @@
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
 
 namespace doppler::cli {
 
 namespace {
 
 struct PlaceCmdOptions {
-  std::string graph, method = "critical-path", hardware, output;
+  std::string graph, method = "critical-path", hardware, output, policy;
   int devices = 4;
   std::uint64_t seed = 0;
   std::int64_t budget = 0;
@@ -29,7 +30,13 @@ struct PlaceCmdOptions {
 void run_place(const PlaceCmdOptions& o) {
   const Graph g = load_graph_logged(o.graph);
   const Problem problem(g, platform_for(g, o.hardware, o.devices));
-  const MethodRun r = run_method(o.method, problem, {o.seed, {o.budget, o.time_budget}});
+  std::string method = o.method;
+  if (!o.policy.empty()) {
+    if (method.rfind("doppler", 0) != 0)
+      throw InputError("--policy applies to the doppler methods only");
+    method += std::string(method.find(':') == std::string::npos ? ":" : ",") + "policy=" + o.policy;
+  }
+  const MethodRun r = run_method(method, problem, {o.seed, {o.budget, o.time_budget}});
   const Schedule s = problem.simulator().simulate(r.assignment);
   if (!o.output.empty()) write_file_atomic(o.output, format_assignment_json(r.assignment));
   const double lb = problem.lower_bound();
@@ -91,6 +98,9 @@ void add_place(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--time-budget", o->time_budget, "seconds allowed to search methods")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option(
+      "--policy", o->policy,
+      "checkpoint of a trained policy (doppler train's RUN/ckpt.pt), for --method doppler");
   cmd->add_option("-o,--output", o->output,
                   "write the assignment (doppler-assignment JSON, atomically)");
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");

@@ -12,5 +12,10 @@ void add_generate(CLI::App& app);  ///< doppler generate WORKLOAD
 void add_simulate(CLI::App& app);  ///< doppler simulate GRAPH
 void add_place(CLI::App& app);     ///< doppler place GRAPH
 void add_compare(CLI::App& app);   ///< doppler compare GRAPH
+void add_train(CLI::App& app);     ///< doppler train GRAPH
+
+void add_execute(CLI::App& app);       ///< doppler execute GRAPH --assignment A
+void add_calibrate(CLI::App& app);     ///< doppler calibrate --devices P -o hw.json
+void add_validate_sim(CLI::App& app);  ///< doppler validate-sim GRAPH --hardware hw.json
 
 }  // namespace doppler::cli

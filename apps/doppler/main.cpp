@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -46,6 +47,10 @@ int main(int argc, char** argv) {
   doppler::cli::add_simulate(app);
   doppler::cli::add_place(app);
   doppler::cli::add_compare(app);
+  doppler::cli::add_execute(app);
+  doppler::cli::add_calibrate(app);
+  doppler::cli::add_validate_sim(app);
+  doppler::cli::add_train(app);
 
   try {
     app.parse(argc, argv);
@@ -63,8 +68,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "doppler: error: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
+    // One line: libraries such as libtorch append multi-line backtraces to what().
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
     std::cout.flush();
-    std::fprintf(stderr, "doppler: internal error: %s\n", e.what());
+    std::fprintf(stderr, "doppler: internal error: %s\n", what.c_str());
     return 1;
   }
   return 0;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "learned_methods.hpp"
+
 namespace doppler::cli {
 
 std::vector<std::string> all_methods(const Problem& problem) {
@@ -24,15 +26,25 @@ bool method_is_deterministic(const std::string& spec) {
   return false;
 }
 
+void validate_method(const std::string& spec) {
+  if (!is_learned_method(spec)) make_placer(spec);
+}
+
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options) {
-  const auto placer = make_placer(spec);
   const auto t0 = std::chrono::steady_clock::now();
   MethodRun r;
-  r.assignment = placer->place(problem, options);
+  if (is_learned_method(spec)) {
+    const LearnedRun lr = run_learned_method(spec, problem, options);
+    r.assignment = lr.assignment;
+    r.evaluations = lr.cost_calls;
+  } else {
+    const auto placer = make_placer(spec);
+    r.assignment = placer->place(problem, options);
+    r.evaluations = placer->evaluations();
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.method = spec;
   r.seed = options.seed;
-  r.evaluations = placer->evaluations();
   r.assignment.method = spec;
   r.makespan = problem.simulator().makespan(r.assignment);
   return r;
@@ -43,7 +55,7 @@ std::string methods_help() {
   for (const PlacerInfo& info : placer_infos())
     out += fmt::format("  {:<14}{}{}\n", info.name, info.description,
                        info.params.empty() ? "" : " [" + info.params + "]");
-  return out;
+  return out + learned_methods_help();
 }
 
 }  // namespace doppler::cli

@@ -25,7 +25,11 @@ std::vector<std::string> all_methods(const Problem& problem);
 /// True when the method gives the same result for every seed.
 bool method_is_deterministic(const std::string& spec);
 
-/// Runs one method on the problem and scores its assignment with the simulator.
+/// Throws InputError unless `spec` is a valid method spec (before any work starts).
+void validate_method(const std::string& spec);
+
+/// Runs one method (a placer or a learned method) on the problem and scores its assignment
+/// with the simulator.
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options);
 
 /// Lines describing every method (name, description, options) for --help.

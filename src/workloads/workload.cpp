@@ -137,6 +137,7 @@ Graph random_dag(const WorkloadSpec& s, const ParamReader& r) {
   if (!s.dtype.empty()) throw InputError("random-dag has no dtype (its costs are synthetic)");
   RandomDagParams p;
   r.set("ops", p.ops);
+  p.width = std::min(p.width, std::max<std::int64_t>(1, p.ops));  // default 32, at most ops
   r.set("width", p.width);
   if (auto v = r.number("density")) p.density = *v;
   if (auto v = r.number("ccr")) p.ccr = *v;
@@ -193,7 +194,7 @@ std::vector<WorkloadInfo> list_workloads() {
       {"random-dag",
        "layered random DAG with synthetic reference costs (no exec descriptions)",
        {{"ops", "1000", "total ops (<= 1000000)"},
-        {"width", "32", "largest layer (sizes uniform in 1..width)"},
+        {"width", "32", "largest layer (sizes uniform in 1..width; default min(32, ops))"},
         {"density", "0.2", "edge probability between consecutive layers, in (0, 1]"},
         {"ccr", "1", "mean compute cost / mean edge transfer cost"},
         {"seed", "0", "random seed (non-negative integer)"}},

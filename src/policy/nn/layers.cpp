@@ -12,7 +12,7 @@ torch::Tensor zscore(const torch::Tensor& x, int64_t dim) {
 
 void init_linear_layers(torch::nn::Module& m) {
   torch::NoGradGuard guard;
-  for (auto& child : m.modules(/*include_self=*/true)) {
+  for (auto& child : m.modules(/*include_self=*/false)) {
     if (auto* lin = child->as<torch::nn::Linear>()) {
       torch::nn::init::orthogonal_(lin->weight);
       if (lin->bias.defined()) lin->bias.zero_();
@@ -31,20 +31,19 @@ MpnnEncoderImpl::MpnnEncoderImpl(const NetConfig& c) : c_(c) {
 torch::Tensor MpnnEncoderImpl::forward(const GraphTensors& g) {
   const int64_t hdim = c_.hidden;
   auto h = torch::relu(project_(g.x));
-  // One H x H matrix per edge-feature level.
-  const auto mats = edge2_(torch::relu(edge1_(g.level_values))).view({-1, hdim, hdim});
-  const auto levels = static_cast<int64_t>(g.level_begin.size()) - 1;
+  // One H x H matrix per edge-feature level; edges are sorted by level, so each level's
+  // messages are one matrix product (split/unbind keep the backward to one cat/stack).
+  const auto mats = edge2_(torch::relu(edge1_(g.level_values))).view({-1, hdim, hdim}).unbind(0);
+  std::vector<int64_t> sizes;
+  for (std::size_t k = 0; k + 1 < g.level_begin.size(); ++k)
+    sizes.push_back(g.level_begin[k + 1] - g.level_begin[k]);
   for (int s = 0; s < c_.steps; ++s) {
-    const auto h_src = h.index_select(0, g.edge_src);
-    std::vector<torch::Tensor> parts;
-    parts.reserve(static_cast<std::size_t>(levels));
-    for (int64_t k = 0; k < levels; ++k) {
-      const int64_t b = g.level_begin[static_cast<std::size_t>(k)],
-                    e = g.level_begin[static_cast<std::size_t>(k) + 1];
-      if (e > b) parts.push_back(h_src.narrow(0, b, e - b).matmul(mats[k]));
-    }
+    const auto parts = h.index_select(0, g.edge_src).split_with_sizes(sizes, 0);
+    std::vector<torch::Tensor> msgs;
+    msgs.reserve(parts.size());
+    for (std::size_t k = 0; k < parts.size(); ++k) msgs.push_back(parts[k].matmul(mats[k]));
     auto m = torch::zeros_like(h);
-    if (!parts.empty()) m = m.index_add(0, g.edge_dst, torch::cat(parts, 0));
+    if (!msgs.empty()) m = m.index_add(0, g.edge_dst, torch::cat(msgs, 0));
     m = torch::relu(m + conv_bias_);
     h = gru_(m, h);
   }
@@ -69,11 +68,11 @@ torch::Tensor SelNetImpl::forward(const GraphTensors& g) {
   return fc2_(F::leaky_relu(fc1_(z), leaky)).squeeze(1);
 }
 
-PlcNetImpl::PlcNetImpl(const NetConfig& c) : c_(c) {
+PlcNetImpl::PlcNetImpl(const NetConfig& c, bool with_paths) : c_(c), with_paths_(with_paths) {
   encoder_ = register_module("encoder", MpnnEncoder(c));
   proj_x_ = register_module("proj_x", torch::nn::Linear(kNodeFeatures, c.hidden));
   proj_y = register_module("proj_y", torch::nn::Linear(kDeviceFeatures, c.hidden));
-  fc1 = register_module("fc1", torch::nn::Linear(4 * c.hidden, c.mlp_hidden));
+  fc1 = register_module("fc1", torch::nn::Linear((with_paths ? 6 : 4) * c.hidden, c.mlp_hidden));
   fc2 = register_module("fc2", torch::nn::Linear(c.mlp_hidden, 1));
   init_linear_layers(*this);
 }
@@ -84,9 +83,16 @@ PlcStatic PlcNetImpl::prepare(const GraphTensors& g) {
   st.h = encoder_(g);
   const auto px = F::leaky_relu(proj_x_(g.x), leaky);
   const int64_t hd = c_.hidden;
-  const auto w = fc1->weight;  // [mlp_hidden, 4H]: y | x | H | S
+  const auto w = fc1->weight;  // [mlp_hidden, 4H or 6H]: y | x | H | [b | t] | S
   st.node =
       px.matmul(w.narrow(1, hd, hd).t()) + st.h.matmul(w.narrow(1, 2 * hd, hd).t()) + fc1->bias;
+  if (with_paths_) {
+    const auto& h = st.h;
+    const auto b = torch::zeros_like(h).index_add(0, g.path_row_b, h.index_select(0, g.path_col_b));
+    const auto t = torch::zeros_like(h).index_add(0, g.path_row_t, h.index_select(0, g.path_col_t));
+    st.node = st.node + zscore(b).matmul(w.narrow(1, 3 * hd, hd).t()) +
+              zscore(t).matmul(w.narrow(1, 4 * hd, hd).t());
+  }
   return st;
 }
 
@@ -97,8 +103,8 @@ torch::Tensor PlcNetImpl::score(const PlcStatic& st, const torch::Tensor& y,
   const auto w = fc1->weight;
   const auto py = F::leaky_relu(proj_y(y), leaky);  // [T, P, H]
   const auto ns = zscore(s, 1);                     // over devices
-  auto pre =
-      py.matmul(w.narrow(1, 0, hd).t()) + ns.matmul(w.narrow(1, 3 * hd, hd).t());  // [T, P, M]
+  auto pre = py.matmul(w.narrow(1, 0, hd).t()) +
+             ns.matmul(w.narrow(1, sum_offset(), hd).t());  // [T, P, M]
   pre = pre + st.node.index_select(0, ops).unsqueeze(1);
   return fc2(F::leaky_relu(pre, leaky)).squeeze(2);  // [T, P]
 }

@@ -59,9 +59,11 @@ struct PlcStatic {
 /// PLC: scores each device d for the chosen op v from [proj(y_d), proj(x_v), H_v, S_d], where
 /// y_d are the 5 device features (z-scored over devices) and S_d the sum of H over the ops
 /// already on d (z-scored over devices), with a 4H -> mlp_hidden -> 1 MLP.
+/// With `with_paths` it is the joint single-policy network, scoring (op, device) pairs from
+/// [proj(y_d), proj(x_v), H_v, b-path sum, t-path sum, S_d] (6H -> mlp_hidden -> 1).
 class PlcNetImpl : public torch::nn::Module {
 public:
-  explicit PlcNetImpl(const NetConfig& c);
+  explicit PlcNetImpl(const NetConfig& c, bool with_paths = false);
   /// The per-episode static part.
   PlcStatic prepare(const GraphTensors& g);
   /// Scores [T, P] for T steps: y [T, P, 5] (already z-scored over P), ops [T] (long),
@@ -69,12 +71,16 @@ public:
   torch::Tensor score(const PlcStatic& st, const torch::Tensor& y, const torch::Tensor& ops,
                       const torch::Tensor& s);
 
+  /// Column offset of the S_d block in fc1 (3H, or 5H with paths).
+  int64_t sum_offset() const { return (with_paths_ ? 5 : 3) * c_.hidden; }
+
   torch::nn::Linear proj_y{nullptr};  ///< 5 -> H
-  torch::nn::Linear fc1{nullptr};     ///< 4H -> mlp_hidden (columns: y | x | H | S)
+  torch::nn::Linear fc1{nullptr};     ///< 4H (6H) -> mlp_hidden (columns: y | x | H | [b | t] | S)
   torch::nn::Linear fc2{nullptr};     ///< mlp_hidden -> 1
 
 private:
   NetConfig c_;
+  bool with_paths_;
   MpnnEncoder encoder_{nullptr};
   torch::nn::Linear proj_x_{nullptr};
 };

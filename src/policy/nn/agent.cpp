@@ -1,0 +1,171 @@
+#include "policy/nn/agent.hpp"
+
+#include <future>
+
+namespace doppler::nn {
+
+namespace {
+
+std::vector<float> to_vector(const torch::Tensor& t) {
+  const auto c = t.detach().contiguous().to(torch::kFloat);
+  return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+// Log-probabilities [T, K] of masked scores [T, K] (mask false -> excluded), the recorded
+// actions' terms, entropies and teacher log-masses.
+StepTerms terms(const torch::Tensor& logits, const torch::Tensor& mask,
+                const torch::Tensor& actions, const torch::Tensor& teacher_mask) {
+  const auto neg_inf = -std::numeric_limits<float>::infinity();
+  const auto logp = torch::log_softmax(logits.masked_fill(mask.logical_not(), neg_inf), 1);
+  StepTerms out;
+  out.logp = logp.gather(1, actions.unsqueeze(1)).squeeze(1);
+  const auto safe = logp.masked_fill(mask.logical_not(), 0.0);
+  out.entropy = -(safe.exp() * safe).sum(1);
+  out.teacher = torch::logsumexp(logp.masked_fill(teacher_mask.logical_not(), neg_inf), 1);
+  return out;
+}
+
+}  // namespace
+
+NetConfig net_config(const PolicyConfig& c) {
+  NetConfig n;
+  n.hidden = c.hidden;
+  n.edge_hidden = c.edge_hidden;
+  n.steps = c.steps;
+  n.mlp_hidden = c.mlp_hidden;
+  n.max_levels = c.max_levels;
+  return n;
+}
+
+DualAgent::DualAgent(const PolicyConfig& config) : config_(config) {
+  const NetConfig nc = net_config(config);
+  sel = SelNet(nc);
+  plc = PlcNet(nc, /*with_paths=*/config.variant == PolicyVariant::joint);
+}
+
+Prepared DualAgent::prepare(const GraphTensors& g, bool grad, bool parallel) {
+  Prepared p;
+  const auto run_sel = [&] {
+    torch::AutoGradMode mode(grad);
+    p.sel_scores = sel->forward(g);
+  };
+  const auto run_plc = [&] {
+    torch::AutoGradMode mode(grad);
+    p.plc = plc->prepare(g);
+  };
+  const bool want_sel = learns_sel(), want_plc = learns_plc();
+  if (parallel && want_sel && want_plc) {
+    auto f = std::async(std::launch::async, run_sel);
+    run_plc();
+    f.get();
+  } else {
+    if (want_sel) run_sel();
+    if (want_plc) run_plc();
+  }
+  EpisodeNets& n = p.nets;
+  n.hidden = config_.hidden;
+  n.mlp = config_.mlp_hidden;
+  if (want_sel) n.sel_score = to_vector(p.sel_scores);
+  if (want_plc) {
+    const int64_t hd = config_.hidden;
+    n.h = to_vector(p.plc.h);
+    n.node_pre = to_vector(p.plc.node);
+    n.proj_y_w = to_vector(plc->proj_y->weight);
+    n.proj_y_b = to_vector(plc->proj_y->bias);
+    const auto w = plc->fc1->weight;
+    n.fc1_y = to_vector(w.narrow(1, 0, hd));
+    n.fc1_s = to_vector(w.narrow(1, plc->sum_offset(), hd));
+    n.fc2_w = to_vector(plc->fc2->weight.view({-1}));
+    n.fc2_b = plc->fc2->bias.item<float>();
+  }
+  return p;
+}
+
+StepTerms DualAgent::sel_terms(const Prepared& p, const Episode& ep, int num_nodes) {
+  const auto t = static_cast<int64_t>(ep.steps.size());
+  auto mask = torch::zeros({t, num_nodes}, torch::kBool);
+  auto teacher = torch::zeros({t, num_nodes}, torch::kBool);
+  auto actions = torch::empty({t}, torch::kLong);
+  auto* m = mask.data_ptr<bool>();
+  auto* tm = teacher.data_ptr<bool>();
+  auto* a = actions.data_ptr<int64_t>();
+  for (int64_t i = 0; i < t; ++i) {
+    const Step& s = ep.steps[static_cast<std::size_t>(i)];
+    for (NodeId v : s.candidates) m[i * num_nodes + v] = true;
+    for (NodeId v : s.teacher_ops) tm[i * num_nodes + v] = true;
+    if (s.teacher_ops.empty()) tm[i * num_nodes + s.op] = true;
+    a[i] = s.op;
+  }
+  return terms(p.sel_scores.unsqueeze(0).expand({t, num_nodes}), mask, actions, teacher);
+}
+
+StepTerms DualAgent::plc_terms(const Prepared& p, const Episode& ep, int devices) {
+  const auto t = static_cast<int64_t>(ep.steps.size());
+  auto y = torch::empty({t, devices, kDeviceFeatures});
+  auto ops = torch::empty({t}, torch::kLong);
+  auto actions = torch::empty({t}, torch::kLong);
+  auto onehot = torch::zeros({t, devices});
+  auto teacher = torch::zeros({t, devices}, torch::kBool);
+  auto* py = y.data_ptr<float>();
+  for (int64_t i = 0; i < t; ++i) {
+    const Step& s = ep.steps[static_cast<std::size_t>(i)];
+    std::copy(s.y.begin(), s.y.end(), py + i * devices * kDeviceFeatures);
+    ops[i] = s.op;
+    actions[i] = s.device;
+    onehot[i][s.device] = 1.0f;
+    for (DeviceId d : s.teacher_devices) teacher[i][d] = true;
+    if (s.teacher_devices.empty()) teacher[i][s.device] = true;
+  }
+  // Device sums before each step: exclusive cumulative sum of the placed ops' embeddings.
+  const auto contrib =
+      onehot.unsqueeze(2) * p.plc.h.index_select(0, ops).unsqueeze(1);  // [T, P, H]
+  const auto sums = contrib.cumsum(0) - contrib;
+  const auto scores = plc->score(p.plc, y, ops, sums);
+  return terms(scores, torch::ones({t, devices}, torch::kBool), actions, teacher);
+}
+
+StepTerms DualAgent::joint_terms(const Prepared& p, const Episode& ep, int devices) {
+  const auto t = static_cast<int64_t>(ep.steps.size());
+  int64_t pairs = 0, widest = 0;
+  for (const Step& s : ep.steps) {
+    pairs += static_cast<int64_t>(s.candidates.size());
+    widest = std::max<int64_t>(widest, static_cast<int64_t>(s.candidates.size()) * devices);
+  }
+  // One row per (step, candidate): its device features, op and step.
+  auto y = torch::empty({pairs, devices, kDeviceFeatures});
+  auto ops = torch::empty({pairs}, torch::kLong), step_of = torch::empty({pairs}, torch::kLong);
+  auto chosen = torch::empty({t}, torch::kLong);
+  auto onehot = torch::zeros({t, devices});
+  // Position of every step's pair slots in the flat scores (pad: one extra -inf slot).
+  auto index = torch::full({t, widest}, pairs * devices, torch::kLong);
+  auto teacher = torch::zeros({t, widest}, torch::kBool);
+  auto* py = y.data_ptr<float>();
+  int64_t row = 0;
+  for (int64_t i = 0; i < t; ++i) {
+    const Step& s = ep.steps[static_cast<std::size_t>(i)];
+    std::copy(s.joint_y.begin(), s.joint_y.end(), py + row * devices * kDeviceFeatures);
+    for (std::size_t c = 0; c < s.candidates.size(); ++c) {
+      ops[row + static_cast<int64_t>(c)] = s.candidates[c];
+      step_of[row + static_cast<int64_t>(c)] = i;
+      for (int d = 0; d < devices; ++d)
+        index[i][static_cast<int64_t>(c) * devices + d] =
+            (row + static_cast<int64_t>(c)) * devices + d;
+    }
+    for (int k : s.joint_teacher) teacher[i][k] = true;
+    if (s.joint_teacher.empty()) teacher[i][s.joint_index] = true;
+    chosen[i] = s.joint_index;
+    onehot[i][s.device] = 1.0f;
+    row += static_cast<int64_t>(s.candidates.size());
+  }
+  auto step_ops = torch::empty({t}, torch::kLong);
+  for (int64_t i = 0; i < t; ++i) step_ops[i] = ep.steps[static_cast<std::size_t>(i)].op;
+  const auto contrib = onehot.unsqueeze(2) * p.plc.h.index_select(0, step_ops).unsqueeze(1);
+  const auto sums = (contrib.cumsum(0) - contrib).index_select(0, step_of);  // [pairs, P, H]
+  const auto scores = plc->score(p.plc, y, ops, sums).reshape({-1});
+  const auto padded =
+      torch::cat({scores, torch::full({1}, -std::numeric_limits<float>::infinity())});
+  const auto logits = padded.index_select(0, index.view({-1})).view({t, widest});
+  return terms(logits, index != pairs * devices, chosen, teacher);
+}
+
+}  // namespace doppler::nn

@@ -1,0 +1,89 @@
+#pragma once
+// Internal: one ASSIGN episode of the dual policy, run step by step in plain C++ from the
+// per-episode network outputs (no autograd; the log-probabilities are recomputed in one batch
+// by the trainer). SEL picks a candidate, PLC a device for it, the list schedule advances.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "doppler/graph/assignment.hpp"
+#include "doppler/heuristics/list_schedule.hpp"
+#include "doppler/heuristics/problem.hpp"
+#include "doppler/policy/policy_config.hpp"
+
+namespace doppler::nn {
+
+/// The per-episode outputs of the networks the rollout needs (row-major float arrays).
+struct EpisodeNets {
+  int hidden = 0, mlp = 0;
+  std::vector<float> sel_score;  ///< [N] SEL score of every op (static within an episode)
+  std::vector<float> h;          ///< [N, H] PLC node embeddings
+  std::vector<float> node_pre;   ///< [N, M] PLC first layer: [proj(x_v), H_v] part + bias
+  std::vector<float> proj_y_w;   ///< [H, 5]
+  std::vector<float> proj_y_b;   ///< [H]
+  std::vector<float> fc1_y;      ///< [M, H] first layer, device-feature part
+  std::vector<float> fc1_s;      ///< [M, H] first layer, device-sum part
+  std::vector<float> fc2_w;      ///< [M]
+  float fc2_b = 0;
+};
+
+/// How actions are chosen.
+enum class ActionMode {
+  sample,  ///< with probability epsilon uniform, else sampled from the policy
+  greedy,  ///< with probability epsilon uniform, else the most probable action (the reference's)
+};
+
+/// Options of one rollout.
+struct RolloutOptions {
+  double epsilon = 0;  ///< exploration rate (both policies)
+  ActionMode mode = ActionMode::greedy;
+  bool learned_sel = true;  ///< false: critical-path selection (largest b-level, lowest id)
+  bool learned_plc = true;  ///< false: critical-path device (earliest start, lowest id)
+  bool joint = false;       ///< one network picks (op, device) pairs (PolicyVariant::joint)
+  bool teacher = true;      ///< record the critical-path teacher's tied best actions
+};
+
+/// One step of an episode.
+struct Step {
+  std::vector<NodeId> candidates;         ///< ascending
+  NodeId op = 0;                          ///< chosen op
+  DeviceId device = 0;                    ///< chosen device
+  std::vector<float> y;                   ///< [P, 5] device features, z-scored over devices
+  std::vector<NodeId> teacher_ops;        ///< candidates with the largest b-level
+  std::vector<DeviceId> teacher_devices;  ///< devices where `op` starts earliest
+  bool sel_greedy_match = false;          ///< the policy's most probable op is a teacher op
+  bool plc_greedy_match = false;          ///< the policy's most probable device is a teacher device
+  float sel_prob = 1, plc_prob = 1;       ///< probabilities of the chosen actions under the policy
+  // Joint variant: pairs (candidates[c], d) are flattened as c * P + d.
+  std::vector<float>
+      joint_y;          ///< [C, P, 5] device features of every candidate, z-scored over devices
+  int joint_index = 0;  ///< the chosen pair
+  std::vector<int> joint_teacher;  ///< the teacher's tied best pairs
+};
+
+/// A finished episode.
+struct Episode {
+  std::vector<Step> steps;
+  Assignment assignment;  ///< device_of of every op; order = selection order (inputs first)
+  double estimate = 0;    ///< the list-schedule makespan estimate
+};
+
+/// Runs one episode. `nets` may be empty for a policy that is not learned.
+Episode rollout(const Problem& problem, const PolicyConfig& config, const EpisodeNets& nets,
+                const RolloutOptions& options, std::mt19937_64& rng);
+
+/// One step of the joint variant: scores every (candidate, device) pair, picks one, records
+/// the features and the teacher's pairs in `st` (whose candidates and teacher_ops are set).
+void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::vector<double>& sums,
+                const RolloutOptions& o, std::mt19937_64& rng);
+
+/// Softmax of `scores` restricted to `idx` (helper shared with the tests).
+std::vector<double> masked_softmax(const std::vector<float>& scores,
+                                   const std::vector<NodeId>& idx);
+
+/// PLC scores of every device for op v given raw device features y [P, 5] (z-scored here) and
+/// the device sums S [P, H] (z-scored here). Exposed for the consistency tests.
+std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
+                              const std::vector<double>& s, int p);
+
+}  // namespace doppler::nn

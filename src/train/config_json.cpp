@@ -1,0 +1,68 @@
+#include "train/config_json.hpp"
+
+namespace doppler::detail {
+
+using nlohmann::json;
+
+json to_json(const PolicyConfig& c) {
+  return {{"variant", policy_variant_name(c.variant)},
+          {"hidden", c.hidden},
+          {"edge_hidden", c.edge_hidden},
+          {"steps", c.steps},
+          {"mlp_hidden", c.mlp_hidden},
+          {"max_levels", c.max_levels},
+          {"defer_inputs", c.defer_inputs}};
+}
+
+PolicyConfig policy_config_from_json(const json& j) {
+  PolicyConfig c;
+  c.variant = parse_policy_variant(j.at("variant").get<std::string>());
+  c.hidden = j.at("hidden").get<int>();
+  c.edge_hidden = j.at("edge_hidden").get<int>();
+  c.steps = j.at("steps").get<int>();
+  c.mlp_hidden = j.at("mlp_hidden").get<int>();
+  c.max_levels = j.at("max_levels").get<int>();
+  c.defer_inputs = j.at("defer_inputs").get<bool>();
+  return c;
+}
+
+json to_json(const TrainConfig& c) {
+  return {{"stage", train_stage_name(c.stage)},
+          {"episodes", c.episodes},
+          {"lr", c.lr},
+          {"lr_end", c.lr_end},
+          {"epsilon", c.epsilon},
+          {"epsilon_end", c.epsilon_end},
+          {"entropy_weight", c.entropy_weight},
+          {"grad_clip", c.grad_clip},
+          {"returns", c.returns == ReturnMode::episode ? "episode" : "discounted"},
+          {"gamma", c.gamma},
+          {"action", c.action},
+          {"seed", c.seed},
+          {"checkpoint_every", c.checkpoint_every},
+          {"parallel", c.parallel},
+          {"policy", to_json(c.policy)}};
+}
+
+TrainConfig train_config_from_json(const json& j) {
+  TrainConfig c;
+  c.stage = parse_train_stage(j.at("stage").get<std::string>());
+  c.episodes = j.at("episodes").get<int>();
+  c.lr = j.at("lr").get<double>();
+  c.lr_end = j.at("lr_end").get<double>();
+  c.epsilon = j.at("epsilon").get<double>();
+  c.epsilon_end = j.at("epsilon_end").get<double>();
+  c.entropy_weight = j.at("entropy_weight").get<double>();
+  c.grad_clip = j.at("grad_clip").get<double>();
+  c.returns = j.at("returns").get<std::string>() == "episode" ? ReturnMode::episode
+                                                              : ReturnMode::discounted;
+  c.gamma = j.at("gamma").get<double>();
+  c.action = j.at("action").get<std::string>();
+  c.seed = j.at("seed").get<std::uint64_t>();
+  c.checkpoint_every = j.at("checkpoint_every").get<int>();
+  c.parallel = j.at("parallel").get<bool>();
+  c.policy = policy_config_from_json(j.at("policy"));
+  return c;
+}
+
+}  // namespace doppler::detail

@@ -1,0 +1,172 @@
+// Training: imitation learns the teacher, REINFORCE finds an obviously best placement, and a
+// run interrupted at a checkpoint resumes to exactly the same result.
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "support/builders.hpp"
+#include "support/support.hpp"
+
+#include "doppler/heuristics/search_placers.hpp"
+#include "doppler/train/trainer.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+namespace {
+
+TrainConfig small(TrainStage stage, int episodes) {
+  TrainConfig c;
+  c.stage = stage;
+  c.episodes = episodes;
+  c.policy.hidden = 16;
+  c.policy.edge_hidden = 8;
+  c.policy.steps = 2;
+  c.policy.mlp_hidden = 16;
+  c.parallel = false;
+  return c;
+}
+
+double mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
+  double s = 0;
+  for (std::size_t i = from; i < to; ++i) s += v[i];
+  return s / static_cast<double>(to - from);
+}
+
+TEST(Training, ImitationLossFallsAndTeacherMatchRises) {
+  std::mt19937_64 rng(17);
+  const Graph g = test::random_dag(rng, {30, 0.15, 9, 9, true});
+  const Problem problem(g, Platform::reference(3));
+  TrainConfig c = small(TrainStage::imitation, 50);
+  c.policy.hidden = 32;
+  c.policy.mlp_hidden = 32;
+  c.lr = 3e-3;
+  c.seed = 3;
+  DopplerTrainer trainer(problem, c);
+  std::vector<double> loss, match;
+  trainer.train([&](const EpisodeStats& s) {
+    loss.push_back(s.loss_sel + s.loss_plc);
+    match.push_back(0.5 * (s.match_sel + s.match_plc));
+  });
+  ASSERT_EQ(loss.size(), 50u);
+  EXPECT_LT(mean(loss, 40, 50), 0.5 * mean(loss, 0, 10));
+  EXPECT_GT(mean(match, 40, 50), mean(match, 0, 10));
+  EXPECT_GT(mean(match, 40, 50), 0.85);
+}
+
+// A chain of six ops (compute 5, transfers 20) on three devices: the optimum (30) keeps the chain
+// on one device, every split pays a transfer. The untrained policy splits it; REINFORCE on the
+// simulator learns to keep it together.
+TEST(Training, ReinforceFindsTheObviouslyBestPlacement) {
+  const Graph g = test::ref_graph({{5, 20}, {5, 20}, {5, 20}, {5, 20}, {5, 20}, {5, 20}},
+                                  {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
+  const Problem problem(g, Platform::reference(3));
+  const double optimum =
+      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+  ASSERT_EQ(optimum, 30);
+  TrainConfig c = small(TrainStage::simulation, 300);
+  c.lr = 3e-3;
+  c.lr_end = 1e-4;
+  c.seed = 1;
+  DopplerTrainer trainer(problem, c);
+  EXPECT_GT(problem.simulator().makespan(trainer.greedy()), optimum)
+      << "the untrained policy is not already optimal";
+  const TrainResult r = trainer.train();
+  EXPECT_EQ(r.greedy_makespan, optimum)
+      << "the trained greedy policy keeps the chain on one device";
+  EXPECT_EQ(r.best_makespan, optimum);
+  EXPECT_EQ(r.cost_calls, 301);
+}
+
+TEST(Training, ResumeReproducesAnUninterruptedRun) {
+  std::mt19937_64 rng(23);
+  const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
+  const Problem problem(g, Platform::reference(3));
+  TrainConfig c = small(TrainStage::simulation, 12);
+  c.checkpoint_every = 6;
+  c.seed = 5;
+  test::TempDir a, b;
+  DopplerTrainer full(problem, c);
+  full.set_run_dir(a.path());
+  const TrainResult ra = full.train();
+
+  {  // interrupted after its first checkpoint (episode 6): train 6 episodes of a 12-episode run
+    DopplerTrainer part(problem, c);
+    part.set_run_dir(b.path());
+    int seen = 0;
+    try {
+      part.train([&](const EpisodeStats&) {
+        if (++seen == 8) throw std::runtime_error("simulated crash");
+      });
+    } catch (const std::runtime_error&) {
+    }
+  }
+  DopplerTrainer resumed(problem,
+                         small(TrainStage::simulation, 999));  // config comes from the checkpoint
+  resumed.resume(b.path());
+  EXPECT_EQ(resumed.episodes_done(), 6);
+  const TrainResult rb = resumed.train();
+  EXPECT_EQ(rb.best_makespan, ra.best_makespan);
+  EXPECT_EQ(rb.best.device_of, ra.best.device_of);
+  EXPECT_EQ(rb.greedy.device_of, ra.greedy.device_of);
+  EXPECT_EQ(rb.episodes, 12);
+  // The logs are identical except for the wall-clock times.
+  std::ifstream la(a / "log.jsonl"), lb(b / "log.jsonl");
+  std::string x, y;
+  int lines = 0;
+  while (std::getline(la, x)) {
+    ASSERT_TRUE(static_cast<bool>(std::getline(lb, y)));
+    const auto strip = [](std::string s) {
+      return s.substr(0, s.find("\"seconds\"")) + s.substr(s.find("\"stage\""));
+    };
+    EXPECT_EQ(strip(x), strip(y)) << "line " << lines;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 12);
+  EXPECT_FALSE(static_cast<bool>(std::getline(lb, y)));
+}
+
+TEST(Training, PolicyLoadsAndPlacesOtherGraphs) {
+  std::mt19937_64 rng(29);
+  const Graph g = test::random_dag(rng, {15, 0.2, 9, 9, true});
+  const Problem problem(g, Platform::reference(2));
+  test::TempDir dir;
+  DopplerTrainer trainer(problem, small(TrainStage::imitation, 3));
+  trainer.set_run_dir(dir.path());
+  const TrainResult r = trainer.train();
+  DopplerPolicy policy = DopplerPolicy::load(dir / "ckpt.pt");
+  EXPECT_EQ(policy.place(problem).device_of, r.greedy.device_of);
+  const Graph other = test::random_dag(rng, {40, 0.1, 9, 9, true});
+  const Problem p8(other, Platform::reference(8));
+  EXPECT_NO_THROW(policy.place(p8).validate(other, 8));
+}
+
+TEST(Training, BadCheckpointsAreInputErrors) {
+  test::TempDir dir;
+  std::ofstream(dir / "ckpt.pt") << "not a checkpoint";
+  EXPECT_THROW(DopplerPolicy::load(dir / "ckpt.pt"), InputError);
+  EXPECT_THROW(DopplerPolicy::load(dir / "missing.pt"), InputError);
+  // A checkpoint of another graph cannot be resumed.
+  std::mt19937_64 rng(1);
+  const Graph g1 = test::random_dag(rng, {8, 0.3, 9, 9, true});
+  const Graph g2 = test::random_dag(rng, {9, 0.3, 9, 9, true});
+  const Problem p1(g1, Platform::reference(2)), p2(g2, Platform::reference(2));
+  DopplerTrainer t1(p1, small(TrainStage::imitation, 2));
+  t1.set_run_dir(dir.path());
+  t1.train();
+  DopplerTrainer t2(p2, small(TrainStage::imitation, 2));
+  try {
+    t2.resume(dir.path());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("made for another graph"), std::string::npos) << e.what();
+  }
+  // A truncated checkpoint.
+  std::ifstream in(dir / "ckpt.pt", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(dir / "half.pt", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  EXPECT_THROW(DopplerPolicy::load(dir / "half.pt"), InputError);
+}
+
+}  // namespace
+}  // namespace doppler
