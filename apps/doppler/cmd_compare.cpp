@@ -50,7 +50,8 @@ std::vector<std::string> expand_methods(const std::string& list, const Problem& 
       for (const auto& a : all_methods(problem)) out.push_back(a);
     } else if (name == "learned") {
       for (const char* a :
-           {"doppler-il", "doppler-sim", "doppler-sel", "doppler-plc", "doppler-joint"})
+           {"doppler-il", "doppler-sim", "doppler-sel", "doppler-plc", "doppler-joint", "placeto",
+            "gdp"})
         out.push_back(a);
     } else {
       validate_method(name);  // before any work starts

@@ -22,17 +22,17 @@
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
 #include "doppler/util/progress.hpp"
+#include "engine_options.hpp"
 
 namespace doppler::cli {
 
 namespace {
 
 struct ExecuteOptions {
-  std::string graph, assignment, order = "fifo", trace, gantt, backend = "local";
-  std::string kernels = "auto", link_profile, fault;
+  std::string graph, assignment, order = "fifo", trace, gantt, backend = "local", fault;
   int devices = 0, repeat = 5, warmup = 1;
-  double scale = 0, link_bandwidth = 0, link_latency = 0, timeout = 0;
-  bool no_pin = false, verify = false, json = false;
+  EngineCliOptions engine;
+  bool verify = false, json = false;
 };
 
 // Comparison of every node's output with a single-device run of the same kernels.
@@ -104,7 +104,7 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
     j["kernels"] = kernel_mode_name(kernels);
     j["order"] = o.order;
     j["link_emulation"] =
-        LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile).label();
+        LinkEmulation::from(o.engine.link_bandwidth, o.engine.link_latency, o.engine.link_profile).label();
     j["warmup"] = o.warmup;
     j["repeat"] = o.repeat;
     j["makespans"] = m.makespans;
@@ -187,13 +187,7 @@ void run_execute(const ExecuteOptions& o) {
   const DispatchRule rule = parse_dispatch_rule(o.order);
   if (rule == DispatchRule::priority && a.order.empty())
     throw InputError(o.assignment, 0, "--order priority needs an \"order\" in the assignment");
-  EngineOptions eo;
-  eo.devices = a.devices;
-  eo.kernels = parse_kernel_mode(o.kernels);
-  eo.synthetic_scale = o.scale;
-  eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
-  eo.pin_threads = !o.no_pin;
-  eo.timeout_seconds = o.timeout;
+  EngineOptions eo = engine_options(o.engine, a.devices);
   eo.fault = parse_fault(o.fault, g);
   if (o.backend == "mpi") {
     MpiEngine e(g, eo);
@@ -275,26 +269,7 @@ void add_execute(CLI::App& app) {
                   "local (threads) or mpi (start with mpirun -np R; devices spread over ranks)")
       ->check(CLI::IsMember({"local", "mpi"}))
       ->capture_default_str();
-  cmd->add_option("--kernels", o->kernels,
-                  "auto (real when every node has an exec description, else synthetic), real, "
-                  "synthetic, or empty (engine overhead only)")
-      ->check(CLI::IsMember({"auto", "real", "synthetic", "empty"}))
-      ->capture_default_str();
-  cmd->add_option("--scale", o->scale,
-                  "synthetic kernels: FLOPs per unit of compute cost and bytes per unit of "
-                  "transfer cost (default: about 1e8 FLOPs in all)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-bandwidth", o->link_bandwidth,
-                  "emulate links: a copy takes at least bytes / this (bytes/s)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-latency", o->link_latency,
-                  "emulate links: a copy takes at least this many seconds more")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-profile", o->link_profile,
-                  "emulate the links of a hardware profile (shipped name or JSON file)");
-  cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
-  cmd->add_option("--timeout", o->timeout, "fail a run that takes longer (seconds; 0 = none)")
-      ->check(CLI::NonNegativeNumber);
+  add_engine_options(*cmd, o->engine);
   cmd->add_flag("--verify", o->verify,
                 "compare every node's output with a single-device run (exit 1 above 1e-5 "
                 "relative error)");

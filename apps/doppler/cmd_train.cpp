@@ -3,18 +3,24 @@
 #include <iostream>
 #include <memory>
 
+#include <spdlog/spdlog.h>
+
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "common.hpp"
 
+#include "doppler/engine/engine.hpp"
+#include "doppler/engine/mpi_backend.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
+#include "doppler/train/baselines.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/progress.hpp"
+#include "engine_options.hpp"
 
 namespace doppler::cli {
 
@@ -22,24 +28,129 @@ namespace {
 
 struct TrainCmdOptions {
   std::string graph, hardware, output, resume, init, stage = "sim", returns = "episode", action,
-                                                     variant = "dual";
-  int devices = 4;
+                                                     variant = "dual", engine = "cpu";
+  int devices = 4, repeat = 3;
   TrainConfig cfg;
+  EngineCliOptions engine_flags;
   bool json = false, sequential = false;
+  std::string method = "doppler";  // doppler, or a learned baseline: placeto, gdp
+  std::int64_t calls = 0;          // the baselines' budget of simulator calls
 };
+
+// Measured makespans for Stage III: a local Engine, or an MpiEngine driven by rank 0.
+class MeasuredCost {
+public:
+  MeasuredCost(const Graph& g, const TrainCmdOptions& o) : repeat_(o.repeat) {
+    const EngineOptions eo = engine_options(o.engine_flags, o.devices);
+    if (o.engine == "mpi") {
+      mpi_ = std::make_unique<MpiEngine>(g, eo);
+      for (const auto& w : mpi_->warnings()) spdlog::warn("{}", w);
+    } else {
+      local_ = std::make_unique<Engine>(g, eo);
+      for (const auto& w : local_->warnings()) spdlog::warn("{}", w);
+    }
+  }
+  /// True on MPI ranks other than 0: they only serve measurements.
+  bool worker() const { return mpi_ && mpi_->rank() != 0; }
+  /// Median measured makespan of `a` (seconds); the first call warms the engine up.
+  double operator()(const Assignment& a) {
+    const int warmup = warm_ ? 0 : 1;
+    warm_ = true;
+    if (local_) return local_->measure(a, DispatchRule::fifo, repeat_, warmup).median;
+    mpi_->share(a);
+    return mpi_->measure(a, DispatchRule::fifo, repeat_, warmup).median;
+  }
+  /// Rank > 0: run what rank 0 shares until it says stop.
+  void serve() {
+    bool warm = false;
+    while (const auto a = mpi_->share(std::nullopt)) {
+      mpi_->measure(*a, DispatchRule::fifo, repeat_, warm ? 0 : 1);
+      warm = true;
+    }
+  }
+  /// Rank 0: tells the workers to stop.
+  void stop() {
+    if (mpi_) mpi_->share(std::nullopt);
+  }
+
+private:
+  int repeat_;
+  bool warm_ = false;
+  std::unique_ptr<Engine> local_;
+  std::unique_ptr<MpiEngine> mpi_;
+};
+
+// doppler train --method placeto|gdp: a learned baseline (docs/baselines.md), no imitation stage.
+void run_train_baseline(const Graph& g, const Problem& problem, const TrainCmdOptions& o) {
+  if (!o.resume.empty() || !o.init.empty() || o.output.empty())
+    throw InputError("train --method " + o.method + ": pass -o RUN_DIR (no --resume, no --init)");
+  BaselineConfig c;
+  c.seed = o.cfg.seed;
+  c.episodes = std::max(0, o.cfg.episodes);
+  c.calls = o.calls > 0 ? o.calls : (c.episodes > 0 ? 0 : 1302);
+  if (o.cfg.lr > 0) c.lr = o.cfg.lr;
+  if (o.cfg.entropy_weight >= 0) c.entropy_weight = o.cfg.entropy_weight;
+  c.grad_clip = o.cfg.grad_clip;
+  c.run_dir = o.output;
+  Progress progress("train " + o.method, c.calls > 0 ? static_cast<int>(c.calls) : c.episodes);
+  const BaselineResult r =
+      train_baseline(parse_baseline_method(o.method), problem, c, [&](const BaselineEpisode& s) {
+        progress.update(c.calls > 0 ? static_cast<int>(s.calls) : s.episode + 1,
+                        fmt::format("makespan {}  best {}", format_sig(s.makespan), format_sig(s.best)));
+      });
+  progress.finish();
+  // Per-episode time: a truncated last episode (placeto, budget spent) counts pro rata.
+  const double per_episode =
+      r.decisions > 0 ? r.seconds * r.decisions_per_episode / static_cast<double>(r.decisions) : 0.0;
+  if (o.json) {
+    ojson j;
+    j["graph"] = g.meta().name;
+    j["devices"] = o.devices;
+    j["model"] = problem.platform().name();
+    j["method"] = o.method;
+    j["episodes"] = r.episodes;
+    j["decisions_per_episode"] = r.decisions_per_episode;
+    j["best_makespan"] = r.best_makespan;
+    j["greedy_makespan"] = r.greedy_makespan;
+    j["lower_bound"] = problem.lower_bound();
+    j["cost_calls"] = r.cost_calls;
+    j["seconds"] = r.seconds;
+    j["seconds_per_episode"] = per_episode;
+    j["greedy_seconds"] = r.greedy_seconds;
+    j["run_dir"] = o.output;
+    print_json(j);
+    return;
+  }
+  std::cout << fmt::format("{:<22}{} on {} devices ({}), method {} (no imitation stage)\n", "graph",
+                           g.meta().name, o.devices, problem.platform().name(), o.method);
+  std::cout << fmt::format("{:<22}{} ({:.1f} ms per episode, {} simulator calls)\n", "episodes",
+                           r.episodes, 1e3 * per_episode, r.cost_calls);
+  std::cout << fmt::format("{:<22}{}\n", "greedy makespan", format_sig(r.greedy_makespan));
+  std::cout << fmt::format("{:<22}{}\n", "best makespan", format_sig(r.best_makespan));
+  std::cout << fmt::format("{:<22}{}/ckpt.pt, log.jsonl, best.json, greedy.json\n", "written",
+                           o.output);
+}
 
 void run_train(TrainCmdOptions o) {
   const Graph g = load_graph_logged(o.graph);
   const Problem problem(g, platform_for(g, o.hardware, o.devices));
+  if (o.method != "doppler") return run_train_baseline(g, problem, o);
   o.cfg.stage = parse_train_stage(o.stage);
-  if (o.cfg.stage == TrainStage::real)
-    throw InputError("--stage real trains on the engine: it needs --engine (see docs/training.md)");
   o.cfg.returns = o.returns == "discounted" ? ReturnMode::discounted : ReturnMode::episode;
   o.cfg.action = o.action;
   o.cfg.parallel = !o.sequential;
   o.cfg.policy.variant = parse_policy_variant(o.variant);
   if (o.output.empty() && o.resume.empty())
     throw InputError("train: pass -o RUN_DIR (or --resume RUN_DIR)");
+  const bool real = o.cfg.stage == TrainStage::real;
+  std::unique_ptr<MeasuredCost> measured;
+  if (real) {
+    measured = std::make_unique<MeasuredCost>(g, o);
+    if (measured->worker()) {
+      measured->serve();
+      return;
+    }
+  }
   DopplerTrainer trainer(problem, o.cfg);
   if (!o.init.empty()) trainer.load_weights(o.init);
   if (!o.resume.empty()) {
@@ -47,28 +158,42 @@ void run_train(TrainCmdOptions o) {
   } else {
     trainer.set_run_dir(o.output);
   }
+  if (real) trainer.set_cost([&](const Assignment& a) { return (*measured)(a); });
   const TrainConfig& cfg = trainer.config();
   Progress progress(fmt::format("train {}", train_stage_name(cfg.stage)), cfg.episodes);
-  const TrainResult r = trainer.train([&](const EpisodeStats& s) {
+  TrainResult r = trainer.train([&](const EpisodeStats& s) {
     progress.update(s.episode + 1, fmt::format("makespan {}  best {}  match {:.0f}%/{:.0f}%",
                                                format_sig(s.makespan), format_sig(s.best),
                                                100 * s.match_sel, 100 * s.match_plc));
   });
   progress.finish();
   const std::string dir = o.resume.empty() ? o.output : o.resume;
+  if (real) {
+    // Measurements are noisy: measure the best and the greedy assignments again before
+    // reporting (the median of two more measurements each).
+    const auto again = [&](const Assignment& a) { return std::min((*measured)(a), (*measured)(a)); };
+    r.best_makespan = again(r.best);
+    r.greedy_makespan = again(r.greedy);
+    if (r.greedy_makespan < r.best_makespan) {
+      r.best = r.greedy;
+      r.best_makespan = r.greedy_makespan;
+    }
+    measured->stop();
+    write_file_atomic(std::filesystem::path(dir) / "best.json", format_assignment_json(r.best));
+  }
   write_file_atomic(std::filesystem::path(dir) / "greedy.json", format_assignment_json(r.greedy));
   const double lb = problem.lower_bound();
   if (o.json) {
     ojson j;
     j["graph"] = g.meta().name;
     j["devices"] = o.devices;
-    j["model"] = problem.platform().name();
+    j["model"] = real ? "engine:" + o.engine : problem.platform().name();
     j["stage"] = train_stage_name(cfg.stage);
     j["variant"] = policy_variant_name(cfg.policy.variant);
     j["episodes"] = r.episodes;
     j["best_makespan"] = r.best_makespan;
     j["greedy_makespan"] = r.greedy_makespan;
-    j["lower_bound"] = lb;
+    if (!real) j["lower_bound"] = lb;
     j["cost_calls"] = r.cost_calls;
     j["seconds"] = r.seconds;
     j["seconds_per_episode"] = r.episodes ? r.seconds / r.episodes : 0.0;
@@ -77,18 +202,19 @@ void run_train(TrainCmdOptions o) {
     return;
   }
   const auto t = [&](double x) {
-    return problem.platform().unit() == CostUnit::seconds ? format_time(x, CostUnit::seconds)
-                                                          : format_sig(x);
+    return real || problem.platform().unit() == CostUnit::seconds ? format_time(x, CostUnit::seconds) : format_sig(x);
   };
-  std::cout << fmt::format("{:<22}{} on {} devices ({}), stage {}, variant {}\n", "graph",
-                           g.meta().name, o.devices, problem.platform().name(),
+  std::cout << fmt::format("{:<22}{} on {} devices ({}), stage {}, variant {}\n", "graph", g.meta().name, o.devices,
+                           real ? "measured on the " + o.engine + " engine" : problem.platform().name(),
                            train_stage_name(cfg.stage), policy_variant_name(cfg.policy.variant));
-  std::cout << fmt::format("{:<22}{} ({:.1f} ms per episode, {} cost calls)\n", "episodes",
-                           r.episodes, r.episodes ? 1e3 * r.seconds / r.episodes : 0.0,
-                           r.cost_calls);
+  std::cout << fmt::format("{:<22}{} ({:.1f} ms per episode, {} cost calls)\n", "episodes", r.episodes,
+                           r.episodes ? 1e3 * r.seconds / r.episodes : 0.0, r.cost_calls);
   std::cout << fmt::format("{:<22}{}\n", "greedy makespan", t(r.greedy_makespan));
-  std::cout << fmt::format("{:<22}{}   (gap to lower bound {:.1f}%)\n", "best makespan",
-                           t(r.best_makespan), lb > 0 ? 100 * (r.best_makespan / lb - 1) : 0.0);
+  if (real)
+    std::cout << fmt::format("{:<22}{}   (re-measured)\n", "best makespan", t(r.best_makespan));
+  else
+    std::cout << fmt::format("{:<22}{}   (gap to lower bound {:.1f}%)\n", "best makespan", t(r.best_makespan),
+                             lb > 0 ? 100 * (r.best_makespan / lb - 1) : 0.0);
   std::cout << fmt::format("{:<22}{}/ckpt.pt, log.jsonl, best.json, greedy.json\n", "written", dir);
 }
 
@@ -98,14 +224,33 @@ void add_train(CLI::App& app) {
   auto o = std::make_shared<TrainCmdOptions>();
   auto* cmd = app.add_subcommand("train",
                                  "Train the Doppler policies: Stage I imitation of the "
-                                 "critical-path placer (--stage il) or Stage II "
-                                 "REINFORCE on the simulator (--stage sim)");
+                                 "critical-path placer (--stage il), Stage II REINFORCE on the "
+                                 "simulator (--stage sim) or Stage III REINFORCE on the real engine "
+                                 "(--stage real; --engine mpi under mpirun)");
   cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
-  cmd->add_option("--stage", o->stage, "il (imitation) or sim (simulator RL)")
+  cmd->add_option("--method", o->method,
+                  "doppler (SEL + PLC), or a learned baseline trained by REINFORCE without "
+                  "imitation: placeto, gdp (docs/baselines.md)")
+      ->check(CLI::IsMember({"doppler", "placeto", "gdp"}))
+      ->capture_default_str();
+  cmd->add_option("--calls", o->calls,
+                  "placeto/gdp: simulator calls to spend (default 1302, Doppler-SIM's budget; "
+                  "0 with --episodes: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--stage", o->stage, "il (imitation), sim (REINFORCE on the simulator) or real (REINFORCE on the engine)")
       ->check(CLI::IsMember({"il", "sim", "real"}))
       ->capture_default_str();
+  cmd->add_option("--engine", o->engine, "Stage III engine: cpu (threads) or mpi (start the command with mpirun -np R)")
+      ->check(CLI::IsMember({"cpu", "mpi"}))
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Stage III: measured runs per episode (the reward is their median)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--time-budget", o->cfg.time_budget, "stop training after this many seconds (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  add_engine_options(*cmd, o->engine_flags);
   cmd->add_option("-o,--output", o->output,
                   "run directory: ckpt.pt, log.jsonl, best.json, greedy.json, config.json");
   cmd->add_option("--resume", o->resume,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "doppler/train/baselines.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
@@ -101,16 +102,66 @@ LearnedSpec parse(const std::string& spec) {
   return s;
 }
 
+// The learned baselines (placeto, gdp): options calls, episodes, policy, hidden, steps, lr,
+// entropy, max_devices, heads, layers, segment. No imitation stage.
+LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
+                               const PlaceOptions& options) {
+  const auto colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  const BaselineMethod method = parse_baseline_method(name);
+  PlacerParams p;
+  if (colon != std::string::npos)
+    for (std::string_view kv : split_fields(std::string_view(spec).substr(colon + 1), ',')) {
+      const auto eq = trim(kv).find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        throw InputError(fmt::format("method {}: expected key=value options, found '{}'", name, kv));
+      p[std::string(trim(trim(kv).substr(0, eq)))] = std::string(trim(trim(kv).substr(eq + 1)));
+    }
+  LearnedRun out;
+  if (const auto it = p.find("policy"); it != p.end()) {
+    const std::string path = it->second;
+    p.erase(it);
+    if (!p.empty())
+      throw InputError(fmt::format("method {}: policy= takes no other option", name));
+    out.assignment = place_baseline(method, problem, path);
+    return out;
+  }
+  BaselineConfig c;
+  c.seed = options.seed;
+  c.calls = take_int(p, name, "calls", 1302);
+  c.episodes = take_int(p, name, "episodes", 0);
+  c.hidden = take_int(p, name, "hidden", 0);
+  c.steps = take_int(p, name, "steps", 0);
+  c.max_devices = take_int(p, name, "max_devices", c.max_devices);
+  c.heads = take_int(p, name, "heads", c.heads);
+  c.layers = take_int(p, name, "layers", c.layers);
+  c.segment = take_int(p, name, "segment", c.segment);
+  c.lr = take_double(p, name, "lr", c.lr);
+  c.entropy_weight = take_double(p, name, "entropy", c.entropy_weight);
+  if (!p.empty())
+    throw InputError(fmt::format(
+        "method {}: unknown option '{}' (accepted: calls, episodes, policy, hidden, steps, lr, "
+        "entropy, max_devices, heads, layers, segment)",
+        name, p.begin()->first));
+  const BaselineResult r = train_baseline(method, problem, c);
+  out.assignment = r.best;
+  out.cost_calls = r.cost_calls;
+  return out;
+}
+
 }  // namespace
 
 bool is_learned_method(const std::string& spec) {
   const std::string name = spec.substr(0, spec.find(':'));
   return name == "doppler" || name == "doppler-il" || name == "doppler-sim" ||
-         name == "doppler-sel" || name == "doppler-plc" || name == "doppler-joint";
+         name == "doppler-sel" || name == "doppler-plc" || name == "doppler-joint" ||
+         name == "placeto" || name == "gdp";
 }
 
 LearnedRun run_learned_method(const std::string& spec, const Problem& problem,
                               const PlaceOptions& options) {
+  const std::string name = spec.substr(0, spec.find(':'));
+  if (name == "placeto" || name == "gdp") return run_baseline_method(spec, problem, options);
   const LearnedSpec s = parse(spec);
   LearnedRun out;
   if (s.name == "doppler") {
@@ -151,7 +202,16 @@ std::string learned_methods_help() {
          "  doppler-sim   Stage I + Stage II REINFORCE on the simulator (il=300, sim=1000)\n"
          "  doppler-sel   ablation: learned SEL + critical-path PLC (il=300, sim=1000)\n"
          "  doppler-plc   ablation: critical-path SEL + learned PLC (il=300, sim=1000)\n"
-         "  doppler-joint ablation: one network scoring (op, device) pairs (il=300, sim=1000)\n";
+         "  doppler-joint ablation: one network scoring (op, device) pairs (il=300, sim=1000)\n"
+         "Learned baselines (no imitation stage; REINFORCE on the simulator until calls= simulator "
+         "calls are spent,\n"
+         "the same budget as doppler-sim's Stage I + Stage II + greedy rollout = 1302; options "
+         "calls, episodes,\n"
+         "policy=CKPT, hidden, steps, lr, entropy, max_devices, heads, layers, segment; see "
+         "docs/baselines.md):\n"
+         "  placeto       Placeto: improves a placement op by op, one simulation per step "
+         "(calls=1302)\n"
+         "  gdp           GDP: GraphSAGE + Transformer-XL, one-shot placement (calls=1302)\n";
 }
 
 }  // namespace doppler::cli

@@ -104,6 +104,7 @@ std::vector<float> device_features(const ListSchedule& s, NodeId v) {
   std::vector<double> parent_compute(static_cast<std::size_t>(p), 0.0),
       min_start(static_cast<std::size_t>(p), -1.0), max_finish(static_cast<std::size_t>(p), 0.0);
   for (NodeId u : g.predecessors(v)) {
+    if (s.device(u) < 0) continue;  // a deferred input: it goes wherever v goes
     const auto d = static_cast<std::size_t>(s.device(u));
     parent_compute[d] += cost.compute(u, s.device(u));
     min_start[d] = min_start[d] < 0 ? s.start(u) : std::min(min_start[d], s.start(u));

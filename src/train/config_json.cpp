@@ -40,6 +40,7 @@ json to_json(const TrainConfig& c) {
           {"action", c.action},
           {"seed", c.seed},
           {"checkpoint_every", c.checkpoint_every},
+          {"time_budget", c.time_budget},
           {"parallel", c.parallel},
           {"policy", to_json(c.policy)}};
 }
@@ -60,6 +61,7 @@ TrainConfig train_config_from_json(const json& j) {
   c.action = j.at("action").get<std::string>();
   c.seed = j.at("seed").get<std::uint64_t>();
   c.checkpoint_every = j.at("checkpoint_every").get<int>();
+  c.time_budget = j.value("time_budget", 0.0);
   c.parallel = j.at("parallel").get<bool>();
   c.policy = policy_config_from_json(j.at("policy"));
   return c;

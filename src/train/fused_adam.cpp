@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace doppler::detail {
 
 FusedAdam::FusedAdam(std::vector<torch::Tensor> params, double lr, double beta1, double beta2,
@@ -50,8 +52,8 @@ void FusedAdam::step() {
 void FusedAdam::save(torch::serialize::OutputArchive& a) const {
   a.write("step", torch::tensor(t_));
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    a.write("m" + std::to_string(i), m_[i], /*is_buffer=*/true);
-    a.write("v" + std::to_string(i), v_[i], /*is_buffer=*/true);
+    a.write(fmt::format("m{}", i), m_[i], /*is_buffer=*/true);
+    a.write(fmt::format("v{}", i), v_[i], /*is_buffer=*/true);
   }
 }
 
@@ -60,8 +62,8 @@ void FusedAdam::load(torch::serialize::InputArchive& a) {
   a.read("step", step);
   t_ = step.item<std::int64_t>();
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    a.read("m" + std::to_string(i), m_[i], /*is_buffer=*/true);
-    a.read("v" + std::to_string(i), v_[i], /*is_buffer=*/true);
+    a.read(fmt::format("m{}", i), m_[i], /*is_buffer=*/true);
+    a.read(fmt::format("v{}", i), v_[i], /*is_buffer=*/true);
   }
 }
 

@@ -367,7 +367,7 @@ TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>
     json cfg = detail::to_json(s.cfg);
     write_file_atomic(*s.run_dir / "config.json", cfg.dump(2) + "\n");
   }
-  while (s.episode < s.cfg.episodes) {
+  while (s.episode < s.cfg.episodes && (s.cfg.time_budget <= 0 || s.seconds < s.cfg.time_budget)) {
     const EpisodeStats st = s.run_episode();
     s.append_log(st);
     const bool ckpt = s.cfg.checkpoint_every > 0 && s.episode % s.cfg.checkpoint_every == 0;

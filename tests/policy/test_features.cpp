@@ -8,6 +8,7 @@
 #include "support/builders.hpp"
 #include "support/support.hpp"
 
+#include "doppler/graph/graph_builder.hpp"
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/policy/features.hpp"
 
@@ -91,6 +92,26 @@ TEST(Features, DeviceFeaturesByHand) {
   const auto y = device_features(s, 1);
   const std::vector<float> want = {2, 2, 0, 2, 7, 4, 4, 0, 4, 7};
   EXPECT_EQ(y, want);
+}
+
+// Deferred inputs are not placed when their consumer is evaluated: they count for nothing.
+TEST(Features, DeferredInputsAreIgnored) {
+  GraphBuilder b;
+  Node in;
+  in.kind = OpKind::input;
+  in.compute_cost = 0;
+  in.transfer_cost = 100;
+  b.add_node(in);
+  Node op;
+  op.compute_cost = 3;
+  op.transfer_cost = 1;
+  b.add_node(op);
+  b.add_edge(0, 1);
+  const Graph g = b.build();
+  const Problem problem(g, Platform::reference(2));
+  ListSchedule s(g, problem.cost(), 2, /*defer_inputs=*/true);
+  ASSERT_EQ(s.candidates(), std::vector<NodeId>{1});
+  EXPECT_EQ(device_features(s, 1), std::vector<float>(10, 0.0f));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // needed on another rank's device travel as non-blocking MPI point-to-point messages, overlapped
 // with compute. Semantics and outputs are those of Engine; schedules are merged on rank 0.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ public:
   Measurement measure(const Assignment& a, DispatchRule rule, int repeat, int warmup = 1);
   /// Node v's output after the last run, on rank 0 (empty on the other ranks).
   std::vector<float> gather_output(NodeId v);
+  /// Hands work from rank 0 to every rank: rank 0 passes the next assignment (or nullopt to
+  /// stop), every rank returns it. Used by Stage III, where rank 0 trains and all ranks run.
+  std::optional<Assignment> share(const std::optional<Assignment>& work);
 
   /// The kernel mode in effect (never automatic).
   KernelMode kernel_mode() const;

@@ -41,8 +41,9 @@ GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphA
 /// population std); a single row becomes zeros.
 void zscore_columns(std::vector<float>& m, int rows, int cols);
 
-/// The 5 device features of placing v (all of whose predecessors are placed in `s`), for every
-/// device d, row-major P x 5, raw (not normalised): total compute already on d; compute of v's
+/// The 5 device features of placing v (all of whose predecessors are placed in `s`, except
+/// deferred inputs, which are ignored), for every device d, row-major P x 5, raw (not
+/// normalised): total compute already on d; compute of v's
 /// parents on d; earliest start and latest finish of v's parents on d (0 when none); earliest
 /// start time of v on d = max(latest arrival of v's inputs on d, d's current finish time).
 std::vector<float> device_features(const ListSchedule& s, NodeId v);

@@ -1,0 +1,34 @@
+#include "engine_options.hpp"
+
+namespace doppler::cli {
+
+void add_engine_options(CLI::App& cmd, EngineCliOptions& o) {
+  cmd.add_option("--kernels", o.kernels,
+                 "auto (real when every node has an exec description, else synthetic), real, "
+                 "synthetic, or empty (engine overhead only)")
+      ->check(CLI::IsMember({"auto", "real", "synthetic", "empty"}))
+      ->capture_default_str();
+  cmd.add_option("--scale", o.scale,
+                 "synthetic kernels: FLOPs per unit of compute cost and bytes per unit of "
+                 "transfer cost (default: about 1e8 FLOPs in all)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--link-bandwidth", o.link_bandwidth, "emulate links: a copy takes at least bytes / this (bytes/s)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--link-latency", o.link_latency, "emulate links: seconds added to every copy")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--link-profile", o.link_profile, "emulate the links of this hardware profile (name or file)");
+  cmd.add_flag("--no-pin", o.no_pin, "do not pin compute workers to cores");
+  cmd.add_option("--timeout", o.timeout, "abort a run after this many seconds (0: never)")->check(CLI::NonNegativeNumber);
+}
+
+EngineOptions engine_options(const EngineCliOptions& o, int devices) {
+  EngineOptions eo;
+  eo.devices = devices;
+  eo.kernels = parse_kernel_mode(o.kernels);
+  eo.synthetic_scale = o.scale;
+  eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  eo.pin_threads = !o.no_pin;
+  eo.timeout_seconds = o.timeout;
+  return eo;
+}
+
+}  // namespace doppler::cli

@@ -1,0 +1,30 @@
+#pragma once
+// Engine options shared by the commands that run the engine (execute, train --stage real,
+// compare --measure, demo).
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "doppler/engine/options.hpp"
+
+namespace doppler::cli {
+
+/// The engine flags of a command.
+struct EngineCliOptions {
+  std::string kernels = "auto";  ///< auto, real, synthetic or empty
+  double scale = 0;              ///< synthetic kernels' FLOPs/bytes per cost unit (0: automatic)
+  double link_bandwidth = 0;     ///< emulated link bandwidth, bytes/s (0: off)
+  double link_latency = 0;       ///< emulated link latency, seconds
+  std::string link_profile;      ///< emulate this hardware profile's links
+  bool no_pin = false;           ///< do not pin compute workers to cores
+  double timeout = 0;            ///< seconds after which a run is aborted (0: none)
+};
+
+/// Adds --kernels, --scale, --link-bandwidth, --link-latency, --link-profile, --no-pin and
+/// --timeout.
+void add_engine_options(CLI::App& cmd, EngineCliOptions& o);
+
+/// EngineOptions for `devices` devices (InputError on bad values).
+EngineOptions engine_options(const EngineCliOptions& o, int devices);
+
+}  // namespace doppler::cli

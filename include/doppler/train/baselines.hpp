@@ -1,0 +1,125 @@
+#pragma once
+// The learned baselines of the paper's comparison, trained on the same simulator as Doppler under
+// a budget of simulator calls: Placeto (Addanki et al., NeurIPS 2019) and GDP (Zhou et al.,
+// 2019). Neither has an imitation stage. Torch-free interface; the implementations
+// (src/train/placeto_trainer.cpp, src/train/gdp_trainer.cpp) use libtorch. docs/baselines.md
+// describes the architectures.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "doppler/graph/assignment.hpp"
+#include "doppler/heuristics/problem.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+/// Which learned baseline.
+enum class BaselineMethod {
+  placeto,  ///< Placeto: step-by-step improvement of a placement, node by node (N calls/episode)
+  gdp,      ///< GDP: GraphSAGE + Transformer-XL placer, one-shot placement (1 call/episode)
+};
+
+/// "placeto" or "gdp".
+inline std::string baseline_method_name(BaselineMethod m) {
+  return m == BaselineMethod::placeto ? "placeto" : "gdp";
+}
+
+/// Parses "placeto" or "gdp"; InputError otherwise.
+inline BaselineMethod parse_baseline_method(const std::string& name) {
+  if (name == "placeto") return BaselineMethod::placeto;
+  if (name == "gdp") return BaselineMethod::gdp;
+  throw InputError("unknown learned baseline '" + name + "' (expected placeto or gdp)");
+}
+
+/// Training budget and hyper-parameters. Fields marked "0: default" take the method's default.
+struct BaselineConfig {
+  /// Simulator calls allowed in total, the final greedy placement's evaluation included
+  /// (Doppler-SIM with il=300, sim=1000 makes 1302). 0: no limit (then `episodes` must be > 0).
+  std::int64_t calls = 1302;
+  int episodes = 0;          ///< episode limit (0: none; training stops at whichever comes first)
+  std::uint64_t seed = 0;    ///< seeds the initialisation (torch) and every sample (mt19937_64)
+  double lr = 1e-3;          ///< Adam learning rate (constant)
+  double entropy_weight = 1e-2;  ///< weight of the entropy bonus per decision
+  double grad_clip = 1.0;        ///< global gradient-norm clip (0: none)
+  int hidden = 0;       ///< embedding size (0: placeto 32, gdp 64)
+  int steps = 0;        ///< placeto: message-passing steps per direction (0: 3); gdp: SAGE layers (0: 3)
+  int max_devices = 64;  ///< size of the device one-hot / output layer; P must not exceed it
+  // Placeto only.
+  double gamma = 1.0;        ///< discount of the per-step rewards
+  int baseline_window = 50;  ///< episodes averaged by the per-step-index baseline
+  bool mean_pool = true;     ///< parent/child/parallel pooling by mean (false: sum)
+  // GDP only.
+  int heads = 4;                 ///< attention heads
+  int layers = 2;                ///< Transformer-XL layers
+  int segment = 128;             ///< segment length (tokens); the memory is the previous segment
+  double baseline_decay = 0.95;  ///< moving average of the makespans (the reward baseline)
+  /// When not empty: config.json, log.jsonl (one line per episode), ckpt.pt, best.json and
+  /// greedy.json are written here (created when missing).
+  std::filesystem::path run_dir;
+};
+
+/// Statistics of one training episode.
+struct BaselineEpisode {
+  int episode = 0;           ///< 0-based
+  int decisions = 0;         ///< policy decisions made (placeto: fewer when the budget ran out)
+  double makespan = 0;       ///< makespan of the episode's final placement
+  double reward = 0;         ///< placeto: return of the first step; gdp: (baseline - makespan) / baseline
+  double baseline = 0;       ///< placeto: baseline of the first step; gdp: moving average used
+  double loss = 0;           ///< loss minimised
+  double entropy = 0;        ///< mean per-decision policy entropy
+  std::int64_t calls = 0;    ///< simulator calls so far
+  double seconds = 0;        ///< wall-clock time of the episode (rollout + update)
+  double best = 0;           ///< best makespan seen so far
+};
+
+/// Result of a training run.
+struct BaselineResult {
+  Assignment best;  ///< best placement simulated (every step's placement for placeto) or greedy
+  double best_makespan = 0;
+  Assignment greedy;  ///< the trained policy's greedy placement
+  double greedy_makespan = 0;
+  int episodes = 0;              ///< episodes run (the last one may be truncated by the budget)
+  std::int64_t decisions = 0;    ///< policy decisions made while training
+  int decisions_per_episode = 0;  ///< ops decided per episode (input ops follow their consumer)
+  std::int64_t cost_calls = 0;   ///< simulator calls, the greedy placement's evaluation included
+  double seconds = 0;            ///< training wall-clock time (greedy placement excluded)
+  double greedy_seconds = 0;     ///< wall-clock time of the greedy placement (inference)
+};
+
+/// Called after every training episode.
+using BaselineCallback = std::function<void(const BaselineEpisode&)>;
+
+/// Trains Placeto on `problem` until the budget is spent, then places greedily. InputError on an
+/// invalid configuration (e.g. more devices than max_devices, no limit at all).
+BaselineResult train_placeto(const Problem& problem, const BaselineConfig& config,
+                             const BaselineCallback& on_episode = {});
+
+/// Trains GDP on `problem` until the budget is spent, then places greedily.
+BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
+                         const BaselineCallback& on_episode = {});
+
+/// The greedy placement of `problem` by a Placeto checkpoint (RUN/ckpt.pt). InputError when the
+/// file is not a Placeto checkpoint (e.g. a Doppler or GDP one).
+Assignment place_placeto(const Problem& problem, const std::filesystem::path& checkpoint);
+
+/// The greedy placement of `problem` by a GDP checkpoint. InputError unless a GDP checkpoint.
+Assignment place_gdp(const Problem& problem, const std::filesystem::path& checkpoint);
+
+/// train_placeto or train_gdp.
+inline BaselineResult train_baseline(BaselineMethod m, const Problem& problem,
+                                     const BaselineConfig& config,
+                                     const BaselineCallback& on_episode = {}) {
+  return m == BaselineMethod::placeto ? train_placeto(problem, config, on_episode)
+                                      : train_gdp(problem, config, on_episode);
+}
+
+/// place_placeto or place_gdp.
+inline Assignment place_baseline(BaselineMethod m, const Problem& problem,
+                                 const std::filesystem::path& checkpoint) {
+  return m == BaselineMethod::placeto ? place_placeto(problem, checkpoint)
+                                      : place_gdp(problem, checkpoint);
+}
+
+}  // namespace doppler

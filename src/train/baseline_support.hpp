@@ -1,0 +1,265 @@
+#pragma once
+// Internal: what the Placeto and GDP trainers share: the decided ops (input ops follow their
+// first consumer), the simulator-call budget, the configuration as JSON, checkpoints (a
+// torch::serialize archive holding the network and a JSON meta naming the method) and the run
+// directory files.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/train/baselines.hpp"
+#include "doppler/train/trainer.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler::detail {
+
+/// The ops a baseline decides, in topological order, and the input ops that follow each one.
+struct DecisionPlan {
+  std::vector<NodeId> nodes;  ///< decided ops, topological order
+  /// followers[v]: input ops (kind input, with consumers) whose first consumer in topological
+  /// order is v; they are placed with v and never decided (PolicyConfig::defer_inputs).
+  std::vector<std::vector<NodeId>> followers;
+  std::vector<NodeId> order;  ///< the topological order (the assignments' priority order)
+};
+
+/// The decision plan of `g`.
+inline DecisionPlan make_decision_plan(const Graph& g) {
+  DecisionPlan p;
+  p.order = g.topo_order();
+  p.followers.resize(static_cast<std::size_t>(g.num_nodes()));
+  const auto& rank = g.topo_rank();
+  for (NodeId v : p.order) {
+    const auto succ = g.successors(v);
+    if (g.node(v).kind == OpKind::input && !succ.empty()) {
+      NodeId first = succ[0];
+      for (NodeId w : succ)
+        if (rank[static_cast<std::size_t>(w)] < rank[static_cast<std::size_t>(first)]) first = w;
+      p.followers[static_cast<std::size_t>(first)].push_back(v);
+    } else {
+      p.nodes.push_back(v);
+    }
+  }
+  return p;
+}
+
+/// Puts decided op v (and its followers) on device d.
+inline void set_device(const DecisionPlan& p, std::vector<DeviceId>& dev, NodeId v, DeviceId d) {
+  dev[static_cast<std::size_t>(v)] = d;
+  for (NodeId f : p.followers[static_cast<std::size_t>(v)]) dev[static_cast<std::size_t>(f)] = d;
+}
+
+/// Throws InputError unless the configuration can train on `problem`.
+inline void check_baseline_config(const BaselineConfig& c, const Problem& problem,
+                                  const std::string& method, std::int64_t min_calls) {
+  if (c.calls < 0 || c.episodes < 0)
+    throw InputError(method + ": calls and episodes must be non-negative");
+  if (c.calls == 0 && c.episodes == 0)
+    throw InputError(method + ": give a budget (calls > 0 or episodes > 0)");
+  if (c.calls > 0 && c.calls < min_calls)
+    throw InputError(fmt::format("{}: a budget of {} simulator calls is too small (at least {})",
+                                 method, c.calls, min_calls));
+  if (c.max_devices < 1 || c.max_devices > kMaxDevices)
+    throw InputError(fmt::format("{}: max_devices must be in 1..{}", method, kMaxDevices));
+  if (problem.devices() > c.max_devices)
+    throw InputError(fmt::format(
+        "{}: the network places on at most max_devices = {} devices, {} requested (raise "
+        "max_devices)",
+        method, c.max_devices, problem.devices()));
+  if (c.lr <= 0 || c.entropy_weight < 0 || c.grad_clip < 0 || c.gamma < 0 || c.gamma > 1 ||
+      c.baseline_window < 1 || c.baseline_decay < 0 || c.baseline_decay >= 1 || c.heads < 1 ||
+      c.layers < 1 || c.segment < 1 || c.hidden < 0 || c.steps < 0)
+    throw InputError(method + ": invalid hyper-parameter");
+}
+
+/// The architecture and budget as JSON (checkpoint meta and config.json).
+inline nlohmann::json baseline_config_json(const BaselineConfig& c) {
+  return {{"calls", c.calls},
+          {"episodes", c.episodes},
+          {"seed", c.seed},
+          {"lr", c.lr},
+          {"entropy_weight", c.entropy_weight},
+          {"grad_clip", c.grad_clip},
+          {"hidden", c.hidden},
+          {"steps", c.steps},
+          {"max_devices", c.max_devices},
+          {"gamma", c.gamma},
+          {"baseline_window", c.baseline_window},
+          {"mean_pool", c.mean_pool},
+          {"heads", c.heads},
+          {"layers", c.layers},
+          {"segment", c.segment},
+          {"baseline_decay", c.baseline_decay}};
+}
+
+/// The architecture fields of a checkpoint's configuration (the rest keeps its defaults).
+inline BaselineConfig baseline_config_from_json(const nlohmann::json& j) {
+  BaselineConfig c;
+  c.hidden = j.at("hidden").get<int>();
+  c.steps = j.at("steps").get<int>();
+  c.max_devices = j.at("max_devices").get<int>();
+  c.mean_pool = j.at("mean_pool").get<bool>();
+  c.heads = j.at("heads").get<int>();
+  c.layers = j.at("layers").get<int>();
+  c.segment = j.at("segment").get<int>();
+  return c;
+}
+
+inline constexpr const char* kBaselineFormat = "doppler-baseline-checkpoint";
+
+/// Writes the network and meta (plus format, version and method) to `path` atomically.
+inline void write_baseline_checkpoint(const std::filesystem::path& path, torch::nn::Module& net,
+                                      BaselineMethod method, nlohmann::json meta) {
+  torch::serialize::OutputArchive root, sub;
+  net.save(sub);
+  root.write("net", sub);
+  meta["format"] = kBaselineFormat;
+  meta["version"] = 1;
+  meta["method"] = baseline_method_name(method);
+  root.write("meta", c10::IValue(meta.dump()));
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  try {
+    root.save_to(tmp.string());
+  } catch (const c10::Error&) {
+    std::remove(tmp.c_str());
+    throw InputError(path.string(), 0, "cannot write checkpoint");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw InputError(path.string(), 0, "cannot write checkpoint: " + ec.message());
+  }
+}
+
+/// An opened baseline checkpoint.
+struct BaselineCheckpoint {
+  nlohmann::json meta;
+  BaselineConfig config;  ///< architecture
+  torch::serialize::InputArchive net;
+};
+
+/// Opens a checkpoint of `method`; InputError naming the file when it is missing, unreadable, a
+/// Doppler checkpoint or one of the other baseline.
+inline BaselineCheckpoint open_baseline_checkpoint(const std::filesystem::path& path,
+                                                   BaselineMethod method) {
+  const std::string want = baseline_method_name(method);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InputError(path.string(), 0, "no such checkpoint file");
+  BaselineCheckpoint c;
+  torch::serialize::InputArchive root;
+  try {
+    root.load_from(path.string());
+    c10::IValue meta;
+    if (!root.try_read("meta", meta) || !meta.isString())
+      throw InputError(path.string(), 0, "not a " + want + " checkpoint (no meta record)");
+    c.meta = nlohmann::json::parse(meta.toStringRef());
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception&) {
+    throw InputError(path.string(), 0, "unreadable checkpoint (truncated or not a checkpoint)");
+  }
+  const std::string format = c.meta.is_object() ? c.meta.value("format", "") : "";
+  if (format == "doppler-checkpoint")
+    throw InputError(path.string(), 0,
+                     "a Doppler policy checkpoint, not a " + want + " checkpoint");
+  if (format != kBaselineFormat || c.meta.value("version", 0) != 1)
+    throw InputError(path.string(), 0, "not a " + want + " checkpoint");
+  const std::string got = c.meta.value("method", "");
+  if (got != want)
+    throw InputError(path.string(), 0, "a " + got + " checkpoint, not a " + want + " checkpoint");
+  try {
+    c.config = baseline_config_from_json(c.meta.at("config"));
+    root.read("net", c.net);
+  } catch (const std::exception&) {
+    throw InputError(path.string(), 0, "checkpoint is incomplete");
+  }
+  return c;
+}
+
+/// Loads a checkpoint's weights into `net` (built from its configuration).
+inline void load_baseline_net(BaselineCheckpoint& c, torch::nn::Module& net,
+                              const std::filesystem::path& path) {
+  try {
+    net.load(c.net);
+  } catch (const std::exception&) {
+    throw InputError(path.string(), 0, "checkpoint network does not match its configuration");
+  }
+}
+
+/// The run directory's files (config.json, log.jsonl, best.json, greedy.json, ckpt.pt).
+class BaselineRunFiles {
+public:
+  /// Inactive when `dir` is empty; otherwise creates it and writes config.json.
+  BaselineRunFiles(const std::filesystem::path& dir, BaselineMethod method,
+                   const nlohmann::json& config)
+      : dir_(dir), method_(method) {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec || !std::filesystem::is_directory(dir_))
+      throw InputError(dir_.string(), 0, "cannot create the run directory");
+    nlohmann::json j = config;
+    j["method"] = baseline_method_name(method);
+    write_file_atomic(dir_ / "config.json", j.dump(2) + "\n");
+    write_file_atomic(dir_ / "log.jsonl", "");
+  }
+  /// True when a directory was given.
+  bool active() const { return !dir_.empty(); }
+  /// Appends one episode to log.jsonl.
+  void log(const BaselineEpisode& s) const {
+    if (!active()) return;
+    const nlohmann::json j = {{"episode", s.episode},   {"method", baseline_method_name(method_)},
+                              {"decisions", s.decisions}, {"makespan", s.makespan},
+                              {"reward", s.reward},     {"baseline", s.baseline},
+                              {"loss", s.loss},         {"entropy", s.entropy},
+                              {"calls", s.calls},       {"seconds", s.seconds},
+                              {"best", s.best}};
+    std::ofstream out(dir_ / "log.jsonl", std::ios::app);
+    out << j.dump() << "\n";
+    if (!out) throw InputError((dir_ / "log.jsonl").string(), 0, "cannot append to the log");
+  }
+  /// Writes best.json, greedy.json and ckpt.pt.
+  void finish(const BaselineResult& r, torch::nn::Module& net, const nlohmann::json& meta) const {
+    if (!active()) return;
+    write_file_atomic(dir_ / "best.json", format_assignment_json(r.best));
+    write_file_atomic(dir_ / "greedy.json", format_assignment_json(r.greedy));
+    write_baseline_checkpoint(dir_ / "ckpt.pt", net, method_, meta);
+  }
+
+private:
+  std::filesystem::path dir_;
+  BaselineMethod method_;
+};
+
+/// Samples an index from `probs` (sum 1) with `rng`; greedy: the first most probable index.
+inline int sample_index(const float* probs, int n, bool greedy, std::mt19937_64& rng) {
+  int best = 0;
+  for (int i = 1; i < n; ++i)
+    if (probs[i] > probs[best]) best = i;
+  if (greedy) return best;
+  const double r = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+  double acc = 0;
+  int last = best;
+  for (int i = 0; i < n; ++i) {
+    if (probs[i] <= 0) continue;
+    acc += probs[i];
+    last = i;
+    if (r < acc) return i;
+  }
+  return last;  // rounding: r beyond the accumulated mass
+}
+
+}  // namespace doppler::detail
