@@ -1,10 +1,12 @@
 // doppler compare GRAPH --devices P: every method on the same simulator, as a table.
 #include <cmath>
+#include <tuple>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -18,6 +20,7 @@
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/engine/engine.hpp"
 
 namespace doppler::cli {
 
@@ -29,7 +32,17 @@ struct Row {
   std::vector<MethodRun> runs;
   double mean = 0, std = 0, seconds = 0;
   std::int64_t evaluations = 0;
+  std::vector<double> measured;  // per seed: median measured makespan (--measure)
+  double measured_mean = 0, measured_std = 0;
 };
+
+// Mean and sample standard deviation.
+std::pair<double, double> mean_std(const std::vector<double>& x) {
+  double m = 0, v = 0;
+  for (double a : x) m += a / static_cast<double>(x.size());
+  for (double a : x) v += (a - m) * (a - m);
+  return {m, x.size() > 1 ? std::sqrt(v / static_cast<double>(x.size() - 1)) : 0.0};
+}
 
 std::vector<std::string> expand_methods(const std::string& list, const Problem& problem) {
   // Methods are separated by commas, and so are a method's options: a field with '=' (and no
@@ -83,7 +96,8 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   Progress progress("compare", total_runs);
   int done = 0;
   for (const std::string& m : methods) {
-    Row row{m, {}, 0, 0, 0, 0};
+    Row row;
+    row.method = m;
     const int seeds = method_is_deterministic(m) ? 1 : o.seeds;
     for (int s = 0; s < seeds; ++s) {
       progress.update(done, m);
@@ -91,18 +105,27 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
           run_method(m, problem, {static_cast<std::uint64_t>(s), {o.budget, o.time_budget}}));
       ++done;
     }
+    std::vector<double> sims;
     for (const MethodRun& r : row.runs) {
-      row.mean += r.makespan / static_cast<double>(row.runs.size());
+      sims.push_back(r.makespan);
       row.seconds += r.seconds / static_cast<double>(row.runs.size());
       row.evaluations = std::max(row.evaluations, r.evaluations);
     }
-    for (const MethodRun& r : row.runs)
-      row.std += (r.makespan - row.mean) * (r.makespan - row.mean);
-    row.std =
-        row.runs.size() > 1 ? std::sqrt(row.std / static_cast<double>(row.runs.size() - 1)) : 0.0;
+    std::tie(row.mean, row.std) = mean_std(sims);
     rows.push_back(std::move(row));
   }
   progress.finish();
+  if (o.measure) {
+    Engine engine(g, engine_options(o.engine, o.devices));
+    for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+    Progress mp("measure", static_cast<std::int64_t>(rows.size()));
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      mp.update(static_cast<std::int64_t>(i), rows[i].method);
+      for (const MethodRun& run : rows[i].runs)
+        rows[i].measured.push_back(engine.measure(run.assignment, DispatchRule::fifo, o.measure_repeat, 1).median);
+      std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);
+    }
+  }
 
   double best = rows.front().mean;
   for (const Row& r : rows) best = std::min(best, r.mean);
@@ -143,21 +166,37 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   table.add_column("time (ms)");
   table.add_column("sims");
   table.add_column("seeds");
+  if (o.measure) {
+    table.add_column("measured");
+    table.add_column("meas. std");
+  }
   Table csv;
   for (const char* c : {"method", "makespan_mean", "makespan_std", "ratio_to_best",
                         "gap_to_lower_bound", "seconds_mean", "evaluations", "seeds"})
     csv.add_column(c);
+  if (o.measure) {
+    csv.add_column("measured_mean_seconds");
+    csv.add_column("measured_std_seconds");
+  }
   ojson jrows = ojson::array();
   for (const Row& r : rows) {
-    table.add_row({r.method, fmt_ms(r.mean), r.std > 0 ? fmt_ms(r.std) : "0",
-                   fmt::format("{:.3f}", r.mean / best),
-                   fmt::format("{:.1f}%", lb > 0 ? 100 * (r.mean / lb - 1) : 0.0),
-                   fmt::format("{:.2f}", 1e3 * r.seconds), std::to_string(r.evaluations),
-                   std::to_string(r.runs.size())});
-    csv.add_row({r.method, fmt::format("{}", r.mean), fmt::format("{}", r.std),
-                 fmt::format("{}", r.mean / best),
-                 fmt::format("{}", lb > 0 ? r.mean / lb - 1 : 0.0), fmt::format("{}", r.seconds),
-                 std::to_string(r.evaluations), std::to_string(r.runs.size())});
+    std::vector<std::string> cells = {r.method, fmt_ms(r.mean), r.std > 0 ? fmt_ms(r.std) : "0",
+                                      fmt::format("{:.3f}", r.mean / best),
+                                      fmt::format("{:.1f}%", lb > 0 ? 100 * (r.mean / lb - 1) : 0.0),
+                                      fmt::format("{:.2f}", 1e3 * r.seconds), std::to_string(r.evaluations),
+                                      std::to_string(r.runs.size())};
+    std::vector<std::string> csv_cells = {r.method, fmt::format("{}", r.mean), fmt::format("{}", r.std),
+                                          fmt::format("{}", r.mean / best),
+                                          fmt::format("{}", lb > 0 ? r.mean / lb - 1 : 0.0), fmt::format("{}", r.seconds),
+                                          std::to_string(r.evaluations), std::to_string(r.runs.size())};
+    if (o.measure) {
+      cells.push_back(format_time(r.measured_mean, CostUnit::seconds));
+      cells.push_back(r.measured_std > 0 ? format_time(r.measured_std, CostUnit::seconds) : "0");
+      csv_cells.push_back(fmt::format("{}", r.measured_mean));
+      csv_cells.push_back(fmt::format("{}", r.measured_std));
+    }
+    table.add_row(std::move(cells));
+    csv.add_row(std::move(csv_cells));
     ojson makespans = ojson::array();
     for (const MethodRun& run : r.runs) makespans.push_back(run.makespan);
     jrows.push_back({{"method", r.method},
@@ -168,6 +207,11 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
                      {"gap_to_lower_bound", lb > 0 ? r.mean / lb - 1 : 0.0},
                      {"seconds_mean", r.seconds},
                      {"evaluations", r.evaluations}});
+    if (o.measure) {
+      jrows.back()["measured_seconds"] = r.measured;
+      jrows.back()["measured_mean"] = r.measured_mean;
+      jrows.back()["measured_std"] = r.measured_std;
+    }
   }
   ojson j;
   j["graph"] = g.meta().name;
@@ -179,6 +223,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   j["seeds"] = o.seeds;
   j["budget_evaluations"] = o.budget;
   j["methods"] = std::move(jrows);
+  if (o.measure) j["measured"] = {{"engine", "cpu"}, {"repeat", o.measure_repeat}, {"statistic", "median of repeat runs, mean over seeds"}};
   if (!o.csv.empty()) write_file_atomic(o.csv, csv.to_csv());
   if (!o.json_file.empty()) write_file_atomic(o.json_file, j.dump(2) + "\n");
   if (o.json) {
@@ -228,6 +273,12 @@ void add_compare(CLI::App& app) {
                   "write <method>.json assignments (best seed) into this directory");
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--markdown", o->markdown, "print the table as Markdown");
+  cmd->add_flag("--measure", o->measure,
+                "also run every assignment on the real engine (median of --repeat runs) and add measured columns");
+  cmd->add_option("--repeat", o->measure_repeat, "measured runs per assignment for --measure and doppler-sys")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  add_engine_options(*cmd, o->engine);
   cmd->footer(methods_help());
   cmd->callback([o] { run_compare(*o); });
 }

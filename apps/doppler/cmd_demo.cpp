@@ -1,66 +1,157 @@
-// doppler demo: the main job on the embedded default workload (what `make demo` runs).
+// doppler demo: the full pipeline on the default workload at a CPU-friendly size (what
+// `make demo` runs): calibrate the engine, compare the heuristics, train Doppler (Stage I, II and
+// a short Stage III on the engine), and measure every placement on the engine.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "common.hpp"
-#include "compare.hpp"
-
-#include "doppler/graph/analysis.hpp"
-#include "doppler/hardware/platform.hpp"
-#include "doppler/hardware/shipped.hpp"
+#include "doppler/engine/calibrate.hpp"
+#include "doppler/engine/engine.hpp"
+#include "doppler/hardware/profile.hpp"
+#include "doppler/heuristics/problem.hpp"
 #include "doppler/report/gantt.hpp"
+#include "doppler/report/table.hpp"
+#include "doppler/train/trainer.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/progress.hpp"
 #include "doppler/workloads/workload.hpp"
+#include "methods.hpp"
 
 namespace doppler::cli {
 
 namespace {
 
 struct DemoOptions {
-  std::string hardware = "p100";
-  int devices = 4;
-  int seeds = 3;
+  int devices = 2;
+  int il = 200, sim = 300, real = 20, repeat = 5;
+  std::string out = "build/demo";
+};
+
+struct DemoRow {
+  std::string method, trained;
+  Assignment assignment;
+  double simulated = 0, measured = 0, seconds = 0;
 };
 
 void run_demo(const DemoOptions& o) {
-  const Graph g = workloads::default_workload();
-  int placed = 0;
-  double flops = 0;
-  for (const Node& n : g.nodes()) {
-    placed += n.kind != OpKind::input;
-    flops += n.flops;
+  // The default workload (one Llama transformer layer) at a size a 2-core CPU runs in ~10 ms.
+  workloads::WorkloadSpec spec = workloads::default_workload_spec();
+  spec.devices = o.devices;
+  spec.dtype = "f32";
+  spec.params = {{"seq", "256"}, {"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"vocab", "1024"}};
+  const Graph g = workloads::generate_workload(spec);
+  std::filesystem::create_directories(o.out);
+  int inputs = 0;
+  for (const Node& n : g.nodes()) inputs += n.kind == OpKind::input;
+  std::cout << fmt::format("1. workload   {} (seq 256, dim 256, 4 heads, ffn 512, vocab 1024, f32) blocked for {} devices: "
+                           "{} ops + {} input blocks\n",
+                           g.meta().name, o.devices, g.num_nodes() - inputs, inputs);
+
+  // Calibrate the engine so that the simulator predicts it.
+  CalibrationOptions co;
+  co.devices = o.devices;
+  const Calibration cal = calibrate(co);
+  const std::string profile_json = calibration_profile_json(cal, "cpu-engine", co.topology);
+  write_file_atomic(std::filesystem::path(o.out) / "hw.json", profile_json);
+  const Problem problem(g, Platform::hardware(parse_hardware_profile(profile_json, "calibration"), o.devices));
+  std::cout << fmt::format("2. calibrate  {:.3g} GFLOP/s per device, {:.3g} us per op, copies {:.3g} GB/s -> {}/hw.json\n",
+                           cal.peak_flops / 1e9, cal.launch_overhead * 1e6, cal.bandwidth / 1e9, o.out);
+  std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices, format_time(problem.lower_bound(), CostUnit::seconds));
+
+  std::vector<DemoRow> rows;
+  for (const std::string& m : all_methods(problem)) {
+    const MethodRun r = run_method(m, problem, {0, {2000, 0}});
+    rows.push_back({m, m == "local-search" || m == "enumopt" ? "2,000 simulations" : "-", r.assignment, r.makespan, 0, r.seconds});
   }
-  const Platform platform = Platform::hardware(load_hardware_profile(o.hardware), o.devices);
-  const CostModel cost = platform.cost_model(g);
-  const GraphAnalysis an(g, cost);
-  std::cout << fmt::format(
-      "Default workload: {} ({} placed ops + {} input blocks, {} edges, {:.3g} TFLOP), {} x {}\n"
-      "critical path {}, without transfers {}, lower bound on {} devices {}\n\n",
-      g.meta().name, placed, g.num_nodes() - placed, g.num_edges(), flops / 1e12, o.devices,
-      platform.name(), format_time(an.critical_path_length(), CostUnit::seconds),
-      format_time(an.critical_path_no_transfer(), CostUnit::seconds), o.devices,
-      format_time(an.lower_bound(o.devices), CostUnit::seconds));
-  CompareOptions c;
-  c.hardware = o.hardware;
-  c.devices = o.devices;
-  c.seeds = o.seeds;
-  compare_graph(g, c);
+  std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
+
+  // Doppler: Stage I, then II on the simulator, then a short Stage III on the engine.
+  Engine engine(g, [&] {
+    EngineOptions eo;
+    eo.devices = o.devices;
+    return eo;
+  }());
+  for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+  TrainConfig cfg;
+  cfg.stage = TrainStage::imitation;
+  cfg.episodes = o.il;
+  cfg.checkpoint_every = 0;
+  DopplerTrainer trainer(problem, cfg);
+  const auto stage = [&](const char* name, TrainStage st, int episodes, const std::string& what) {
+    if (st != TrainStage::imitation) {
+      TrainConfig next = cfg;
+      next.stage = st;
+      next.episodes = episodes;
+      trainer.start_stage(next);
+    }
+    Progress progress(fmt::format("   {}", name), episodes);
+    const auto t0 = std::chrono::steady_clock::now();
+    const TrainResult r = trainer.train([&](const EpisodeStats& s) { progress.update(s.episode + 1); });
+    progress.finish();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), 0, secs});
+    std::cout << fmt::format("   {:<12} {} episodes in {:.1f} s\n", name, r.episodes, secs);
+  };
+  std::cout << "4. Doppler\n";
+  stage("doppler-il", TrainStage::imitation, o.il, fmt::format("Stage I: {} episodes", o.il));
+  stage("doppler-sim", TrainStage::simulation, o.sim, fmt::format("+ Stage II: {} episodes", o.sim));
+  bool warm = false;
+  trainer.set_cost([&](const Assignment& a) {
+    const int warmup = warm ? 0 : 1;
+    warm = true;
+    return engine.measure(a, DispatchRule::fifo, 3, warmup).median;
+  });
+  stage("doppler-sys", TrainStage::real, o.real, fmt::format("+ Stage III: {} engine episodes", o.real));
+
+  // Measure every placement on the engine.
+  Progress mp("5. measure", static_cast<std::int64_t>(rows.size()));
+  std::size_t winner = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    mp.update(static_cast<std::int64_t>(i), rows[i].method);
+    rows[i].measured = engine.measure(rows[i].assignment, DispatchRule::fifo, o.repeat, 1).median;
+    if (rows[i].measured < rows[winner].measured) winner = i;
+  }
+  mp.finish();
+  Table t;
+  t.add_column("method", true);
+  t.add_column("trained with", true);
+  t.add_column("simulated");
+  t.add_column("measured (median)");
+  t.add_column("vs best measured");
+  for (const DemoRow& r : rows)
+    t.add_row({r.method, r.trained, format_time(r.simulated, CostUnit::seconds), format_time(r.measured, CostUnit::seconds),
+               fmt::format("{:.3f}", r.measured / rows[winner].measured)});
+  std::cout << "\n" << t.to_text();
+  const EngineResult run = engine.run(rows[winner].assignment);
+  const auto svg = std::filesystem::path(o.out) / "winner.svg";
+  write_file_atomic(svg, format_gantt_svg(g, run.schedule,
+                                          {fmt::format("{}: {} on {} devices (measured on the CPU engine)", g.meta().name,
+                                                       rows[winner].method, o.devices),
+                                           1400, true}));
+  std::cout << fmt::format("\nwinner: {} ({} measured); Gantt chart of its engine run: {}\n", rows[winner].method,
+                           format_time(rows[winner].measured, CostUnit::seconds), svg.string());
 }
 
 }  // namespace
 
 void add_demo(CLI::App& app) {
   auto o = std::make_shared<DemoOptions>();
-  auto* cmd = app.add_subcommand("demo",
-                                 "Run the main job on the embedded default workload (llama-layer, "
-                                 "4 devices, 4xP100-PCIe): graph "
-                                 "statistics and the comparison table of the placement methods");
-  add_hardware_option(*cmd, o->hardware)->capture_default_str();
-  cmd->add_option("--seeds", o->seeds, "seeds per randomised method")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
+  auto* cmd = app.add_subcommand(
+      "demo",
+      "The full pipeline on the default workload (a Llama layer) at a CPU-friendly size: calibrate the engine, place "
+      "with every heuristic, train Doppler (Stage I, II and a short Stage III on the engine), then measure every "
+      "placement on the engine and draw the winner's Gantt chart");
+  add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  cmd->add_option("--il", o->il, "Stage I episodes")->capture_default_str();
+  cmd->add_option("--sim", o->sim, "Stage II episodes")->capture_default_str();
+  cmd->add_option("--real", o->real, "Stage III episodes (on the engine)")->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "measured runs per placement (median)")->capture_default_str();
+  cmd->add_option("--out", o->out, "directory for hw.json and winner.svg")->capture_default_str();
   cmd->callback([o] { run_demo(*o); });
 }
 

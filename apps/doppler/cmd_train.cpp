@@ -95,13 +95,15 @@ void run_train_baseline(const Graph& g, const Problem& problem, const TrainCmdOp
   Progress progress("train " + o.method, c.calls > 0 ? static_cast<int>(c.calls) : c.episodes);
   const BaselineResult r =
       train_baseline(parse_baseline_method(o.method), problem, c, [&](const BaselineEpisode& s) {
-        progress.update(c.calls > 0 ? static_cast<int>(s.calls) : s.episode + 1,
-                        fmt::format("makespan {}  best {}", format_sig(s.makespan), format_sig(s.best)));
+        progress.update(
+            c.calls > 0 ? static_cast<int>(s.calls) : s.episode + 1,
+            fmt::format("makespan {}  best {}", format_sig(s.makespan), format_sig(s.best)));
       });
   progress.finish();
   // Per-episode time: a truncated last episode (placeto, budget spent) counts pro rata.
   const double per_episode =
-      r.decisions > 0 ? r.seconds * r.decisions_per_episode / static_cast<double>(r.decisions) : 0.0;
+      r.decisions > 0 ? r.seconds * r.decisions_per_episode / static_cast<double>(r.decisions)
+                      : 0.0;
   if (o.json) {
     ojson j;
     j["graph"] = g.meta().name;

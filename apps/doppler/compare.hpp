@@ -4,6 +4,7 @@
 #include <string>
 
 #include "doppler/graph/graph.hpp"
+#include "engine_options.hpp"
 
 namespace doppler::cli {
 
@@ -16,6 +17,9 @@ struct CompareOptions {
   double time_budget = 0;
   bool json = false;
   bool markdown = false;  ///< print the table as Markdown
+  bool measure = false;   ///< also run every assignment on the engine
+  int measure_repeat = 5; ///< measured runs per assignment (median)
+  EngineCliOptions engine;  ///< engine flags for --measure and doppler-sys
 };
 
 /// Runs every method of `o.methods` on `g` and prints the table (or JSON), writing the

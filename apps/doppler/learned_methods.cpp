@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "doppler/train/baselines.hpp"
+#include "doppler/engine/engine.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
@@ -16,6 +17,8 @@ struct LearnedSpec {
   PolicyVariant variant = PolicyVariant::dual;
   int il = 300;  // Stage I episodes
   int sim = 0;   // Stage II episodes
+  int real = 0;  // Stage III episodes (doppler-sys)
+  int repeat = 3;  // Stage III: measured runs per episode
   std::string policy;
   TrainConfig base;
 };
@@ -63,8 +66,9 @@ LearnedSpec parse(const std::string& spec) {
   } else if (s.name == "doppler-il") {
     s.sim = 0;
   } else if (s.name == "doppler-sim" || s.name == "doppler-sel" || s.name == "doppler-plc" ||
-             s.name == "doppler-joint") {
+             s.name == "doppler-joint" || s.name == "doppler-sys") {
     s.sim = 1000;
+    if (s.name == "doppler-sys") s.real = 30;
     if (s.name == "doppler-sel") s.variant = PolicyVariant::sel_only;
     if (s.name == "doppler-plc") s.variant = PolicyVariant::plc_only;
     if (s.name == "doppler-joint") s.variant = PolicyVariant::joint;
@@ -79,6 +83,10 @@ LearnedSpec parse(const std::string& spec) {
     throw InputError("method doppler needs policy=PATH (a checkpoint written by doppler train)");
   s.il = take_int(p, s.name, "il", s.il);
   s.sim = take_int(p, s.name, "sim", s.sim);
+  s.real = take_int(p, s.name, "real", s.real);
+  s.repeat = std::max(1, take_int(p, s.name, "repeat", s.repeat));
+  if (s.real > 0 && s.name != "doppler-sys")
+    throw InputError(fmt::format("method {}: Stage III (real=) is doppler-sys's", s.name));
   s.base.policy.variant = s.variant;
   s.base.policy.hidden = take_int(p, s.name, "hidden", s.base.policy.hidden);
   s.base.policy.steps = take_int(p, s.name, "mp_steps", s.base.policy.steps);
@@ -96,8 +104,8 @@ LearnedSpec parse(const std::string& spec) {
   }
   if (!p.empty())
     throw InputError(
-        fmt::format("method {}: unknown option '{}' (accepted: policy, il, sim, hidden, mp_steps, "
-                    "lr, entropy, returns, action)",
+        fmt::format("method {}: unknown option '{}' (accepted: policy, il, sim, real, repeat, hidden, "
+                    "mp_steps, lr, entropy, returns, action)",
                     s.name, p.begin()->first));
   return s;
 }
@@ -114,7 +122,8 @@ LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
     for (std::string_view kv : split_fields(std::string_view(spec).substr(colon + 1), ',')) {
       const auto eq = trim(kv).find('=');
       if (eq == std::string_view::npos || eq == 0)
-        throw InputError(fmt::format("method {}: expected key=value options, found '{}'", name, kv));
+        throw InputError(
+            fmt::format("method {}: expected key=value options, found '{}'", name, kv));
       p[std::string(trim(trim(kv).substr(0, eq)))] = std::string(trim(trim(kv).substr(eq + 1)));
     }
   LearnedRun out;
@@ -153,7 +162,7 @@ LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
 
 bool is_learned_method(const std::string& spec) {
   const std::string name = spec.substr(0, spec.find(':'));
-  return name == "doppler" || name == "doppler-il" || name == "doppler-sim" ||
+  return name == "doppler" || name == "doppler-il" || name == "doppler-sim" || name == "doppler-sys" ||
          name == "doppler-sel" || name == "doppler-plc" || name == "doppler-joint" ||
          name == "placeto" || name == "gdp";
 }
@@ -187,7 +196,25 @@ LearnedRun run_learned_method(const std::string& spec, const Problem& problem,
     trainer.start_stage(rl);
     r = trainer.train();
   }
-  if (s.il == 0 && s.sim == 0) r = trainer.train();  // only the greedy rollout
+  if (s.real > 0) {  // Stage III: REINFORCE on the measured makespan of the CPU engine
+    EngineOptions eo;
+    eo.devices = problem.devices();
+    Engine engine(problem.graph(), eo);
+    bool warm = false;
+    trainer.set_cost([&](const Assignment& a) {
+      const int warmup = warm ? 0 : 1;
+      warm = true;
+      return engine.measure(a, DispatchRule::fifo, s.repeat, warmup).median;
+    });
+    TrainConfig sys = s.base;
+    sys.seed = options.seed;
+    sys.checkpoint_every = 0;
+    sys.stage = TrainStage::real;
+    sys.episodes = s.real;
+    trainer.start_stage(sys);
+    r = trainer.train();
+  }
+  if (s.il == 0 && s.sim == 0 && s.real == 0) r = trainer.train();  // only the greedy rollout
   out.assignment = r.best;
   out.cost_calls = r.cost_calls;
   return out;
@@ -200,18 +227,18 @@ std::string learned_methods_help() {
          "  doppler       the greedy placement of a trained policy (policy=CKPT, required)\n"
          "  doppler-il    Stage I only: imitation of critical-path (il=300)\n"
          "  doppler-sim   Stage I + Stage II REINFORCE on the simulator (il=300, sim=1000)\n"
+         "  doppler-sys   Stage I + II + Stage III REINFORCE on the CPU engine's measured makespan\n"
+         "                (il=300, sim=1000, real=30 episodes, repeat=3 runs per episode)\n"
          "  doppler-sel   ablation: learned SEL + critical-path PLC (il=300, sim=1000)\n"
          "  doppler-plc   ablation: critical-path SEL + learned PLC (il=300, sim=1000)\n"
          "  doppler-joint ablation: one network scoring (op, device) pairs (il=300, sim=1000)\n"
-         "Learned baselines (no imitation stage; REINFORCE on the simulator until calls= simulator "
-         "calls are spent,\n"
-         "the same budget as doppler-sim's Stage I + Stage II + greedy rollout = 1302; options "
-         "calls, episodes,\n"
-         "policy=CKPT, hidden, steps, lr, entropy, max_devices, heads, layers, segment; see "
+         "Learned baselines (no imitation stage; REINFORCE on the simulator until calls=\n"
+         "simulator calls are spent, by default 1302 = what doppler-sim makes with il=300,\n"
+         "sim=1000, its 300 Stage I imitation episodes included; options calls, episodes,\n"
+         "policy=CKPT, hidden, steps, lr, entropy, max_devices, heads, layers, segment;\n"
          "docs/baselines.md):\n"
-         "  placeto       Placeto: improves a placement op by op, one simulation per step "
-         "(calls=1302)\n"
-         "  gdp           GDP: GraphSAGE + Transformer-XL, one-shot placement (calls=1302)\n";
+         "  placeto       Placeto: improves a placement op by op, one simulation per step\n"
+         "  gdp           GDP: GraphSAGE + Transformer-XL placer, one-shot placement\n";
 }
 
 }  // namespace doppler::cli

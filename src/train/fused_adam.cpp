@@ -49,6 +49,25 @@ void FusedAdam::step() {
   }
 }
 
+FusedAdam::State FusedAdam::state() const {
+  State s;
+  s.t = t_;
+  for (std::size_t i = 0; i < m_.size(); ++i) {
+    s.m.push_back(m_[i].clone());
+    s.v.push_back(v_[i].clone());
+  }
+  return s;
+}
+
+void FusedAdam::set_state(const State& s) {
+  torch::NoGradGuard no_grad;
+  t_ = s.t;
+  for (std::size_t i = 0; i < m_.size(); ++i) {
+    m_[i].copy_(s.m[i]);
+    v_[i].copy_(s.v[i]);
+  }
+}
+
 void FusedAdam::save(torch::serialize::OutputArchive& a) const {
   a.write("step", torch::tensor(t_));
   for (std::size_t i = 0; i < params_.size(); ++i) {

@@ -21,6 +21,14 @@ public:
   void zero_grad();
   /// One update from the current gradients (parameters without a gradient are skipped).
   void step();
+  /// A deep copy of the optimiser state (both moments and the step count).
+  struct State {
+    std::vector<torch::Tensor> m, v;
+    std::int64_t t = 0;
+  };
+  /// Copies the state out / back (for rolling back a diverged update).
+  State state() const;
+  void set_state(const State& s);
   /// Writes / reads the state (step count and both moments).
   void save(torch::serialize::OutputArchive& a) const;
   void load(torch::serialize::InputArchive& a);

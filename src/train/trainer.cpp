@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "policy/nn/agent.hpp"
@@ -49,10 +50,6 @@ Assignment assignment_from_json(const json& j, const std::string& method) {
   return a;
 }
 
-// Global gradient-norm clipping of one network.
-void clip(torch::nn::Module& m, double max_norm) {
-  if (max_norm > 0) torch::nn::utils::clip_grad_norm_(m.parameters(), max_norm);
-}
 
 }  // namespace
 
@@ -68,6 +65,30 @@ void use_single_threaded_math() {
     interop_set = true;
   }
   openblas_set_num_threads(1);
+}
+
+// The last good state of both networks and their optimisers, for rolling back a diverged update.
+struct Snapshot {
+  std::vector<torch::Tensor> sel, plc;
+  detail::FusedAdam::State opt_sel, opt_plc;
+};
+
+std::vector<torch::Tensor> clone_params(torch::nn::Module& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.parameters()) out.push_back(p.detach().clone());
+  return out;
+}
+
+void restore_params(torch::nn::Module& m, const std::vector<torch::Tensor>& saved) {
+  torch::NoGradGuard no_grad;
+  auto params = m.parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(saved[i]);
+}
+
+bool all_finite(torch::nn::Module& m) {
+  for (const auto& p : m.parameters())
+    if (!torch::isfinite(p).all().item<bool>()) return false;
+  return true;
 }
 
 struct DopplerTrainer::Impl {
@@ -87,6 +108,23 @@ struct DopplerTrainer::Impl {
   std::int64_t cost_calls = 0;
   double seconds = 0;
   std::uint64_t fingerprint = 0;
+  double lr_scale = 1;  // halved at every rolled-back divergence
+  int divergences = 0;
+  Snapshot good;        // last good state (taken at every checkpoint)
+
+  void take_snapshot() {
+    good.sel = clone_params(*agent->sel);
+    good.plc = clone_params(*agent->plc);
+    good.opt_sel = opt_sel->state();
+    good.opt_plc = opt_plc->state();
+  }
+
+  void roll_back() {
+    restore_params(*agent->sel, good.sel);
+    restore_params(*agent->plc, good.plc);
+    opt_sel->set_state(good.opt_sel);
+    opt_plc->set_state(good.opt_plc);
+  }
 
   Impl(const Problem& p, TrainConfig c) : problem(p), cfg(c.with_stage_defaults()) {
     use_single_threaded_math();
@@ -104,6 +142,7 @@ struct DopplerTrainer::Impl {
     opt_plc = std::make_unique<detail::FusedAdam>(agent->plc->parameters(), cfg.lr);
     const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis());
     gt = nn::make_graph_tensors(f, pc.max_levels);
+    take_snapshot();
   }
 
   double schedule(double start, double end) const {
@@ -139,6 +178,8 @@ struct DopplerTrainer::Impl {
     m["cost_calls"] = cost_calls;
     m["seconds"] = seconds;
     m["rng"] = rng_state(rng);
+    m["lr_scale"] = lr_scale;
+    m["divergences"] = divergences;
     return m;
   }
 
@@ -146,16 +187,13 @@ struct DopplerTrainer::Impl {
     const auto t0 = std::chrono::steady_clock::now();
     EpisodeStats st;
     st.episode = episode;
-    st.lr = schedule(cfg.lr, cfg.lr_end);
+    st.lr = schedule(cfg.lr, cfg.lr_end) * lr_scale;
     st.epsilon = schedule(cfg.epsilon, cfg.epsilon_end);
     opt_sel->set_lr(st.lr);
     opt_plc->set_lr(st.lr);
-    const auto tp0 = std::chrono::steady_clock::now();
     const nn::Prepared prep = agent->prepare(gt, /*grad=*/true, cfg.parallel);
-    const auto tp1 = std::chrono::steady_clock::now();
     nn::Episode ep =
         nn::rollout(problem, cfg.policy, prep.nets, rollout_options(st.epsilon, false), rng);
-    const auto tp2 = std::chrono::steady_clock::now();
     ep.assignment.method = "doppler";
     st.makespan = cost(ep.assignment);
     ++cost_calls;
@@ -181,41 +219,45 @@ struct DopplerTrainer::Impl {
       const auto objective = il ? t.teacher.sum() : (returns * t.logp).sum();
       const auto loss = -objective - beta * t.entropy.sum();
       auto& opt = sel ? *opt_sel : *opt_plc;
-      const auto u0 = std::chrono::steady_clock::now();
+      torch::nn::Module& net = sel ? static_cast<torch::nn::Module&>(*agent->sel)
+                                   : static_cast<torch::nn::Module&>(*agent->plc);
+      loss_out = loss.item<double>();
+      if (!std::isfinite(loss_out)) return false;  // diverged: no update
       opt.zero_grad();
       loss.backward();
-      const auto u1 = std::chrono::steady_clock::now();
-      clip(sel ? static_cast<torch::nn::Module&>(*agent->sel)
-               : static_cast<torch::nn::Module&>(*agent->plc),
-           cfg.grad_clip);
-      const auto u2 = std::chrono::steady_clock::now();
+      const double norm = torch::nn::utils::clip_grad_norm_(net.parameters(), cfg.grad_clip > 0 ? cfg.grad_clip : 1e300);
+      if (!std::isfinite(norm)) return false;
       opt.step();
-      const auto u3 = std::chrono::steady_clock::now();
-      if (std::getenv("DOPPLER_TIMING"))
-        fmt::print(stderr, "  {} backward {:.1f} clip {:.1f} step {:.1f}\n", sel ? "sel" : "plc",
-                   std::chrono::duration<double, std::milli>(u1 - u0).count(),
-                   std::chrono::duration<double, std::milli>(u2 - u1).count(),
-                   std::chrono::duration<double, std::milli>(u3 - u2).count());
-      loss_out = loss.item<double>();
       entropy_out = steps > 0 ? t.entropy.mean().item<double>() : 0.0;
+      return all_finite(net);
     };
-    if (steps > 0) {
+    bool ok = std::isfinite(st.makespan) && st.makespan >= 0;
+    if (steps > 0 && ok) {
       const bool both = agent->learns_sel() && agent->learns_plc();
+      bool ok_sel = true, ok_plc = true;
       if (both && cfg.parallel) {
-        auto f = std::async(std::launch::async, [&] { update(true, st.loss_sel, st.entropy_sel); });
-        update(false, st.loss_plc, st.entropy_plc);
-        f.get();
+        auto f = std::async(std::launch::async, [&] { return update(true, st.loss_sel, st.entropy_sel); });
+        ok_plc = update(false, st.loss_plc, st.entropy_plc);
+        ok_sel = f.get();
       } else {
-        if (agent->learns_sel()) update(true, st.loss_sel, st.entropy_sel);
-        if (agent->learns_plc()) update(false, st.loss_plc, st.entropy_plc);
+        if (agent->learns_sel()) ok_sel = update(true, st.loss_sel, st.entropy_sel);
+        if (agent->learns_plc()) ok_plc = update(false, st.loss_plc, st.entropy_plc);
       }
+      ok = ok_sel && ok_plc;
     }
-    const auto tp3 = std::chrono::steady_clock::now();
-    if (std::getenv("DOPPLER_TIMING"))
-      fmt::print(stderr, "prepare {:.1f} ms, rollout {:.1f} ms, update {:.1f} ms\n",
-                 std::chrono::duration<double, std::milli>(tp1 - tp0).count(),
-                 std::chrono::duration<double, std::milli>(tp2 - tp1).count(),
-                 std::chrono::duration<double, std::milli>(tp3 - tp2).count());
+    if (!ok) {
+      // A diverging update (non-finite cost, loss, gradient or weight): roll back to the last
+      // good checkpoint and continue with half the learning rate.
+      roll_back();
+      lr_scale *= 0.5;
+      ++divergences;
+      st.diverged = true;
+      spdlog::warn("episode {}: diverging update (makespan {}, losses {} / {}); rolled back to the last good "
+                   "checkpoint, learning rate scaled by {}",
+                   episode, st.makespan, st.loss_sel, st.loss_plc, lr_scale);
+      baseline_sum -= st.makespan;  // keep a non-finite cost out of the baseline
+      --baseline_count;
+    }
     int ms = 0, mp = 0;
     for (const nn::Step& s : ep.steps) {
       ms += s.sel_greedy_match;
@@ -223,7 +265,7 @@ struct DopplerTrainer::Impl {
     }
     st.match_sel = steps ? static_cast<double>(ms) / static_cast<double>(steps) : 1.0;
     st.match_plc = steps ? static_cast<double>(mp) / static_cast<double>(steps) : 1.0;
-    if (st.makespan < best) {
+    if (ok && st.makespan < best) {
       best = st.makespan;
       best_assignment = ep.assignment;
     }
@@ -235,6 +277,13 @@ struct DopplerTrainer::Impl {
   }
 
   void write_run_files(bool checkpoint_now) {
+    if (checkpoint_now) {
+      if (!all_finite(*agent->sel) || !all_finite(*agent->plc)) {  // never save a diverged state
+        roll_back();
+        spdlog::warn("non-finite weights at a checkpoint: rolled back to the last good checkpoint");
+      }
+      take_snapshot();
+    }
     if (!run_dir) return;
     if (checkpoint_now) {
       detail::write_checkpoint(*run_dir / "ckpt.pt", *agent, opt_sel.get(), opt_plc.get(), meta());
@@ -291,6 +340,7 @@ void DopplerTrainer::load_weights(const std::filesystem::path& checkpoint) {
   pc.variant = impl_->cfg.policy.variant;  // the variant of this run decides what is learned
   impl_->make_agent(pc);
   detail::load_networks(c, *impl_->agent, checkpoint);
+  impl_->take_snapshot();
 }
 
 void DopplerTrainer::set_cost(CostFunction f) {
@@ -306,6 +356,8 @@ void DopplerTrainer::start_stage(TrainConfig next) {
   s.episode = 0;
   s.baseline_sum = 0;
   s.baseline_count = 0;
+  s.lr_scale = 1;
+  s.take_snapshot();
 }
 
 void DopplerTrainer::set_run_dir(const std::filesystem::path& dir) {
@@ -334,6 +386,9 @@ void DopplerTrainer::resume(const std::filesystem::path& dir) {
     s.make_agent(detail::policy_config_from_json(c.meta.at("policy")));
     detail::load_networks(c, *s.agent, path);
     detail::load_optimizers(c, *s.opt_sel, *s.opt_plc, path);
+    s.lr_scale = c.meta.value("lr_scale", 1.0);
+    s.divergences = c.meta.value("divergences", 0);
+    s.take_snapshot();
     s.episode = c.meta.at("episode").get<int>();
     s.baseline_sum = c.meta.at("baseline_sum").get<double>();
     s.baseline_count = c.meta.at("baseline_count").get<int>();

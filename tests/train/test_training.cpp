@@ -170,3 +170,47 @@ TEST(Training, BadCheckpointsAreInputErrors) {
 
 }  // namespace
 }  // namespace doppler
+
+namespace doppler {
+namespace {
+
+// A non-finite cost makes the update diverge: it is detected, rolled back to the last good
+// checkpoint and the learning rate is halved; nothing non-finite is ever saved.
+TEST(Training, DivergingUpdatesAreRolledBackWithALowerLearningRate) {
+  std::mt19937_64 rng(41);
+  const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
+  const Problem problem(g, Platform::reference(3));
+  TrainConfig c = small(TrainStage::simulation, 10);
+  c.checkpoint_every = 4;
+  c.lr = 1e-2;
+  c.lr_end = 1e-2;
+  test::TempDir dir;
+  DopplerTrainer trainer(problem, c);
+  trainer.set_run_dir(dir.path());
+  int calls = 0;
+  trainer.set_cost([&](const Assignment& a) {
+    const int k = calls++;
+    if (k == 5) return std::nan("");
+    if (k == 7) return HUGE_VAL;
+    return problem.simulator().makespan(a);
+  });
+  std::vector<EpisodeStats> stats;
+  std::vector<std::vector<DeviceId>> greedy;
+  trainer.train([&](const EpisodeStats& s) {
+    stats.push_back(s);
+    greedy.push_back(trainer.greedy().device_of);
+  });
+  ASSERT_EQ(stats.size(), 10u);
+  for (const EpisodeStats& s : stats) EXPECT_EQ(s.diverged, s.episode == 5 || s.episode == 7) << s.episode;
+  ASSERT_NE(greedy[4], greedy[3]) << "precondition: one update changes the greedy placement";
+  EXPECT_EQ(greedy[5], greedy[3]) << "rolled back to the checkpoint taken after episode 3";
+  EXPECT_DOUBLE_EQ(stats[6].lr, 0.5e-2);
+  EXPECT_DOUBLE_EQ(stats[9].lr, 0.25e-2);
+  EXPECT_TRUE(std::isfinite(stats[9].best));
+  // The saved policy is finite and places the graph.
+  DopplerPolicy policy = DopplerPolicy::load(dir / "ckpt.pt");
+  EXPECT_TRUE(std::isfinite(problem.simulator().makespan(policy.place(problem))));
+}
+
+}  // namespace
+}  // namespace doppler
