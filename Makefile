@@ -1,13 +1,27 @@
-# Doppler: the two commands of the README, plus bench, format and fuzz.
-#   make demo   install missing packages, build (Release), run the main job on the default workload
-#   make test   install missing packages, build, run the whole test suite (ctest)
-# Both are idempotent and fast when nothing changed.
+# Doppler: the two commands of the README, plus bench, format, fuzz and the sanitizer tests.
+#   make demo       install missing packages, build (Release), run the main job on the default workload
+#   make test       install missing packages, build, run the whole test suite (ctest)
+#   make fuzz       build the readers' libFuzzer targets (clang-14) in build-fuzz and run each for
+#                   FUZZ_SECONDS seconds (FUZZ_TARGETS: a subset); see docs/robustness.md
+#   make test-asan  the torch-free test binaries under AddressSanitizer + UBSan (build-asan)
+#   make test-tsan  the engine tests under ThreadSanitizer (build-tsan)
+# All are idempotent and fast when nothing changed.
 
 BUILD     ?= build
 JOBS      ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps configure build demo test bench format format-check clean
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+# Test binaries (ctest labels) run under ASan + UBSan: every one that does not link libtorch;
+# the tests that run the CLI use $(BUILD)/doppler, which is not instrumented.
+ASAN_TESTS := util graph report hardware workloads sim heuristics engine
+SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=OFF \
+              -DDOPPLER_TEST_CLI=$(abspath $(BUILD))/doppler
+empty :=
+space := $(empty) $(empty)
+
+.PHONY: all deps configure build demo test bench format format-check clean fuzz test-asan test-tsan
 
 all: build
 
@@ -28,6 +42,23 @@ demo: build
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 1200
 
+fuzz: deps
+	@fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+test-asan: build
+	@[ -f build-asan/build.ninja ] || cmake -S . -B build-asan $(SAN_CMAKE) \
+	  -DDOPPLER_SANITIZE=address,undefined
+	@cmake --build build-asan -j $(JOBS) --target $(addprefix test_,$(ASAN_TESTS))
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 1800 \
+	  -L '^($(subst $(space),|,$(ASAN_TESTS)))$$'
+
+test-tsan: build
+	@[ -f build-tsan/build.ninja ] || cmake -S . -B build-tsan $(SAN_CMAKE) -DDOPPLER_SANITIZE=thread
+	@cmake --build build-tsan -j $(JOBS) --target test_engine
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) --timeout 1800 -L '^engine$$'
+
 bench: build
 	@scripts/run-bench.sh $(BUILD)
 
@@ -38,4 +69,4 @@ format-check:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

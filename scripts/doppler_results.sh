@@ -5,6 +5,7 @@
 # given the same number of simulator calls, mean and std over 3 seeds. Writes one JSON file per
 # problem into OUT_DIR and prints a Markdown summary.
 # Usage: scripts/doppler_results.sh [BUILD_DIR] [OUT_DIR] [IL_EPISODES] [SIM_EPISODES] [SEEDS]
+# (METHODS=... overrides the compared methods.)
 set -euo pipefail
 build=${1:-build}
 out=${2:-doppler-results}
@@ -15,7 +16,7 @@ doppler="$build/doppler"
 shared="$(cd "$(dirname "$0")/.." && pwd)/../shared/reference-graphs"
 mkdir -p "$out"
 budget=$((il + 1 + sim + 1))  # simulator calls made by doppler-sim: episodes and two greedy rollouts
-methods="critical-path,heft,etf,m-etf,enumopt,local-search,doppler-sim:il=$il,sim=$sim"
+methods=${METHODS:-"critical-path,heft,etf,m-etf,enumopt,local-search,doppler-sim:il=$il,sim=$sim,placeto:calls=$((il + 1 + sim + 1)),gdp:calls=$((il + 1 + sim + 1))"}
 
 run() {  # name graph extra-args...
   local name=$1 graph=$2
@@ -34,8 +35,8 @@ for w in chainmm ffnn llama-block llama-layer; do
   run "$w-p100" "$out/$w.graph.json" --hardware p100
 done
 
-echo "| problem | critical-path | heft | etf | m-etf | enumopt | local-search ($budget sims) | doppler-sim ($budget sims) | lower bound |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| problem | critical-path | heft | etf | m-etf | enumopt | local-search | placeto | gdp | doppler-sim | lower bound |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for f in "$out"/*.json; do
   case "$f" in *.graph.json) continue ;; esac
   python3 - "$f" <<'PY' 2>/dev/null || true
@@ -48,7 +49,7 @@ def fmt(m, s=None):
     t = f"{v:.4g}" + (" ms" if ms else "")
     return t + (f" ± {s / scale * (1e3 if ms else 1):.2g}" if s else "")
 cells = {m["method"].split(":")[0]: fmt(m["mean"], m["std"] if m["std"] > 0 else None) for m in j["methods"]}
-order = ["critical-path", "heft", "etf", "m-etf", "enumopt", "local-search", "doppler-sim"]
+order = ["critical-path", "heft", "etf", "m-etf", "enumopt", "local-search", "placeto", "gdp", "doppler-sim"]
 print("| " + j["graph"] + " | " + " | ".join(cells.get(m, "-") for m in order) + " | " + fmt(j["lower_bound"]) + " |")
 PY
 done

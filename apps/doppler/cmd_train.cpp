@@ -163,7 +163,9 @@ void run_train(TrainCmdOptions o) {
   if (real) trainer.set_cost([&](const Assignment& a) { return (*measured)(a); });
   const TrainConfig& cfg = trainer.config();
   Progress progress(fmt::format("train {}", train_stage_name(cfg.stage)), cfg.episodes);
+  std::vector<std::pair<double, double>> matches;  // greedy teacher match per episode
   TrainResult r = trainer.train([&](const EpisodeStats& s) {
+    matches.push_back({s.match_sel, s.match_plc});
     progress.update(s.episode + 1, fmt::format("makespan {}  best {}  match {:.0f}%/{:.0f}%",
                                                format_sig(s.makespan), format_sig(s.best),
                                                100 * s.match_sel, 100 * s.match_plc));
@@ -199,6 +201,16 @@ void run_train(TrainCmdOptions o) {
     j["cost_calls"] = r.cost_calls;
     j["seconds"] = r.seconds;
     j["seconds_per_episode"] = r.episodes ? r.seconds / r.episodes : 0.0;
+    if (!matches.empty()) {  // teacher agreement of the greedy policy over the last 10 episodes
+      const std::size_t k = std::min<std::size_t>(10, matches.size());
+      double ms = 0, mp = 0;
+      for (std::size_t i = matches.size() - k; i < matches.size(); ++i) {
+        ms += matches[i].first / static_cast<double>(k);
+        mp += matches[i].second / static_cast<double>(k);
+      }
+      j["teacher_match_sel_last10"] = ms;
+      j["teacher_match_plc_last10"] = mp;
+    }
     j["run_dir"] = dir;
     print_json(j);
     return;

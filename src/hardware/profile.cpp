@@ -17,6 +17,9 @@ namespace {
 
 using nlohmann::json;
 
+// Largest device count of a ring topology (its routes grow as P^3).
+constexpr int kMaxRingDevices = 256;
+
 DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr) {
   doc.expect_object(j, ptr);
   DeviceSpec d;
@@ -67,7 +70,9 @@ double HardwareProfile::seconds_per_flop(int d, std::string_view dtype) const {
 }
 
 HardwareProfile parse_hardware_profile(std::string_view text, const std::string& file) {
-  const JsonDoc doc(std::string(text), file);
+  JsonLimits limits;
+  limits.arrays = {{"devices", kMaxDevices, "devices", ""}};
+  const JsonDoc doc(std::string(text), file, limits);
   doc.expect_format("doppler-hardware", 1);
   const json& root = doc.root();
   HardwareProfile p;
@@ -87,7 +92,14 @@ HardwareProfile parse_hardware_profile(std::string_view text, const std::string&
     doc.fail("/devices", fmt::format("a profile needs 1..{} devices", kMaxDevices));
   for (std::size_t i = 0; i < p.devices.size(); ++i)
     if (p.devices[i].name.empty()) p.devices[i].name = fmt::format("dev{}", i);
-  detail::build_topology(doc, doc.require(root, "", "topology"), "/topology", p);
+  const json& topology = doc.require(root, "", "topology");
+  // A ring's routes hold P^3 / 4 link ids in all: bound P so that a profile cannot take GiBs.
+  if (topology.is_object() && topology.value("kind", json()) == "ring" &&
+      p.num_devices() > kMaxRingDevices)
+    doc.fail("/topology/kind", fmt::format("a ring topology supports at most {} devices, the "
+                                           "profile has {}",
+                                           kMaxRingDevices, p.num_devices()));
+  detail::build_topology(doc, topology, "/topology", p);
   for (const auto& [key, v] : root.items()) {
     static const char* known[] = {"format",  "version", "name",  "aliases", "description",
                                   "devices", "device",  "count", "topology"};

@@ -221,11 +221,16 @@ public:
   /// Appends one episode to log.jsonl.
   void log(const BaselineEpisode& s) const {
     if (!active()) return;
-    const nlohmann::json j = {{"episode", s.episode},   {"method", baseline_method_name(method_)},
-                              {"decisions", s.decisions}, {"makespan", s.makespan},
-                              {"reward", s.reward},     {"baseline", s.baseline},
-                              {"loss", s.loss},         {"entropy", s.entropy},
-                              {"calls", s.calls},       {"seconds", s.seconds},
+    const nlohmann::json j = {{"episode", s.episode},
+                              {"method", baseline_method_name(method_)},
+                              {"decisions", s.decisions},
+                              {"makespan", s.makespan},
+                              {"reward", s.reward},
+                              {"baseline", s.baseline},
+                              {"loss", s.loss},
+                              {"entropy", s.entropy},
+                              {"calls", s.calls},
+                              {"seconds", s.seconds},
                               {"best", s.best}};
     std::ofstream out(dir_ / "log.jsonl", std::ios::app);
     out << j.dump() << "\n";

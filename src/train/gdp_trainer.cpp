@@ -58,8 +58,8 @@ std::vector<DeviceId> greedy_placement(nn::GdpNet& net, const nn::GdpGraph& g,
                                        const detail::DecisionPlan& plan, const Problem& problem) {
   torch::NoGradGuard guard;
   std::mt19937_64 unused(0);
-  const auto probs = torch::softmax(net->forward(g, problem.devices()), 1)
-                         .narrow(1, 0, problem.devices());
+  const auto probs =
+      torch::softmax(net->forward(g, problem.devices()), 1).narrow(1, 0, problem.devices());
   return placement(plan, problem.graph().num_nodes(), choose(probs, true, unused));
 }
 

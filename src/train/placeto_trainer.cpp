@@ -118,9 +118,9 @@ std::vector<DeviceId> greedy_placement(nn::PlacetoNet& net, const PlacetoEnv& en
 // The REINFORCE update of one episode: the states are rebuilt from the actions and their
 // log-probabilities recomputed with autograd in chunks of steps (bounded memory); gradients
 // accumulate over the chunks, then one clipped Adam step. Returns {loss, mean entropy}.
-std::pair<double, double> update(nn::PlacetoNet& net, detail::FusedAdam& opt,
-                                 const PlacetoEnv& env, const std::vector<int>& actions,
-                                 const std::vector<double>& adv, const BaselineConfig& c) {
+std::pair<double, double> update(nn::PlacetoNet& net, detail::FusedAdam& opt, const PlacetoEnv& env,
+                                 const std::vector<int>& actions, const std::vector<double>& adv,
+                                 const BaselineConfig& c) {
   const int steps = static_cast<int>(actions.size());
   const int n = env.graph.num_nodes, p = env.problem.devices();
   const int chunk = std::max(1, std::min(steps, 8192 / std::max(1, n)));
@@ -182,6 +182,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
   BaselineResult r;
   r.decisions_per_episode = steps;
   const double m0 = sim.makespan(env.init);
+  const double scale = m0 > 0 ? m0 : 1.0;  // rewards are normalised by the initial makespan
   r.cost_calls = 1;
   r.best_makespan = m0;
   r.best = env.assignment(env.init);
@@ -207,7 +208,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       detail::set_device(env.plan, dev, env.plan.nodes[static_cast<std::size_t>(t)], a);
       const double m = sim.makespan(dev);
       ++r.cost_calls;
-      reward.push_back((prev - m) / m0);
+      reward.push_back((prev - m) / scale);
       prev = m;
       if (m < r.best_makespan) {
         r.best_makespan = m;
@@ -218,7 +219,8 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     // Placeto's code) and advantages.
     std::vector<double> ret(reward.size()), adv(reward.size());
     double acc = 0;
-    for (int t = t_end - 1; t >= 0; --t) ret[static_cast<std::size_t>(t)] = acc = reward[static_cast<std::size_t>(t)] + c.gamma * acc;
+    for (int t = t_end - 1; t >= 0; --t)
+      ret[static_cast<std::size_t>(t)] = acc = reward[static_cast<std::size_t>(t)] + c.gamma * acc;
     for (int t = 0; t < t_end; ++t) {
       auto& h = history[static_cast<std::size_t>(t)];
       h.push_back(ret[static_cast<std::size_t>(t)]);
@@ -258,7 +260,8 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
 
 Assignment place_placeto(const Problem& problem, const std::filesystem::path& checkpoint) {
   use_single_threaded_math();
-  detail::BaselineCheckpoint ck = detail::open_baseline_checkpoint(checkpoint, BaselineMethod::placeto);
+  detail::BaselineCheckpoint ck =
+      detail::open_baseline_checkpoint(checkpoint, BaselineMethod::placeto);
   if (problem.devices() > ck.config.max_devices)
     throw InputError(checkpoint.string(), 0,
                      fmt::format("this Placeto network places on at most {} devices, {} requested",

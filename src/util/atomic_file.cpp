@@ -1,15 +1,17 @@
 #include "doppler/util/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include <fmt/format.h>
 
 #include "doppler/util/error.hpp"
+#include "doppler/util/read_limits.hpp"
 
 namespace doppler {
 
@@ -61,17 +63,44 @@ std::string read_file(const std::filesystem::path& path, std::uintmax_t max_byte
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path.string(), 0, "is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path.string(), 0, "cannot open: " + errno_text());
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > max_bytes)
-    throw InputError(path.string(), 0,
-                     "file is " + std::to_string(size) + " bytes, larger than the limit of " +
-                         std::to_string(max_bytes) + " bytes");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw InputError(path.string(), 0, "read failed: " + errno_text());
-  return std::move(ss).str();
+  const auto too_large = [&](const std::string& size) {
+    return InputError(path.string(), 0,
+                      fmt::format("file is {} bytes, larger than the limit of {} bytes (raise it "
+                                  "with DOPPLER_MAX_FILE_BYTES)",
+                                  size, max_bytes));
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path.string(), 0, "cannot open: " + errno_text());
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw too_large(std::to_string(st.st_size));
+  }
+  std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string err = errno_text();
+      ::close(fd);
+      throw InputError(path.string(), 0, "read failed: " + err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > max_bytes) {
+      ::close(fd);
+      throw too_large("more than " + std::to_string(max_bytes));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  return read_file(path, read_limits().max_file_bytes);
 }
 
 }  // namespace doppler

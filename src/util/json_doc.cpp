@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -23,13 +24,84 @@ std::string strip_nlohmann_prefix(const std::string& what) {
   const auto bracket = what.find("] ");
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
+// Line of the first '[' or '{' nested deeper than `max_depth` (strings skipped), 0 if none.
+std::int64_t too_deep_line(std::string_view text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  std::int64_t line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') ++line;
+    if (in_string) {
+      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return line;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return 0;
+}
+
+// Thrown by the parse callback when a top-level array exceeds its limit.
+struct ArrayTooLong {
+  const JsonArrayLimit* limit;
+};
+
+// A parser callback counting the elements of the limited top-level arrays.
+nlohmann::json::parser_callback_t element_counter(const JsonLimits& limits) {
+  if (limits.arrays.empty()) return nullptr;
+  struct State {
+    const JsonArrayLimit* current = nullptr;  // limit of the top-level member being parsed
+    std::int64_t count = 0;
+    bool root_array = false;
+  };
+  auto state = std::make_shared<State>();
+  const auto find = [&limits](const std::string& member) -> const JsonArrayLimit* {
+    for (const JsonArrayLimit& l : limits.arrays)
+      if (l.member == member) return &l;
+    return nullptr;
+  };
+  return [state, find](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    State& s = *state;
+    if (depth == 0 && event == E::array_start) {  // a root array: its elements are at depth 1
+      s.root_array = true;
+      s.current = find("");
+      s.count = 0;
+    } else if (depth == 1 && event == E::key && !s.root_array) {
+      s.current = find(parsed.get<std::string>());
+      s.count = 0;
+    }
+    const int element_depth = s.root_array ? 1 : 2;
+    if (s.current && depth == element_depth &&
+        (event == E::value || event == E::object_start || event == E::array_start) &&
+        ++s.count > s.current->max)
+      throw ArrayTooLong{s.current};
+    return true;
+  };
+}
+
 }  // namespace
 
-JsonDoc::JsonDoc(std::string text, std::string file)
+JsonDoc::JsonDoc(std::string text, std::string file, const JsonLimits& limits)
     : text_(std::move(text)), file_(std::move(file)) {
   if (trim(text_).empty()) throw InputError(file_, 0, "empty file, expected a JSON document");
+  if (const std::int64_t line = too_deep_line(text_, limits.max_depth))
+    throw InputError(file_, line,
+                     fmt::format("arrays and objects nested deeper than {} levels",
+                                 limits.max_depth));
   try {
-    root_ = nlohmann::json::parse(text_);
+    root_ = nlohmann::json::parse(text_, element_counter(limits));
+  } catch (const ArrayTooLong& e) {
+    const JsonArrayLimit& l = *e.limit;
+    const std::string where = l.member.empty() ? "" : "/" + l.member;
+    throw InputError(file_, json_line_of(text_, where),
+                     fmt::format("more than {} {}, the limit{}", l.max, l.what,
+                                 l.variable.empty() ? "" : " (raise it with " + l.variable + ")"));
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(file_, line_of_offset(text_, e.byte > 0 ? e.byte - 1 : 0),
                      "invalid JSON: " + strip_nlohmann_prefix(e.what()));

@@ -65,7 +65,8 @@ TEST(Gdp, SegmentMemoryFlowsForwardOnly) {
   // (layer 1's output of segment 1), not directly.
   EXPECT_FALSE(torch::allclose(xl->forward(earlier).narrow(0, 8, 2), base.narrow(0, 8, 2)));
   // One segment: plain bidirectional attention, every token sees every other.
-  EXPECT_FALSE(torch::allclose(plain->forward(later).narrow(0, 0, 1), plain->forward(x).narrow(0, 0, 1)));
+  EXPECT_FALSE(
+      torch::allclose(plain->forward(later).narrow(0, 0, 1), plain->forward(x).narrow(0, 0, 1)));
 }
 
 TEST(Gdp, ReinforceFindsTheObviouslyBestPlacement) {

@@ -70,8 +70,7 @@ nn::PlacetoStates states(const nn::PlacetoGraph& pg, const std::vector<std::vect
     }
     s.flags[i][current[static_cast<std::size_t>(i)]][0] = 1.0f;
     s.current[i] = current[static_cast<std::size_t>(i)];
-    nn::placeto_masks(pg, current[static_cast<std::size_t>(i)], true,
-                      s.masks[i].data_ptr<float>());
+    nn::placeto_masks(pg, current[static_cast<std::size_t>(i)], true, s.masks[i].data_ptr<float>());
   }
   return s;
 }

@@ -38,13 +38,13 @@ struct BaselineConfig {
   /// Simulator calls allowed in total, the final greedy placement's evaluation included
   /// (Doppler-SIM with il=300, sim=1000 makes 1302). 0: no limit (then `episodes` must be > 0).
   std::int64_t calls = 1302;
-  int episodes = 0;          ///< episode limit (0: none; training stops at whichever comes first)
-  std::uint64_t seed = 0;    ///< seeds the initialisation (torch) and every sample (mt19937_64)
-  double lr = 1e-3;          ///< Adam learning rate (constant)
+  int episodes = 0;        ///< episode limit (0: none; training stops at whichever comes first)
+  std::uint64_t seed = 0;  ///< seeds the initialisation (torch) and every sample (mt19937_64)
+  double lr = 1e-3;        ///< Adam learning rate (constant)
   double entropy_weight = 1e-2;  ///< weight of the entropy bonus per decision
   double grad_clip = 1.0;        ///< global gradient-norm clip (0: none)
-  int hidden = 0;       ///< embedding size (0: placeto 32, gdp 64)
-  int steps = 0;        ///< placeto: message-passing steps per direction (0: 3); gdp: SAGE layers (0: 3)
+  int hidden = 0;                ///< embedding size (0: placeto 32, gdp 64)
+  int steps = 0;  ///< placeto: message-passing steps per direction (0: 3); gdp: SAGE layers (0: 3)
   int max_devices = 64;  ///< size of the device one-hot / output layer; P must not exceed it
   // Placeto only.
   double gamma = 1.0;        ///< discount of the per-step rewards
@@ -62,16 +62,16 @@ struct BaselineConfig {
 
 /// Statistics of one training episode.
 struct BaselineEpisode {
-  int episode = 0;           ///< 0-based
-  int decisions = 0;         ///< policy decisions made (placeto: fewer when the budget ran out)
-  double makespan = 0;       ///< makespan of the episode's final placement
-  double reward = 0;         ///< placeto: return of the first step; gdp: (baseline - makespan) / baseline
-  double baseline = 0;       ///< placeto: baseline of the first step; gdp: moving average used
-  double loss = 0;           ///< loss minimised
-  double entropy = 0;        ///< mean per-decision policy entropy
-  std::int64_t calls = 0;    ///< simulator calls so far
-  double seconds = 0;        ///< wall-clock time of the episode (rollout + update)
-  double best = 0;           ///< best makespan seen so far
+  int episode = 0;      ///< 0-based
+  int decisions = 0;    ///< policy decisions made (placeto: fewer when the budget ran out)
+  double makespan = 0;  ///< makespan of the episode's final placement
+  double reward = 0;  ///< placeto: return of the first step; gdp: (baseline - makespan) / baseline
+  double baseline = 0;     ///< placeto: baseline of the first step; gdp: moving average used
+  double loss = 0;         ///< loss minimised
+  double entropy = 0;      ///< mean per-decision policy entropy
+  std::int64_t calls = 0;  ///< simulator calls so far
+  double seconds = 0;      ///< wall-clock time of the episode (rollout + update)
+  double best = 0;         ///< best makespan seen so far
 };
 
 /// Result of a training run.
@@ -80,12 +80,12 @@ struct BaselineResult {
   double best_makespan = 0;
   Assignment greedy;  ///< the trained policy's greedy placement
   double greedy_makespan = 0;
-  int episodes = 0;              ///< episodes run (the last one may be truncated by the budget)
-  std::int64_t decisions = 0;    ///< policy decisions made while training
+  int episodes = 0;               ///< episodes run (the last one may be truncated by the budget)
+  std::int64_t decisions = 0;     ///< policy decisions made while training
   int decisions_per_episode = 0;  ///< ops decided per episode (input ops follow their consumer)
-  std::int64_t cost_calls = 0;   ///< simulator calls, the greedy placement's evaluation included
-  double seconds = 0;            ///< training wall-clock time (greedy placement excluded)
-  double greedy_seconds = 0;     ///< wall-clock time of the greedy placement (inference)
+  std::int64_t cost_calls = 0;    ///< simulator calls, the greedy placement's evaluation included
+  double seconds = 0;             ///< training wall-clock time (greedy placement excluded)
+  double greedy_seconds = 0;      ///< wall-clock time of the greedy placement (inference)
 };
 
 /// Called after every training episode.

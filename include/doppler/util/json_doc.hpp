@@ -5,18 +5,37 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "doppler/util/read_limits.hpp"
+
 namespace doppler {
+
+/// A bound on the element count of a top-level array, checked while parsing (so that a huge
+/// document fails before it is built in memory).
+struct JsonArrayLimit {
+  std::string member;    ///< member of the root object; "" for a root that is itself an array
+  std::int64_t max = 0;  ///< largest element count accepted
+  std::string what;      ///< what an element is, for the message (e.g. "nodes")
+  std::string variable;  ///< environment variable that raises the limit; "" when fixed
+};
+
+/// Limits checked while a JsonDoc is parsed.
+struct JsonLimits {
+  int max_depth = kMaxJsonDepth;              ///< nesting depth of arrays and objects
+  std::vector<JsonArrayLimit> arrays;         ///< element counts of top-level arrays
+};
 
 /// A JSON document being read. All accessors throw InputError naming the file and the line of
 /// the offending value.
 class JsonDoc {
 public:
   /// Parses `text` (from `file`, used in messages). Throws InputError with the line of a syntax
-  /// error; an empty text is an error too.
-  JsonDoc(std::string text, std::string file);
+  /// error, of an array or object nested deeper than `limits.max_depth`, or of a top-level array
+  /// longer than its limit; an empty text is an error too.
+  JsonDoc(std::string text, std::string file, const JsonLimits& limits = {});
 
   /// The root value.
   const nlohmann::json& root() const { return root_; }

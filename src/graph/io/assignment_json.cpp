@@ -10,8 +10,11 @@ namespace doppler {
 using nlohmann::json;
 
 Assignment parse_assignment_json(std::string_view text, const std::string& file, const Graph* g,
-                                 int devices) {
-  const JsonDoc doc(std::string(text), file);
+                                 int devices, const ReadLimits& limits) {
+  JsonLimits jl;
+  for (const char* member : {"", "device_of", "order"})
+    jl.arrays.push_back({member, limits.max_ops, "entries", "DOPPLER_MAX_OPS"});
+  const JsonDoc doc(std::string(text), file, jl);
   const json& root = doc.root();
   Assignment a;
   const json* list = nullptr;
@@ -80,7 +83,8 @@ std::string format_assignment_json(const Assignment& a) {
 namespace doppler {
 
 std::vector<Assignment> parse_assignments_jsonl(std::string_view text, const std::string& file,
-                                                const Graph& g, int devices) {
+                                                const Graph& g, int devices,
+                                                const ReadLimits& limits) {
   std::vector<Assignment> out;
   std::size_t start = 0;
   std::int64_t line = 0;
@@ -92,7 +96,7 @@ std::vector<Assignment> parse_assignments_jsonl(std::string_view text, const std
     start = end + 1;
     if (body.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     try {
-      out.push_back(parse_assignment_json(body, file, &g, devices));
+      out.push_back(parse_assignment_json(body, file, &g, devices, limits));
     } catch (const InputError& e) {
       throw InputError(file, line, e.problem());
     }

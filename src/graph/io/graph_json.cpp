@@ -87,8 +87,11 @@ ojson exec_to_json(const ExecDesc& x) {
 }  // namespace
 
 Graph parse_graph_json(std::string_view text, const std::string& file,
-                       std::vector<std::string>* warnings) {
-  const JsonDoc doc(std::string(text), file);
+                       std::vector<std::string>* warnings, const ReadLimits& limits) {
+  JsonLimits jl;
+  jl.arrays = {{"nodes", limits.max_ops, "nodes", "DOPPLER_MAX_OPS"},
+               {"edges", limits.max_edges, "edges", "DOPPLER_MAX_EDGES"}};
+  const JsonDoc doc(std::string(text), file, jl);
   doc.expect_format("doppler-graph", 1);
   const json& root = doc.root();
 

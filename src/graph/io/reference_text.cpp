@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -13,7 +14,8 @@ namespace doppler {
 
 namespace {
 
-// Largest block count accepted (keeps a corrupted first line from allocating terabytes).
+// Largest block count of the format, whatever the limits (T is checked against DOPPLER_MAX_OPS
+// too, once the input blocks are known).
 constexpr std::int64_t kMaxBlocks = 50'000'000;
 
 struct Line {
@@ -21,11 +23,22 @@ struct Line {
   std::int64_t number;  // 1-based
 };
 
-std::vector<Line> split_lines(std::string_view text) {
+// The lines of `text` without trailing blank lines, at most `max_lines` of them, so that a file
+// of millions of lines costs no memory; `*overflow_line` is set to the number of the first line
+// left out (0 when none), for the caller to report after the header checks.
+std::vector<Line> split_lines(std::string_view text, std::int64_t max_lines,
+                              std::int64_t* overflow_line) {
+  *overflow_line = 0;
+  const auto last = text.find_last_not_of(" \t\r\n");
+  text = last == std::string_view::npos ? std::string_view() : text.substr(0, last + 1);
   std::vector<Line> lines;
   std::size_t start = 0;
   std::int64_t number = 1;
-  while (start <= text.size()) {
+  while (!text.empty() && start <= text.size()) {
+    if (number > max_lines) {
+      *overflow_line = number;
+      break;
+    }
     std::size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     std::string_view l = text.substr(start, end - start);
@@ -34,8 +47,17 @@ std::vector<Line> split_lines(std::string_view text) {
     if (end == text.size()) break;
     start = end + 1;
   }
-  while (!lines.empty() && trim(lines.back().text).empty()) lines.pop_back();
   return lines;
+}
+
+// Number of comma-separated fields of a line (without splitting it).
+std::int64_t count_fields(std::string_view text) {
+  if (trim(text).empty()) return 0;
+  std::int64_t n = 1;
+  for (const char c : text) n += c == ',';
+  if (trim(text.substr(text.rfind(',') + 1)).empty() && text.find(',') != std::string_view::npos)
+    --n;  // one trailing comma is allowed
+  return n;
 }
 
 std::vector<std::int64_t> parse_id_list(const Line& line, const std::string& file,
@@ -60,8 +82,9 @@ std::string format_number(double x) {
 }  // namespace
 
 Graph parse_reference_text(std::string_view text, const std::string& file,
-                           std::vector<std::string>* warnings) {
-  const std::vector<Line> lines = split_lines(text);
+                           std::vector<std::string>* warnings, const ReadLimits& limits) {
+  std::int64_t overflow_line = 0;
+  const std::vector<Line> lines = split_lines(text, 4 + limits.max_ops, &overflow_line);
   if (lines.empty())
     throw InputError(file, 0, "empty file, expected the total block count on line 1");
   std::int64_t total = 0;
@@ -71,19 +94,35 @@ Graph parse_reference_text(std::string_view text, const std::string& file,
   if (total < 0 || total > kMaxBlocks)
     throw InputError(
         file, 1, fmt::format("total block count {} is out of range (0..{})", total, kMaxBlocks));
+  // Limits, checked before anything is allocated: ops = T minus the input blocks of line 2.
+  const std::int64_t listed_inputs = lines.size() > 1 ? count_fields(lines[1].text) : 0;
+  if (total - listed_inputs > limits.max_ops)
+    throw InputError(file, 1,
+                     fmt::format("total block count {} minus {} input blocks is more than {} ops, "
+                                 "the limit (raise it with DOPPLER_MAX_OPS)",
+                                 total, listed_inputs, limits.max_ops));
   if (lines.size() < 4)
     throw InputError(file, lines.back().number + 1,
                      fmt::format("truncated file: expected at least 4 header lines (count, "
                                  "inputs, sources, destinations), found {}",
                                  lines.size()));
+  if (overflow_line > 0)
+    throw InputError(file, overflow_line,
+                     fmt::format("more than {} node lines, the limit (raise it with "
+                                 "DOPPLER_MAX_OPS)",
+                                 limits.max_ops));
+  if (count_fields(lines[2].text) > limits.max_edges)
+    throw InputError(file, 3,
+                     fmt::format("more than {} edges, the limit (raise it with DOPPLER_MAX_EDGES)",
+                                 limits.max_edges));
 
   const auto inputs = parse_id_list(lines[1], file, "input block ids");
-  std::vector<char> is_input(static_cast<std::size_t>(total), 0);
+  std::unordered_set<std::int64_t> seen;  // sized by the line, not by T
   for (const std::int64_t id : inputs) {
     if (id < 0 || id >= total)
       throw InputError(file, 2,
                        fmt::format("input block id {} is out of range (0..{})", id, total - 1));
-    if (is_input[static_cast<std::size_t>(id)]++)
+    if (!seen.insert(id).second)
       throw InputError(file, 2, fmt::format("input block id {} is listed twice", id));
   }
   const std::int64_t n = total - static_cast<std::int64_t>(inputs.size());

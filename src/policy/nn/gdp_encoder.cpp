@@ -35,8 +35,8 @@ torch::Tensor GdpSageLayerImpl::forward(const torch::Tensor& h, const torch::Ten
 
 GdpEncoderImpl::GdpEncoderImpl(int64_t in, int64_t hidden, int layers) {
   for (int l = 0; l < layers; ++l)
-    layers_.push_back(register_module(fmt::format("sage{}", l),
-                                      GdpSageLayer(l == 0 ? in : hidden, hidden)));
+    layers_.push_back(
+        register_module(fmt::format("sage{}", l), GdpSageLayer(l == 0 ? in : hidden, hidden)));
 }
 
 torch::Tensor GdpEncoderImpl::forward(const torch::Tensor& x, const torch::Tensor& src,

@@ -1,7 +1,8 @@
 #include "policy/nn/gdp_placer.hpp"
 
-#include <fmt/format.h>
 #include <cmath>
+
+#include <fmt/format.h>
 
 namespace doppler::nn {
 

@@ -25,7 +25,8 @@ PlacetoGraph make_placeto_graph(const Graph& g, const CostModel& cost) {
   const int n = g.num_nodes();
   p.num_nodes = n;
   std::vector<float> x(static_cast<std::size_t>(n * kPlacetoStatic), 0.0f);
-  std::vector<float> has_parent(static_cast<std::size_t>(n)), has_child(static_cast<std::size_t>(n));
+  std::vector<float> has_parent(static_cast<std::size_t>(n)),
+      has_child(static_cast<std::size_t>(n));
   std::vector<std::int64_t> src, dst;
   for (NodeId v = 0; v < n; ++v) {
     double out = 0;

@@ -1,8 +1,9 @@
 #include "policy/nn/placeto_net.hpp"
 
-#include <fmt/format.h>
 #include <cmath>
 #include <limits>
+
+#include <fmt/format.h>
 
 namespace doppler::nn {
 
@@ -19,8 +20,8 @@ void glorot(torch::nn::Linear& l) {
 
 PlacetoMlpImpl::PlacetoMlpImpl(const std::vector<int64_t>& sizes) {
   for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
-    layers_.push_back(register_module(fmt::format("l{}", i),
-                                      torch::nn::Linear(sizes[i], sizes[i + 1])));
+    layers_.push_back(
+        register_module(fmt::format("l{}", i), torch::nn::Linear(sizes[i], sizes[i + 1])));
     glorot(layers_.back());
   }
 }
@@ -51,14 +52,14 @@ PlacetoNetImpl::PlacetoNetImpl(const PlacetoNetConfig& c) : c_(c) {
   bwd_g_ = register_module("bwd_g", PlacetoMlp(std::vector<int64_t>{d, d, d}));
   const char* names[3] = {"parent", "child", "parallel"};
   for (int k = 0; k < 3; ++k) {
-    pool_f_[k] = register_module(std::string(names[k]) + "_f",
-                                 PlacetoMlp(std::vector<int64_t>{d2, d2, d2}));
-    pool_g_[k] = register_module(std::string(names[k]) + "_g",
-                                 PlacetoMlp(std::vector<int64_t>{d2, d2, d2}));
+    pool_f_[k] =
+        register_module(std::string(names[k]) + "_f", PlacetoMlp(std::vector<int64_t>{d2, d2, d2}));
+    pool_g_[k] =
+        register_module(std::string(names[k]) + "_g", PlacetoMlp(std::vector<int64_t>{d2, d2, d2}));
   }
   const int64_t z = 4 * d2;
-  classifier_ = register_module("classifier",
-                                PlacetoMlp(std::vector<int64_t>{z, 2 * z, z, c.max_devices}));
+  classifier_ =
+      register_module("classifier", PlacetoMlp(std::vector<int64_t>{z, 2 * z, z, c.max_devices}));
 }
 
 torch::Tensor PlacetoNetImpl::pass(const torch::Tensor& self, const torch::Tensor& src,
@@ -73,11 +74,11 @@ torch::Tensor PlacetoNetImpl::pass(const torch::Tensor& self, const torch::Tenso
   return x;
 }
 
-torch::Tensor PlacetoNetImpl::forward(const PlacetoGraph& g, const PlacetoStates& s,
-                                      int devices) {
+torch::Tensor PlacetoNetImpl::forward(const PlacetoGraph& g, const PlacetoStates& s, int devices) {
   const int64_t b = s.device.size(0), n = g.num_nodes, d = c_.hidden;
   const auto in = torch::cat({g.x.unsqueeze(0).expand({b, n, kPlacetoStatic}), s.flags}, 2);
-  const auto h0 = input_(in) + device_weight_.index_select(0, s.device.reshape({-1})).view({b, n, d});
+  const auto h0 =
+      input_(in) + device_weight_.index_select(0, s.device.reshape({-1})).view({b, n, d});
   const auto self = node_->forward(torch::relu(h0));
   const auto fwd = pass(self, g.edge_src, g.edge_dst, g.has_parent, fwd_f_, fwd_g_);
   const auto bwd = pass(self, g.edge_dst, g.edge_src, g.has_child, bwd_f_, bwd_g_);

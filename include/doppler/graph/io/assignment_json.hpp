@@ -8,14 +8,17 @@
 #include <string_view>
 
 #include "doppler/graph/assignment.hpp"
+#include "doppler/util/read_limits.hpp"
 
 namespace doppler {
 
 /// Parses one assignment document. `devices` > 0 is the expected device count (required for a
 /// bare array to be checked; a mismatch with an object's "devices" is an error). Node ids and
-/// devices are range-checked against `g` when given. Throws InputError "FILE:LINE: problem".
+/// devices are range-checked against `g` when given. Throws InputError "FILE:LINE: problem",
+/// also for more entries than `limits.max_ops`.
 Assignment parse_assignment_json(std::string_view text, const std::string& file,
-                                 const Graph* g = nullptr, int devices = 0);
+                                 const Graph* g = nullptr, int devices = 0,
+                                 const ReadLimits& limits = read_limits());
 
 /// Formats an assignment as a doppler-assignment document (one line for device_of, one for
 /// order).
@@ -28,6 +31,7 @@ namespace doppler {
 /// Parses JSON lines: one assignment (object or bare array) per non-blank line, validated
 /// against `g` and `devices` (> 0 to require a device count). Errors name the file and line.
 std::vector<Assignment> parse_assignments_jsonl(std::string_view text, const std::string& file,
-                                                const Graph& g, int devices);
+                                                const Graph& g, int devices,
+                                                const ReadLimits& limits = read_limits());
 
 }  // namespace doppler

@@ -9,12 +9,15 @@
 #include <string_view>
 
 #include "doppler/graph/graph.hpp"
+#include "doppler/util/read_limits.hpp"
 
 namespace doppler {
 
-/// Parses a doppler-graph JSON document. Throws InputError "FILE:LINE: problem".
+/// Parses a doppler-graph JSON document. Throws InputError "FILE:LINE: problem", also when the
+/// graph has more nodes or edges than `limits` allow (checked while parsing).
 Graph parse_graph_json(std::string_view text, const std::string& file,
-                       std::vector<std::string>* warnings = nullptr);
+                       std::vector<std::string>* warnings = nullptr,
+                       const ReadLimits& limits = read_limits());
 
 /// Formats `g` as a doppler-graph JSON document.
 std::string format_graph_json(const Graph& g);

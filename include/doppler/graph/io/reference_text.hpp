@@ -10,13 +10,16 @@
 #include <vector>
 
 #include "doppler/graph/graph.hpp"
+#include "doppler/util/read_limits.hpp"
 
 namespace doppler {
 
 /// Parses reference text. `file` names the source in error messages. Duplicate edges collapse
-/// (a warning is appended to `warnings` when given). Throws InputError "FILE:LINE: problem".
+/// (a warning is appended to `warnings` when given). Throws InputError "FILE:LINE: problem",
+/// also when the graph has more ops or edges than `limits` allow.
 Graph parse_reference_text(std::string_view text, const std::string& file,
-                           std::vector<std::string>* warnings = nullptr);
+                           std::vector<std::string>* warnings = nullptr,
+                           const ReadLimits& limits = read_limits());
 
 /// Formats `g` as reference text with the type column. Input-kind nodes are listed as input
 /// blocks (line 2, by their ids) and dropped from the body, as the reference does; the other

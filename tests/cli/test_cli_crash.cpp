@@ -1,0 +1,193 @@
+// Crash safety of `doppler train`: the command is killed with SIGKILL at random (seeded) times
+// during Stage I and Stage II, several times, and continued each time with --resume (or started
+// again with -o while no checkpoint exists yet). After every kill the checkpoint, once it
+// exists, is complete and loadable; the finished run's best.json, greedy.json, config.json and
+// log.jsonl (without the per-episode "seconds") are identical to an uninterrupted run's.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/support.hpp"
+
+#include "doppler/graph/io/graph_file.hpp"
+
+extern char** environ;
+
+namespace doppler {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// Starts the CLI with `args`, stdout and stderr appended to `log`.
+pid_t spawn_cli(const std::vector<std::string>& args, const fs::path& log) {
+  std::vector<std::string> all = {DOPPLER_CLI};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("posix_spawn failed");
+  return pid;
+}
+
+// Waits up to `seconds` for `pid`; its exit code (-signal when killed), or nullopt if running.
+std::optional<int> wait_for(pid_t pid, double seconds) {
+  const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  while (true) {
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+    if (Clock::now() >= end) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Runs the CLI to its end (hang guard: 600 s) and returns its exit code.
+int run_to_end(const std::vector<std::string>& args, const fs::path& log) {
+  const pid_t pid = spawn_cli(args, log);
+  const auto rc = wait_for(pid, 600);
+  if (!rc) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ADD_FAILURE() << "doppler train hung";
+    return -1;
+  }
+  return *rc;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// log.jsonl without the "seconds" of each episode (wall-clock time differs between runs).
+std::vector<nlohmann::json> log_without_seconds(const fs::path& p) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(slurp(p));
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    j.erase("seconds");
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+// A random DAG of 16 ops with reference costs.
+void write_graph(const fs::path& path) {
+  std::mt19937_64 rng(5);
+  save_graph(path, test::random_dag(rng, {16, 0.25, 20, 10, true}), GraphFormat::reference_text);
+}
+
+struct CrashRun {
+  int kills = 0;          // SIGKILLs delivered while the command ran
+  int kills_mid_run = 0;  // of which after a checkpoint existed
+  int restarts = 0;       // runs started again with -o (killed before the first checkpoint)
+};
+
+// Trains `args` into `dir` until done, killing it `wanted_kills` times at random points
+// (within `max_delay` seconds of each start), checking the checkpoint after each kill.
+CrashRun run_with_kills(const std::vector<std::string>& args, const fs::path& dir,
+                        const fs::path& graph, int wanted_kills, double max_delay,
+                        std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> delay(0.02, max_delay);
+  CrashRun r;
+  const fs::path ckpt = dir / "ckpt.pt", log = dir.parent_path() / (dir.filename().string() + ".out");
+  for (int attempt = 0; attempt < 60; ++attempt) {
+    const bool resume = fs::exists(ckpt);
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {resume ? "--resume" : "-o", dir.string()});
+    if (!resume && attempt > 0) ++r.restarts;
+    const pid_t pid = spawn_cli(a, log);
+    if (r.kills == wanted_kills) {  // enough kills: let it finish
+      const auto rc = wait_for(pid, 600);
+      EXPECT_TRUE(rc.has_value()) << "doppler train hung";
+      if (!rc) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+      }
+      EXPECT_EQ(rc.value_or(-1), 0) << slurp(log);
+      return r;
+    }
+    if (const auto rc = wait_for(pid, delay(rng))) {  // finished before the kill
+      EXPECT_EQ(*rc, 0) << slurp(log);
+      return r;
+    }
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ++r.kills;
+    if (!fs::exists(ckpt)) {
+      EXPECT_FALSE(resume) << "the checkpoint disappeared";
+      continue;
+    }
+    r.kills_mid_run += resume ? 1 : 0;
+    // Never half-written: the checkpoint loads as a policy.
+    const auto p = test::run_cli("place '" + graph.string() + "' --devices 3 --method doppler " +
+                                 "--policy '" + ckpt.string() + "'");
+    EXPECT_EQ(p.exit_code, 0) << "checkpoint unreadable after kill " << r.kills << ": " << p.err;
+  }
+  ADD_FAILURE() << "the run did not finish after 60 starts";
+  return r;
+}
+
+void expect_same_results(const fs::path& want, const fs::path& got) {
+  for (const char* f : {"best.json", "greedy.json", "config.json"})
+    EXPECT_EQ(slurp(got / f), slurp(want / f)) << f;
+  const auto a = log_without_seconds(want / "log.jsonl"), b = log_without_seconds(got / "log.jsonl");
+  ASSERT_EQ(b.size(), a.size()) << "log.jsonl lines";
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], a[i]) << "log.jsonl line " << i + 1;
+}
+
+TEST(CliCrash, KilledTrainingResumesToTheUninterruptedResult) {
+  test::TempDir dir;
+  const fs::path graph = dir / "g.txt";
+  write_graph(graph);
+  const std::vector<std::string> common = {"train", graph.string(), "--devices", "3",
+                                           "--hidden", "8", "--mp-steps", "1",
+                                           "--checkpoint-every", "5", "--seed", "11"};
+  for (const char* stage : {"il", "sim"}) {
+    SCOPED_TRACE(stage);
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--stage", stage, "--episodes", "40"});
+    if (std::string(stage) == "sim") args.insert(args.end(), {"--init", (dir / "ref-il" / "ckpt.pt").string()});
+    // The uninterrupted run, timed to choose the kill points.
+    std::vector<std::string> ref = args;
+    ref.insert(ref.end(), {"-o", (dir / ("ref-" + std::string(stage))).string()});
+    const auto t0 = Clock::now();
+    ASSERT_EQ(run_to_end(ref, dir / "ref.out"), 0) << slurp(dir / "ref.out");
+    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    const CrashRun r = run_with_kills(args, dir / ("run-" + std::string(stage)), graph, 5,
+                                      0.8 * seconds, stage[0] == 'i' ? 1 : 2);
+    EXPECT_GE(r.kills, 2) << "the kill points fell after the end of the run";
+    RecordProperty(std::string(stage) + "_kills", r.kills);
+    std::cerr << "[ stage " << stage << ": " << r.kills << " kills, " << r.kills_mid_run
+              << " after a checkpoint, " << r.restarts << " restarts before one ]\n";
+    expect_same_results(dir / ("ref-" + std::string(stage)), dir / ("run-" + std::string(stage)));
+  }
+}
+
+}  // namespace
+}  // namespace doppler
