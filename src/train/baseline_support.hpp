@@ -5,6 +5,7 @@
 // directory files.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -23,6 +24,11 @@
 #include "doppler/util/error.hpp"
 
 namespace doppler::detail {
+
+/// Seconds elapsed since `t0` (steady clock).
+inline double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
 
 /// The ops a baseline decides, in topological order, and the input ops that follow each one.
 struct DecisionPlan {

@@ -16,10 +16,7 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using detail::since;
 
 BaselineConfig resolved(BaselineConfig c) {
   if (c.hidden == 0) c.hidden = 64;

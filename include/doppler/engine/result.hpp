@@ -1,6 +1,7 @@
 #pragma once
 // The outcome of one engine run: the measured makespan and the measured schedule, in the same
 // type the simulator produces (so report/trace.hpp and report/gantt.hpp work unchanged).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,9 @@ struct Measurement {
 
 /// Median, min and max of `makespans` (non-empty), with `median_run` left empty.
 Measurement summarize_makespans(std::vector<double> makespans);
+
+/// Runs `run` `warmup` times unmeasured, then `repeat` (>= 1, else InputError) times, and
+/// summarizes the measured runs' makespans, keeping the run closest to the median.
+Measurement measure_runs(const std::function<EngineResult()>& run, int repeat, int warmup);
 
 }  // namespace doppler

@@ -283,20 +283,7 @@ EngineResult MpiEngine::run(const Assignment& a, DispatchRule rule) {
 }
 
 Measurement MpiEngine::measure(const Assignment& a, DispatchRule rule, int repeat, int warmup) {
-  if (repeat < 1) throw InputError("measure: repeat must be >= 1");
-  for (int i = 0; i < warmup; ++i) run(a, rule);
-  std::vector<EngineResult> runs;
-  std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
-    runs.push_back(run(a, rule));
-    ms.push_back(runs.back().makespan_seconds);
-  }
-  Measurement out = summarize_makespans(ms);
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < runs.size(); ++i)
-    if (std::abs(ms[i] - out.median) < std::abs(ms[best] - out.median)) best = i;
-  out.median_run = std::move(runs[best]);
-  return out;
+  return measure_runs([&] { return run(a, rule); }, repeat, warmup);
 }
 
 std::vector<float> MpiEngine::gather_output(NodeId v) {
