@@ -96,22 +96,22 @@ TEST(Networks, RolloutProbabilitiesMatchTheBatchedRecomputation) {
   }
 }
 
-// GraphTensors' path pairs sum H over exactly b_path[v] / t_path[v] into row v (the reference
-// attaches these sums to the wrong rows).
+// path_sums (Euler tour prefix sums) sums H over exactly b_path[v] / t_path[v] into row v (the
+// reference attaches these sums to the wrong rows), checked against the explicit path lists.
 TEST(Networks, PathSumsAreAttachedToTheirOwnNodes) {
-  Fixture f = make(9, 15, 2);
-  const GraphFeatures feats = graph_features(f.g, f.problem->cost(), f.problem->analysis());
-  const auto h = torch::randn({f.g.num_nodes(), 4});
-  const auto b =
-      torch::zeros_like(h).index_add(0, f.gt.path_row_b, h.index_select(0, f.gt.path_col_b));
-  const auto t =
-      torch::zeros_like(h).index_add(0, f.gt.path_row_t, h.index_select(0, f.gt.path_col_t));
-  for (NodeId v = 0; v < f.g.num_nodes(); ++v) {
-    auto want_b = torch::zeros({4}), want_t = torch::zeros({4});
-    for (int u : feats.b_path[static_cast<std::size_t>(v)]) want_b += h[u];
-    for (int u : feats.t_path[static_cast<std::size_t>(v)]) want_t += h[u];
-    EXPECT_TRUE(torch::allclose(b[v], want_b, 1e-5, 1e-6)) << v;
-    EXPECT_TRUE(torch::allclose(t[v], want_t, 1e-5, 1e-6)) << v;
+  for (const int seed : {9, 10, 11}) {
+    Fixture f = make(seed, 60, 2);
+    const GraphFeatures feats = graph_features(f.g, f.problem->cost(), f.problem->analysis());
+    const auto h = torch::randn({f.g.num_nodes(), 4});
+    const auto b = nn::path_sums(h, f.gt.b_tour);
+    const auto t = nn::path_sums(h, f.gt.t_tour);
+    for (NodeId v = 0; v < f.g.num_nodes(); ++v) {
+      auto want_b = torch::zeros({4}), want_t = torch::zeros({4});
+      for (int u : feats.b_path[static_cast<std::size_t>(v)]) want_b += h[u];
+      for (int u : feats.t_path[static_cast<std::size_t>(v)]) want_t += h[u];
+      EXPECT_TRUE(torch::allclose(b[v], want_b, 1e-5, 1e-6)) << v;
+      EXPECT_TRUE(torch::allclose(t[v], want_t, 1e-5, 1e-6)) << v;
+    }
   }
 }
 

@@ -1,6 +1,9 @@
 #include "policy/nn/agent.hpp"
 
+#include <algorithm>
 #include <future>
+#include <limits>
+#include <stdexcept>
 
 namespace doppler::nn {
 
@@ -82,21 +85,59 @@ Prepared DualAgent::prepare(const GraphTensors& g, bool grad, bool parallel) {
 }
 
 StepTerms DualAgent::sel_terms(const Prepared& p, const Episode& ep, int num_nodes) {
+  // Only the (step, candidate) pairs are scored: O(sum of candidate counts), not O(T x N).
+  // Each step's softmax is shifted by its largest candidate score and the teacher mass by its
+  // largest teacher score (constants taken from the forward values), so that no exp overflows
+  // or underflows to an empty sum.
   const auto t = static_cast<int64_t>(ep.steps.size());
-  auto mask = torch::zeros({t, num_nodes}, torch::kBool);
-  auto teacher = torch::zeros({t, num_nodes}, torch::kBool);
-  auto actions = torch::empty({t}, torch::kLong);
-  auto* m = mask.data_ptr<bool>();
-  auto* tm = teacher.data_ptr<bool>();
-  auto* a = actions.data_ptr<int64_t>();
+  int64_t pairs = 0;
+  for (const Step& s : ep.steps) pairs += static_cast<int64_t>(s.candidates.size());
+  const auto& score = p.nets.sel_score;  // forward values of p.sel_scores
+  auto cand = torch::empty({pairs}, torch::kLong), step_of = torch::empty({pairs}, torch::kLong);
+  auto is_teacher = torch::zeros({pairs}, torch::kBool);
+  auto chosen = torch::empty({t}, torch::kLong);
+  auto shift = torch::empty({t}), teacher_shift = torch::empty({t});
+  auto* pc = cand.data_ptr<int64_t>();
+  auto* ps = step_of.data_ptr<int64_t>();
+  auto* pt = is_teacher.data_ptr<bool>();
+  auto* pa = chosen.data_ptr<int64_t>();
+  auto* sh = shift.data_ptr<float>();
+  auto* tsh = teacher_shift.data_ptr<float>();
+  int64_t row = 0;
   for (int64_t i = 0; i < t; ++i) {
     const Step& s = ep.steps[static_cast<std::size_t>(i)];
-    for (NodeId v : s.candidates) m[i * num_nodes + v] = true;
-    for (NodeId v : s.teacher_ops) tm[i * num_nodes + v] = true;
-    if (s.teacher_ops.empty()) tm[i * num_nodes + s.op] = true;
-    a[i] = s.op;
+    const auto teacher = [&](NodeId v) {
+      return s.teacher_ops.empty()
+                 ? v == s.op
+                 : std::find(s.teacher_ops.begin(), s.teacher_ops.end(), v) != s.teacher_ops.end();
+    };
+    float hi = -std::numeric_limits<float>::infinity(), thi = hi;
+    pa[i] = -1;
+    for (NodeId v : s.candidates) {
+      if (v < 0 || v >= num_nodes) throw std::logic_error("sel_terms: candidate out of range");
+      const float x = score[static_cast<std::size_t>(v)];
+      pc[row] = v;
+      ps[row] = i;
+      pt[row] = teacher(v);
+      if (v == s.op) pa[i] = row;
+      hi = std::max(hi, x);
+      if (pt[row]) thi = std::max(thi, x);
+      ++row;
+    }
+    if (pa[i] < 0) throw std::logic_error("sel_terms: the chosen op is not a candidate");
+    sh[i] = hi;
+    tsh[i] = thi;
   }
-  return terms(p.sel_scores.unsqueeze(0).expand({t, num_nodes}), mask, actions, teacher);
+  const auto x = p.sel_scores.index_select(0, cand);                            // [pairs]
+  const auto e = (x - shift.index_select(0, step_of)).exp();                    // <= 1, max term 1
+  const auto log_z = torch::zeros({t}).index_add(0, step_of, e).log() + shift;  // [T]
+  const auto logp = x - log_z.index_select(0, step_of);                         // [pairs]
+  StepTerms out;
+  out.logp = logp.index_select(0, chosen);
+  out.entropy = torch::zeros({t}).index_add(0, step_of, -(logp.exp() * logp));
+  const auto te = (x - teacher_shift.index_select(0, step_of)).exp() * is_teacher;
+  out.teacher = torch::zeros({t}).index_add(0, step_of, te).log() + teacher_shift - log_z;
+  return out;
 }
 
 StepTerms DualAgent::plc_terms(const Prepared& p, const Episode& ep, int devices) {

@@ -14,6 +14,59 @@ torch::Tensor to_long(const std::vector<std::int64_t>& v) {
 }
 }  // namespace
 
+namespace {
+
+// Euler tour of the forest where v's parent is the node after v on its path.
+PathTour make_tour(const std::vector<std::vector<int>>& paths, bool b) {
+  const auto n = static_cast<int>(paths.size());
+  std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
+  std::vector<int> roots;
+  for (int v = 0; v < n; ++v) {
+    const auto& path = paths[static_cast<std::size_t>(v)];
+    const int parent = path.size() < 2 ? -1 : b ? path[1] : path[path.size() - 2];
+    (parent < 0 ? roots : children[static_cast<std::size_t>(parent)]).push_back(v);
+  }
+  std::vector<std::int64_t> node, entry(static_cast<std::size_t>(n), -1);
+  std::vector<float> sign;
+  node.reserve(2 * static_cast<std::size_t>(n));
+  sign.reserve(2 * static_cast<std::size_t>(n));
+  std::vector<std::pair<int, std::size_t>> stack;  // (node, next child index)
+  for (int r : roots) {
+    stack.push_back({r, 0});
+    entry[static_cast<std::size_t>(r)] = static_cast<std::int64_t>(node.size());
+    node.push_back(r);
+    sign.push_back(1.0f);
+    while (!stack.empty()) {
+      auto& [u, i] = stack.back();
+      const auto& ch = children[static_cast<std::size_t>(u)];
+      if (i < ch.size()) {
+        const int c = ch[i++];
+        entry[static_cast<std::size_t>(c)] = static_cast<std::int64_t>(node.size());
+        node.push_back(c);
+        sign.push_back(1.0f);
+        stack.push_back({c, 0});
+      } else {
+        node.push_back(u);
+        sign.push_back(-1.0f);
+        stack.pop_back();
+      }
+    }
+  }
+  PathTour t;
+  t.node = to_long(node);
+  t.sign = torch::from_blob(sign.data(), {static_cast<std::int64_t>(sign.size()), 1}, torch::kFloat)
+               .clone();
+  t.entry = to_long(entry);
+  return t;
+}
+
+}  // namespace
+
+torch::Tensor path_sums(const torch::Tensor& h, const PathTour& tour) {
+  const auto seq = (h.index_select(0, tour.node) * tour.sign).to(torch::kDouble);
+  return seq.cumsum(0).index_select(0, tour.entry).to(h.scalar_type());
+}
+
 GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
   GraphTensors t;
   const int n = f.num_nodes;
@@ -70,20 +123,9 @@ GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
       torch::from_blob(values.data(), {static_cast<std::int64_t>(values.size()), 1}, torch::kFloat)
           .clone();
 
-  // Path-sum pairs.
-  const auto pairs = [&](const std::vector<std::vector<int>>& paths, torch::Tensor& row,
-                         torch::Tensor& col) {
-    std::vector<std::int64_t> r, c;
-    for (int v = 0; v < n; ++v)
-      for (int u : paths[static_cast<std::size_t>(v)]) {
-        r.push_back(v);
-        c.push_back(u);
-      }
-    row = to_long(r);
-    col = to_long(c);
-  };
-  pairs(f.b_path, t.path_row_b, t.path_col_b);
-  pairs(f.t_path, t.path_row_t, t.path_col_t);
+  // Path sums: parent of v = the next node of its path (b: the second, t: the second to last).
+  t.b_tour = make_tour(f.b_path, /*b=*/true);
+  t.t_tour = make_tour(f.t_path, /*b=*/false);
   return t;
 }
 

@@ -6,6 +6,19 @@
 
 namespace doppler::nn {
 
+/// Path sums in O(N): the paths of GraphFeatures::b_path (or t_path) form a forest (each node's
+/// path continues with its second node's path), so the sum of H over v's path is the sum over
+/// v's ancestors-or-self, read off an Euler tour: +H[u] where the tour enters u, -H[u] where it
+/// leaves, and the prefix sum at v's entry (see path_sums()).
+struct PathTour {
+  torch::Tensor node;   ///< [2N] long, the node entered or left at each tour position
+  torch::Tensor sign;   ///< [2N, 1] float, +1 on entry, -1 on exit
+  torch::Tensor entry;  ///< [N] long, tour position of each node's entry
+};
+
+/// Sums of h [N, H] over every node's path (rows), exact up to rounding (accumulated in double).
+torch::Tensor path_sums(const torch::Tensor& h, const PathTour& tour);
+
 /// Tensors of GraphFeatures. Message-passing edges are sorted by edge-feature level so that the
 /// encoder can apply one edge matrix per level with one matrix product per level.
 struct GraphTensors {
@@ -14,8 +27,8 @@ struct GraphTensors {
   torch::Tensor edge_dst;                 ///< [2E] long, same order
   torch::Tensor level_values;             ///< [U, 1] edge feature of each level
   std::vector<std::int64_t> level_begin;  ///< U + 1 offsets of each level's edges
-  torch::Tensor path_row_b, path_col_b;   ///< b-path pairs: out[row] += H[col]
-  torch::Tensor path_row_t, path_col_t;   ///< t-path pairs
+  PathTour b_tour;                        ///< the b-paths (v to an exit)
+  PathTour t_tour;                        ///< the t-paths (an entry to v)
   int num_nodes = 0;
   bool quantized = false;  ///< true when edge features were binned into `max_levels` levels
 };

@@ -61,8 +61,8 @@ SelNetImpl::SelNetImpl(const NetConfig& c) {
 torch::Tensor SelNetImpl::forward(const GraphTensors& g) {
   const auto leaky = F::LeakyReLUFuncOptions().negative_slope(0.1);
   const auto h = encoder_(g);
-  const auto b = torch::zeros_like(h).index_add(0, g.path_row_b, h.index_select(0, g.path_col_b));
-  const auto t = torch::zeros_like(h).index_add(0, g.path_row_t, h.index_select(0, g.path_col_t));
+  const auto b = path_sums(h, g.b_tour);
+  const auto t = path_sums(h, g.t_tour);
   const auto px = F::leaky_relu(proj_(g.x), leaky);
   const auto z = torch::cat({px, h, zscore(b), zscore(t)}, 1);
   return fc2_(F::leaky_relu(fc1_(z), leaky)).squeeze(1);
@@ -88,8 +88,8 @@ PlcStatic PlcNetImpl::prepare(const GraphTensors& g) {
       px.matmul(w.narrow(1, hd, hd).t()) + st.h.matmul(w.narrow(1, 2 * hd, hd).t()) + fc1->bias;
   if (with_paths_) {
     const auto& h = st.h;
-    const auto b = torch::zeros_like(h).index_add(0, g.path_row_b, h.index_select(0, g.path_col_b));
-    const auto t = torch::zeros_like(h).index_add(0, g.path_row_t, h.index_select(0, g.path_col_t));
+    const auto b = path_sums(h, g.b_tour);
+    const auto t = path_sums(h, g.t_tour);
     st.node = st.node + zscore(b).matmul(w.narrow(1, 3 * hd, hd).t()) +
               zscore(t).matmul(w.narrow(1, 4 * hd, hd).t());
   }
