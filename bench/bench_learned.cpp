@@ -8,11 +8,15 @@
 //    the whole graph and simulates); per-episode time = measured time x N / steps (every step
 //    costs the same); inference: the final greedy episode (N forward passes, no simulation).
 //  - GDP: one-shot episodes (one forward, one simulation, one backward); inference: one forward.
-// Usage: bench_learned [--episodes E] [--placeto-steps S] [--devices P] GRAPH...
+//  - --placeto-max-ops M: Placeto is skipped ("-") on graphs of more than M ops (its greedy
+//    placement alone takes minutes on 5,000 ops).
+// Usage: bench_learned [--episodes E] [--placeto-steps S] [--placeto-max-ops M] [--devices P]
+//        GRAPH...
 // Prints a Markdown table, one row per graph (named by its file's stem).
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,6 +33,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Options {
   int episodes = 3, placeto_steps = 200, devices = 4;
+  int placeto_max_ops = std::numeric_limits<int>::max();
   std::vector<std::filesystem::path> graphs;
 };
 
@@ -38,6 +43,7 @@ struct Row {
 };
 
 std::string seconds(double s) {
+  if (s < 0) return "-";
   return s < 1 ? fmt::format("{:.1f} ms", 1e3 * s) : fmt::format("{:.2f} s", s);
 }
 
@@ -56,7 +62,9 @@ Row measure(const Problem& problem, const Options& o) {
     trainer.greedy();
     row.infer[0] = std::chrono::duration<double>(Clock::now() - t0).count();
   }
-  {
+  if (problem.graph().num_nodes() > o.placeto_max_ops) {
+    row.train[1] = row.infer[1] = -1;  // skipped
+  } else {
     BaselineConfig c;
     c.seed = 1;
     c.episodes = 1;
@@ -73,6 +81,7 @@ Row measure(const Problem& problem, const Options& o) {
     c.calls = 0;
     c.episodes = o.episodes;
     const BaselineResult r = train_gdp(problem, c);
+    row.decided = r.decisions_per_episode;
     row.train[2] = r.seconds / r.episodes;
     row.infer[2] = r.greedy_seconds;
   }
@@ -99,6 +108,8 @@ Options parse(int argc, char** argv) {
       o.episodes = std::stoi(next());
     } else if (a == "--placeto-steps") {
       o.placeto_steps = std::stoi(next());
+    } else if (a == "--placeto-max-ops") {
+      o.placeto_max_ops = std::stoi(next());
     } else if (a == "--devices") {
       o.devices = std::stoi(next());
     } else if (a.rfind("--", 0) == 0) {

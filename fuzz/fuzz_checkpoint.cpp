@@ -49,15 +49,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size > 0) std::fwrite(data, 1, size, f);
   std::fclose(f);
   try {
-    const detail::Checkpoint c = detail::open_checkpoint(path);
+    const doppler::detail::Checkpoint c = doppler::detail::open_checkpoint(path);
     try {
-      (void)detail::policy_config_from_json(c.meta.at("policy"));
+      (void)doppler::detail::policy_config_from_json(c.meta.at("policy"));
     } catch (const std::exception&) {  // the callers turn this into an InputError
     }
     nn::DualAgent agent(fuzz::seed_policy_config());
-    detail::load_networks(c, agent, path);
-    detail::FusedAdam opt_sel(agent.sel->parameters(), 1e-3), opt_plc(agent.plc->parameters(), 1e-3);
-    detail::load_optimizers(c, opt_sel, opt_plc, path);
+    doppler::detail::load_networks(c, agent, path);
+    doppler::detail::FusedAdam opt_sel(agent.sel->parameters(), 1e-3),
+        opt_plc(agent.plc->parameters(), 1e-3);
+    doppler::detail::load_optimizers(c, opt_sel, opt_plc, path);
     ++g_outcomes.count["loaded"];
   } catch (const InputError& e) {
     ++g_outcomes.count[e.problem()];

@@ -19,13 +19,14 @@ int main(int argc, char** argv) {
   torch::manual_seed(1);
   const PolicyConfig pc = fuzz::seed_policy_config();
   nn::DualAgent agent(pc);
-  detail::FusedAdam opt_sel(agent.sel->parameters(), 1e-3), opt_plc(agent.plc->parameters(), 1e-3);
+  doppler::detail::FusedAdam opt_sel(agent.sel->parameters(), 1e-3),
+      opt_plc(agent.plc->parameters(), 1e-3);
   nlohmann::json meta;
-  meta["policy"] = detail::to_json(pc);
+  meta["policy"] = doppler::detail::to_json(pc);
   meta["episode"] = 5;
   meta["rng"] = "1 2 3";
-  detail::write_checkpoint(out / "full.pt", agent, &opt_sel, &opt_plc, meta);
-  detail::write_checkpoint(out / "weights.pt", agent, nullptr, nullptr, meta);
+  doppler::detail::write_checkpoint(out / "full.pt", agent, &opt_sel, &opt_plc, meta);
+  doppler::detail::write_checkpoint(out / "weights.pt", agent, nullptr, nullptr, meta);
   std::printf("fuzz_make_checkpoints: 2 seeds in %s\n", out.c_str());
   return 0;
 }

@@ -30,12 +30,15 @@ namespace {
 
 using Bytes = std::vector<std::uint8_t>;
 
-Bytes g_current;               // the input being run, written out on a crash
+Bytes g_current;                // the input being run, written out on a crash
 std::string g_artifact_prefix;  // where crash inputs go
 
 // Writes the current input to <prefix><kind>-<hash> (async-signal-safe enough for a dying
 // process: open and write only).
+bool g_running = false;  // an input is being run (not before the seeds, not at exit)
+
 void write_artifact(const char* kind) {
+  if (!g_running) return;
   std::uint64_t h = 1469598103934665603ULL;
   for (const std::uint8_t b : g_current) h = (h ^ b) * 1099511628211ULL;
   char path[4096];
@@ -94,8 +97,8 @@ std::vector<Bytes> read_dict(const std::string& path) {
 Bytes mutate(Bytes m, std::mt19937_64& rng, const std::vector<Bytes>& seeds,
              const std::vector<Bytes>& dict, std::size_t max_len) {
   static const std::uint8_t kBytes[] = {0, 1, 0x7f, 0x80, 0xff, '0', '9', '-', '"', '{', '[', ','};
-  static const std::uint64_t kInts[] = {0, 1, ~0ULL, 0x7fffffffULL, 0x80000000ULL,
-                                        0xffffffffULL, 0x7fffffffffffffffULL, 1ULL << 32};
+  static const std::uint64_t kInts[] = {
+      0, 1, ~0ULL, 0x7fffffffULL, 0x80000000ULL, 0xffffffffULL, 0x7fffffffffffffffULL, 1ULL << 32};
   const auto pick = [&](std::size_t n) { return n == 0 ? 0 : static_cast<std::size_t>(rng() % n); };
   const int stacked = 1 + static_cast<int>(rng() % 4);
   for (int k = 0; k < stacked; ++k) {
@@ -114,17 +117,20 @@ Bytes mutate(Bytes m, std::mt19937_64& rng, const std::vector<Bytes>& seeds,
         m.resize(pick(m.size() + 1));
         break;
       case 4: {
-        const std::size_t len = std::min<std::size_t>(1 + pick(64), m.size() - std::min(pos, m.size()));
+        const std::size_t len =
+            std::min<std::size_t>(1 + pick(64), m.size() - std::min(pos, m.size()));
         m.erase(m.begin() + static_cast<std::ptrdiff_t>(std::min(pos, m.size())),
                 m.begin() + static_cast<std::ptrdiff_t>(std::min(pos, m.size()) + len));
         break;
       }
       case 5: {
         if (m.empty()) break;
-        const std::size_t from = pick(m.size()), len = std::min<std::size_t>(1 + pick(64), m.size() - from);
+        const std::size_t from = pick(m.size()),
+                          len = std::min<std::size_t>(1 + pick(64), m.size() - from);
         const Bytes chunk(m.begin() + static_cast<std::ptrdiff_t>(from),
                           m.begin() + static_cast<std::ptrdiff_t>(from + len));
-        m.insert(m.begin() + static_cast<std::ptrdiff_t>(std::min(pos, m.size())), chunk.begin(), chunk.end());
+        m.insert(m.begin() + static_cast<std::ptrdiff_t>(std::min(pos, m.size())), chunk.begin(),
+                 chunk.end());
         break;
       }
       case 6:
@@ -151,7 +157,8 @@ Bytes mutate(Bytes m, std::mt19937_64& rng, const std::vector<Bytes>& seeds,
         if (dict.empty()) break;
         const Bytes& t = dict[pick(dict.size())];
         if (rng() % 2)
-          m.insert(m.begin() + static_cast<std::ptrdiff_t>(std::min(pos, m.size())), t.begin(), t.end());
+          m.insert(m.begin() + static_cast<std::ptrdiff_t>(std::min(pos, m.size())), t.begin(),
+                   t.end());
         else
           for (std::size_t i = 0; i < t.size() && pos + i < m.size(); ++i) m[pos + i] = t[i];
       }
@@ -168,7 +175,8 @@ int main(int argc, char** argv) {
   std::size_t max_len = 1 << 20;
   long long runs = -1;
   unsigned timeout = 0;
-  std::uint64_t seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::uint64_t seed =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::vector<Bytes> seeds, dict;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -176,14 +184,22 @@ int main(int argc, char** argv) {
       const std::string f = std::string("-") + flag + "=";
       return a.rfind(f, 0) == 0 ? argv[i] + f.size() : nullptr;
     };
-    if (const char* v = value("max_total_time")) max_time = std::atof(v);
-    else if (const char* v = value("max_len")) max_len = std::strtoull(v, nullptr, 10);
-    else if (const char* v = value("runs")) runs = std::atoll(v);
-    else if (const char* v = value("seed")) seed = std::strtoull(v, nullptr, 10);
-    else if (const char* v = value("timeout")) timeout = static_cast<unsigned>(std::atoi(v));
-    else if (const char* v = value("artifact_prefix")) g_artifact_prefix = v;
-    else if (const char* v = value("dict")) dict = read_dict(v);
-    else if (a.rfind("-", 0) == 0) continue;  // other libFuzzer flags
+    if (const char* v = value("max_total_time"))
+      max_time = std::atof(v);
+    else if (const char* v = value("max_len"))
+      max_len = std::strtoull(v, nullptr, 10);
+    else if (const char* v = value("runs"))
+      runs = std::atoll(v);
+    else if (const char* v = value("seed"))
+      seed = std::strtoull(v, nullptr, 10);
+    else if (const char* v = value("timeout"))
+      timeout = static_cast<unsigned>(std::atoi(v));
+    else if (const char* v = value("artifact_prefix"))
+      g_artifact_prefix = v;
+    else if (const char* v = value("dict"))
+      dict = read_dict(v);
+    else if (a.rfind("-", 0) == 0)
+      continue;  // other libFuzzer flags
     else if (std::filesystem::is_directory(a)) {
       for (const auto& e : std::filesystem::directory_iterator(a))
         if (e.is_regular_file()) seeds.push_back(read_bytes(e.path()));
@@ -195,7 +211,9 @@ int main(int argc, char** argv) {
   for (Bytes& s : seeds)
     if (s.size() > max_len) s.resize(max_len);
   __sanitizer_set_death_callback(on_death);
-  for (const int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGALRM}) ::signal(sig, on_signal);
+  // SIGSEGV, SIGBUS and SIGFPE stay with AddressSanitizer, which prints the stack and then calls
+  // on_death(); the others it does not handle by default.
+  for (const int sig : {SIGABRT, SIGILL, SIGALRM}) ::signal(sig, on_signal);
   std::printf("INFO: standalone driver (GCC, no coverage feedback): %zu seeds, -seed=%llu\n",
               seeds.size(), static_cast<unsigned long long>(seed));
   std::fflush(stdout);
@@ -208,9 +226,11 @@ int main(int argc, char** argv) {
   long long executed = 0;
   const auto run_one = [&](Bytes input) {
     g_current = std::move(input);
+    g_running = true;
     if (timeout) ::alarm(timeout);
     LLVMFuzzerTestOneInput(g_current.data(), g_current.size());
     if (timeout) ::alarm(0);
+    g_running = false;
     ++executed;
   };
   for (const Bytes& s : seeds) run_one(s);

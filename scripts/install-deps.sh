@@ -9,7 +9,7 @@ PACKAGES=(
   g++ make cmake ninja-build pkg-config clang-format
   # libraries (see DEVELOPERS.md)
   libtorch-dev libopenblas-dev
-  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
   # fuzzing and sanitizers (clang + its runtime)

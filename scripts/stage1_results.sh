@@ -14,7 +14,7 @@ echo "| graph | SEL match | PLC match | greedy makespan / 1e10 | critical-path /
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for g in gdp_chain_mm_112nodes gdp_ffnn_192nodes gdp_transformer_block_215nodes gdp_full_transformer_layer_261nodes; do
   [ -s "$out/$g.json" ] || "$doppler" train "$shared/$g.txt" --devices 4 --stage il --episodes "$episodes" -o "$out/$g" --json > "$out/$g.json"
-  cp=$("$doppler" place "$shared/$g.txt" --devices 4 --method critical-path --json | grep '"makespan"' | tr -dc '0-9.e+-')
+  cp=$("$doppler" place "$shared/$g.txt" --devices 4 --method critical-path --json | sed -n 's/^ *"makespan": *\([0-9.e+-]*\).*/\1/p')
   read -r greedy spe sel plc < <(grep -E '"(teacher_match_sel_last10|teacher_match_plc_last10|greedy_makespan|seconds_per_episode)"' "$out/$g.json" \
       | tr -d ' ",' | cut -d: -f2 | paste -sd' ')
   awk -v g="$g" -v s="$sel" -v p="$plc" -v gm="$greedy" -v c="$cp" -v t="$spe" \

@@ -158,7 +158,8 @@ void run_simulate(const SimulateOptions& o) {
   if (rule == DispatchRule::priority && a.order.empty())
     throw InputError(o.assignment, 0, "--order priority needs an \"order\" in the assignment");
   const Schedule s = sim.simulate(a, rule);
-  const double bound = GraphAnalysis(g, platform.cost_model(g)).lower_bound(a.devices);
+  const CostModel cost = platform.cost_model(g);
+  const double bound = GraphAnalysis(g, cost).lower_bound(a.devices);
   const std::string title = fmt::format("{} on {} devices ({}{})", g.meta().name, a.devices,
                                         platform.name(), a.method.empty() ? "" : ", " + a.method);
   if (!o.trace.empty()) write_file_atomic(o.trace, format_chrome_trace(g, s, title));

@@ -360,12 +360,24 @@ void DopplerTrainer::start_stage(TrainConfig next) {
   s.take_snapshot();
 }
 
-void DopplerTrainer::set_run_dir(const std::filesystem::path& dir) {
+namespace {
+
+// Creates the run directory `dir` if needed; InputError when it cannot.
+void make_run_dir(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec || !std::filesystem::is_directory(dir))
     throw InputError(dir.string(), 0, "cannot create the run directory");
+}
+
+}  // namespace
+
+void DopplerTrainer::set_run_dir(const std::filesystem::path& dir) {
+  make_run_dir(dir);
   impl_->run_dir = dir;
+  // A fresh run: the log of an earlier run (or of one killed before its first checkpoint) in
+  // the same directory must not stay in front of this run's episodes.
+  write_file_atomic(dir / "log.jsonl", "");
 }
 
 void DopplerTrainer::resume(const std::filesystem::path& dir) {
@@ -406,7 +418,8 @@ void DopplerTrainer::resume(const std::filesystem::path& dir) {
   } catch (const std::exception& e) {
     throw InputError(path.string(), 0, std::string("checkpoint meta is incomplete: ") + e.what());
   }
-  set_run_dir(dir);
+  make_run_dir(dir);
+  impl_->run_dir = dir;
   // Cut the log back to the checkpoint's episodes (later lines belong to lost work).
   const auto log = dir / "log.jsonl";
   std::ifstream in(log);

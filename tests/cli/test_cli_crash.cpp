@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <optional>
@@ -107,22 +108,44 @@ struct CrashRun {
   int restarts = 0;       // runs started again with -o (killed before the first checkpoint)
 };
 
-// Trains `args` into `dir` until done, killing it `wanted_kills` times at random points
-// (within `max_delay` seconds of each start), checking the checkpoint after each kill.
+// Number of lines of `p` (0 when it does not exist yet).
+int line_count(const fs::path& p) {
+  std::ifstream in(p);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+// Waits until `pid` exits (its exit code, -signal when killed) or `log` has `lines` lines
+// (nullopt, the process still running); hang guard: 600 s.
+std::optional<int> wait_for_progress(pid_t pid, const fs::path& log, int lines) {
+  const auto end = Clock::now() + std::chrono::seconds(600);
+  while (Clock::now() < end) {
+    if (const auto rc = wait_for(pid, 0)) return rc;
+    if (line_count(log) >= lines) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ADD_FAILURE() << "no progress in 600 s";
+  return std::nullopt;
+}
+
+// Trains `args` (`episodes` episodes) into `dir` until done, killing it `wanted_kills` times at
+// random points of its progress (after a random number of logged episodes, so that the kills
+// fall inside the run whatever the machine's load), checking the checkpoint after each kill.
 CrashRun run_with_kills(const std::vector<std::string>& args, const fs::path& dir,
-                        const fs::path& graph, int wanted_kills, double max_delay,
-                        std::uint64_t seed) {
+                        const fs::path& graph, int wanted_kills, int episodes, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> delay(0.02, max_delay);
   CrashRun r;
-  const fs::path ckpt = dir / "ckpt.pt", log = dir.parent_path() / (dir.filename().string() + ".out");
+  const fs::path ckpt = dir / "ckpt.pt",
+                 log = dir.parent_path() / (dir.filename().string() + ".out");
   for (int attempt = 0; attempt < 60; ++attempt) {
     const bool resume = fs::exists(ckpt);
     std::vector<std::string> a = args;
     a.insert(a.end(), {resume ? "--resume" : "-o", dir.string()});
     if (!resume && attempt > 0) ++r.restarts;
+    const int done = resume ? line_count(dir / "log.jsonl") : 0;
     const pid_t pid = spawn_cli(a, log);
-    if (r.kills == wanted_kills) {  // enough kills: let it finish
+    if (r.kills == wanted_kills || done >= episodes - 4) {  // enough kills: let it finish
       const auto rc = wait_for(pid, 600);
       EXPECT_TRUE(rc.has_value()) << "doppler train hung";
       if (!rc) {
@@ -132,7 +155,9 @@ CrashRun run_with_kills(const std::vector<std::string>& args, const fs::path& di
       EXPECT_EQ(rc.value_or(-1), 0) << slurp(log);
       return r;
     }
-    if (const auto rc = wait_for(pid, delay(rng))) {  // finished before the kill
+    const int target =
+        std::uniform_int_distribution<int>(std::min(done + 1, episodes - 4), episodes - 4)(rng);
+    if (const auto rc = wait_for_progress(pid, dir / "log.jsonl", target)) {  // finished first
       EXPECT_EQ(*rc, 0) << slurp(log);
       return r;
     }
@@ -156,7 +181,8 @@ CrashRun run_with_kills(const std::vector<std::string>& args, const fs::path& di
 void expect_same_results(const fs::path& want, const fs::path& got) {
   for (const char* f : {"best.json", "greedy.json", "config.json"})
     EXPECT_EQ(slurp(got / f), slurp(want / f)) << f;
-  const auto a = log_without_seconds(want / "log.jsonl"), b = log_without_seconds(got / "log.jsonl");
+  const auto a = log_without_seconds(want / "log.jsonl"),
+             b = log_without_seconds(got / "log.jsonl");
   ASSERT_EQ(b.size(), a.size()) << "log.jsonl lines";
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], a[i]) << "log.jsonl line " << i + 1;
 }
@@ -165,22 +191,21 @@ TEST(CliCrash, KilledTrainingResumesToTheUninterruptedResult) {
   test::TempDir dir;
   const fs::path graph = dir / "g.txt";
   write_graph(graph);
-  const std::vector<std::string> common = {"train", graph.string(), "--devices", "3",
-                                           "--hidden", "8", "--mp-steps", "1",
-                                           "--checkpoint-every", "5", "--seed", "11"};
+  const std::vector<std::string> common = {
+      "train", graph.string(),       "--devices", "3",      "--hidden", "8", "--mp-steps",
+      "1",     "--checkpoint-every", "5",         "--seed", "11"};
   for (const char* stage : {"il", "sim"}) {
     SCOPED_TRACE(stage);
     std::vector<std::string> args = common;
     args.insert(args.end(), {"--stage", stage, "--episodes", "40"});
-    if (std::string(stage) == "sim") args.insert(args.end(), {"--init", (dir / "ref-il" / "ckpt.pt").string()});
-    // The uninterrupted run, timed to choose the kill points.
+    if (std::string(stage) == "sim")
+      args.insert(args.end(), {"--init", (dir / "ref-il" / "ckpt.pt").string()});
+    // The uninterrupted run.
     std::vector<std::string> ref = args;
     ref.insert(ref.end(), {"-o", (dir / ("ref-" + std::string(stage))).string()});
-    const auto t0 = Clock::now();
     ASSERT_EQ(run_to_end(ref, dir / "ref.out"), 0) << slurp(dir / "ref.out");
-    const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    const CrashRun r = run_with_kills(args, dir / ("run-" + std::string(stage)), graph, 5,
-                                      0.8 * seconds, stage[0] == 'i' ? 1 : 2);
+    const CrashRun r = run_with_kills(args, dir / ("run-" + std::string(stage)), graph, 5, 40,
+                                      stage[0] == 'i' ? 1 : 2);
     EXPECT_GE(r.kills, 2) << "the kill points fell after the end of the run";
     RecordProperty(std::string(stage) + "_kills", r.kills);
     std::cerr << "[ stage " << stage << ": " << r.kills << " kills, " << r.kills_mid_run

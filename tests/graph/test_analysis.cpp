@@ -49,7 +49,8 @@ TEST(Analysis, DiamondByHand) {
 // transfers, the short-but-heavy chain without (10 vs 3). Work 13: bound(1) = 13, bound(2) = 10.
 TEST(Analysis, TransferCostsChangeTheCriticalPath) {
   const Graph g = make({{1, 10}, {1, 10}, {1, 10}, {5, 10}, {5, 10}}, {{0, 1}, {1, 2}, {3, 4}});
-  const GraphAnalysis an(g, CostModel::reference(g));
+  const CostModel cost = CostModel::reference(g);  // must outlive `an` (lower_bound reads it)
+  const GraphAnalysis an(g, cost);
   EXPECT_EQ(an.critical_path(), (std::vector<NodeId>{0, 1, 2}));
   EXPECT_EQ(an.critical_path_length(), 23);
   EXPECT_EQ(an.critical_path_no_transfer(), 10);

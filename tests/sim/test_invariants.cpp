@@ -103,7 +103,8 @@ TEST(Invariants, OneOpPerDeviceWithoutTransfersGivesTheCriticalPath) {
     opt.nodes = 1 + static_cast<int>(rng() % 30);
     opt.max_transfer = 0;
     const Graph g = test::random_dag(rng, opt);
-    const GraphAnalysis an(g, CostModel::reference(g));
+    const CostModel cost = CostModel::reference(g);
+    const GraphAnalysis an(g, cost);
     const Simulator sim(g, Platform::reference(g.num_nodes()));
     std::vector<DeviceId> dev(static_cast<std::size_t>(g.num_nodes()));
     for (NodeId v = 0; v < g.num_nodes(); ++v) dev[static_cast<std::size_t>(v)] = v;

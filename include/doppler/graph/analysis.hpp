@@ -21,8 +21,12 @@ namespace doppler {
 ///   devices). Every schedule on P devices (any dispatch rule) is at least this long.
 class GraphAnalysis {
 public:
-  /// Runs every analysis (O(N + E)).
+  /// Runs every analysis (O(N + E)). Keeps pointers to `g` and `cost` (lower_bound() reads
+  /// them), so both must outlive the analysis: temporaries are refused at compile time.
   GraphAnalysis(const Graph& g, const CostModel& cost);
+  GraphAnalysis(const Graph& g, const CostModel&& cost) = delete;
+  GraphAnalysis(const Graph&& g, const CostModel& cost) = delete;
+  GraphAnalysis(const Graph&& g, const CostModel&& cost) = delete;
 
   /// b-level of every node (cost-model units).
   const std::vector<double>& b_level() const { return b_level_; }

@@ -62,7 +62,8 @@ public:
   /// counter and baseline; the best assignment and the counts of cost calls and time carry over.
   void start_stage(TrainConfig next);
   /// Writes checkpoints (ckpt.pt), the episode log (log.jsonl) and the best assignment
-  /// (best.json) into `dir` (created when missing).
+  /// (best.json) into `dir` (created when missing), starting a fresh run: an existing log.jsonl
+  /// there is emptied (resume() keeps the log of the run it continues).
   void set_run_dir(const std::filesystem::path& dir);
   /// Restores the complete state of `dir/ckpt.pt` (weights, optimisers, RNG, baseline, best,
   /// episode counter, configuration) so that training continues exactly as if it had not been
