@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/support.hpp"
+
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/graph/io/graph_json.hpp"
@@ -16,14 +18,7 @@
 namespace doppler {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 ReadLimits small(std::int64_t ops, std::int64_t edges) {
   ReadLimits l;

@@ -78,4 +78,13 @@ std::filesystem::path test_data(const std::string& name) {
   return std::filesystem::path(DOPPLER_SOURCE_DIR) / "tests" / "data" / name;
 }
 
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace doppler::test

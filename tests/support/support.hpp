@@ -3,6 +3,7 @@
 // running the CLI binary.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -61,5 +62,8 @@ CliResult run_cli(const std::string& args);
 
 /// Text of a file in tests/data.
 std::filesystem::path test_data(const std::string& name);
+
+/// The message of the InputError `f` throws, "" when it throws none (other exceptions pass).
+std::string error_of(const std::function<void()>& f);
 
 }  // namespace doppler::test

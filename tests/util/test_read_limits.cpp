@@ -16,14 +16,7 @@
 namespace doppler {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(ReadLimits, DefaultsAndEnvironmentOverrides) {
   const test::EnvGuard ops("DOPPLER_MAX_OPS", std::nullopt), edges("DOPPLER_MAX_EDGES", "77"),
