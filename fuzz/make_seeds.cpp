@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
     if (entry.path().extension() != ".txt") continue;
     try {
       const std::string stem = entry.path().stem().string();
-      const doppler::Graph g = doppler::parse_reference_text(doppler::read_file(entry.path()),
-                                                             entry.path().string());
+      const doppler::Graph g =
+          doppler::parse_reference_text(doppler::read_file(entry.path()), entry.path().string());
       doppler::write_file_atomic(out / "graph_json" / (stem + ".json"),
                                  doppler::format_graph_json(g));
       doppler::Assignment a;

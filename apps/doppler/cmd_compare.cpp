@@ -1,9 +1,9 @@
 // doppler compare GRAPH --devices P: every method on the same simulator, as a table.
 #include <cmath>
-#include <tuple>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -13,6 +13,7 @@
 #include "compare.hpp"
 #include "methods.hpp"
 
+#include "doppler/engine/engine.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
@@ -20,7 +21,6 @@
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
 #include "doppler/util/progress.hpp"
-#include "doppler/engine/engine.hpp"
 
 namespace doppler::cli {
 
@@ -62,9 +62,8 @@ std::vector<std::string> expand_methods(const std::string& list, const Problem& 
     if (name == "all") {
       for (const auto& a : all_methods(problem)) out.push_back(a);
     } else if (name == "learned") {
-      for (const char* a :
-           {"doppler-il", "doppler-sim", "doppler-sel", "doppler-plc", "doppler-joint", "placeto",
-            "gdp"})
+      for (const char* a : {"doppler-il", "doppler-sim", "doppler-sel", "doppler-plc",
+                            "doppler-joint", "placeto", "gdp"})
         out.push_back(a);
     } else {
       validate_method(name);  // before any work starts
@@ -122,7 +121,8 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     for (std::size_t i = 0; i < rows.size(); ++i) {
       mp.update(static_cast<std::int64_t>(i), rows[i].method);
       for (const MethodRun& run : rows[i].runs)
-        rows[i].measured.push_back(engine.measure(run.assignment, DispatchRule::fifo, o.measure_repeat, 1).median);
+        rows[i].measured.push_back(
+            engine.measure(run.assignment, DispatchRule::fifo, o.measure_repeat, 1).median);
       std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);
     }
   }
@@ -180,15 +180,23 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   }
   ojson jrows = ojson::array();
   for (const Row& r : rows) {
-    std::vector<std::string> cells = {r.method, fmt_ms(r.mean), r.std > 0 ? fmt_ms(r.std) : "0",
-                                      fmt::format("{:.3f}", r.mean / best),
-                                      fmt::format("{:.1f}%", lb > 0 ? 100 * (r.mean / lb - 1) : 0.0),
-                                      fmt::format("{:.2f}", 1e3 * r.seconds), std::to_string(r.evaluations),
-                                      std::to_string(r.runs.size())};
-    std::vector<std::string> csv_cells = {r.method, fmt::format("{}", r.mean), fmt::format("{}", r.std),
+    std::vector<std::string> cells = {
+        r.method,
+        fmt_ms(r.mean),
+        r.std > 0 ? fmt_ms(r.std) : "0",
+        fmt::format("{:.3f}", r.mean / best),
+        fmt::format("{:.1f}%", lb > 0 ? 100 * (r.mean / lb - 1) : 0.0),
+        fmt::format("{:.2f}", 1e3 * r.seconds),
+        std::to_string(r.evaluations),
+        std::to_string(r.runs.size())};
+    std::vector<std::string> csv_cells = {r.method,
+                                          fmt::format("{}", r.mean),
+                                          fmt::format("{}", r.std),
                                           fmt::format("{}", r.mean / best),
-                                          fmt::format("{}", lb > 0 ? r.mean / lb - 1 : 0.0), fmt::format("{}", r.seconds),
-                                          std::to_string(r.evaluations), std::to_string(r.runs.size())};
+                                          fmt::format("{}", lb > 0 ? r.mean / lb - 1 : 0.0),
+                                          fmt::format("{}", r.seconds),
+                                          std::to_string(r.evaluations),
+                                          std::to_string(r.runs.size())};
     if (o.measure) {
       cells.push_back(format_time(r.measured_mean, CostUnit::seconds));
       cells.push_back(r.measured_std > 0 ? format_time(r.measured_std, CostUnit::seconds) : "0");
@@ -223,7 +231,10 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   j["seeds"] = o.seeds;
   j["budget_evaluations"] = o.budget;
   j["methods"] = std::move(jrows);
-  if (o.measure) j["measured"] = {{"engine", "cpu"}, {"repeat", o.measure_repeat}, {"statistic", "median of repeat runs, mean over seeds"}};
+  if (o.measure)
+    j["measured"] = {{"engine", "cpu"},
+                     {"repeat", o.measure_repeat},
+                     {"statistic", "median of repeat runs, mean over seeds"}};
   if (!o.csv.empty()) write_file_atomic(o.csv, csv.to_csv());
   if (!o.json_file.empty()) write_file_atomic(o.json_file, j.dump(2) + "\n");
   if (o.json) {
@@ -274,8 +285,10 @@ void add_compare(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--markdown", o->markdown, "print the table as Markdown");
   cmd->add_flag("--measure", o->measure,
-                "also run every assignment on the real engine (median of --repeat runs) and add measured columns");
-  cmd->add_option("--repeat", o->measure_repeat, "measured runs per assignment for --measure and doppler-sys")
+                "also run every assignment on the real engine (median of --repeat runs) and add "
+                "measured columns");
+  cmd->add_option("--repeat", o->measure_repeat,
+                  "measured runs per assignment for --measure and doppler-sys")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   add_engine_options(*cmd, o->engine);

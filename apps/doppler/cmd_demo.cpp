@@ -10,6 +10,8 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "methods.hpp"
+
 #include "doppler/engine/calibrate.hpp"
 #include "doppler/engine/engine.hpp"
 #include "doppler/hardware/profile.hpp"
@@ -20,7 +22,6 @@
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/progress.hpp"
 #include "doppler/workloads/workload.hpp"
-#include "methods.hpp"
 
 namespace doppler::cli {
 
@@ -48,9 +49,11 @@ void run_demo(const DemoOptions& o) {
   std::filesystem::create_directories(o.out);
   int inputs = 0;
   for (const Node& n : g.nodes()) inputs += n.kind == OpKind::input;
-  std::cout << fmt::format("1. workload   {} (seq 256, dim 256, 4 heads, ffn 512, vocab 1024, f32) blocked for {} devices: "
-                           "{} ops + {} input blocks\n",
-                           g.meta().name, o.devices, g.num_nodes() - inputs, inputs);
+  std::cout << fmt::format(
+      "1. workload   {} (seq 256, dim 256, 4 heads, ffn 512, vocab 1024, f32) blocked for {} "
+      "devices: "
+      "{} ops + {} input blocks\n",
+      g.meta().name, o.devices, g.num_nodes() - inputs, inputs);
 
   // Calibrate the engine so that the simulator predicts it.
   CalibrationOptions co;
@@ -58,15 +61,20 @@ void run_demo(const DemoOptions& o) {
   const Calibration cal = calibrate(co);
   const std::string profile_json = calibration_profile_json(cal, "cpu-engine", co.topology);
   write_file_atomic(std::filesystem::path(o.out) / "hw.json", profile_json);
-  const Problem problem(g, Platform::hardware(parse_hardware_profile(profile_json, "calibration"), o.devices));
-  std::cout << fmt::format("2. calibrate  {:.3g} GFLOP/s per device, {:.3g} us per op, copies {:.3g} GB/s -> {}/hw.json\n",
-                           cal.peak_flops / 1e9, cal.launch_overhead * 1e6, cal.bandwidth / 1e9, o.out);
-  std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices, format_time(problem.lower_bound(), CostUnit::seconds));
+  const Problem problem(
+      g, Platform::hardware(parse_hardware_profile(profile_json, "calibration"), o.devices));
+  std::cout << fmt::format(
+      "2. calibrate  {:.3g} GFLOP/s per device, {:.3g} us per op, copies {:.3g} GB/s -> "
+      "{}/hw.json\n",
+      cal.peak_flops / 1e9, cal.launch_overhead * 1e6, cal.bandwidth / 1e9, o.out);
+  std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices,
+                           format_time(problem.lower_bound(), CostUnit::seconds));
 
   std::vector<DemoRow> rows;
   for (const std::string& m : all_methods(problem)) {
     const MethodRun r = run_method(m, problem, {0, {2000, 0}});
-    rows.push_back({m, m == "local-search" || m == "enumopt" ? "2,000 simulations" : "-", r.assignment, r.makespan, 0, r.seconds});
+    rows.push_back({m, m == "local-search" || m == "enumopt" ? "2,000 simulations" : "-",
+                    r.assignment, r.makespan, 0, r.seconds});
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
 
@@ -91,22 +99,26 @@ void run_demo(const DemoOptions& o) {
     }
     Progress progress(fmt::format("   {}", name), episodes);
     const auto t0 = std::chrono::steady_clock::now();
-    const TrainResult r = trainer.train([&](const EpisodeStats& s) { progress.update(s.episode + 1); });
+    const TrainResult r =
+        trainer.train([&](const EpisodeStats& s) { progress.update(s.episode + 1); });
     progress.finish();
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), 0, secs});
     std::cout << fmt::format("   {:<12} {} episodes in {:.1f} s\n", name, r.episodes, secs);
   };
   std::cout << "4. Doppler\n";
   stage("doppler-il", TrainStage::imitation, o.il, fmt::format("Stage I: {} episodes", o.il));
-  stage("doppler-sim", TrainStage::simulation, o.sim, fmt::format("+ Stage II: {} episodes", o.sim));
+  stage("doppler-sim", TrainStage::simulation, o.sim,
+        fmt::format("+ Stage II: {} episodes", o.sim));
   bool warm = false;
   trainer.set_cost([&](const Assignment& a) {
     const int warmup = warm ? 0 : 1;
     warm = true;
     return engine.measure(a, DispatchRule::fifo, 3, warmup).median;
   });
-  stage("doppler-sys", TrainStage::real, o.real, fmt::format("+ Stage III: {} engine episodes", o.real));
+  stage("doppler-sys", TrainStage::real, o.real,
+        fmt::format("+ Stage III: {} engine episodes", o.real));
 
   // Measure every placement on the engine.
   Progress mp("5. measure", static_cast<std::int64_t>(rows.size()));
@@ -124,16 +136,19 @@ void run_demo(const DemoOptions& o) {
   t.add_column("measured (median)");
   t.add_column("vs best measured");
   for (const DemoRow& r : rows)
-    t.add_row({r.method, r.trained, format_time(r.simulated, CostUnit::seconds), format_time(r.measured, CostUnit::seconds),
+    t.add_row({r.method, r.trained, format_time(r.simulated, CostUnit::seconds),
+               format_time(r.measured, CostUnit::seconds),
                fmt::format("{:.3f}", r.measured / rows[winner].measured)});
   std::cout << "\n" << t.to_text();
   const EngineResult run = engine.run(rows[winner].assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";
-  write_file_atomic(svg, format_gantt_svg(g, run.schedule,
-                                          {fmt::format("{}: {} on {} devices (measured on the CPU engine)", g.meta().name,
-                                                       rows[winner].method, o.devices),
-                                           1400, true}));
-  std::cout << fmt::format("\nwinner: {} ({} measured); Gantt chart of its engine run: {}\n", rows[winner].method,
+  write_file_atomic(
+      svg, format_gantt_svg(g, run.schedule,
+                            {fmt::format("{}: {} on {} devices (measured on the CPU engine)",
+                                         g.meta().name, rows[winner].method, o.devices),
+                             1400, true}));
+  std::cout << fmt::format("\nwinner: {} ({} measured); Gantt chart of its engine run: {}\n",
+                           rows[winner].method,
                            format_time(rows[winner].measured, CostUnit::seconds), svg.string());
 }
 
@@ -141,16 +156,18 @@ void run_demo(const DemoOptions& o) {
 
 void add_demo(CLI::App& app) {
   auto o = std::make_shared<DemoOptions>();
-  auto* cmd = app.add_subcommand(
-      "demo",
-      "The full pipeline on the default workload (a Llama layer) at a CPU-friendly size: calibrate the engine, place "
-      "with every heuristic, train Doppler (Stage I, II and a short Stage III on the engine), then measure every "
-      "placement on the engine and draw the winner's Gantt chart");
+  auto* cmd = app.add_subcommand("demo",
+                                 "The full pipeline on the default workload (a Llama layer) at a "
+                                 "CPU-friendly size: calibrate the engine, place "
+                                 "with every heuristic, train Doppler (Stage I, II and a short "
+                                 "Stage III on the engine), then measure every "
+                                 "placement on the engine and draw the winner's Gantt chart");
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   cmd->add_option("--il", o->il, "Stage I episodes")->capture_default_str();
   cmd->add_option("--sim", o->sim, "Stage II episodes")->capture_default_str();
   cmd->add_option("--real", o->real, "Stage III episodes (on the engine)")->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "measured runs per placement (median)")->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "measured runs per placement (median)")
+      ->capture_default_str();
   cmd->add_option("--out", o->out, "directory for hw.json and winner.svg")->capture_default_str();
   cmd->callback([o] { run_demo(*o); });
 }

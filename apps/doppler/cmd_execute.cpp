@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "engine_options.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/mpi_backend.hpp"
@@ -22,7 +23,6 @@
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
 #include "doppler/util/progress.hpp"
-#include "engine_options.hpp"
 
 namespace doppler::cli {
 
@@ -104,7 +104,8 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
     j["kernels"] = kernel_mode_name(kernels);
     j["order"] = o.order;
     j["link_emulation"] =
-        LinkEmulation::from(o.engine.link_bandwidth, o.engine.link_latency, o.engine.link_profile).label();
+        LinkEmulation::from(o.engine.link_bandwidth, o.engine.link_latency, o.engine.link_profile)
+            .label();
     j["warmup"] = o.warmup;
     j["repeat"] = o.repeat;
     j["makespans"] = m.makespans;

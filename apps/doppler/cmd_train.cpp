@@ -3,12 +3,12 @@
 #include <iostream>
 #include <memory>
 
-#include <spdlog/spdlog.h>
-
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "engine_options.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/mpi_backend.hpp"
@@ -20,7 +20,6 @@
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/progress.hpp"
-#include "engine_options.hpp"
 
 namespace doppler::cli {
 
@@ -175,7 +174,9 @@ void run_train(TrainCmdOptions o) {
   if (real) {
     // Measurements are noisy: measure the best and the greedy assignments again before
     // reporting (the median of two more measurements each).
-    const auto again = [&](const Assignment& a) { return std::min((*measured)(a), (*measured)(a)); };
+    const auto again = [&](const Assignment& a) {
+      return std::min((*measured)(a), (*measured)(a));
+    };
     r.best_makespan = again(r.best);
     r.greedy_makespan = again(r.greedy);
     if (r.greedy_makespan < r.best_makespan) {
@@ -216,19 +217,23 @@ void run_train(TrainCmdOptions o) {
     return;
   }
   const auto t = [&](double x) {
-    return real || problem.platform().unit() == CostUnit::seconds ? format_time(x, CostUnit::seconds) : format_sig(x);
+    return real || problem.platform().unit() == CostUnit::seconds
+               ? format_time(x, CostUnit::seconds)
+               : format_sig(x);
   };
-  std::cout << fmt::format("{:<22}{} on {} devices ({}), stage {}, variant {}\n", "graph", g.meta().name, o.devices,
-                           real ? "measured on the " + o.engine + " engine" : problem.platform().name(),
-                           train_stage_name(cfg.stage), policy_variant_name(cfg.policy.variant));
-  std::cout << fmt::format("{:<22}{} ({:.1f} ms per episode, {} cost calls)\n", "episodes", r.episodes,
-                           r.episodes ? 1e3 * r.seconds / r.episodes : 0.0, r.cost_calls);
+  std::cout << fmt::format(
+      "{:<22}{} on {} devices ({}), stage {}, variant {}\n", "graph", g.meta().name, o.devices,
+      real ? "measured on the " + o.engine + " engine" : problem.platform().name(),
+      train_stage_name(cfg.stage), policy_variant_name(cfg.policy.variant));
+  std::cout << fmt::format("{:<22}{} ({:.1f} ms per episode, {} cost calls)\n", "episodes",
+                           r.episodes, r.episodes ? 1e3 * r.seconds / r.episodes : 0.0,
+                           r.cost_calls);
   std::cout << fmt::format("{:<22}{}\n", "greedy makespan", t(r.greedy_makespan));
   if (real)
     std::cout << fmt::format("{:<22}{}   (re-measured)\n", "best makespan", t(r.best_makespan));
   else
-    std::cout << fmt::format("{:<22}{}   (gap to lower bound {:.1f}%)\n", "best makespan", t(r.best_makespan),
-                             lb > 0 ? 100 * (r.best_makespan / lb - 1) : 0.0);
+    std::cout << fmt::format("{:<22}{}   (gap to lower bound {:.1f}%)\n", "best makespan",
+                             t(r.best_makespan), lb > 0 ? 100 * (r.best_makespan / lb - 1) : 0.0);
   std::cout << fmt::format("{:<22}{}/ckpt.pt, log.jsonl, best.json, greedy.json\n", "written", dir);
 }
 
@@ -236,11 +241,12 @@ void run_train(TrainCmdOptions o) {
 
 void add_train(CLI::App& app) {
   auto o = std::make_shared<TrainCmdOptions>();
-  auto* cmd = app.add_subcommand("train",
-                                 "Train the Doppler policies: Stage I imitation of the "
-                                 "critical-path placer (--stage il), Stage II REINFORCE on the "
-                                 "simulator (--stage sim) or Stage III REINFORCE on the real engine "
-                                 "(--stage real; --engine mpi under mpirun)");
+  auto* cmd =
+      app.add_subcommand("train",
+                         "Train the Doppler policies: Stage I imitation of the "
+                         "critical-path placer (--stage il), Stage II REINFORCE on the "
+                         "simulator (--stage sim) or Stage III REINFORCE on the real engine "
+                         "(--stage real; --engine mpi under mpirun)");
   cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
@@ -253,16 +259,21 @@ void add_train(CLI::App& app) {
                   "placeto/gdp: simulator calls to spend (default 1302, Doppler-SIM's budget; "
                   "0 with --episodes: no limit)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--stage", o->stage, "il (imitation), sim (REINFORCE on the simulator) or real (REINFORCE on the engine)")
+  cmd->add_option(
+         "--stage", o->stage,
+         "il (imitation), sim (REINFORCE on the simulator) or real (REINFORCE on the engine)")
       ->check(CLI::IsMember({"il", "sim", "real"}))
       ->capture_default_str();
-  cmd->add_option("--engine", o->engine, "Stage III engine: cpu (threads) or mpi (start the command with mpirun -np R)")
+  cmd->add_option("--engine", o->engine,
+                  "Stage III engine: cpu (threads) or mpi (start the command with mpirun -np R)")
       ->check(CLI::IsMember({"cpu", "mpi"}))
       ->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "Stage III: measured runs per episode (the reward is their median)")
+  cmd->add_option("--repeat", o->repeat,
+                  "Stage III: measured runs per episode (the reward is their median)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--time-budget", o->cfg.time_budget, "stop training after this many seconds (0: none)")
+  cmd->add_option("--time-budget", o->cfg.time_budget,
+                  "stop training after this many seconds (0: none)")
       ->check(CLI::NonNegativeNumber);
   add_engine_options(*cmd, o->engine_flags);
   cmd->add_option("-o,--output", o->output,

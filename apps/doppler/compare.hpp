@@ -3,8 +3,9 @@
 #include <cstdint>
 #include <string>
 
-#include "doppler/graph/graph.hpp"
 #include "engine_options.hpp"
+
+#include "doppler/graph/graph.hpp"
 
 namespace doppler::cli {
 
@@ -16,9 +17,9 @@ struct CompareOptions {
   std::int64_t budget = 20000;
   double time_budget = 0;
   bool json = false;
-  bool markdown = false;  ///< print the table as Markdown
-  bool measure = false;   ///< also run every assignment on the engine
-  int measure_repeat = 5; ///< measured runs per assignment (median)
+  bool markdown = false;    ///< print the table as Markdown
+  bool measure = false;     ///< also run every assignment on the engine
+  int measure_repeat = 5;   ///< measured runs per assignment (median)
   EngineCliOptions engine;  ///< engine flags for --measure and doppler-sys
 };
 

@@ -12,12 +12,16 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o) {
                  "synthetic kernels: FLOPs per unit of compute cost and bytes per unit of "
                  "transfer cost (default: about 1e8 FLOPs in all)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--link-bandwidth", o.link_bandwidth, "emulate links: a copy takes at least bytes / this (bytes/s)")
+  cmd.add_option("--link-bandwidth", o.link_bandwidth,
+                 "emulate links: a copy takes at least bytes / this (bytes/s)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--link-latency", o.link_latency, "emulate links: seconds added to every copy")->check(CLI::NonNegativeNumber);
-  cmd.add_option("--link-profile", o.link_profile, "emulate the links of this hardware profile (name or file)");
+  cmd.add_option("--link-latency", o.link_latency, "emulate links: seconds added to every copy")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--link-profile", o.link_profile,
+                 "emulate the links of this hardware profile (name or file)");
   cmd.add_flag("--no-pin", o.no_pin, "do not pin compute workers to cores");
-  cmd.add_option("--timeout", o.timeout, "abort a run after this many seconds (0: never)")->check(CLI::NonNegativeNumber);
+  cmd.add_option("--timeout", o.timeout, "abort a run after this many seconds (0: never)")
+      ->check(CLI::NonNegativeNumber);
 }
 
 EngineOptions engine_options(const EngineCliOptions& o, int devices) {

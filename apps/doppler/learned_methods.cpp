@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "doppler/train/baselines.hpp"
 #include "doppler/engine/engine.hpp"
+#include "doppler/train/baselines.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
@@ -15,9 +15,9 @@ namespace {
 struct LearnedSpec {
   std::string name;
   PolicyVariant variant = PolicyVariant::dual;
-  int il = 300;  // Stage I episodes
-  int sim = 0;   // Stage II episodes
-  int real = 0;  // Stage III episodes (doppler-sys)
+  int il = 300;    // Stage I episodes
+  int sim = 0;     // Stage II episodes
+  int real = 0;    // Stage III episodes (doppler-sys)
   int repeat = 3;  // Stage III: measured runs per episode
   std::string policy;
   TrainConfig base;
@@ -103,10 +103,10 @@ LearnedSpec parse(const std::string& spec) {
     p.erase(it);
   }
   if (!p.empty())
-    throw InputError(
-        fmt::format("method {}: unknown option '{}' (accepted: policy, il, sim, real, repeat, hidden, "
-                    "mp_steps, lr, entropy, returns, action)",
-                    s.name, p.begin()->first));
+    throw InputError(fmt::format(
+        "method {}: unknown option '{}' (accepted: policy, il, sim, real, repeat, hidden, "
+        "mp_steps, lr, entropy, returns, action)",
+        s.name, p.begin()->first));
   return s;
 }
 
@@ -130,8 +130,7 @@ LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
   if (const auto it = p.find("policy"); it != p.end()) {
     const std::string path = it->second;
     p.erase(it);
-    if (!p.empty())
-      throw InputError(fmt::format("method {}: policy= takes no other option", name));
+    if (!p.empty()) throw InputError(fmt::format("method {}: policy= takes no other option", name));
     out.assignment = place_baseline(method, problem, path);
     return out;
   }
@@ -162,9 +161,9 @@ LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
 
 bool is_learned_method(const std::string& spec) {
   const std::string name = spec.substr(0, spec.find(':'));
-  return name == "doppler" || name == "doppler-il" || name == "doppler-sim" || name == "doppler-sys" ||
-         name == "doppler-sel" || name == "doppler-plc" || name == "doppler-joint" ||
-         name == "placeto" || name == "gdp";
+  return name == "doppler" || name == "doppler-il" || name == "doppler-sim" ||
+         name == "doppler-sys" || name == "doppler-sel" || name == "doppler-plc" ||
+         name == "doppler-joint" || name == "placeto" || name == "gdp";
 }
 
 LearnedRun run_learned_method(const std::string& spec, const Problem& problem,
@@ -227,7 +226,8 @@ std::string learned_methods_help() {
          "  doppler       the greedy placement of a trained policy (policy=CKPT, required)\n"
          "  doppler-il    Stage I only: imitation of critical-path (il=300)\n"
          "  doppler-sim   Stage I + Stage II REINFORCE on the simulator (il=300, sim=1000)\n"
-         "  doppler-sys   Stage I + II + Stage III REINFORCE on the CPU engine's measured makespan\n"
+         "  doppler-sys   Stage I + II + Stage III REINFORCE on the CPU engine's measured "
+         "makespan\n"
          "                (il=300, sim=1000, real=30 episodes, repeat=3 runs per episode)\n"
          "  doppler-sel   ablation: learned SEL + critical-path PLC (il=300, sim=1000)\n"
          "  doppler-plc   ablation: critical-path SEL + learned PLC (il=300, sim=1000)\n"

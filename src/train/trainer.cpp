@@ -50,7 +50,6 @@ Assignment assignment_from_json(const json& j, const std::string& method) {
   return a;
 }
 
-
 }  // namespace
 
 void use_single_threaded_math() {
@@ -110,7 +109,7 @@ struct DopplerTrainer::Impl {
   std::uint64_t fingerprint = 0;
   double lr_scale = 1;  // halved at every rolled-back divergence
   int divergences = 0;
-  Snapshot good;        // last good state (taken at every checkpoint)
+  Snapshot good;  // last good state (taken at every checkpoint)
 
   void take_snapshot() {
     good.sel = clone_params(*agent->sel);
@@ -225,7 +224,8 @@ struct DopplerTrainer::Impl {
       if (!std::isfinite(loss_out)) return false;  // diverged: no update
       opt.zero_grad();
       loss.backward();
-      const double norm = torch::nn::utils::clip_grad_norm_(net.parameters(), cfg.grad_clip > 0 ? cfg.grad_clip : 1e300);
+      const double norm = torch::nn::utils::clip_grad_norm_(
+          net.parameters(), cfg.grad_clip > 0 ? cfg.grad_clip : 1e300);
       if (!std::isfinite(norm)) return false;
       opt.step();
       entropy_out = steps > 0 ? t.entropy.mean().item<double>() : 0.0;
@@ -236,7 +236,8 @@ struct DopplerTrainer::Impl {
       const bool both = agent->learns_sel() && agent->learns_plc();
       bool ok_sel = true, ok_plc = true;
       if (both && cfg.parallel) {
-        auto f = std::async(std::launch::async, [&] { return update(true, st.loss_sel, st.entropy_sel); });
+        auto f = std::async(std::launch::async,
+                            [&] { return update(true, st.loss_sel, st.entropy_sel); });
         ok_plc = update(false, st.loss_plc, st.entropy_plc);
         ok_sel = f.get();
       } else {
@@ -252,9 +253,11 @@ struct DopplerTrainer::Impl {
       lr_scale *= 0.5;
       ++divergences;
       st.diverged = true;
-      spdlog::warn("episode {}: diverging update (makespan {}, losses {} / {}); rolled back to the last good "
-                   "checkpoint, learning rate scaled by {}",
-                   episode, st.makespan, st.loss_sel, st.loss_plc, lr_scale);
+      spdlog::warn(
+          "episode {}: diverging update (makespan {}, losses {} / {}); rolled back to the last "
+          "good "
+          "checkpoint, learning rate scaled by {}",
+          episode, st.makespan, st.loss_sel, st.loss_plc, lr_scale);
       baseline_sum -= st.makespan;  // keep a non-finite cost out of the baseline
       --baseline_count;
     }

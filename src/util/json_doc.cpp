@@ -33,8 +33,10 @@ std::int64_t too_deep_line(std::string_view text, int max_depth) {
     const char c = text[i];
     if (c == '\n') ++line;
     if (in_string) {
-      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size() && text[i + 1] != '\n')
+        ++i;
+      else if (c == '"')
+        in_string = false;
     } else if (c == '"') {
       in_string = true;
     } else if (c == '[' || c == '{') {
@@ -91,9 +93,9 @@ JsonDoc::JsonDoc(std::string text, std::string file, const JsonLimits& limits)
     : text_(std::move(text)), file_(std::move(file)) {
   if (trim(text_).empty()) throw InputError(file_, 0, "empty file, expected a JSON document");
   if (const std::int64_t line = too_deep_line(text_, limits.max_depth))
-    throw InputError(file_, line,
-                     fmt::format("arrays and objects nested deeper than {} levels",
-                                 limits.max_depth));
+    throw InputError(
+        file_, line,
+        fmt::format("arrays and objects nested deeper than {} levels", limits.max_depth));
   try {
     root_ = nlohmann::json::parse(text_, element_counter(limits));
   } catch (const ArrayTooLong& e) {

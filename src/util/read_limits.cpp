@@ -23,8 +23,8 @@ void from_env(const char* name, std::int64_t lo, std::int64_t hi, T& out) {
   if (!parse_int64(value, v, why))
     throw InputError(fmt::format("environment variable {}: {}", name, why));
   if (v < lo || v > hi)
-    throw InputError(fmt::format("environment variable {}: {} is out of range ({}..{})", name, v,
-                                 lo, hi));
+    throw InputError(
+        fmt::format("environment variable {}: {} is out of range ({}..{})", name, v, lo, hi));
   out = static_cast<T>(v);
 }
 
@@ -35,8 +35,7 @@ ReadLimits ReadLimits::from_environment() {
   constexpr std::int64_t kIndexMax = std::numeric_limits<std::int32_t>::max() - 1;
   from_env("DOPPLER_MAX_OPS", 1, kIndexMax, l.max_ops);
   from_env("DOPPLER_MAX_EDGES", 1, kIndexMax, l.max_edges);
-  from_env("DOPPLER_MAX_FILE_BYTES", 1, std::numeric_limits<std::int64_t>::max(),
-           l.max_file_bytes);
+  from_env("DOPPLER_MAX_FILE_BYTES", 1, std::numeric_limits<std::int64_t>::max(), l.max_file_bytes);
   return l;
 }
 

@@ -97,8 +97,8 @@ bool alive(pid_t pid) {
 class MpiJob {
 public:
   MpiJob(const test::TempDir& dir, const std::vector<std::string>& args) : dir_(dir) {
-    std::vector<std::string> all = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
-                                    "2", DOPPLER_CLI};
+    std::vector<std::string> all = {
+        "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", DOPPLER_CLI};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : all) argv.push_back(a.data());
@@ -178,8 +178,8 @@ void expect_job_ends_when_a_rank_dies(const std::vector<std::string>& extra, int
   test::TempDir dir;
   Graph g;
   write_inputs(dir, g);
-  std::vector<std::string> args = {"execute", (dir / "g.json").string(), "-a",
-                                   (dir / "a.json").string(), "--backend", "mpi"};
+  std::vector<std::string> args = {
+      "execute", (dir / "g.json").string(), "-a", (dir / "a.json").string(), "--backend", "mpi"};
   args.insert(args.end(), extra.begin(), extra.end());
   MpiJob job(dir, args);
   ASSERT_TRUE(job.wait_for_ranks()) << "the ranks never started: " << job.err();

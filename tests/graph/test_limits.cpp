@@ -64,7 +64,9 @@ TEST(ReaderLimits, GraphJsonNodesAndEdges) {
       "{\"format\": \"doppler-graph\", \"version\": 1,\n"
       "\"nodes\": [{}, {}, {}],\n"
       "\"edges\": [[0, 1], [1, 2], [0, 2]]}";
-  const auto parse = [&](ReadLimits l) { return [&g, l] { parse_graph_json(g, "g.json", nullptr, l); }; };
+  const auto parse = [&](ReadLimits l) {
+    return [&g, l] { parse_graph_json(g, "g.json", nullptr, l); };
+  };
   EXPECT_EQ(error_of(parse(small(3, 3))), "");
   EXPECT_EQ(error_of(parse(small(2, 3))),
             "g.json:2: more than 2 nodes, the limit (raise it with DOPPLER_MAX_OPS)");
@@ -78,8 +80,9 @@ TEST(ReaderLimits, AssignmentEntries) {
     return [&g, t, ops] { parse_assignment_json(t, "a.json", &g, 0, small(ops, 10)); };
   };
   EXPECT_EQ(error_of(parse("[0, 1, 0]", 3)), "");
-  EXPECT_EQ(error_of(parse("[0, 1, 0]", 2)), "a.json:1: more than 2 entries, the limit (raise it "
-                                             "with DOPPLER_MAX_OPS)");
+  EXPECT_EQ(error_of(parse("[0, 1, 0]", 2)),
+            "a.json:1: more than 2 entries, the limit (raise it "
+            "with DOPPLER_MAX_OPS)");
   EXPECT_EQ(error_of(parse("{\"format\": \"doppler-assignment\", \"version\": 1, \"devices\": 2,\n"
                            "\"device_of\": [0, 1, 0]}",
                            2)),
@@ -88,8 +91,9 @@ TEST(ReaderLimits, AssignmentEntries) {
                            "\"device_of\": [0, 1],\n\"order\": [0, 1, 2]}",
                            2)),
             "a.json:3: more than 2 entries, the limit (raise it with DOPPLER_MAX_OPS)");
-  EXPECT_EQ(error_of([&] { parse_assignments_jsonl("[0, 1, 0]\n[0, 0, 0, 1]\n", "a.jsonl", g, 0,
-                                                   small(3, 10)); }),
+  EXPECT_EQ(error_of([&] {
+              parse_assignments_jsonl("[0, 1, 0]\n[0, 0, 0, 1]\n", "a.jsonl", g, 0, small(3, 10));
+            }),
             "a.jsonl:2: more than 3 entries, the limit (raise it with DOPPLER_MAX_OPS)");
 }
 
@@ -124,9 +128,11 @@ TEST(DeviceCount, EveryEntryPointEnforces1To1024) {
   EXPECT_EQ(error_of(hw(profile(std::string(kDevice) + ", \"count\": 1025", a2a))),
             "hw.json:2: integer 1025 is out of range (expected 1..1024)");
   std::string list = "\"devices\": [";
-  for (int i = 0; i < 1025; ++i) list += std::string(i ? ", " : "") + "{\"peak_flops\": {\"f32\": 1}}";
+  for (int i = 0; i < 1025; ++i)
+    list += std::string(i ? ", " : "") + "{\"peak_flops\": {\"f32\": 1}}";
   EXPECT_EQ(error_of(hw(profile(list + "]", a2a))), "hw.json:2: more than 1024 devices, the limit");
-  EXPECT_EQ(error_of(hw(profile("\"devices\": []", a2a))), "hw.json:2: a profile needs 1..1024 devices");
+  EXPECT_EQ(error_of(hw(profile("\"devices\": []", a2a))),
+            "hw.json:2: a profile needs 1..1024 devices");
   const std::string ring = "{\"kind\": \"ring\", \"link\": {\"bandwidth\": 1e9}}";
   EXPECT_EQ(error_of(hw(profile(std::string(kDevice) + ", \"count\": 256", ring))), "");
   EXPECT_EQ(error_of(hw(profile(std::string(kDevice) + ", \"count\": 257", ring))),
@@ -136,7 +142,8 @@ TEST(DeviceCount, EveryEntryPointEnforces1To1024) {
   EXPECT_EQ(error_of([] { Platform::reference(1025); }),
             "device count 1025 is out of range (1..1024)");
   EXPECT_EQ(error_of([] { Platform::reference(1024); }), "");
-  HardwareProfile four = parse_hardware_profile(profile(std::string(kDevice) + ", \"count\": 4", a2a), "hw.json");
+  HardwareProfile four =
+      parse_hardware_profile(profile(std::string(kDevice) + ", \"count\": 4", a2a), "hw.json");
   EXPECT_EQ(error_of([&] { Platform::hardware(four, 5); }),
             "hardware profile 'p' has 4 devices, 5 requested");
   EXPECT_EQ(error_of([&] { Platform::hardware(four, 0); }),

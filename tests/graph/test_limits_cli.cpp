@@ -45,8 +45,9 @@ TEST(CliLimits, EnvironmentLimitsApplyToEveryGraphLoad) {
     const test::EnvGuard bad("DOPPLER_MAX_OPS", "many");
     const auto r = test::run_cli("info " + g);
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.err, "doppler: error: environment variable DOPPLER_MAX_OPS: expected an integer, "
-                     "found 'many'\n");
+    EXPECT_EQ(r.err,
+              "doppler: error: environment variable DOPPLER_MAX_OPS: expected an integer, "
+              "found 'many'\n");
   }
 }
 
@@ -61,7 +62,8 @@ TEST(CliLimits, DeviceCountsOutside1To1024AreUsageErrors) {
   }
   std::ofstream(dir / "a.json") << "{\"format\": \"doppler-assignment\", \"version\": 1, "
                                    "\"devices\": 1025, \"device_of\": [0, 0, 0]}";
-  const auto r = test::run_cli("simulate " + g + " --assignment '" + (dir / "a.json").string() + "'");
+  const auto r =
+      test::run_cli("simulate " + g + " --assignment '" + (dir / "a.json").string() + "'");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "doppler: error: " + (dir / "a.json").string() +
                        ":1: integer 1025 is out of range (expected 1..1024)\n");

@@ -47,10 +47,14 @@ std::string assignment(const std::string& text) {
 
 std::string hardware(const std::string& device, const std::string& link) {
   return error_of([&] {
-    parse_hardware_profile("{\"format\": \"doppler-hardware\", \"version\": 1, \"name\": \"p\",\n"
-                           "\"device\": " + device + ", \"count\": 2,\n"
-                           "\"topology\": {\"kind\": \"all-to-all\", \"link\": " + link + "}}",
-                           "hw.json");
+    parse_hardware_profile(
+        "{\"format\": \"doppler-hardware\", \"version\": 1, \"name\": \"p\",\n"
+        "\"device\": " +
+            device +
+            ", \"count\": 2,\n"
+            "\"topology\": {\"kind\": \"all-to-all\", \"link\": " +
+            link + "}}",
+        "hw.json");
   });
 }
 
@@ -107,8 +111,9 @@ TEST(NumberLimits, HardwareProfile) {
             "hw.json:2: expected a number >= 0, found -1e-09");
   EXPECT_EQ(hardware("{\"peak_flops\": {\"f32\": 1e12}}", "{\"bandwidth\": 0}"),
             "hw.json:3: bandwidth must be > 0 bytes/s");
-  EXPECT_EQ(hardware("{\"peak_flops\": {\"f32\": 1e12}}", "{\"bandwidth\": 1e9, \"latency\": 1e400}"),
-            "hw.json:3: invalid JSON: number overflow parsing '1e400'");
+  EXPECT_EQ(
+      hardware("{\"peak_flops\": {\"f32\": 1e12}}", "{\"bandwidth\": 1e9, \"latency\": 1e400}"),
+      "hw.json:3: invalid JSON: number overflow parsing '1e400'");
 }
 
 }  // namespace

@@ -201,7 +201,8 @@ TEST(Training, DivergingUpdatesAreRolledBackWithALowerLearningRate) {
     greedy.push_back(trainer.greedy().device_of);
   });
   ASSERT_EQ(stats.size(), 10u);
-  for (const EpisodeStats& s : stats) EXPECT_EQ(s.diverged, s.episode == 5 || s.episode == 7) << s.episode;
+  for (const EpisodeStats& s : stats)
+    EXPECT_EQ(s.diverged, s.episode == 5 || s.episode == 7) << s.episode;
   ASSERT_NE(greedy[4], greedy[3]) << "precondition: one update changes the greedy placement";
   EXPECT_EQ(greedy[5], greedy[3]) << "rolled back to the checkpoint taken after episode 3";
   EXPECT_DOUBLE_EQ(stats[6].lr, 0.5e-2);

@@ -43,7 +43,7 @@ struct TrainConfig {
   std::string action = "";    ///< "sample" or "greedy" ("" = il: greedy, sim/real: sample)
   std::uint64_t seed = 0;     ///< seeds torch's initialisation and every random choice
   int checkpoint_every = 50;  ///< episodes between checkpoints (0: only at the end)
-  double time_budget = 0;  ///< stop after this many seconds of training (0: no limit)
+  double time_budget = 0;     ///< stop after this many seconds of training (0: no limit)
   bool parallel = true;       ///< run SEL and PLC on two threads
   PolicyConfig policy;        ///< architecture (ignored when starting from --init)
 

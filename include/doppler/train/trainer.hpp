@@ -26,7 +26,7 @@ struct EpisodeStats {
   double lr = 0, epsilon = 0;  ///< schedule values used
   double seconds = 0;          ///< wall-clock time of the episode
   double best = 0;             ///< best makespan so far
-  bool diverged = false;  ///< the update was non-finite and rolled back (learning rate halved)
+  bool diverged = false;       ///< the update was non-finite and rolled back (learning rate halved)
 };
 
 /// Result of a training run.

@@ -2,10 +2,10 @@
 // Crash-safe file output: write to a temporary file beside the target, flush it to disk, then
 // rename it over the target. A reader never sees a partial file, and a failed or interrupted
 // write leaves any previous file untouched.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
-#include <cstdint>
 
 namespace doppler {
 

@@ -24,8 +24,8 @@ struct JsonArrayLimit {
 
 /// Limits checked while a JsonDoc is parsed.
 struct JsonLimits {
-  int max_depth = kMaxJsonDepth;              ///< nesting depth of arrays and objects
-  std::vector<JsonArrayLimit> arrays;         ///< element counts of top-level arrays
+  int max_depth = kMaxJsonDepth;       ///< nesting depth of arrays and objects
+  std::vector<JsonArrayLimit> arrays;  ///< element counts of top-level arrays
 };
 
 /// A JSON document being read. All accessors throw InputError naming the file and the line of

@@ -11,8 +11,8 @@ namespace doppler {
 
 /// Size limits of the readers.
 struct ReadLimits {
-  std::int64_t max_ops = 5'000'000;         ///< nodes per graph, entries per assignment
-  std::int64_t max_edges = 50'000'000;      ///< edges per graph (before duplicates collapse)
+  std::int64_t max_ops = 5'000'000;           ///< nodes per graph, entries per assignment
+  std::int64_t max_edges = 50'000'000;        ///< edges per graph (before duplicates collapse)
   std::uint64_t max_file_bytes = 1ULL << 32;  ///< bytes per input file
 
   /// The built-in defaults above.

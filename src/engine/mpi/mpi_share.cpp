@@ -1,7 +1,7 @@
 // MpiEngine::share: rank 0 broadcasts the next assignment (or a stop marker) to every rank.
-#include <mpi.h>
-
 #include <cstdint>
+
+#include <mpi.h>
 
 #include "doppler/engine/mpi_backend.hpp"
 
@@ -23,7 +23,8 @@ std::optional<Assignment> MpiEngine::share(const std::optional<Assignment>& work
   a.device_of.resize(static_cast<std::size_t>(head[1]));
   a.order.resize(static_cast<std::size_t>(head[2]));
   MPI_Bcast(a.device_of.data(), static_cast<int>(head[1]), MPI_INT32_T, 0, MPI_COMM_WORLD);
-  if (head[2] > 0) MPI_Bcast(a.order.data(), static_cast<int>(head[2]), MPI_INT32_T, 0, MPI_COMM_WORLD);
+  if (head[2] > 0)
+    MPI_Bcast(a.order.data(), static_cast<int>(head[2]), MPI_INT32_T, 0, MPI_COMM_WORLD);
   return a;
 }
 
