@@ -62,8 +62,9 @@ std::vector<std::string> expand_methods(const std::string& list, const Problem& 
     if (name == "all") {
       for (const auto& a : all_methods(problem)) out.push_back(a);
     } else if (name == "learned") {
-      for (const char* a : {"doppler-il", "doppler-sim", "doppler-sel", "doppler-plc",
-                            "doppler-joint", "placeto", "gdp"})
+      for (const char* a : {"doppler-il", "doppler-sim", "doppler-sim:preset=paper",
+                            "doppler-search", "doppler-sel", "doppler-plc", "doppler-joint",
+                            "placeto", "gdp"})
         out.push_back(a);
     } else {
       validate_method(name);  // before any work starts
@@ -102,6 +103,10 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       progress.update(done, m);
       row.runs.push_back(
           run_method(m, problem, {static_cast<std::uint64_t>(s), {o.budget, o.time_budget}}));
+      if (o.budget > 0 && row.runs.back().evaluations > o.budget)
+        throw std::runtime_error(fmt::format(
+            "method {} made {} simulator calls, over the budget of {}: not reported", m,
+            row.runs.back().evaluations, o.budget));
       ++done;
     }
     std::vector<double> sims;

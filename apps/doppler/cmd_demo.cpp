@@ -18,6 +18,7 @@
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
+#include "doppler/train/pipeline.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/progress.hpp"
@@ -29,7 +30,7 @@ namespace {
 
 struct DemoOptions {
   int devices = 2;
-  int il = 200, sim = 300, real = 20, repeat = 5;
+  int il = 200, sim = 1000, real = 32, repeat = 5;
   std::string out = "build/demo";
 };
 
@@ -86,39 +87,27 @@ void run_demo(const DemoOptions& o) {
   }());
   for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
   TrainConfig cfg;
-  cfg.stage = TrainStage::imitation;
-  cfg.episodes = o.il;
   cfg.checkpoint_every = 0;
   DopplerTrainer trainer(problem, cfg);
-  const auto stage = [&](const char* name, TrainStage st, int episodes, const std::string& what) {
-    if (st != TrainStage::imitation) {
-      TrainConfig next = cfg;
-      next.stage = st;
-      next.episodes = episodes;
-      trainer.start_stage(next);
-    }
-    Progress progress(fmt::format("   {}", name), episodes);
+  const CostFunction measured = engine_cost(engine, 3);
+  // One stage at a time through the shared pipeline, to report each stage's placement.
+  const auto stage = [&](const char* name, int il, int sim, int real, const std::string& what) {
+    PipelineSpec spec;
+    spec.base = cfg;
+    spec.il = il;
+    spec.sim = sim;
+    spec.real = real;
     const auto t0 = std::chrono::steady_clock::now();
-    const TrainResult r =
-        trainer.train([&](const EpisodeStats& s) { progress.update(s.episode + 1); });
-    progress.finish();
+    const TrainResult r = run_pipeline(trainer, spec, measured);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), 0, secs});
-    std::cout << fmt::format("   {:<12} {} episodes in {:.1f} s\n", name, r.episodes, secs);
+    std::cout << fmt::format("   {:<12} {} rollouts in {:.1f} s\n", name, r.episodes, secs);
   };
   std::cout << "4. Doppler\n";
-  stage("doppler-il", TrainStage::imitation, o.il, fmt::format("Stage I: {} episodes", o.il));
-  stage("doppler-sim", TrainStage::simulation, o.sim,
-        fmt::format("+ Stage II: {} episodes", o.sim));
-  bool warm = false;
-  trainer.set_cost([&](const Assignment& a) {
-    const int warmup = warm ? 0 : 1;
-    warm = true;
-    return engine.measure(a, DispatchRule::fifo, 3, warmup).median;
-  });
-  stage("doppler-sys", TrainStage::real, o.real,
-        fmt::format("+ Stage III: {} engine episodes", o.real));
+  stage("doppler-il", o.il, 0, 0, fmt::format("Stage I: {} rollouts", o.il));
+  stage("doppler-sim", 0, o.sim, 0, fmt::format("+ Stage II: {} rollouts", o.sim));
+  stage("doppler-sys", 0, 0, o.real, fmt::format("+ Stage III: {} engine rollouts", o.real));
 
   // Measure every placement on the engine.
   Progress mp("5. measure", static_cast<std::int64_t>(rows.size()));

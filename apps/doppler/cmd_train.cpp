@@ -27,7 +27,8 @@ namespace {
 
 struct TrainCmdOptions {
   std::string graph, hardware, output, resume, init, stage = "sim", returns = "episode", action,
-                                                     variant = "dual", engine = "cpu";
+                                                     variant = "dual", engine = "cpu",
+                                                     preset = "standard", sel = "rl";
   int devices = 4, repeat = 3;
   TrainConfig cfg;
   EngineCliOptions engine_flags;
@@ -51,14 +52,18 @@ public:
   }
   /// True on MPI ranks other than 0: they only serve measurements.
   bool worker() const { return mpi_ && mpi_->rank() != 0; }
-  /// Median measured makespan of `a` (seconds); the first call warms the engine up.
-  double operator()(const Assignment& a) {
+  /// Median measured makespan of `a` (seconds) over `repeat` runs (default --repeat); the
+  /// first call warms the engine up.
+  double operator()(const Assignment& a, int repeat = 0) {
     const int warmup = warm_ ? 0 : 1;
     warm_ = true;
-    if (local_) return local_->measure(a, DispatchRule::fifo, repeat_, warmup).median;
+    const int r = repeat > 0 ? repeat : repeat_;
+    if (local_) return local_->measure(a, DispatchRule::fifo, r, warmup).median;
     mpi_->share(a);
-    return mpi_->measure(a, DispatchRule::fifo, repeat_, warmup).median;
+    return mpi_->measure(a, DispatchRule::fifo, r, warmup).median;
   }
+  /// A fresh measurement for reporting: the median of 2 x --repeat runs.
+  double remeasure(const Assignment& a) { return (*this)(a, 2 * repeat_); }
   /// Rank > 0: run what rank 0 shares until it says stop.
   void serve() {
     bool warm = false;
@@ -137,6 +142,8 @@ void run_train(TrainCmdOptions o) {
   const Problem problem(g, platform_for(g, o.hardware, o.devices));
   if (o.method != "doppler") return run_train_baseline(g, problem, o);
   o.cfg.stage = parse_train_stage(o.stage);
+  o.cfg.preset = parse_train_preset(o.preset);
+  o.cfg.sel = o.sel == "frozen" ? SelMode::frozen : SelMode::rl;
   o.cfg.returns = o.returns == "discounted" ? ReturnMode::discounted : ReturnMode::episode;
   o.cfg.action = o.action;
   o.cfg.parallel = !o.sequential;
@@ -173,12 +180,9 @@ void run_train(TrainCmdOptions o) {
   const std::string dir = o.resume.empty() ? o.output : o.resume;
   if (real) {
     // Measurements are noisy: measure the best and the greedy assignments again before
-    // reporting (the median of two more measurements each).
-    const auto again = [&](const Assignment& a) {
-      return std::min((*measured)(a), (*measured)(a));
-    };
-    r.best_makespan = again(r.best);
-    r.greedy_makespan = again(r.greedy);
+    // reporting (the median of 2 x --repeat fresh runs each).
+    r.best_makespan = measured->remeasure(r.best);
+    r.greedy_makespan = measured->remeasure(r.greedy);
     if (r.greedy_makespan < r.best_makespan) {
       r.best = r.greedy;
       r.best_makespan = r.greedy_makespan;
@@ -187,6 +191,12 @@ void run_train(TrainCmdOptions o) {
     write_file_atomic(std::filesystem::path(dir) / "best.json", format_assignment_json(r.best));
   }
   write_file_atomic(std::filesystem::path(dir) / "greedy.json", format_assignment_json(r.greedy));
+  if (cfg.stage == TrainStage::imitation) {  // Stage I scores nothing: simulate for the report
+    r.greedy_makespan = problem.simulator().makespan(r.greedy);
+    r.best = r.greedy;
+    r.best_makespan = r.greedy_makespan;
+    write_file_atomic(std::filesystem::path(dir) / "best.json", format_assignment_json(r.best));
+  }
   const double lb = problem.lower_bound();
   if (o.json) {
     ojson j;
@@ -225,7 +235,7 @@ void run_train(TrainCmdOptions o) {
       "{:<22}{} on {} devices ({}), stage {}, variant {}\n", "graph", g.meta().name, o.devices,
       real ? "measured on the " + o.engine + " engine" : problem.platform().name(),
       train_stage_name(cfg.stage), policy_variant_name(cfg.policy.variant));
-  std::cout << fmt::format("{:<22}{} ({:.1f} ms per episode, {} cost calls)\n", "episodes",
+  std::cout << fmt::format("{:<22}{} ({:.1f} ms per rollout, {} cost calls)\n", "episodes",
                            r.episodes, r.episodes ? 1e3 * r.seconds / r.episodes : 0.0,
                            r.cost_calls);
   std::cout << fmt::format("{:<22}{}\n", "greedy makespan", t(r.greedy_makespan));
@@ -281,19 +291,69 @@ void add_train(CLI::App& app) {
   cmd->add_option("--resume", o->resume,
                   "continue the run in this directory from its last checkpoint");
   cmd->add_option("--init", o->init,
-                  "start from the weights of this checkpoint (e.g. Stage I's ckpt.pt)");
-  cmd->add_option("--episodes", o->cfg.episodes, "episodes (default: il 300, sim 2000)");
+                  "start from the weights of this checkpoint or run directory (e.g. Stage I's)");
+  cmd->add_option("--preset", o->preset,
+                  "defaults of the unset hyper-parameters: standard (K=16 rollouts per update, "
+                  "leave-one-out baseline, sampling, self-imitation; docs/training.md) or paper "
+                  "(one rollout per update, running-mean baseline, epsilon 0.2, linear lr decay)")
+      ->check(CLI::IsMember({"standard", "paper"}))
+      ->capture_default_str();
+  cmd->add_option("--episodes", o->cfg.episodes,
+                  "rollouts in all (default: il 300, sim 2000, real 100); each is one simulator "
+                  "call in Stage II, none in Stage I");
+  cmd->add_option("--rollouts", o->cfg.rollouts,
+                  "rollouts per update K (default: il 1, standard 16, paper 1)");
+  cmd->add_option("--baseline", o->cfg.baseline,
+                  "loo (leave-one-out over the K rollouts, normalised advantages) or mean "
+                  "(running mean, relative reward; the paper's)")
+      ->check(CLI::IsMember({"loo", "mean"}));
+  cmd->add_option("--temperature", o->cfg.temperature,
+                  "RL rollouts sample from softmax(scores / T)")
+      ->capture_default_str();
+  cmd->add_option("--ppo-epochs", o->cfg.ppo_epochs,
+                  "passes over each batch with the PPO clipped objective (1: plain policy "
+                  "gradient)")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--ppo-clip", o->cfg.ppo_clip, "PPO ratio clip")->capture_default_str();
+  cmd->add_option("--self-imitation", o->cfg.self_imitation,
+                  "weight of the best assignments' log-likelihood (expert iteration; default: "
+                  "standard 0.1, paper 0)");
+  cmd->add_option("--elite", o->cfg.elite, "best assignments kept as self-imitation targets")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--teacher", o->cfg.teacher, "Stage I teacher")
+      ->check(CLI::IsMember({"critical-path", "etf", "heft"}))
+      ->capture_default_str();
+  cmd->add_option("--sel", o->sel,
+                  "SEL in the RL stages: rl (sampled and trained) or frozen (Stage I weights, "
+                  "most probable op)")
+      ->check(CLI::IsMember({"rl", "frozen"}))
+      ->capture_default_str();
   cmd->add_option("--lr", o->cfg.lr,
-                  "Adam learning rate at the start (default: il 1e-3, sim 1e-4)");
+                  "Adam learning rate after warm-up (default: il 1e-3, sim/real 1e-4)");
+  cmd->add_option("--lr-schedule", o->cfg.lr_schedule,
+                  "constant, cosine or linear (to --lr-end; default: standard constant, paper "
+                  "linear)")
+      ->check(CLI::IsMember({"constant", "cosine", "linear"}));
+  cmd->add_option("--warmup", o->cfg.warmup,
+                  "warm-up updates, linear from lr/warmup (default: standard 5, paper 0)");
   cmd->add_option("--lr-end", o->cfg.lr_end,
-                  "learning rate at the last episode, linear decay (default: il = lr, sim 1e-6)");
+                  "learning rate at the last update for cosine/linear (default 1e-6)");
   cmd->add_option("--epsilon", o->cfg.epsilon,
-                  "exploration rate at the start, decayed linearly to --epsilon-end (default: il "
-                  "1.0, sim 0.2)");
-  cmd->add_option("--epsilon-end", o->cfg.epsilon_end, "exploration rate at the last episode")
+                  "uniform-exploration rate at the start, decayed linearly to --epsilon-end; the "
+                  "gradient is corrected by the behaviour probability (default: il 1.0, standard "
+                  "0, paper 0.2)");
+  cmd->add_option("--epsilon-end", o->cfg.epsilon_end, "exploration rate at the last update")
       ->capture_default_str();
   cmd->add_option("--entropy", o->cfg.entropy_weight,
-                  "entropy weight (default: il 1e-3, sim 1e-2)");
+                  "entropy weight (default: il 1e-3, standard 1e-3, paper 1e-2)");
+  cmd->add_flag("--exact-gradient", o->cfg.exact_gradient,
+                "differentiate PLC's loss through the device sums into the encoder (slower; "
+                "default: the sums are an observed state)");
+  cmd->add_option("--grad-norm-every", o->cfg.grad_norm_every,
+                  "log the gradient norms of the loss terms every N updates (0: never)")
+      ->capture_default_str();
   cmd->add_option("--grad-clip", o->cfg.grad_clip, "gradient-norm clip per network (0: none)")
       ->capture_default_str();
   cmd->add_option("--returns", o->returns,
@@ -316,7 +376,7 @@ void add_train(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-s,--seed", o->cfg.seed, "seed of the initialisation and every random choice")
       ->capture_default_str();
-  cmd->add_option("--checkpoint-every", o->cfg.checkpoint_every, "episodes between checkpoints")
+  cmd->add_option("--checkpoint-every", o->cfg.checkpoint_every, "updates between checkpoints")
       ->capture_default_str();
   cmd->add_flag("--sequential", o->sequential,
                 "run SEL and PLC on one thread (default: two threads)");

@@ -111,7 +111,7 @@ LearnedSpec parse(const std::string& spec) {
 }
 
 // The learned baselines (placeto, gdp): options calls, episodes, policy, hidden, steps, lr,
-// entropy, max_devices, heads, layers, segment. No imitation stage.
+// entropy, batch, epochs, clip, max_devices, heads, layers, segment. No imitation stage.
 LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
                                const PlaceOptions& options) {
   const auto colon = spec.find(':');
@@ -146,10 +146,13 @@ LearnedRun run_baseline_method(const std::string& spec, const Problem& problem,
   c.segment = take_int(p, name, "segment", c.segment);
   c.lr = take_double(p, name, "lr", c.lr);
   c.entropy_weight = take_double(p, name, "entropy", c.entropy_weight);
+  c.batch = take_int(p, name, "batch", 0);
+  c.ppo_epochs = take_int(p, name, "epochs", 0);
+  c.clip = take_double(p, name, "clip", c.clip);
   if (!p.empty())
     throw InputError(fmt::format(
         "method {}: unknown option '{}' (accepted: calls, episodes, policy, hidden, steps, lr, "
-        "entropy, max_devices, heads, layers, segment)",
+        "entropy, batch, epochs, clip, max_devices, heads, layers, segment)",
         name, p.begin()->first));
   const BaselineResult r = train_baseline(method, problem, c);
   out.assignment = r.best;
@@ -232,13 +235,15 @@ std::string learned_methods_help() {
          "  doppler-sel   ablation: learned SEL + critical-path PLC (il=300, sim=1000)\n"
          "  doppler-plc   ablation: critical-path SEL + learned PLC (il=300, sim=1000)\n"
          "  doppler-joint ablation: one network scoring (op, device) pairs (il=300, sim=1000)\n"
-         "Learned baselines (no imitation stage; REINFORCE on the simulator until calls=\n"
-         "simulator calls are spent, by default 1302 = what doppler-sim makes with il=300,\n"
+         "Learned baselines (no imitation stage; batched policy gradient on the simulator until\n"
+         "calls= simulator calls are spent, by default 1302 = what doppler-sim makes with il=300,\n"
          "sim=1000, its 300 Stage I imitation episodes included; options calls, episodes,\n"
-         "policy=CKPT, hidden, steps, lr, entropy, max_devices, heads, layers, segment;\n"
-         "docs/baselines.md):\n"
+         "policy=CKPT, hidden, steps, lr, entropy, batch, epochs (PPO passes per batch), clip,\n"
+         "max_devices, heads, layers, segment; docs/baselines.md):\n"
          "  placeto       Placeto: improves a placement op by op, one simulation per step\n"
-         "  gdp           GDP: GraphSAGE + Transformer-XL placer, one-shot placement\n";
+         "                (batch=4 episodes per update, epochs=1, lr=1e-3)\n"
+         "  gdp           GDP: GraphSAGE + Transformer-XL placer, one-shot placement; PPO\n"
+         "                (batch=8 placements per update, epochs=10, clip=0.2, lr=1e-3)\n";
 }
 
 }  // namespace doppler::cli

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "learned_methods.hpp"
 
 namespace doppler::cli {
 
@@ -14,7 +13,8 @@ std::vector<std::string> all_methods(const Problem& problem) {
   const double exhaustive_size =
       std::pow(static_cast<double>(problem.devices()), problem.graph().num_nodes());
   for (const PlacerInfo& info : placer_infos())
-    if (info.name != "exhaustive" || exhaustive_size <= 531441) out.push_back(info.name);
+    if (!info.learned && (info.name != "exhaustive" || exhaustive_size <= 531441))
+      out.push_back(info.name);
   return out;
 }
 
@@ -27,21 +27,15 @@ bool method_is_deterministic(const std::string& spec) {
 }
 
 void validate_method(const std::string& spec) {
-  if (!is_learned_method(spec)) make_placer(spec);
+  make_placer(spec);
 }
 
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   MethodRun r;
-  if (is_learned_method(spec)) {
-    const LearnedRun lr = run_learned_method(spec, problem, options);
-    r.assignment = lr.assignment;
-    r.evaluations = lr.cost_calls;
-  } else {
-    const auto placer = make_placer(spec);
-    r.assignment = placer->place(problem, options);
-    r.evaluations = placer->evaluations();
-  }
+  const auto placer = make_placer(spec);
+  r.assignment = placer->place(problem, options);
+  r.evaluations = placer->evaluations();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.method = spec;
   r.seed = options.seed;
@@ -52,10 +46,17 @@ MethodRun run_method(const std::string& spec, const Problem& problem, const Plac
 
 std::string methods_help() {
   std::string out = "Methods (spec: name or name:key=value,...):\n";
-  for (const PlacerInfo& info : placer_infos())
-    out += fmt::format("  {:<14}{}{}\n", info.name, info.description,
+  bool learned = false;
+  for (const PlacerInfo& info : placer_infos()) {
+    if (info.learned && !learned)
+      out +=
+          "Learned methods (every simulator call counts against --budget, training included; "
+          "docs/training.md):\n";
+    learned = learned || info.learned;
+    out += fmt::format("  {:<15}{}{}\n", info.name, info.description,
                        info.params.empty() ? "" : " [" + info.params + "]");
-  return out + learned_methods_help();
+  }
+  return out;
 }
 
 }  // namespace doppler::cli

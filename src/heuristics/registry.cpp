@@ -1,4 +1,5 @@
 #include <functional>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -14,34 +15,18 @@ namespace doppler {
 
 namespace {
 
-// Reads a numeric option, removing it from `params`.
-double take_number(PlacerParams& params, const std::string& method, const std::string& key,
-                   double fallback) {
-  const auto it = params.find(key);
-  if (it == params.end()) return fallback;
-  double x = 0;
-  std::string why;
-  if (!parse_finite_double(it->second, x, why))
-    throw InputError(fmt::format("method {}: option {}: {}", method, key, why));
-  params.erase(it);
-  return x;
-}
-
-std::string take_string(PlacerParams& params, const std::string& key, const std::string& fallback) {
-  const auto it = params.find(key);
-  if (it == params.end()) return fallback;
-  std::string v = it->second;
-  params.erase(it);
-  return v;
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
 }
 
 struct Entry {
   PlacerInfo info;
-  std::function<std::unique_ptr<Placer>(PlacerParams&)> make;
+  PlacerFactory make;
 };
 
-const std::vector<Entry>& registry() {
-  static const std::vector<Entry> entries = {
+std::vector<Entry>& registry() {
+  static std::vector<Entry> entries = {
       {{"critical-path",
         "largest b-level first, on the device where it starts earliest (the paper's baseline, "
         "Stage I teacher)",
@@ -102,16 +87,61 @@ const std::vector<Entry>& registry() {
 
 }  // namespace
 
-const std::vector<PlacerInfo>& placer_infos() {
-  static const std::vector<PlacerInfo> infos = [] {
-    std::vector<PlacerInfo> out;
-    for (const Entry& e : registry()) out.push_back(e.info);
-    return out;
-  }();
-  return infos;
+double take_number(PlacerParams& params, const std::string& method, const std::string& key,
+                   double fallback) {
+  const auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  double x = 0;
+  std::string why;
+  if (!parse_finite_double(it->second, x, why))
+    throw InputError(fmt::format("method {}: option {}: {}", method, key, why));
+  params.erase(it);
+  return x;
 }
 
-std::unique_ptr<Placer> make_placer(const std::string& spec) {
+std::int64_t take_integer(PlacerParams& params, const std::string& method, const std::string& key,
+                          std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+  const auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  std::int64_t v = 0;
+  std::string why;
+  if (!parse_int64(it->second, v, why) || v < lo || v > hi)
+    throw InputError(fmt::format("method {}: option {} must be an integer in [{}, {}], found '{}'",
+                                 method, key, lo, hi, it->second));
+  params.erase(it);
+  return v;
+}
+
+std::string take_string(PlacerParams& params, const std::string& key, const std::string& fallback) {
+  const auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  std::string v = it->second;
+  params.erase(it);
+  return v;
+}
+
+std::vector<PlacerInfo> placer_infos() {
+  std::mutex& m = registry_mutex();
+  std::lock_guard lock(m);
+  std::vector<PlacerInfo> out;
+  for (const Entry& e : registry())
+    if (!e.info.learned) out.push_back(e.info);
+  for (const Entry& e : registry())
+    if (e.info.learned) out.push_back(e.info);
+  return out;
+}
+
+void register_placer(PlacerInfo info, PlacerFactory make) {
+  std::lock_guard lock(registry_mutex());
+  for (Entry& e : registry())
+    if (e.info.name == info.name) {
+      e = {std::move(info), std::move(make)};
+      return;
+    }
+  registry().push_back({std::move(info), std::move(make)});
+}
+
+std::pair<std::string, PlacerParams> parse_placer_spec(const std::string& spec) {
   const auto colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   PlacerParams params;
@@ -125,18 +155,28 @@ std::unique_ptr<Placer> make_placer(const std::string& spec) {
       params[std::string(trim(kv.substr(0, eq)))] = std::string(trim(kv.substr(eq + 1)));
     }
   }
-  for (const Entry& e : registry()) {
-    if (e.info.name != name) continue;
-    auto placer = e.make(params);
-    if (!params.empty())
-      throw InputError(fmt::format("method {}: unknown option '{}' (accepted: {})", name,
-                                   params.begin()->first,
-                                   e.info.params.empty() ? "none" : e.info.params));
-    return placer;
+  return {name, params};
+}
+
+std::unique_ptr<Placer> make_placer(const std::string& spec) {
+  auto [name, params] = parse_placer_spec(spec);
+  PlacerFactory make;
+  std::string accepted, names;
+  {
+    std::lock_guard lock(registry_mutex());
+    for (const Entry& e : registry()) {
+      names += (names.empty() ? "" : ", ") + e.info.name;
+      if (e.info.name != name) continue;
+      make = e.make;
+      accepted = e.info.params.empty() ? "none" : e.info.params;
+    }
   }
-  std::string names;
-  for (const Entry& e : registry()) names += (names.empty() ? "" : ", ") + e.info.name;
-  throw InputError(fmt::format("unknown method '{}' (available: {})", name, names));
+  if (!make) throw InputError(fmt::format("unknown method '{}' (available: {})", name, names));
+  auto placer = make(params);
+  if (!params.empty())
+    throw InputError(fmt::format("method {}: unknown option '{}' (accepted: {})", name,
+                                 params.begin()->first, accepted));
+  return placer;
 }
 
 }  // namespace doppler

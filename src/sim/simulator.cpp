@@ -153,6 +153,7 @@ std::vector<double> Simulator::makespans(const std::vector<std::vector<DeviceId>
 
 double Simulator::run(std::span<const DeviceId> dev, SimWorkspace& ws, DispatchRule rule,
                       std::span<const NodeId> order, Schedule* out) const {
+  calls_.n.fetch_add(1, std::memory_order_relaxed);
   const bool priority = rule == DispatchRule::priority;
   if (out)
     return priority ? run_impl<true, true>(dev, ws, order, out)

@@ -5,6 +5,7 @@
 // directory files.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +20,7 @@
 
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/train/baselines.hpp"
+#include "doppler/train/policy_gradient.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
@@ -82,9 +84,9 @@ inline void check_baseline_config(const BaselineConfig& c, const Problem& proble
         "{}: the network places on at most max_devices = {} devices, {} requested (raise "
         "max_devices)",
         method, c.max_devices, problem.devices()));
-  if (c.lr <= 0 || c.entropy_weight < 0 || c.grad_clip < 0 || c.gamma < 0 || c.gamma > 1 ||
-      c.baseline_window < 1 || c.baseline_decay < 0 || c.baseline_decay >= 1 || c.heads < 1 ||
-      c.layers < 1 || c.segment < 1 || c.hidden < 0 || c.steps < 0)
+  if (c.lr < 0 || c.entropy_weight < 0 || c.grad_clip < 0 || c.gamma < 0 || c.gamma > 1 ||
+      c.heads < 1 || c.layers < 1 || c.segment < 1 || c.hidden < 0 || c.steps < 0 || c.batch < 0 ||
+      c.ppo_epochs < 0 || c.clip <= 0 || c.clip >= 1)
     throw InputError(method + ": invalid hyper-parameter");
 }
 
@@ -94,18 +96,21 @@ inline nlohmann::json baseline_config_json(const BaselineConfig& c) {
           {"episodes", c.episodes},
           {"seed", c.seed},
           {"lr", c.lr},
+          {"lr_end", c.lr_end},
+          {"lr_schedule", lr_schedule_name(c.lr_schedule)},
           {"entropy_weight", c.entropy_weight},
           {"grad_clip", c.grad_clip},
+          {"batch", c.batch},
+          {"ppo_epochs", c.ppo_epochs},
+          {"clip", c.clip},
           {"hidden", c.hidden},
           {"steps", c.steps},
           {"max_devices", c.max_devices},
           {"gamma", c.gamma},
-          {"baseline_window", c.baseline_window},
           {"mean_pool", c.mean_pool},
           {"heads", c.heads},
           {"layers", c.layers},
-          {"segment", c.segment},
-          {"baseline_decay", c.baseline_decay}};
+          {"segment", c.segment}};
 }
 
 /// The architecture fields of a checkpoint's configuration (the rest keeps its defaults).
@@ -227,17 +232,12 @@ public:
   /// Appends one episode to log.jsonl.
   void log(const BaselineEpisode& s) const {
     if (!active()) return;
-    const nlohmann::json j = {{"episode", s.episode},
-                              {"method", baseline_method_name(method_)},
-                              {"decisions", s.decisions},
-                              {"makespan", s.makespan},
-                              {"reward", s.reward},
-                              {"baseline", s.baseline},
-                              {"loss", s.loss},
-                              {"entropy", s.entropy},
-                              {"calls", s.calls},
-                              {"seconds", s.seconds},
-                              {"best", s.best}};
+    const nlohmann::json j = {{"episode", s.episode},     {"method", baseline_method_name(method_)},
+                              {"decisions", s.decisions}, {"makespan", s.makespan},
+                              {"reward", s.reward},       {"baseline", s.baseline},
+                              {"advantage", s.advantage}, {"loss", s.loss},
+                              {"entropy", s.entropy},     {"calls", s.calls},
+                              {"seconds", s.seconds},     {"best", s.best}};
     std::ofstream out(dir_ / "log.jsonl", std::ios::app);
     out << j.dump() << "\n";
     if (!out) throw InputError((dir_ / "log.jsonl").string(), 0, "cannot append to the log");
@@ -271,6 +271,41 @@ inline int sample_index(const float* probs, int n, bool greedy, std::mt19937_64&
     if (r < acc) return i;
   }
   return last;  // rounding: r beyond the accumulated mass
+}
+
+/// How a run's training rollouts are split into updates: the rollouts the budget allows
+/// (`calls_per_rollout` simulator calls each, one call kept for the greedy placement's evaluation
+/// and `reserved` more for other evaluations; at most `episodes` when > 0), in as few batches of
+/// at most `batch` as possible, of sizes differing by at most one (no tiny last batch).
+inline std::vector<int> batch_plan(const BaselineConfig& c, int batch,
+                                   std::int64_t calls_per_rollout, std::int64_t reserved) {
+  std::int64_t total = std::numeric_limits<int>::max();
+  if (c.calls > 0)
+    total = std::max<std::int64_t>(0, c.calls - 1 - reserved + calls_per_rollout - 1) /
+            std::max<std::int64_t>(1, calls_per_rollout);  // a truncated last rollout counts
+  if (c.episodes > 0) total = std::min<std::int64_t>(total, c.episodes);
+  const std::int64_t b = std::max(1, batch);
+  const std::int64_t n = (total + b - 1) / b;
+  std::vector<int> sizes;
+  for (std::int64_t i = 0; i < n; ++i)
+    sizes.push_back(static_cast<int>(total / n + (i < total % n)));
+  return sizes;
+}
+
+/// The learning rate of update `step` of `total` (the configuration's schedule; lr_end < 0 means
+/// lr / 10).
+inline double baseline_lr(const BaselineConfig& c, int step, int total) {
+  const double end = c.lr_end < 0 ? c.lr / 10 : c.lr_end;
+  return scheduled_lr(c.lr_schedule, c.lr, end, 0, step, std::max(1, total));
+}
+
+/// The PPO clipped surrogate, summed over decisions: -sum min(r A, clip(r, 1 - eps, 1 + eps) A)
+/// with r = exp(logp - old_logp) (all three tensors of the same shape; old_logp and adv without
+/// gradient). At the first pass over a batch (r = 1) it is the policy gradient -sum A logp.
+inline torch::Tensor ppo_surrogate(const torch::Tensor& logp, const torch::Tensor& old_logp,
+                                   const torch::Tensor& adv, double clip) {
+  const auto ratio = torch::exp(logp - old_logp);
+  return -torch::min(ratio * adv, torch::clamp(ratio, 1 - clip, 1 + clip) * adv).sum();
 }
 
 }  // namespace doppler::detail

@@ -1,8 +1,10 @@
-// GDP (Zhou et al. 2019) trained with REINFORCE on the simulator: every episode samples a device
-// for every decided op at once from the policy (one simulator call), the reward is
-// (baseline - makespan) / baseline with a moving average of the makespans as baseline, and every
-// op's log-probability gets that reward.
+// GDP (Zhou et al. 2019) trained with PPO on the simulator, as in its paper: every update samples
+// a batch of placements from the current policy (a device for every decided op at once, one
+// simulator call each), gives each the leave-one-out advantage of its makespan within the batch
+// (normalised) and minimises the PPO clipped surrogate over every op's decision for a few passes
+// over the batch, with an entropy bonus and a scheduled learning rate.
 #include <chrono>
+#include <numeric>
 
 #include "policy/nn/gdp_net.hpp"
 #include "train/baseline_support.hpp"
@@ -21,6 +23,9 @@ using detail::since;
 BaselineConfig resolved(BaselineConfig c) {
   if (c.hidden == 0) c.hidden = 64;
   if (c.steps == 0) c.steps = 3;
+  if (c.lr == 0) c.lr = 1e-3;
+  if (c.batch == 0) c.batch = 8;
+  if (c.ppo_epochs == 0) c.ppo_epochs = 10;
   return c;
 }
 
@@ -84,45 +89,81 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
   BaselineResult r;
   r.decisions_per_episode = tokens;
   r.best_makespan = std::numeric_limits<double>::infinity();
-  double baseline = 0;
-  while (tokens > 0 && (c.episodes == 0 || r.episodes < c.episodes)) {
-    if (c.calls > 0 && r.cost_calls >= c.calls - 1) break;  // one call kept for the greedy one
+  const std::vector<int> batches =
+      tokens > 0 ? detail::batch_plan(c, c.batch, 1, 0) : std::vector<int>{};
+  const int updates = static_cast<int>(batches.size());
+  for (int u = 0; u < updates; ++u) {
+    const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
-    BaselineEpisode st;
-    st.episode = r.episodes;
-    const auto logp = torch::log_softmax(net->forward(graph, p), 1).narrow(1, 0, p);  // [T, P]
-    const std::vector<int> actions = choose(logp.exp(), false, rng);
-    const std::vector<DeviceId> dev = placement(plan, n, actions);
-    st.makespan = sim.makespan(dev);
-    ++r.cost_calls;
-    st.baseline = r.episodes == 0 ? st.makespan : baseline;
-    st.reward = st.baseline > 0 ? (st.baseline - st.makespan) / st.baseline : 0.0;
-    baseline = r.episodes == 0 ? st.makespan
-                               : c.baseline_decay * baseline + (1 - c.baseline_decay) * st.makespan;
-    auto act = torch::empty({tokens}, torch::kLong);
-    std::copy(actions.begin(), actions.end(), act.data_ptr<std::int64_t>());
-    const auto chosen = logp.gather(1, act.unsqueeze(1)).squeeze(1);
-    const auto entropy = -(logp.exp() * logp).sum(1);
-    const auto loss = -st.reward * chosen.sum() - c.entropy_weight * entropy.sum();
-    opt.zero_grad();
-    loss.backward();
-    if (c.grad_clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), c.grad_clip);
-    opt.step();
-    if (st.makespan < r.best_makespan) {
-      r.best_makespan = st.makespan;
-      r.best = {p, dev, plan.order, "gdp"};
+    // Rollouts: the policy has no state, one forward pass gives every placement's distribution.
+    torch::Tensor old_logp;  // [T, P]
+    {
+      torch::NoGradGuard guard;
+      old_logp = torch::log_softmax(net->forward(graph, p), 1).narrow(1, 0, p).contiguous();
     }
-    st.decisions = tokens;
-    st.loss = loss.item<double>();
-    st.entropy = entropy.mean().item<double>();
-    st.calls = r.cost_calls;
-    st.seconds = since(t0);
-    st.best = r.best_makespan;
-    r.seconds += st.seconds;
-    r.decisions += tokens;
-    ++r.episodes;
-    files.log(st);
-    if (on_episode) on_episode(st);
+    const torch::Tensor old_probs = old_logp.exp();
+    auto act = torch::empty({k, tokens}, torch::kLong);  // [K, T]
+    std::vector<double> makespans(static_cast<std::size_t>(k));
+    std::vector<std::vector<DeviceId>> devs(static_cast<std::size_t>(k));
+    for (int i = 0; i < k; ++i) {
+      const std::vector<int> actions = choose(old_probs, false, rng);
+      std::copy(actions.begin(), actions.end(), act[i].data_ptr<std::int64_t>());
+      devs[static_cast<std::size_t>(i)] = placement(plan, n, actions);
+      makespans[static_cast<std::size_t>(i)] = sim.makespan(devs[static_cast<std::size_t>(i)]);
+      ++r.cost_calls;
+      if (makespans[static_cast<std::size_t>(i)] < r.best_makespan) {
+        r.best_makespan = makespans[static_cast<std::size_t>(i)];
+        r.best = {p, devs[static_cast<std::size_t>(i)], plan.order, "gdp"};
+      }
+    }
+    const std::vector<double> adv = leave_one_out_advantages(makespans, true);
+    auto adv_t = torch::empty({k, 1});
+    for (int i = 0; i < k; ++i) adv_t[i][0] = static_cast<float>(adv[static_cast<std::size_t>(i)]);
+    const auto expand = [&](const torch::Tensor& logp) {  // [T, P] -> chosen [K, T]
+      return logp.unsqueeze(0).expand({k, tokens, p}).gather(2, act.unsqueeze(2)).squeeze(2);
+    };
+    const torch::Tensor old_chosen = expand(old_logp);
+    // PPO: a few passes over the batch, the loss per decision (mean over placements and ops).
+    opt.set_lr(detail::baseline_lr(c, u, updates));
+    double loss_v = 0, entropy_v = 0;
+    for (int e = 0; e < c.ppo_epochs; ++e) {
+      const auto logp = torch::log_softmax(net->forward(graph, p), 1).narrow(1, 0, p);
+      const auto entropy = -(logp.exp() * logp).sum(1);  // [T]
+      const auto loss =
+          (detail::ppo_surrogate(expand(logp), old_chosen, adv_t.expand({k, tokens}), c.clip) / k -
+           c.entropy_weight * entropy.sum()) /
+          tokens;
+      opt.zero_grad();
+      loss.backward();
+      if (c.grad_clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), c.grad_clip);
+      opt.step();
+      if (e == 0) {
+        loss_v = loss.item<double>();
+        entropy_v = entropy.mean().item<double>();
+      }
+    }
+    const double seconds = since(t0);
+    r.seconds += seconds;
+    ++r.updates;
+    const double total = std::accumulate(makespans.begin(), makespans.end(), 0.0);
+    for (int i = 0; i < k; ++i) {
+      BaselineEpisode st;
+      st.episode = r.episodes;
+      st.decisions = tokens;
+      st.makespan = makespans[static_cast<std::size_t>(i)];
+      st.baseline = k > 1 ? (total - st.makespan) / (k - 1) : st.makespan;
+      st.reward = st.baseline > 0 ? (st.baseline - st.makespan) / st.baseline : 0.0;
+      st.advantage = adv[static_cast<std::size_t>(i)];
+      st.loss = loss_v;
+      st.entropy = entropy_v;
+      st.calls = r.cost_calls - (k - 1 - i);
+      st.seconds = seconds / k;
+      st.best = r.best_makespan;
+      r.decisions += tokens;
+      ++r.episodes;
+      files.log(st);
+      if (on_episode) on_episode(st);
+    }
   }
   const auto g0 = Clock::now();
   const std::vector<DeviceId> greedy = greedy_placement(net, graph, plan, problem);

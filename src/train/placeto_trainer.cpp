@@ -1,13 +1,16 @@
-// Placeto (Addanki et al., NeurIPS 2019) trained with REINFORCE on the simulator. An episode
+// Placeto (Addanki et al., NeurIPS 2019) trained by policy gradient on the simulator. An episode
 // starts from a fixed initial placement and visits the decided ops once each in topological
 // order; at every step the policy, which sees the whole current placement, moves the current op
 // to a device, the new placement is simulated and the step's reward is the decrease of the
-// makespan, normalised by the initial placement's makespan. Returns get a per-step-index
-// baseline (mean over the last episodes). One episode costs one simulator call per step.
+// makespan, normalised by the initial placement's makespan. One episode costs one simulator call
+// per step. Updates learn from batches of episodes of the current policy: the return of step t
+// gets the per-step-index baseline of the batch, leave-one-out (the mean of step t's returns in
+// the batch's other episodes), the advantages are normalised over the batch, and the loss is
+// the PPO clipped surrogate (plain policy gradient with one pass over the batch).
 #include <chrono>
 #include <cmath>
-#include <deque>
 #include <numeric>
+#include <tuple>
 
 #include "policy/nn/placeto_net.hpp"
 #include "train/baseline_support.hpp"
@@ -26,6 +29,9 @@ using detail::since;
 BaselineConfig resolved(BaselineConfig c) {
   if (c.hidden == 0) c.hidden = 32;
   if (c.steps == 0) c.steps = 3;
+  if (c.lr == 0) c.lr = 1e-3;
+  if (c.batch == 0) c.batch = 4;
+  if (c.ppo_epochs == 0) c.ppo_epochs = 1;
   return c;
 }
 
@@ -112,42 +118,96 @@ std::vector<DeviceId> greedy_placement(nn::PlacetoNet& net, const PlacetoEnv& en
   return dev;
 }
 
-// The REINFORCE update of one episode: the states are rebuilt from the actions and their
-// log-probabilities recomputed with autograd in chunks of steps (bounded memory); gradients
-// accumulate over the chunks, then one clipped Adam step. Returns {loss, mean entropy}.
+// One episode of a batch: its actions, their log-probabilities when sampled and the advantages.
+struct PlacetoEpisode {
+  std::vector<int> actions;
+  std::vector<double> old_logp, adv;
+};
+
+// One pass of the PPO loss over the batch, divided by `scale` (the batch's decisions): the
+// states are rebuilt from the actions and their log-probabilities recomputed with autograd in
+// chunks of steps (bounded memory); gradients accumulate over the chunks and episodes, then one
+// clipped Adam step. Returns {loss, mean entropy}.
 std::pair<double, double> update(nn::PlacetoNet& net, detail::FusedAdam& opt, const PlacetoEnv& env,
-                                 const std::vector<int>& actions, const std::vector<double>& adv,
+                                 const std::vector<PlacetoEpisode>& batch,
                                  const BaselineConfig& c) {
-  const int steps = static_cast<int>(actions.size());
   const int n = env.graph.num_nodes, p = env.problem.devices();
-  const int chunk = std::max(1, std::min(steps, 8192 / std::max(1, n)));
+  std::int64_t decisions = 0;
+  for (const auto& e : batch) decisions += static_cast<std::int64_t>(e.actions.size());
+  const double scale = static_cast<double>(std::max<std::int64_t>(1, decisions));
   opt.zero_grad();
-  std::vector<DeviceId> dev = env.init;
   double loss_sum = 0, entropy_sum = 0;
-  for (int t0 = 0; t0 < steps; t0 += chunk) {
-    const int b = std::min(chunk, steps - t0);
-    nn::PlacetoStates s = env.alloc(b);
-    auto act = torch::empty({b}, torch::kLong);
-    auto a = torch::empty({b});
-    for (int i = 0; i < b; ++i) {
-      const int t = t0 + i;
-      env.fill(s, i, dev, t);
-      act[i] = actions[static_cast<std::size_t>(t)];
-      a[i] = static_cast<float>(adv[static_cast<std::size_t>(t)]);
-      detail::set_device(env.plan, dev, env.plan.nodes[static_cast<std::size_t>(t)],
-                         actions[static_cast<std::size_t>(t)]);
+  for (const auto& e : batch) {
+    const int steps = static_cast<int>(e.actions.size());
+    const int chunk = std::max(1, std::min(steps, 8192 / std::max(1, n)));
+    std::vector<DeviceId> dev = env.init;
+    for (int t0 = 0; t0 < steps; t0 += chunk) {
+      const int b = std::min(chunk, steps - t0);
+      nn::PlacetoStates s = env.alloc(b);
+      auto act = torch::empty({b}, torch::kLong);
+      auto a = torch::empty({b});
+      auto old = torch::empty({b});
+      for (int i = 0; i < b; ++i) {
+        const auto t = static_cast<std::size_t>(t0 + i);
+        env.fill(s, i, dev, t0 + i);
+        act[i] = e.actions[t];
+        a[i] = static_cast<float>(e.adv[t]);
+        old[i] = static_cast<float>(e.old_logp[t]);
+        detail::set_device(env.plan, dev, env.plan.nodes[t], e.actions[t]);
+      }
+      const auto logp = torch::log_softmax(net->forward(env.graph, s, p), 1).narrow(1, 0, p);
+      const auto chosen = logp.gather(1, act.unsqueeze(1)).squeeze(1);
+      const auto entropy = -(logp.exp() * logp).sum(1);
+      const auto loss =
+          (detail::ppo_surrogate(chosen, old, a, c.clip) - c.entropy_weight * entropy.sum()) /
+          scale;
+      loss.backward();
+      loss_sum += loss.item<double>();
+      entropy_sum += entropy.sum().item<double>();
     }
-    const auto logp = torch::log_softmax(net->forward(env.graph, s, p), 1).narrow(1, 0, p);
-    const auto chosen = logp.gather(1, act.unsqueeze(1)).squeeze(1);
-    const auto entropy = -(logp.exp() * logp).sum(1);
-    const auto loss = -(a * chosen).sum() - c.entropy_weight * entropy.sum();
-    loss.backward();
-    loss_sum += loss.item<double>();
-    entropy_sum += entropy.sum().item<double>();
   }
   if (c.grad_clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), c.grad_clip);
   opt.step();
-  return {loss_sum, steps ? entropy_sum / steps : 0.0};
+  return {loss_sum, entropy_sum / scale};
+}
+
+// Leave-one-out advantages per step index over the batch's returns (episodes may be truncated:
+// step t compares the episodes that reached it), normalised by their standard deviation over the
+// whole batch. Also returns the baselines of step 0.
+std::vector<double> step_baselines(const std::vector<std::vector<double>>& ret,
+                                   std::vector<std::vector<double>>& adv) {
+  std::size_t longest = 0;
+  for (const auto& r : ret) longest = std::max(longest, r.size());
+  adv.assign(ret.size(), {});
+  for (std::size_t k = 0; k < ret.size(); ++k) adv[k].assign(ret[k].size(), 0.0);
+  std::vector<double> base0(ret.size(), 0.0);
+  for (std::size_t t = 0; t < longest; ++t) {
+    std::vector<double> costs;
+    std::vector<std::size_t> who;
+    for (std::size_t k = 0; k < ret.size(); ++k)
+      if (t < ret[k].size()) {
+        costs.push_back(-ret[k][t]);  // a return is a negative cost
+        who.push_back(k);
+      }
+    const std::vector<double> a = leave_one_out_advantages(costs, false);
+    const double sum = std::accumulate(costs.begin(), costs.end(), 0.0);
+    for (std::size_t i = 0; i < who.size(); ++i) {
+      adv[who[i]][t] = a[i];
+      if (t == 0)
+        base0[who[i]] =
+            who.size() > 1 ? -(sum - costs[i]) / static_cast<double>(who.size() - 1) : -costs[i];
+    }
+  }
+  double n = 0, sq = 0;
+  for (const auto& a : adv)
+    for (double x : a) {
+      sq += x * x;
+      n += 1;
+    }
+  const double sd = n > 0 ? std::sqrt(sq / n) : 0.0;  // the advantages have mean 0 per step
+  for (auto& a : adv)
+    for (double& x : a) x = sd > 1e-12 ? x / sd : 0.0;
+  return base0;
 }
 
 json checkpoint_meta(const Problem& problem, const BaselineConfig& c, const BaselineResult& r) {
@@ -183,63 +243,79 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
   r.cost_calls = 1;
   r.best_makespan = m0;
   r.best = env.assignment(env.init);
-  std::vector<std::deque<double>> history(static_cast<std::size_t>(steps));
+  // Episodes of `steps` calls each; the initial evaluation and the greedy one are reserved.
+  const std::vector<int> batches =
+      steps > 0 ? detail::batch_plan(c, c.batch, steps, 1) : std::vector<int>{};
+  const int updates = static_cast<int>(batches.size());
   nn::PlacetoStates state = env.alloc(1);
-  while (steps > 0 && (c.episodes == 0 || r.episodes < c.episodes)) {
-    // One call stays reserved for the greedy placement's evaluation.
-    const std::int64_t left = c.calls > 0 ? c.calls - 1 - r.cost_calls : steps;
-    if (left <= 0) break;
-    const int t_end = static_cast<int>(std::min<std::int64_t>(steps, left));
+  for (int u = 0; u < updates; ++u) {
+    const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
-    BaselineEpisode st;
-    st.episode = r.episodes;
-    std::vector<DeviceId> dev = env.init;
-    std::vector<int> actions;
-    std::vector<double> reward;
-    double prev = m0;
-    for (int t = 0; t < t_end; ++t) {
-      env.fill(state, 0, dev, t);
-      const auto probs = device_probs(net, env, state);
-      const int a = detail::sample_index(probs.data(), p, false, rng);
-      actions.push_back(a);
-      detail::set_device(env.plan, dev, env.plan.nodes[static_cast<std::size_t>(t)], a);
-      const double m = sim.makespan(dev);
-      ++r.cost_calls;
-      reward.push_back((prev - m) / scale);
-      prev = m;
-      if (m < r.best_makespan) {
-        r.best_makespan = m;
-        r.best = env.assignment(dev);
+    std::vector<PlacetoEpisode> batch(static_cast<std::size_t>(k));
+    std::vector<std::vector<double>> ret(static_cast<std::size_t>(k)), adv;
+    std::vector<BaselineEpisode> stats(static_cast<std::size_t>(k));
+    for (int i = 0; i < k; ++i) {
+      // One call stays reserved for the greedy placement's evaluation.
+      const std::int64_t left = c.calls > 0 ? c.calls - 1 - r.cost_calls : steps;
+      const int t_end = static_cast<int>(std::clamp<std::int64_t>(left, 0, steps));
+      auto& e = batch[static_cast<std::size_t>(i)];
+      std::vector<DeviceId> dev = env.init;
+      std::vector<double> reward;
+      double prev = m0;
+      for (int t = 0; t < t_end; ++t) {
+        env.fill(state, 0, dev, t);
+        const auto probs = device_probs(net, env, state);
+        const int a = detail::sample_index(probs.data(), p, false, rng);
+        e.actions.push_back(a);
+        e.old_logp.push_back(std::log(std::max(probs[static_cast<std::size_t>(a)], 1e-30f)));
+        detail::set_device(env.plan, dev, env.plan.nodes[static_cast<std::size_t>(t)], a);
+        const double m = sim.makespan(dev);
+        ++r.cost_calls;
+        reward.push_back((prev - m) / scale);
+        prev = m;
+        if (m < r.best_makespan) {
+          r.best_makespan = m;
+          r.best = env.assignment(dev);
+        }
       }
+      auto& rt = ret[static_cast<std::size_t>(i)];
+      rt.assign(reward.size(), 0.0);
+      double acc = 0;
+      for (int t = t_end - 1; t >= 0; --t)
+        rt[static_cast<std::size_t>(t)] = acc = reward[static_cast<std::size_t>(t)] + c.gamma * acc;
+      auto& st = stats[static_cast<std::size_t>(i)];
+      st.decisions = t_end;
+      st.makespan = prev;
+      st.reward = rt.empty() ? 0.0 : rt[0];
+      st.calls = r.cost_calls;
     }
-    // Returns, per-step-index baselines (mean over the window, this episode included, as in
-    // Placeto's code) and advantages.
-    std::vector<double> ret(reward.size()), adv(reward.size());
-    double acc = 0;
-    for (int t = t_end - 1; t >= 0; --t)
-      ret[static_cast<std::size_t>(t)] = acc = reward[static_cast<std::size_t>(t)] + c.gamma * acc;
-    for (int t = 0; t < t_end; ++t) {
-      auto& h = history[static_cast<std::size_t>(t)];
-      h.push_back(ret[static_cast<std::size_t>(t)]);
-      if (static_cast<int>(h.size()) > c.baseline_window) h.pop_front();
-      const double b = std::accumulate(h.begin(), h.end(), 0.0) / static_cast<double>(h.size());
-      adv[static_cast<std::size_t>(t)] = ret[static_cast<std::size_t>(t)] - b;
-      if (t == 0) st.baseline = b;
+    const std::vector<double> base0 = step_baselines(ret, adv);
+    for (int i = 0; i < k; ++i)
+      batch[static_cast<std::size_t>(i)].adv = adv[static_cast<std::size_t>(i)];
+    opt.set_lr(detail::baseline_lr(c, u, updates));
+    double loss = 0, entropy = 0;
+    for (int e = 0; e < c.ppo_epochs; ++e) {
+      const auto [l, h] = update(net, opt, env, batch, c);
+      if (e == 0) std::tie(loss, entropy) = std::pair{l, h};
     }
-    const auto [loss, entropy] = update(net, opt, env, actions, adv, c);
-    st.decisions = t_end;
-    st.makespan = prev;
-    st.reward = ret.empty() ? 0.0 : ret[0];
-    st.loss = loss;
-    st.entropy = entropy;
-    st.calls = r.cost_calls;
-    st.seconds = since(t0);
-    st.best = r.best_makespan;
-    r.seconds += st.seconds;
-    r.decisions += t_end;
-    ++r.episodes;
-    files.log(st);
-    if (on_episode) on_episode(st);
+    const double seconds = since(t0);
+    r.seconds += seconds;
+    ++r.updates;
+    for (int i = 0; i < k; ++i) {
+      auto& st = stats[static_cast<std::size_t>(i)];
+      st.episode = r.episodes;
+      st.baseline = base0[static_cast<std::size_t>(i)];
+      st.advantage =
+          adv[static_cast<std::size_t>(i)].empty() ? 0.0 : adv[static_cast<std::size_t>(i)][0];
+      st.loss = loss;
+      st.entropy = entropy;
+      st.seconds = seconds / k;
+      st.best = r.best_makespan;
+      r.decisions += st.decisions;
+      ++r.episodes;
+      files.log(st);
+      if (on_episode) on_episode(st);
+    }
   }
   const auto g0 = Clock::now();
   const std::vector<DeviceId> greedy = greedy_placement(net, env);

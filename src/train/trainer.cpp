@@ -1,9 +1,8 @@
 #include "doppler/train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <future>
 #include <limits>
 #include <sstream>
 
@@ -13,9 +12,13 @@
 
 #include "policy/nn/agent.hpp"
 #include "policy/nn/rollout.hpp"
+#include "policy/nn/sampling.hpp"
 #include "train/checkpoint.hpp"
 #include "train/config_json.hpp"
 #include "train/fused_adam.hpp"
+#include "train/rollback.hpp"
+#include "train/run_files.hpp"
+#include "train/update.hpp"
 
 #include "doppler/graph/fingerprint.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
@@ -30,6 +33,7 @@ namespace doppler {
 namespace {
 
 using nlohmann::json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string rng_state(const std::mt19937_64& rng) {
   std::ostringstream ss;
@@ -37,17 +41,13 @@ std::string rng_state(const std::mt19937_64& rng) {
   return ss.str();
 }
 
-json assignment_json(const Assignment& a) {
-  return {{"devices", a.devices}, {"device_of", a.device_of}, {"order", a.order}};
-}
-
-Assignment assignment_from_json(const json& j, const std::string& method) {
-  Assignment a;
-  a.devices = j.at("devices").get<int>();
-  a.device_of = j.at("device_of").get<std::vector<DeviceId>>();
-  a.order = j.at("order").get<std::vector<NodeId>>();
-  a.method = method;
-  return a;
+// Mean and population standard deviation.
+std::pair<double, double> mean_std(const std::vector<double>& x) {
+  if (x.empty()) return {kNaN, kNaN};
+  double m = 0, v = 0;
+  for (double a : x) m += a / static_cast<double>(x.size());
+  for (double a : x) v += (a - m) * (a - m) / static_cast<double>(x.size());
+  return {m, std::sqrt(v)};
 }
 
 }  // namespace
@@ -66,29 +66,12 @@ void use_single_threaded_math() {
   openblas_set_num_threads(1);
 }
 
-// The last good state of both networks and their optimisers, for rolling back a diverged update.
-struct Snapshot {
-  std::vector<torch::Tensor> sel, plc;
-  detail::FusedAdam::State opt_sel, opt_plc;
+// An elite: a scored assignment kept as a self-imitation target, with its replayed episode.
+struct Elite {
+  double cost = 0;
+  Assignment assignment;
+  nn::Episode episode;
 };
-
-std::vector<torch::Tensor> clone_params(torch::nn::Module& m) {
-  std::vector<torch::Tensor> out;
-  for (const auto& p : m.parameters()) out.push_back(p.detach().clone());
-  return out;
-}
-
-void restore_params(torch::nn::Module& m, const std::vector<torch::Tensor>& saved) {
-  torch::NoGradGuard no_grad;
-  auto params = m.parameters();
-  for (std::size_t i = 0; i < params.size(); ++i) params[i].copy_(saved[i]);
-}
-
-bool all_finite(torch::nn::Module& m) {
-  for (const auto& p : m.parameters())
-    if (!torch::isfinite(p).all().item<bool>()) return false;
-  return true;
-}
 
 struct DopplerTrainer::Impl {
   const Problem& problem;
@@ -98,66 +81,69 @@ struct DopplerTrainer::Impl {
   std::unique_ptr<detail::FusedAdam> opt_sel, opt_plc;
   std::mt19937_64 rng;
   CostFunction cost;
+  bool simulator_cost = true;  // the cost is the problem's simulator (thread-safe, per rollout)
+  int cost_generation = 0;     // bumped by set_cost(); the best remembers its generation
   std::optional<std::filesystem::path> run_dir;
-  int episode = 0;
+  int episode = 0;  // rollouts of the stage
+  int update = 0;   // updates of the stage
   double baseline_sum = 0;
   int baseline_count = 0;
   double best = std::numeric_limits<double>::infinity();
+  int best_generation = 0;
   Assignment best_assignment;
+  std::vector<Elite> elites;  // lowest cost first, at most cfg.elite
   std::int64_t cost_calls = 0;
-  double seconds = 0;
+  double seconds = 0;        // all stages
+  double stage_seconds = 0;  // this stage (the time budget)
   std::uint64_t fingerprint = 0;
   double lr_scale = 1;  // halved at every rolled-back divergence
   int divergences = 0;
-  Snapshot good;  // last good state (taken at every checkpoint)
-
-  void take_snapshot() {
-    good.sel = clone_params(*agent->sel);
-    good.plc = clone_params(*agent->plc);
-    good.opt_sel = opt_sel->state();
-    good.opt_plc = opt_plc->state();
-  }
-
-  void roll_back() {
-    restore_params(*agent->sel, good.sel);
-    restore_params(*agent->plc, good.plc);
-    opt_sel->set_state(good.opt_sel);
-    opt_plc->set_state(good.opt_plc);
-  }
+  detail::Snapshot good;  // last good state (taken at every checkpoint)
 
   Impl(const Problem& p, TrainConfig c) : problem(p), cfg(c.with_stage_defaults()) {
     use_single_threaded_math();
     fingerprint = graph_fingerprint(p.graph());
     rng.seed(cfg.seed);
     make_agent(cfg.policy);
-    cost = [this](const Assignment& a) { return problem.simulator().makespan(a); };
+    cost = [this](const Assignment& a) { return problem.simulator().makespan(a.device_of); };
   }
 
   void make_agent(const PolicyConfig& pc) {
     cfg.policy = pc;
     torch::manual_seed(cfg.seed);
     agent = std::make_unique<nn::DualAgent>(pc);
-    opt_sel = std::make_unique<detail::FusedAdam>(agent->sel->parameters(), cfg.lr);
-    opt_plc = std::make_unique<detail::FusedAdam>(agent->plc->parameters(), cfg.lr);
+    make_optimisers();
     const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis());
     gt = nn::make_graph_tensors(f, pc.max_levels);
-    take_snapshot();
   }
 
-  double schedule(double start, double end) const {
-    const int e = std::max(1, cfg.episodes - 1);
-    return start + (end - start) * std::min(1.0, static_cast<double>(episode) / e);
+  void make_optimisers() {
+    opt_sel = std::make_unique<detail::FusedAdam>(agent->sel->parameters(), cfg.lr);
+    opt_plc = std::make_unique<detail::FusedAdam>(agent->plc->parameters(), cfg.lr);
+    good.take(*agent, *opt_sel, *opt_plc);
+  }
+
+  bool imitation() const { return cfg.stage == TrainStage::imitation; }
+  bool sel_frozen() const { return !imitation() && cfg.sel == SelMode::frozen; }
+
+  double epsilon_now() const {
+    const int e = std::max(1, cfg.updates() - 1);
+    return cfg.epsilon +
+           (cfg.epsilon_end - cfg.epsilon) * std::min(1.0, static_cast<double>(update) / e);
   }
 
   nn::RolloutOptions rollout_options(double eps, bool greedy_only) const {
     nn::RolloutOptions o;
     o.epsilon = eps;
+    o.temperature = greedy_only || imitation() ? 1.0 : cfg.temperature;
     o.mode =
         greedy_only || cfg.action == "greedy" ? nn::ActionMode::greedy : nn::ActionMode::sample;
+    o.greedy_sel = sel_frozen();
     o.learned_sel = agent->learns_sel();
     o.learned_plc = agent->learns_plc();
     o.joint = agent->joint();
     o.teacher = true;
+    o.teacher_kind = nn::parse_teacher(cfg.teacher);
     return o;
   }
 
@@ -170,151 +156,217 @@ struct DopplerTrainer::Impl {
     m["train"] = detail::to_json(cfg);
     m["policy"] = detail::to_json(cfg.policy);
     m["episode"] = episode;
+    m["update"] = update;
     m["baseline_sum"] = baseline_sum;
     m["baseline_count"] = baseline_count;
     m["best"] = std::isfinite(best) ? json(best) : json(nullptr);
-    if (std::isfinite(best)) m["best_assignment"] = assignment_json(best_assignment);
+    if (std::isfinite(best)) m["best_assignment"] = detail::assignment_to_json(best_assignment);
+    json el = json::array();
+    for (const Elite& e : elites)
+      el.push_back({{"cost", e.cost}, {"assignment", detail::assignment_to_json(e.assignment)}});
+    m["elites"] = el;
     m["cost_calls"] = cost_calls;
     m["seconds"] = seconds;
+    m["stage_seconds"] = stage_seconds;
     m["rng"] = rng_state(rng);
     m["lr_scale"] = lr_scale;
     m["divergences"] = divergences;
     return m;
   }
 
-  EpisodeStats run_episode() {
+  // K rollouts of the current policy, scored (RL stages).
+  std::vector<nn::Sampled> roll_out(const nn::Prepared& prep, int k, double eps) {
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(k));
+    for (auto& s : seeds) s = rng();
+    const bool score = !imitation();
+    auto batch = nn::sample_rollouts(problem, cfg.policy, prep.nets, rollout_options(eps, false),
+                                     seeds, score && simulator_cost, cfg.parallel ? 2 : 1);
+    for (auto& b : batch) {
+      b.episode.assignment.method = "doppler";
+      if (score && !simulator_cost) b.cost = cost(b.episode.assignment);
+      if (!score) b.cost = b.episode.estimate;  // for the log only: Stage I scores nothing
+    }
+    if (score) cost_calls += k;
+    return batch;
+  }
+
+  // Advantages of the batch (RL) and the baseline reported.
+  std::vector<double> advantages(const std::vector<double>& costs, EpisodeStats& st) {
+    std::vector<double> adv(costs.size(), 0.0);
+    if (imitation()) return adv;
+    if (cfg.baseline == "loo") {
+      adv = leave_one_out_advantages(costs, true);
+      st.baseline = mean_std(costs).first;
+    } else {  // the paper's: relative reward against the running mean of earlier makespans
+      for (std::size_t i = 0; i < costs.size(); ++i) {
+        const double b = baseline_count > 0 ? baseline_sum / baseline_count : costs[i];
+        adv[i] = b > 0 ? (b - costs[i]) / b : 0.0;
+        st.baseline = b;
+        baseline_sum += costs[i];
+        ++baseline_count;
+      }
+    }
+    st.reward = mean_std(adv).first;
+    return adv;
+  }
+
+  std::vector<double> step_weights(std::size_t steps) const {
+    if (cfg.returns != ReturnMode::discounted) return {};
+    std::vector<double> w(steps);
+    for (std::size_t t = 0; t < steps; ++t)
+      w[t] = std::pow(cfg.gamma, static_cast<double>(steps - 1 - t));
+    return w;
+  }
+
+  detail::UpdateSettings update_settings(std::size_t steps, bool measure) const {
+    detail::UpdateSettings u;
+    u.imitation = imitation();
+    u.learn_sel = agent->learns_sel() && !sel_frozen();
+    u.learn_plc = agent->learns_plc();
+    u.joint = agent->joint();
+    u.entropy = cfg.entropy_weight;
+    u.self_imitation = cfg.self_imitation;
+    u.temperature = imitation() ? 1.0 : cfg.temperature;
+    u.ppo_epochs = cfg.ppo_epochs;
+    u.ppo_clip = cfg.ppo_clip;
+    u.step_weights = step_weights(steps);
+    u.grad_clip = cfg.grad_clip;
+    u.grad_norms = measure;
+    u.parallel = cfg.parallel;
+    u.nodes = problem.graph().num_nodes();
+    u.devices = problem.devices();
+    return u;
+  }
+
+  // Keeps the cfg.elite best distinct assignments (replayed for self-imitation).
+  void offer_elite(const nn::Sampled& s) {
+    if (cfg.self_imitation <= 0 || agent->joint() || !std::isfinite(s.cost)) return;
+    if (elites.size() >= static_cast<std::size_t>(cfg.elite) && s.cost >= elites.back().cost)
+      return;
+    for (const Elite& e : elites)
+      if (e.assignment.device_of == s.episode.assignment.device_of) return;
+    elites.push_back({s.cost, s.episode.assignment, s.episode});
+    std::stable_sort(elites.begin(), elites.end(),
+                     [](const Elite& a, const Elite& b) { return a.cost < b.cost; });
+    if (elites.size() > static_cast<std::size_t>(cfg.elite)) elites.pop_back();
+  }
+
+  void record_best(const std::vector<nn::Sampled>& batch) {
+    for (const auto& b : batch) {
+      if (!std::isfinite(b.cost) || b.cost >= best) continue;
+      best = b.cost;
+      best_assignment = b.episode.assignment;
+      best_generation = cost_generation;
+    }
+  }
+
+  void fill_matches(const std::vector<nn::Sampled>& batch, EpisodeStats& st) const {
+    double ms = 0, mp = 0, steps = 0;
+    for (const auto& b : batch)
+      for (const nn::Step& s : b.episode.steps) {
+        ms += s.sel_greedy_match;
+        mp += s.plc_greedy_match;
+        ++steps;
+      }
+    st.match_sel = steps > 0 ? ms / steps : 1.0;
+    st.match_plc = steps > 0 ? mp / steps : 1.0;
+  }
+
+  void copy_update_stats(const detail::UpdateStats& u, EpisodeStats& st) {
+    st.loss_sel = u.loss_sel;
+    st.loss_plc = u.loss_plc;
+    st.entropy_sel = u.entropy_sel;
+    st.entropy_plc = u.entropy_plc;
+    st.pg_norm_sel = u.pg_norm_sel;
+    st.pg_norm_plc = u.pg_norm_plc;
+    st.entropy_norm_sel = u.entropy_norm_sel;
+    st.entropy_norm_plc = u.entropy_norm_plc;
+    st.si_norm_sel = u.si_norm_sel;
+    st.si_norm_plc = u.si_norm_plc;
+  }
+
+  void handle_divergence(EpisodeStats& st) {
+    good.restore(*agent, *opt_sel, *opt_plc);
+    lr_scale *= 0.5;
+    ++divergences;
+    st.diverged = true;
+    spdlog::warn(
+        "update {}: diverging update (makespan {}, losses {} / {}); rolled back to the last good "
+        "checkpoint, learning rate scaled by {}",
+        update, st.makespan, st.loss_sel, st.loss_plc, lr_scale);
+  }
+
+  EpisodeStats run_update() {
     const auto t0 = std::chrono::steady_clock::now();
     EpisodeStats st;
-    st.episode = episode;
-    st.lr = schedule(cfg.lr, cfg.lr_end) * lr_scale;
-    st.epsilon = schedule(cfg.epsilon, cfg.epsilon_end);
+    st.update = update;
+    const int k = std::min(cfg.rollouts, cfg.episodes - episode);
+    st.rollouts = k;
+    st.lr = scheduled_lr(parse_lr_schedule(cfg.lr_schedule), cfg.lr, cfg.lr_end, cfg.warmup,
+                         update, cfg.updates()) *
+            lr_scale;
+    st.epsilon = epsilon_now();
     opt_sel->set_lr(st.lr);
     opt_plc->set_lr(st.lr);
     const nn::Prepared prep = agent->prepare(gt, /*grad=*/true, cfg.parallel);
-    nn::Episode ep =
-        nn::rollout(problem, cfg.policy, prep.nets, rollout_options(st.epsilon, false), rng);
-    ep.assignment.method = "doppler";
-    st.makespan = cost(ep.assignment);
-    ++cost_calls;
-    const bool il = cfg.stage == TrainStage::imitation;
-    const auto steps = static_cast<int64_t>(ep.steps.size());
-    torch::Tensor returns;
-    if (!il) {
-      st.baseline = baseline_count > 0 ? baseline_sum / baseline_count : st.makespan;
-      st.reward = st.baseline > 0 ? (st.baseline - st.makespan) / st.baseline : 0.0;
-      returns = torch::full({steps}, st.reward, torch::kFloat);
-      if (cfg.returns == ReturnMode::discounted)
-        returns = returns * torch::pow(torch::full({steps}, cfg.gamma),
-                                       torch::arange(steps - 1, -1, -1, torch::kFloat));
-    }
-    baseline_sum += st.makespan;
-    ++baseline_count;
-    const int n = problem.graph().num_nodes(), p = problem.devices();
-    const double beta = cfg.entropy_weight;
-    const auto update = [&](bool sel, double& loss_out, double& entropy_out) {
-      nn::StepTerms t =
-          sel ? agent->sel_terms(prep, ep, n)
-              : (agent->joint() ? agent->joint_terms(prep, ep, p) : agent->plc_terms(prep, ep, p));
-      const auto objective = il ? t.teacher.sum() : (returns * t.logp).sum();
-      const auto loss = -objective - beta * t.entropy.sum();
-      auto& opt = sel ? *opt_sel : *opt_plc;
-      torch::nn::Module& net = sel ? static_cast<torch::nn::Module&>(*agent->sel)
-                                   : static_cast<torch::nn::Module&>(*agent->plc);
-      loss_out = loss.item<double>();
-      if (!std::isfinite(loss_out)) return false;  // diverged: no update
-      opt.zero_grad();
-      loss.backward();
-      const double norm = torch::nn::utils::clip_grad_norm_(
-          net.parameters(), cfg.grad_clip > 0 ? cfg.grad_clip : 1e300);
-      if (!std::isfinite(norm)) return false;
-      opt.step();
-      entropy_out = steps > 0 ? t.entropy.mean().item<double>() : 0.0;
-      return all_finite(net);
-    };
-    bool ok = std::isfinite(st.makespan) && st.makespan >= 0;
-    if (steps > 0 && ok) {
-      const bool both = agent->learns_sel() && agent->learns_plc();
-      bool ok_sel = true, ok_plc = true;
-      if (both && cfg.parallel) {
-        auto f = std::async(std::launch::async,
-                            [&] { return update(true, st.loss_sel, st.entropy_sel); });
-        ok_plc = update(false, st.loss_plc, st.entropy_plc);
-        ok_sel = f.get();
-      } else {
-        if (agent->learns_sel()) ok_sel = update(true, st.loss_sel, st.entropy_sel);
-        if (agent->learns_plc()) ok_plc = update(false, st.loss_plc, st.entropy_plc);
+    const auto t1 = std::chrono::steady_clock::now();
+    std::vector<nn::Sampled> batch = roll_out(prep, k, st.epsilon);
+    const auto t2 = std::chrono::steady_clock::now();
+    std::vector<double> costs;
+    for (const auto& b : batch) costs.push_back(b.cost);
+    bool ok = std::all_of(costs.begin(), costs.end(), [](double c) { return std::isfinite(c); });
+    std::tie(st.makespan, st.makespan_std) = mean_std(costs);
+    st.makespan_min = *std::min_element(costs.begin(), costs.end());
+    if (ok) {
+      const std::vector<double> adv = advantages(costs, st);
+      agent->exact_sum_gradient = cfg.exact_gradient;
+      std::vector<const nn::Episode*> targets;
+      for (Elite& e : elites) {
+        if (agent->learns_plc() && !cfg.exact_gradient)
+          nn::refresh_device_sums(e.episode, prep.nets, problem.devices());
+        targets.push_back(&e.episode);
       }
-      ok = ok_sel && ok_plc;
+      const bool measure = cfg.grad_norm_every > 0 && update % cfg.grad_norm_every == 0;
+      const detail::UpdateStats u =
+          detail::update_networks(*agent, gt, prep, *opt_sel, *opt_plc, batch, adv, targets,
+                                  update_settings(batch.front().episode.steps.size(), measure));
+      copy_update_stats(u, st);
+      ok = u.ok;
+      if (std::getenv("DOPPLER_PROFILE"))
+        fmt::print(stderr, "prepare {:.1f} ms, rollouts {:.1f} ms, update {:.1f} ms\n",
+                   std::chrono::duration<double, std::milli>(t1 - t0).count(),
+                   std::chrono::duration<double, std::milli>(t2 - t1).count(),
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t2).count());
     }
-    if (!ok) {
-      // A diverging update (non-finite cost, loss, gradient or weight): roll back to the last
-      // good checkpoint and continue with half the learning rate.
-      roll_back();
-      lr_scale *= 0.5;
-      ++divergences;
-      st.diverged = true;
-      spdlog::warn(
-          "episode {}: diverging update (makespan {}, losses {} / {}); rolled back to the last "
-          "good "
-          "checkpoint, learning rate scaled by {}",
-          episode, st.makespan, st.loss_sel, st.loss_plc, lr_scale);
-      baseline_sum -= st.makespan;  // keep a non-finite cost out of the baseline
-      --baseline_count;
+    if (!ok) handle_divergence(st);
+    fill_matches(batch, st);
+    if (ok && !imitation()) {
+      record_best(batch);
+      for (const auto& b : batch) offer_elite(b);
     }
-    int ms = 0, mp = 0;
-    for (const nn::Step& s : ep.steps) {
-      ms += s.sel_greedy_match;
-      mp += s.plc_greedy_match;
-    }
-    st.match_sel = steps ? static_cast<double>(ms) / static_cast<double>(steps) : 1.0;
-    st.match_plc = steps ? static_cast<double>(mp) / static_cast<double>(steps) : 1.0;
-    if (ok && st.makespan < best) {
-      best = st.makespan;
-      best_assignment = ep.assignment;
-    }
-    st.best = best;
+    st.best = std::isfinite(best) ? best : kNaN;
+    st.calls = cost_calls;
     st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     seconds += st.seconds;
-    ++episode;
+    stage_seconds += st.seconds;
+    episode += k;
+    st.episode = episode - 1;
+    ++update;
     return st;
   }
 
   void write_run_files(bool checkpoint_now) {
     if (checkpoint_now) {
-      if (!all_finite(*agent->sel) || !all_finite(*agent->plc)) {  // never save a diverged state
-        roll_back();
+      if (!detail::all_finite(*agent->sel) || !detail::all_finite(*agent->plc)) {
+        good.restore(*agent, *opt_sel, *opt_plc);  // never save a diverged state
         spdlog::warn("non-finite weights at a checkpoint: rolled back to the last good checkpoint");
       }
-      take_snapshot();
+      good.take(*agent, *opt_sel, *opt_plc);
     }
-    if (!run_dir) return;
-    if (checkpoint_now) {
-      detail::write_checkpoint(*run_dir / "ckpt.pt", *agent, opt_sel.get(), opt_plc.get(), meta());
-      if (std::isfinite(best))
-        write_file_atomic(*run_dir / "best.json", format_assignment_json(best_assignment));
-    }
-  }
-
-  void append_log(const EpisodeStats& s) {
-    if (!run_dir) return;
-    const json j = {{"episode", s.episode},
-                    {"stage", train_stage_name(cfg.stage)},
-                    {"makespan", s.makespan},
-                    {"reward", s.reward},
-                    {"baseline", s.baseline},
-                    {"loss_sel", s.loss_sel},
-                    {"loss_plc", s.loss_plc},
-                    {"entropy_sel", s.entropy_sel},
-                    {"entropy_plc", s.entropy_plc},
-                    {"match_sel", s.match_sel},
-                    {"match_plc", s.match_plc},
-                    {"lr", s.lr},
-                    {"epsilon", s.epsilon},
-                    {"seconds", s.seconds},
-                    {"best", s.best}};
-    std::ofstream out(*run_dir / "log.jsonl", std::ios::app);
-    out << j.dump() << "\n";
-    if (!out) throw InputError((*run_dir / "log.jsonl").string(), 0, "cannot append to the log");
+    if (!run_dir || !checkpoint_now) return;
+    detail::write_checkpoint(*run_dir / "ckpt.pt", *agent, opt_sel.get(), opt_plc.get(), meta());
+    if (std::isfinite(best))
+      write_file_atomic(*run_dir / "best.json", format_assignment_json(best_assignment));
   }
 
   Assignment greedy_rollout() {
@@ -325,6 +377,33 @@ struct DopplerTrainer::Impl {
     ep.assignment.method = "doppler";
     return ep.assignment;
   }
+
+  // Re-scores the carried-over best with the current cost function (start of a stage).
+  void rescore_best() {
+    if (!std::isfinite(best) || best_generation == cost_generation) return;
+    best = cost(best_assignment);
+    ++cost_calls;
+    best_generation = cost_generation;
+    for (Elite& e : elites) {  // elites must be comparable with the new costs too
+      e.cost = cost(e.assignment);
+      ++cost_calls;
+    }
+    std::stable_sort(elites.begin(), elites.end(),
+                     [](const Elite& a, const Elite& b) { return a.cost < b.cost; });
+    if (!std::isfinite(best)) best = std::numeric_limits<double>::infinity();
+  }
+
+  void restore_elites(const json& el) {
+    elites.clear();
+    const nn::Teacher t = nn::parse_teacher(cfg.teacher);
+    for (const json& e : el) {
+      Elite x;
+      x.cost = e.at("cost").get<double>();
+      x.assignment = detail::assignment_from_json(e.at("assignment"), "doppler");
+      x.episode = nn::replay(problem, cfg.policy, x.assignment, t);
+      elites.push_back(std::move(x));
+    }
+  }
 };
 
 DopplerTrainer::DopplerTrainer(const Problem& problem, TrainConfig config)
@@ -332,7 +411,8 @@ DopplerTrainer::DopplerTrainer(const Problem& problem, TrainConfig config)
 
 DopplerTrainer::~DopplerTrainer() = default;
 
-void DopplerTrainer::load_weights(const std::filesystem::path& checkpoint) {
+void DopplerTrainer::load_weights(const std::filesystem::path& path) {
+  const auto checkpoint = checkpoint_path(path);
   const detail::Checkpoint c = detail::open_checkpoint(checkpoint);
   PolicyConfig pc;
   try {
@@ -343,24 +423,27 @@ void DopplerTrainer::load_weights(const std::filesystem::path& checkpoint) {
   pc.variant = impl_->cfg.policy.variant;  // the variant of this run decides what is learned
   impl_->make_agent(pc);
   detail::load_networks(c, *impl_->agent, checkpoint);
-  impl_->take_snapshot();
+  impl_->good.take(*impl_->agent, *impl_->opt_sel, *impl_->opt_plc);
 }
 
 void DopplerTrainer::set_cost(CostFunction f) {
   impl_->cost = std::move(f);
+  impl_->simulator_cost = false;
+  ++impl_->cost_generation;
 }
 
 void DopplerTrainer::start_stage(TrainConfig next) {
   Impl& s = *impl_;
   next.policy = s.cfg.policy;
   s.cfg = next.with_stage_defaults();
-  s.opt_sel = std::make_unique<detail::FusedAdam>(s.agent->sel->parameters(), s.cfg.lr);
-  s.opt_plc = std::make_unique<detail::FusedAdam>(s.agent->plc->parameters(), s.cfg.lr);
+  s.make_optimisers();
   s.episode = 0;
+  s.update = 0;
   s.baseline_sum = 0;
   s.baseline_count = 0;
   s.lr_scale = 1;
-  s.take_snapshot();
+  s.stage_seconds = 0;
+  s.rescore_best();
 }
 
 namespace {
@@ -379,7 +462,7 @@ void DopplerTrainer::set_run_dir(const std::filesystem::path& dir) {
   make_run_dir(dir);
   impl_->run_dir = dir;
   // A fresh run: the log of an earlier run (or of one killed before its first checkpoint) in
-  // the same directory must not stay in front of this run's episodes.
+  // the same directory must not stay in front of this run's updates.
   write_file_atomic(dir / "log.jsonl", "");
 }
 
@@ -403,16 +486,19 @@ void DopplerTrainer::resume(const std::filesystem::path& dir) {
     detail::load_optimizers(c, *s.opt_sel, *s.opt_plc, path);
     s.lr_scale = c.meta.value("lr_scale", 1.0);
     s.divergences = c.meta.value("divergences", 0);
-    s.take_snapshot();
+    s.good.take(*s.agent, *s.opt_sel, *s.opt_plc);
     s.episode = c.meta.at("episode").get<int>();
+    s.update = c.meta.value("update", s.episode);
     s.baseline_sum = c.meta.at("baseline_sum").get<double>();
     s.baseline_count = c.meta.at("baseline_count").get<int>();
     if (!c.meta.at("best").is_null()) {
       s.best = c.meta.at("best").get<double>();
-      s.best_assignment = assignment_from_json(c.meta.at("best_assignment"), "doppler");
+      s.best_assignment = detail::assignment_from_json(c.meta.at("best_assignment"), "doppler");
     }
+    s.restore_elites(c.meta.value("elites", json::array()));
     s.cost_calls = c.meta.at("cost_calls").get<std::int64_t>();
     s.seconds = c.meta.at("seconds").get<double>();
+    s.stage_seconds = c.meta.value("stage_seconds", s.seconds);
     std::istringstream rs(c.meta.at("rng").get<std::string>());
     rs >> s.rng;
     if (!rs) throw InputError(path.string(), 0, "checkpoint has a corrupt RNG state");
@@ -423,38 +509,36 @@ void DopplerTrainer::resume(const std::filesystem::path& dir) {
   }
   make_run_dir(dir);
   impl_->run_dir = dir;
-  // Cut the log back to the checkpoint's episodes (later lines belong to lost work).
-  const auto log = dir / "log.jsonl";
-  std::ifstream in(log);
-  std::string line, kept;
-  for (int i = 0; i < s.episode && std::getline(in, line); ++i) kept += line + "\n";
-  in.close();
-  write_file_atomic(log, kept);
+  detail::truncate_log(dir / "log.jsonl", s.update);
 }
 
 TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>& on_episode) {
   Impl& s = *impl_;
-  if (s.run_dir) {
-    json cfg = detail::to_json(s.cfg);
-    write_file_atomic(*s.run_dir / "config.json", cfg.dump(2) + "\n");
-  }
-  while (s.episode < s.cfg.episodes && (s.cfg.time_budget <= 0 || s.seconds < s.cfg.time_budget)) {
-    const EpisodeStats st = s.run_episode();
-    s.append_log(st);
-    const bool ckpt = s.cfg.checkpoint_every > 0 && s.episode % s.cfg.checkpoint_every == 0;
-    s.write_run_files(ckpt || s.episode == s.cfg.episodes);
+  if (s.run_dir)
+    write_file_atomic(*s.run_dir / "config.json", detail::to_json(s.cfg).dump(2) + "\n");
+  while (s.episode < s.cfg.episodes &&
+         (s.cfg.time_budget <= 0 || s.stage_seconds < s.cfg.time_budget)) {
+    const EpisodeStats st = s.run_update();
+    if (s.run_dir) detail::append_log_line(*s.run_dir / "log.jsonl", detail::stats_json(st, s.cfg.stage));
+    const bool ckpt = s.cfg.checkpoint_every > 0 && s.update % s.cfg.checkpoint_every == 0;
+    s.write_run_files(ckpt || s.episode >= s.cfg.episodes);
     if (on_episode) on_episode(st);
   }
   TrainResult r;
   r.greedy = s.greedy_rollout();
-  r.greedy_makespan = s.cost(r.greedy);
-  ++s.cost_calls;
-  if (r.greedy_makespan < s.best) {
-    s.best = r.greedy_makespan;
-    s.best_assignment = r.greedy;
+  if (s.imitation()) {  // Stage I scores nothing
+    r.greedy_makespan = kNaN;
+  } else {
+    r.greedy_makespan = s.cost(r.greedy);
+    ++s.cost_calls;
+    if (r.greedy_makespan < s.best) {
+      s.best = r.greedy_makespan;
+      s.best_assignment = r.greedy;
+      s.best_generation = s.cost_generation;
+    }
   }
-  r.best = s.best_assignment;
-  r.best_makespan = s.best;
+  r.best = std::isfinite(s.best) ? s.best_assignment : r.greedy;
+  r.best_makespan = std::isfinite(s.best) ? s.best : kNaN;
   r.episodes = s.episode;
   r.cost_calls = s.cost_calls;
   r.seconds = s.seconds;
@@ -464,6 +548,19 @@ TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>
 
 Assignment DopplerTrainer::greedy() {
   return impl_->greedy_rollout();
+}
+
+SampledPlacement DopplerTrainer::sample(const SampleOptions& o) {
+  Impl& s = *impl_;
+  if (o.samples < 1) throw InputError("doppler: samples must be at least 1");
+  SampledPlacement r =
+      nn::sample_placement(s.problem, *s.agent, s.gt, o, nn::parse_teacher(s.cfg.teacher));
+  s.cost_calls += r.calls;
+  return r;
+}
+
+std::int64_t DopplerTrainer::cost_calls() const {
+  return impl_->cost_calls;
 }
 
 void DopplerTrainer::save_checkpoint(const std::filesystem::path& path) const {
@@ -477,51 +574,6 @@ const TrainConfig& DopplerTrainer::config() const {
 
 int DopplerTrainer::episodes_done() const {
   return impl_->episode;
-}
-
-struct DopplerPolicy::Impl {
-  PolicyConfig config;
-  std::unique_ptr<nn::DualAgent> agent;
-};
-
-DopplerPolicy::DopplerPolicy() : impl_(std::make_unique<Impl>()) {}
-DopplerPolicy::DopplerPolicy(DopplerPolicy&&) noexcept = default;
-DopplerPolicy& DopplerPolicy::operator=(DopplerPolicy&&) noexcept = default;
-DopplerPolicy::~DopplerPolicy() = default;
-
-DopplerPolicy DopplerPolicy::load(const std::filesystem::path& checkpoint) {
-  use_single_threaded_math();
-  const detail::Checkpoint c = detail::open_checkpoint(checkpoint);
-  DopplerPolicy p;
-  try {
-    p.impl_->config = detail::policy_config_from_json(c.meta.at("policy"));
-  } catch (const std::exception&) {
-    throw InputError(checkpoint.string(), 0, "checkpoint meta has no valid policy configuration");
-  }
-  p.impl_->agent = std::make_unique<nn::DualAgent>(p.impl_->config);
-  detail::load_networks(c, *p.impl_->agent, checkpoint);
-  return p;
-}
-
-Assignment DopplerPolicy::place(const Problem& problem) {
-  torch::NoGradGuard no_grad;
-  const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis());
-  const nn::GraphTensors gt = nn::make_graph_tensors(f, impl_->config.max_levels);
-  const nn::Prepared prep = impl_->agent->prepare(gt, false, false);
-  nn::RolloutOptions o;
-  o.mode = nn::ActionMode::greedy;
-  o.learned_sel = impl_->agent->learns_sel();
-  o.learned_plc = impl_->agent->learns_plc();
-  o.joint = impl_->agent->joint();
-  o.teacher = !o.learned_sel || !o.learned_plc;
-  std::mt19937_64 rng(0);
-  nn::Episode ep = nn::rollout(problem, impl_->config, prep.nets, o, rng);
-  ep.assignment.method = "doppler";
-  return ep.assignment;
-}
-
-const PolicyConfig& DopplerPolicy::config() const {
-  return impl_->config;
 }
 
 }  // namespace doppler

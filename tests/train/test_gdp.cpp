@@ -1,8 +1,11 @@
 // GDP: probabilities over devices, the Transformer-XL segment recurrence (memory flows forward
-// only, plain attention when the sequence fits one segment), REINFORCE finding the obviously best
-// placement of a tiny graph, the simulator-call budget, checkpoints.
+// only, plain attention when the sequence fits one segment), PPO on batches finding the obviously
+// best placement of a tiny graph and beating random placement with a modest budget, the
+// simulator-call budget against the simulator's own counter, the leave-one-out baseline,
+// checkpoints.
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -69,7 +72,7 @@ TEST(Gdp, SegmentMemoryFlowsForwardOnly) {
       torch::allclose(plain->forward(later).narrow(0, 0, 1), plain->forward(x).narrow(0, 0, 1)));
 }
 
-TEST(Gdp, ReinforceFindsTheObviouslyBestPlacement) {
+TEST(Gdp, PpoFindsTheObviouslyBestPlacement) {
   const Graph g = test::ref_graph({{5, 20}, {5, 20}, {5, 20}, {5, 20}, {5, 20}, {5, 20}},
                                   {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
   const Problem problem(g, Platform::reference(3));
@@ -90,7 +93,97 @@ TEST(Gdp, ReinforceFindsTheObviouslyBestPlacement) {
   EXPECT_EQ(r.best_makespan, optimum);
   EXPECT_EQ(r.cost_calls, 1302);
   EXPECT_EQ(r.episodes, 1301);
+  EXPECT_EQ(r.updates, 163);  // 1301 placements in batches of at most 8: 7 or 8 each
   EXPECT_EQ(r.decisions, 1301 * 6);
+}
+
+// Two independent chains of four ops (compute 10 and 9, transfers 5) on two devices: the best
+// placement puts each chain on a device of its own (makespan 40); one device for all takes 76,
+// and a random placement pays transfers and contention. (The chains differ so that GDP's
+// features tell their ops apart: a one-shot placer cannot break the symmetry of twin ops.)
+Graph two_chains() {
+  return test::ref_graph({{10, 5}, {10, 5}, {10, 5}, {10, 5}, {9, 5}, {9, 5}, {9, 5}, {9, 5}},
+                         {{0, 1}, {1, 2}, {2, 3}, {4, 5}, {5, 6}, {6, 7}});
+}
+
+TEST(Gdp, ModestBudgetBeatsRandomPlacementByAMargin) {
+  const Graph g = two_chains();
+  const Problem problem(g, Platform::reference(2));
+  const double optimum =
+      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+  ASSERT_EQ(optimum, 40);
+  // Random placement's mean makespan, estimated independently of the trainer.
+  std::mt19937_64 rng(99);
+  std::uniform_int_distribution<int> coin(0, 1);
+  double random_mean = 0;
+  const int samples = 2000;
+  for (int i = 0; i < samples; ++i) {
+    std::vector<DeviceId> dev(8);
+    for (auto& d : dev) d = coin(rng);
+    random_mean += problem.simulator().makespan(dev) / samples;
+  }
+  ASSERT_GT(random_mean, 1.2 * optimum);
+  for (std::uint64_t seed : {1, 2, 3}) {
+    BaselineConfig c = tiny();  // default batch (8) and PPO epochs (10)
+    c.seed = seed;
+    c.lr = 1e-3;
+    {  // The untrained policy (negligible learning rate) is no better than random placement.
+      BaselineConfig u = c;
+      u.lr = 1e-12;
+      u.calls = 20;
+      EXPECT_GT(train_gdp(problem, u).greedy_makespan, 0.8 * random_mean) << "seed " << seed;
+    }
+    c.calls = 1000;
+    const BaselineResult r = train_gdp(problem, c);
+    EXPECT_LT(r.greedy_makespan, 0.8 * random_mean) << "seed " << seed;
+  }
+}
+
+TEST(Gdp, CallsMatchTheSimulatorsCounterAndNeverExceedTheBudget) {
+  std::mt19937_64 rng(5);
+  const Graph g = test::random_dag(rng, {24, 0.2, 9, 9, true});
+  const Problem problem(g, Platform::reference(3));
+  for (const auto& [calls, episodes, batch] : std::vector<std::tuple<int, int, int>>{
+           {2, 0, 16}, {3, 0, 16}, {18, 0, 16}, {40, 0, 16}, {101, 0, 7}, {50, 10, 4}, {0, 9, 4}}) {
+    BaselineConfig c = tiny();
+    c.calls = calls;
+    c.episodes = episodes;
+    c.batch = batch;
+    c.ppo_epochs = 2;
+    std::vector<BaselineEpisode> log;
+    const std::int64_t before = problem.simulator().calls();
+    const BaselineResult r =
+        train_gdp(problem, c, [&](const BaselineEpisode& e) { log.push_back(e); });
+    const std::int64_t made = problem.simulator().calls() - before;
+    SCOPED_TRACE(::testing::Message() << "calls " << calls << " episodes " << episodes);
+    EXPECT_EQ(r.cost_calls, made);
+    if (calls > 0) {
+      EXPECT_LE(made, calls);
+    }
+    const int trained = episodes > 0 && (calls == 0 || episodes < calls - 1) ? episodes : calls - 1;
+    EXPECT_EQ(r.episodes, trained);
+    EXPECT_EQ(made, trained + 1) << "every placement and the greedy one, nothing else";
+    ASSERT_EQ(static_cast<int>(log.size()), trained);
+    EXPECT_EQ(log.back().calls, trained);
+    // Batches of at most `batch`, as equal as possible; the baseline of a placement is the mean
+    // makespan of the other placements of its batch.
+    const int updates = (trained + batch - 1) / batch;
+    EXPECT_EQ(r.updates, updates);
+    std::size_t at = 0;
+    for (int u = 0; u < updates; ++u) {
+      const int k = trained / updates + (u < trained % updates ? 1 : 0);
+      double sum = 0;
+      for (int i = 0; i < k; ++i) sum += log[at + static_cast<std::size_t>(i)].makespan;
+      for (int i = 0; i < k; ++i) {
+        const BaselineEpisode& e = log[at + static_cast<std::size_t>(i)];
+        if (k > 1) {
+          EXPECT_NEAR(e.baseline, (sum - e.makespan) / (k - 1), 1e-9 * sum);
+        }
+        EXPECT_EQ(e.calls, static_cast<std::int64_t>(at) + i + 1);
+      }
+      at += static_cast<std::size_t>(k);
+    }
+  }
 }
 
 TEST(Gdp, SameSeedSameRunAndCheckpointRoundTrip) {

@@ -1,8 +1,10 @@
 // Placeto: pooling masks and probabilities over devices, batched states agreeing with single
-// ones, REINFORCE finding the obviously best placement of a tiny graph, the simulator-call
-// budget, checkpoints (round trip, wrong kinds of file).
+// ones, batched policy gradient finding the obviously best placement of a tiny graph, the
+// per-step leave-one-out baseline, the simulator-call budget against the simulator's own
+// counter, checkpoints (round trip, wrong kinds of file).
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -103,7 +105,7 @@ TEST(Placeto, ProbabilitiesCoverTheDevicesAndBatchesAgree) {
   EXPECT_FALSE(torch::allclose(first, third));
 }
 
-TEST(Placeto, ReinforceFindsTheObviouslyBestPlacement) {
+TEST(Placeto, BatchedPolicyGradientFindsTheObviouslyBestPlacement) {
   const Graph g = chain();
   const Problem problem(g, Platform::reference(3));
   const double optimum =
@@ -125,6 +127,75 @@ TEST(Placeto, ReinforceFindsTheObviouslyBestPlacement) {
   EXPECT_EQ(r.decisions_per_episode, 6);
   EXPECT_EQ(r.decisions, 1300);  // initial placement and greedy evaluation: one call each
   EXPECT_EQ(r.episodes, 217);    // the last one truncated to 4 steps
+  EXPECT_EQ(r.updates, 55);      // batches of at most 4 episodes: 217 = 52 x 4 + 3 x 3
+}
+
+TEST(Placeto, CallsMatchTheSimulatorsCounterAndNeverExceedTheBudget) {
+  std::mt19937_64 rng(8);
+  const Graph g = test::random_dag(rng, {12, 0.25, 9, 9, true});
+  const Problem problem(g, Platform::reference(3));
+  BaselineConfig probe = tiny();
+  probe.calls = 0;
+  probe.episodes = 1;
+  const int n = train_placeto(problem, probe).decisions_per_episode;
+  ASSERT_GT(n, 3);
+  for (const auto& [calls, episodes, batch] : std::vector<std::tuple<int, int, int>>{
+           {3, 0, 4}, {n + 2, 0, 4}, {n + 3, 0, 4}, {5 * n + 1, 0, 2}, {7 * n, 0, 3}, {0, 5, 2}}) {
+    BaselineConfig c = tiny();
+    c.calls = calls;
+    c.episodes = episodes;
+    c.batch = batch;
+    c.ppo_epochs = 2;
+    std::vector<BaselineEpisode> log;
+    const std::int64_t before = problem.simulator().calls();
+    const BaselineResult r =
+        train_placeto(problem, c, [&](const BaselineEpisode& e) { log.push_back(e); });
+    const std::int64_t made = problem.simulator().calls() - before;
+    SCOPED_TRACE(::testing::Message() << "calls " << calls << " episodes " << episodes);
+    EXPECT_EQ(r.cost_calls, made);
+    // Every call is spent: initial placement, one per step, greedy placement.
+    const std::int64_t expect = calls > 0 ? calls : 2 + static_cast<std::int64_t>(episodes) * n;
+    EXPECT_EQ(made, expect);
+    EXPECT_EQ(r.decisions, made - 2);
+    EXPECT_EQ(r.episodes, (r.decisions + n - 1) / n);
+    ASSERT_EQ(static_cast<int>(log.size()), r.episodes);
+    EXPECT_EQ(log.back().calls, made - 1);
+  }
+}
+
+TEST(Placeto, FirstStepBaselineIsTheMeanOfTheOtherEpisodesOfTheBatch) {
+  const Graph g = diamond();
+  const Problem problem(g, Platform::reference(3));
+  BaselineConfig c = tiny();
+  c.calls = 0;
+  c.episodes = 10;
+  c.batch = 4;  // batches of 4, 3 and 3
+  c.lr = 1e-2;
+  std::vector<BaselineEpisode> log;
+  const BaselineResult r =
+      train_placeto(problem, c, [&](const BaselineEpisode& e) { log.push_back(e); });
+  EXPECT_EQ(r.updates, 3);
+  ASSERT_EQ(log.size(), 10u);
+  bool varied = false;
+  std::size_t at = 0;
+  for (int k : {4, 3, 3}) {
+    double sum = 0;
+    for (int i = 0; i < k; ++i) sum += log[at + static_cast<std::size_t>(i)].reward;
+    double sq = 0;
+    for (int i = 0; i < k; ++i) {
+      const BaselineEpisode& e = log[at + static_cast<std::size_t>(i)];
+      EXPECT_NEAR(e.baseline, (sum - e.reward) / (k - 1), 1e-12);
+      // The advantage has the sign of the return's excess over the baseline.
+      if (std::abs(e.reward - e.baseline) > 1e-9) {
+        EXPECT_GT(e.advantage * (e.reward - e.baseline), 0.0);
+        varied = true;
+      }
+      sq += e.advantage * e.advantage;
+    }
+    at += static_cast<std::size_t>(k);
+    EXPECT_LE(sq, k * 6 + 1e-9) << "advantages are normalised over the batch's k x 6 steps";
+  }
+  EXPECT_TRUE(varied) << "the test graph gives different returns";
 }
 
 TEST(Placeto, InputOpsFollowTheirFirstConsumerAndAreNotDecided) {

@@ -1,6 +1,7 @@
 #pragma once
 // The placer interface and the registry of placement methods.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -56,13 +57,36 @@ struct PlacerInfo {
   std::string description;  ///< one line
   std::string params;       ///< accepted "key=value" options with defaults, or empty
   bool deterministic;       ///< same result for every seed
+  bool learned = false;     ///< a learned method (libdoppler_learn): trains or loads a policy
 };
 
-/// Every registered non-learned placer, in the order `--methods all` runs them.
-const std::vector<PlacerInfo>& placer_infos();
+/// Makes a placer from its options; it removes every option it reads (what is left is unknown).
+using PlacerFactory = std::function<std::unique_ptr<Placer>(PlacerParams&)>;
+
+/// Every registered placer: the non-learned ones first, in the order `--methods all` runs
+/// them, then the learned ones (registered by libdoppler_learn when it is linked).
+std::vector<PlacerInfo> placer_infos();
+
+/// Adds a placement method to the registry, or replaces the one of the same name.
+void register_placer(PlacerInfo info, PlacerFactory make);
+
+/// Splits a spec "name" or "name:key=value,key=value" into its name and options. InputError
+/// on an option that is not key=value.
+std::pair<std::string, PlacerParams> parse_placer_spec(const std::string& spec);
+
+/// Reads and removes option `key` as a finite number (`fallback` when absent); InputError
+/// naming the method and option otherwise.
+double take_number(PlacerParams& params, const std::string& method, const std::string& key,
+                   double fallback);
+/// Reads and removes option `key` as an integer in [lo, hi] (`fallback` when absent).
+std::int64_t take_integer(PlacerParams& params, const std::string& method, const std::string& key,
+                          std::int64_t fallback, std::int64_t lo, std::int64_t hi);
+/// Reads and removes option `key` as a string (`fallback` when absent).
+std::string take_string(PlacerParams& params, const std::string& key, const std::string& fallback);
 
 /// Creates a placer from a spec "name" or "name:key=value,...". Throws InputError for an unknown
-/// name or option, naming the valid ones.
+/// name or option, naming the valid ones. Learned methods (doppler, doppler-sim, doppler-search,
+/// placeto, gdp, ...) are found when libdoppler_learn is linked.
 std::unique_ptr<Placer> make_placer(const std::string& spec);
 
 }  // namespace doppler

@@ -11,6 +11,7 @@
 //    (rule priority);
 //  - all events of one instant are applied before devices choose, so the result does not depend
 //    on event order; the makespan is the finish time of the last op.
+#include <atomic>
 #include <span>
 #include <vector>
 
@@ -99,6 +100,9 @@ public:
   const Platform& platform() const { return platform_; }
   /// Device count P.
   int devices() const { return platform_.devices(); }
+  /// Simulations run so far by this simulator (every makespan(), makespans() element and
+  /// simulate() call, from any thread): the budget counter of the search and learned methods.
+  std::int64_t calls() const { return calls_.n.load(std::memory_order_relaxed); }
 
 private:
   double run(std::span<const DeviceId> device_of, SimWorkspace& ws, DispatchRule rule,
@@ -128,6 +132,17 @@ private:
   std::vector<int> route_links_;
   int num_links_ = 0;
   mutable SimWorkspace own_;
+  // A relaxed atomic counter that copies by value (the simulator stays copyable).
+  struct CallCounter {
+    mutable std::atomic<std::int64_t> n{0};
+    CallCounter() = default;
+    CallCounter(const CallCounter& o) : n(o.n.load()) {}
+    CallCounter& operator=(const CallCounter& o) {
+      n = o.n.load();
+      return *this;
+    }
+  };
+  CallCounter calls_;
 };
 
 /// Parses "fifo" or "priority"; InputError otherwise.

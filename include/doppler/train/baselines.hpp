@@ -11,6 +11,7 @@
 
 #include "doppler/graph/assignment.hpp"
 #include "doppler/heuristics/problem.hpp"
+#include "doppler/train/policy_gradient.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
@@ -34,27 +35,33 @@ inline BaselineMethod parse_baseline_method(const std::string& name) {
 }
 
 /// Training budget and hyper-parameters. Fields marked "0: default" take the method's default.
+/// Both methods learn from batches of rollouts of the current policy: advantages against the
+/// leave-one-out baseline of the batch (policy_gradient.hpp), normalised, and the PPO clipped
+/// objective over `ppo_epochs` passes of each batch.
 struct BaselineConfig {
   /// Simulator calls allowed in total, the final greedy placement's evaluation included
   /// (Doppler-SIM with il=300, sim=1000 makes 1302). 0: no limit (then `episodes` must be > 0).
   std::int64_t calls = 1302;
   int episodes = 0;        ///< episode limit (0: none; training stops at whichever comes first)
   std::uint64_t seed = 0;  ///< seeds the initialisation (torch) and every sample (mt19937_64)
-  double lr = 1e-3;        ///< Adam learning rate (constant)
-  double entropy_weight = 1e-2;  ///< weight of the entropy bonus per decision
+  double lr = 0;           ///< Adam learning rate at the start (0: 1e-3)
+  double lr_end = -1;      ///< learning rate at the last update (negative: lr / 10)
+  LrSchedule lr_schedule = LrSchedule::cosine;  ///< from lr to lr_end over the updates
+  double entropy_weight = 1e-2;  ///< entropy bonus per decision (against unit-scale advantages)
   double grad_clip = 1.0;        ///< global gradient-norm clip (0: none)
+  int batch = 0;                 ///< rollouts per update (0: placeto 4 episodes, gdp 8 placements)
+  int ppo_epochs = 0;            ///< passes over each batch (0: placeto 1, gdp 10)
+  double clip = 0.2;             ///< PPO clip of the probability ratio
   int hidden = 0;                ///< embedding size (0: placeto 32, gdp 64)
   int steps = 0;  ///< placeto: message-passing steps per direction (0: 3); gdp: SAGE layers (0: 3)
   int max_devices = 64;  ///< size of the device one-hot / output layer; P must not exceed it
   // Placeto only.
-  double gamma = 1.0;        ///< discount of the per-step rewards
-  int baseline_window = 50;  ///< episodes averaged by the per-step-index baseline
-  bool mean_pool = true;     ///< parent/child/parallel pooling by mean (false: sum)
+  double gamma = 1.0;     ///< discount of the per-step rewards
+  bool mean_pool = true;  ///< parent/child/parallel pooling by mean (false: sum)
   // GDP only.
-  int heads = 4;                 ///< attention heads
-  int layers = 2;                ///< Transformer-XL layers
-  int segment = 128;             ///< segment length (tokens); the memory is the previous segment
-  double baseline_decay = 0.95;  ///< moving average of the makespans (the reward baseline)
+  int heads = 4;      ///< attention heads
+  int layers = 2;     ///< Transformer-XL layers
+  int segment = 128;  ///< segment length (tokens); the memory is the previous segment
   /// When not empty: config.json, log.jsonl (one line per episode), ckpt.pt, best.json and
   /// greedy.json are written here (created when missing).
   std::filesystem::path run_dir;
@@ -65,12 +72,16 @@ struct BaselineEpisode {
   int episode = 0;      ///< 0-based
   int decisions = 0;    ///< policy decisions made (placeto: fewer when the budget ran out)
   double makespan = 0;  ///< makespan of the episode's final placement
-  double reward = 0;  ///< placeto: return of the first step; gdp: (baseline - makespan) / baseline
-  double baseline = 0;     ///< placeto: baseline of the first step; gdp: moving average used
-  double loss = 0;         ///< loss minimised
+  /// placeto: return of the first step; gdp: (baseline - makespan) / baseline
+  double reward = 0;
+  /// placeto: leave-one-out mean of the first step's return over the batch; gdp: leave-one-out
+  /// mean of the batch's makespans
+  double baseline = 0;
+  double advantage = 0;    ///< normalised advantage (placeto: of the first step)
+  double loss = 0;         ///< loss minimised by the update of the episode's batch
   double entropy = 0;      ///< mean per-decision policy entropy
   std::int64_t calls = 0;  ///< simulator calls so far
-  double seconds = 0;      ///< wall-clock time of the episode (rollout + update)
+  double seconds = 0;      ///< wall-clock time of the episode (rollout + its share of the update)
   double best = 0;         ///< best makespan seen so far
 };
 
@@ -80,7 +91,8 @@ struct BaselineResult {
   double best_makespan = 0;
   Assignment greedy;  ///< the trained policy's greedy placement
   double greedy_makespan = 0;
-  int episodes = 0;               ///< episodes run (the last one may be truncated by the budget)
+  int episodes = 0;  ///< episodes run (placeto: the last ones may be truncated by the budget)
+  int updates = 0;   ///< batches learned from
   std::int64_t decisions = 0;     ///< policy decisions made while training
   int decisions_per_episode = 0;  ///< ops decided per episode (input ops follow their consumer)
   std::int64_t cost_calls = 0;    ///< simulator calls, the greedy placement's evaluation included

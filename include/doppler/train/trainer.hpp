@@ -9,35 +9,45 @@
 
 #include "doppler/graph/assignment.hpp"
 #include "doppler/heuristics/problem.hpp"
+#include "doppler/policy/doppler_policy.hpp"
 #include "doppler/train/train_config.hpp"
 
 namespace doppler {
 
-/// Statistics of one finished episode (one line of a run's log.jsonl).
+/// Statistics of one update (one line of a run's log.jsonl). An update rolls out K episodes of
+/// the same policy, scores them (RL stages) and steps the networks once.
 struct EpisodeStats {
-  int episode = 0;      ///< 0-based
-  double makespan = 0;  ///< makespan of the episode's assignment (cost-function units)
-  double reward = 0;    ///< (baseline - makespan) / baseline (RL); 0 for imitation
-  double baseline = 0;  ///< mean makespan of the previous episodes (RL)
+  int update = 0;       ///< 0-based update of the stage
+  int episode = 0;      ///< 0-based index of the update's last rollout in the stage
+  int rollouts = 0;     ///< K of this update
+  double makespan = 0;  ///< mean makespan of the batch (Stage I: the list-schedule estimate)
+  double makespan_min = 0, makespan_std = 0;  ///< best and spread of the batch
+  double reward = 0;    ///< mean advantage (loo: 0 by construction; mean: relative reward)
+  double baseline = 0;  ///< mean baseline: running mean (mean) or the batch mean (loo)
   double loss_sel = 0, loss_plc = 0;        ///< losses minimised
   double entropy_sel = 0, entropy_plc = 0;  ///< mean per-step policy entropies
+  /// Norms of the gradients of the policy-gradient, (weighted) entropy and (weighted)
+  /// self-imitation terms per network; NaN on updates where they are not measured.
+  double pg_norm_sel = 0, pg_norm_plc = 0, entropy_norm_sel = 0, entropy_norm_plc = 0,
+         si_norm_sel = 0, si_norm_plc = 0;
   double match_sel = 0,
          match_plc = 0;        ///< fraction of steps whose greedy action is a teacher action
   double lr = 0, epsilon = 0;  ///< schedule values used
-  double seconds = 0;          ///< wall-clock time of the episode
-  double best = 0;             ///< best makespan so far
+  double seconds = 0;          ///< wall-clock time of the update (rollouts + costs + step)
+  double best = 0;             ///< best makespan so far (NaN in Stage I: nothing is scored)
+  std::int64_t calls = 0;      ///< cost-function calls so far (all stages)
   bool diverged = false;       ///< the update was non-finite and rolled back (learning rate halved)
 };
 
 /// Result of a training run.
 struct TrainResult {
-  Assignment best;  ///< best assignment seen (episodes and final greedy rollout)
-  double best_makespan = 0;
-  Assignment greedy;  ///< the final policy's greedy rollout
-  double greedy_makespan = 0;
-  int episodes = 0;             ///< episodes run in total (including before a resume)
-  std::int64_t cost_calls = 0;  ///< calls of the cost function (simulations or engine runs)
-  double seconds = 0;           ///< training wall-clock time (including before a resume)
+  Assignment best;  ///< best assignment scored (RL rollouts and the final greedy rollout)
+  double best_makespan = 0;  ///< NaN after Stage I alone (it scores nothing)
+  Assignment greedy;         ///< the final policy's greedy rollout
+  double greedy_makespan = 0;  ///< NaN after Stage I alone
+  int episodes = 0;             ///< rollouts run in the stage (including before a resume)
+  std::int64_t cost_calls = 0;  ///< calls of the cost function, all stages
+  double seconds = 0;           ///< training wall-clock time, all stages (including before a resume)
 };
 
 /// Scores an assignment: the simulator by default, the engine for Stage III.
@@ -55,11 +65,15 @@ public:
   /// Starts from the weights (and architecture) of a checkpoint (--init); optimiser states
   /// restart. Throws InputError when the file is not a readable Doppler checkpoint.
   void load_weights(const std::filesystem::path& checkpoint);
-  /// Scores episodes with `f` instead of the simulator.
+  /// Scores episodes with `f` instead of the simulator (called from one thread; the simulator
+  /// is called from several). The next start_stage() re-scores the best assignment with it.
   void set_cost(CostFunction f);
   /// Starts a new stage on the current networks (e.g. Stage II after Stage I): the stage's
-  /// hyper-parameters from `next` (its policy architecture is ignored), fresh optimisers, episode
-  /// counter and baseline; the best assignment and the counts of cost calls and time carry over.
+  /// hyper-parameters from `next` (its policy architecture is ignored), fresh optimisers, update
+  /// counter, baseline and time budget; the counts of cost calls and time carry over. The best
+  /// assignment carries over only when it was scored by the current cost function; otherwise it
+  /// is scored again with it (one call) so that a stage never compares makespans of two cost
+  /// functions (e.g. Stage III's measured times with Stage II's simulated ones).
   void start_stage(TrainConfig next);
   /// Writes checkpoints (ckpt.pt), the episode log (log.jsonl) and the best assignment
   /// (best.json) into `dir` (created when missing), starting a fresh run: an existing log.jsonl
@@ -75,6 +89,11 @@ public:
   TrainResult train(const std::function<void(const EpisodeStats&)>& on_episode = {});
   /// The current policy's greedy rollout (no exploration).
   Assignment greedy();
+  /// The best of o.samples rollouts of the current policy, each simulated (counted in
+  /// cost_calls()).
+  SampledPlacement sample(const SampleOptions& o);
+  /// Cost-function and simulator calls made so far (all stages).
+  std::int64_t cost_calls() const;
   /// Writes a checkpoint of the current state to `path` (atomically).
   void save_checkpoint(const std::filesystem::path& path) const;
   /// The effective configuration (stage defaults filled in).
@@ -83,26 +102,6 @@ public:
   int episodes_done() const;
 
 private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
-};
-
-/// A trained policy loaded for placement (greedy rollouts).
-class DopplerPolicy {
-public:
-  /// Loads the networks of a checkpoint. Throws InputError when unreadable.
-  static DopplerPolicy load(const std::filesystem::path& checkpoint);
-  DopplerPolicy(DopplerPolicy&&) noexcept;
-  DopplerPolicy& operator=(DopplerPolicy&&) noexcept;
-  ~DopplerPolicy();
-
-  /// The greedy placement of `problem` (any graph, any device count).
-  Assignment place(const Problem& problem);
-  /// The architecture.
-  const PolicyConfig& config() const;
-
-private:
-  DopplerPolicy();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

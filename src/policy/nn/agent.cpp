@@ -84,15 +84,30 @@ Prepared DualAgent::prepare(const GraphTensors& g, bool grad, bool parallel) {
   return p;
 }
 
-StepTerms DualAgent::sel_terms(const Prepared& p, const Episode& ep, int num_nodes) {
+StepTerms DualAgent::sel_terms(const Prepared& p, const Episode& ep, int num_nodes,
+                               double temperature) {
+  return sel_terms(p, std::vector<const Episode*>{&ep}, num_nodes, temperature);
+}
+
+StepTerms DualAgent::plc_terms(const Prepared& p, const Episode& ep, int devices,
+                               double temperature) {
+  return plc_terms(p, std::vector<const Episode*>{&ep}, devices, temperature);
+}
+
+StepTerms DualAgent::sel_terms(const Prepared& p, const std::vector<const Episode*>& eps,
+                               int num_nodes, double temperature) {
   // Only the (step, candidate) pairs are scored: O(sum of candidate counts), not O(T x N).
   // Each step's softmax is shifted by its largest candidate score and the teacher mass by its
   // largest teacher score (constants taken from the forward values), so that no exp overflows
-  // or underflows to an empty sum.
-  const auto t = static_cast<int64_t>(ep.steps.size());
-  int64_t pairs = 0;
-  for (const Step& s : ep.steps) pairs += static_cast<int64_t>(s.candidates.size());
+  // or underflows to an empty sum. The steps of all episodes are concatenated.
+  int64_t t = 0, pairs = 0;
+  for (const Episode* ep : eps)
+    for (const Step& s : ep->steps) {
+      pairs += static_cast<int64_t>(s.candidates.size());
+      ++t;
+    }
   const auto& score = p.nets.sel_score;  // forward values of p.sel_scores
+  const auto inv_t = static_cast<float>(1.0 / temperature);
   auto cand = torch::empty({pairs}, torch::kLong), step_of = torch::empty({pairs}, torch::kLong);
   auto is_teacher = torch::zeros({pairs}, torch::kBool);
   auto chosen = torch::empty({t}, torch::kLong);
@@ -103,32 +118,33 @@ StepTerms DualAgent::sel_terms(const Prepared& p, const Episode& ep, int num_nod
   auto* pa = chosen.data_ptr<int64_t>();
   auto* sh = shift.data_ptr<float>();
   auto* tsh = teacher_shift.data_ptr<float>();
-  int64_t row = 0;
-  for (int64_t i = 0; i < t; ++i) {
-    const Step& s = ep.steps[static_cast<std::size_t>(i)];
-    const auto teacher = [&](NodeId v) {
-      return s.teacher_ops.empty()
-                 ? v == s.op
-                 : std::find(s.teacher_ops.begin(), s.teacher_ops.end(), v) != s.teacher_ops.end();
-    };
-    float hi = -std::numeric_limits<float>::infinity(), thi = hi;
-    pa[i] = -1;
-    for (NodeId v : s.candidates) {
-      if (v < 0 || v >= num_nodes) throw std::logic_error("sel_terms: candidate out of range");
-      const float x = score[static_cast<std::size_t>(v)];
-      pc[row] = v;
-      ps[row] = i;
-      pt[row] = teacher(v);
-      if (v == s.op) pa[i] = row;
-      hi = std::max(hi, x);
-      if (pt[row]) thi = std::max(thi, x);
-      ++row;
+  int64_t row = 0, i = 0;
+  for (const Episode* ep : eps)
+    for (const Step& s : ep->steps) {
+      const auto teacher = [&](NodeId v) {
+        return s.teacher_ops.empty() ? v == s.op
+                                     : std::find(s.teacher_ops.begin(), s.teacher_ops.end(),
+                                                 v) != s.teacher_ops.end();
+      };
+      float hi = -std::numeric_limits<float>::infinity(), thi = hi;
+      pa[i] = -1;
+      for (NodeId v : s.candidates) {
+        if (v < 0 || v >= num_nodes) throw std::logic_error("sel_terms: candidate out of range");
+        const float x = score[static_cast<std::size_t>(v)] * inv_t;
+        pc[row] = v;
+        ps[row] = i;
+        pt[row] = teacher(v);
+        if (v == s.op) pa[i] = row;
+        hi = std::max(hi, x);
+        if (pt[row]) thi = std::max(thi, x);
+        ++row;
+      }
+      if (pa[i] < 0) throw std::logic_error("sel_terms: the chosen op is not a candidate");
+      sh[i] = hi;
+      tsh[i] = thi;
+      ++i;
     }
-    if (pa[i] < 0) throw std::logic_error("sel_terms: the chosen op is not a candidate");
-    sh[i] = hi;
-    tsh[i] = thi;
-  }
-  const auto x = p.sel_scores.index_select(0, cand);                            // [pairs]
+  const auto x = p.sel_scores.index_select(0, cand) * inv_t;                    // [pairs]
   const auto e = (x - shift.index_select(0, step_of)).exp();                    // <= 1, max term 1
   const auto log_z = torch::zeros({t}).index_add(0, step_of, e).log() + shift;  // [T]
   const auto logp = x - log_z.index_select(0, step_of);                         // [pairs]
@@ -140,32 +156,62 @@ StepTerms DualAgent::sel_terms(const Prepared& p, const Episode& ep, int num_nod
   return out;
 }
 
-StepTerms DualAgent::plc_terms(const Prepared& p, const Episode& ep, int devices) {
-  const auto t = static_cast<int64_t>(ep.steps.size());
+StepTerms DualAgent::plc_terms(const Prepared& p, const std::vector<const Episode*>& eps,
+                               int devices, double temperature) {
+  int64_t t = 0;
+  for (const Episode* ep : eps) t += static_cast<int64_t>(ep->steps.size());
   auto y = torch::empty({t, devices, kDeviceFeatures});
   auto ops = torch::empty({t}, torch::kLong);
   auto actions = torch::empty({t}, torch::kLong);
   auto onehot = torch::zeros({t, devices});
   auto teacher = torch::zeros({t, devices}, torch::kBool);
+  auto first = torch::empty({t}, torch::kLong);  // row of each step's episode start
   auto* py = y.data_ptr<float>();
-  for (int64_t i = 0; i < t; ++i) {
-    const Step& s = ep.steps[static_cast<std::size_t>(i)];
-    std::copy(s.y.begin(), s.y.end(), py + i * devices * kDeviceFeatures);
-    ops[i] = s.op;
-    actions[i] = s.device;
-    onehot[i][s.device] = 1.0f;
-    for (DeviceId d : s.teacher_devices) teacher[i][d] = true;
-    if (s.teacher_devices.empty()) teacher[i][s.device] = true;
+  auto* po = ops.data_ptr<int64_t>();
+  auto* pa = actions.data_ptr<int64_t>();
+  auto* ph = onehot.data_ptr<float>();
+  auto* pt = teacher.data_ptr<bool>();
+  auto* pf = first.data_ptr<int64_t>();
+  int64_t i = 0;
+  for (const Episode* ep : eps) {
+    const int64_t start = i;
+    for (const Step& s : ep->steps) {
+      std::copy(s.y.begin(), s.y.end(), py + i * devices * kDeviceFeatures);
+      po[i] = s.op;
+      pa[i] = s.device;
+      ph[i * devices + s.device] = 1.0f;
+      for (DeviceId d : s.teacher_devices) pt[i * devices + d] = true;
+      if (s.teacher_devices.empty()) pt[i * devices + s.device] = true;
+      pf[i] = start;
+      ++i;
+    }
   }
-  // Device sums before each step: exclusive cumulative sum of the placed ops' embeddings.
+  const int64_t hd = config_.hidden;
+  if (!exact_sum_gradient) {  // the recorded z-scored sums as a constant state
+    auto ns = torch::empty({t, devices, hd});
+    auto* pn = ns.data_ptr<float>();
+    for (const Episode* ep : eps)
+      for (const Step& s : ep->steps) {
+        if (static_cast<int64_t>(s.ns.size()) != devices * hd)
+          throw std::logic_error("plc_terms: a step without recorded device sums");
+        pn = std::copy(s.ns.begin(), s.ns.end(), pn);
+      }
+    const auto scores = plc->score_normalised(p.plc, y, ops, ns) / temperature;
+    return terms(scores, torch::ones({t, devices}, torch::kBool), actions, teacher);
+  }
+  // Device sums before each step: exclusive cumulative sum of the placed ops' embeddings within
+  // the step's episode (the running sum minus its value at the episode's start).
   const auto contrib =
       onehot.unsqueeze(2) * p.plc.h.index_select(0, ops).unsqueeze(1);  // [T, P, H]
-  const auto sums = contrib.cumsum(0) - contrib;
-  const auto scores = plc->score(p.plc, y, ops, sums);
+  const auto running = contrib.cumsum(0);
+  const auto prefix = torch::cat({torch::zeros_like(running.narrow(0, 0, 1)), running});
+  const auto sums = running - contrib - prefix.index_select(0, first);
+  const auto scores = plc->score(p.plc, y, ops, sums) / temperature;
   return terms(scores, torch::ones({t, devices}, torch::kBool), actions, teacher);
 }
 
-StepTerms DualAgent::joint_terms(const Prepared& p, const Episode& ep, int devices) {
+StepTerms DualAgent::joint_terms(const Prepared& p, const Episode& ep, int devices,
+                                 double temperature) {
   const auto t = static_cast<int64_t>(ep.steps.size());
   int64_t pairs = 0, widest = 0;
   for (const Step& s : ep.steps) {
@@ -202,7 +248,7 @@ StepTerms DualAgent::joint_terms(const Prepared& p, const Episode& ep, int devic
   for (int64_t i = 0; i < t; ++i) step_ops[i] = ep.steps[static_cast<std::size_t>(i)].op;
   const auto contrib = onehot.unsqueeze(2) * p.plc.h.index_select(0, step_ops).unsqueeze(1);
   const auto sums = (contrib.cumsum(0) - contrib).index_select(0, step_of);  // [pairs, P, H]
-  const auto scores = plc->score(p.plc, y, ops, sums).reshape({-1});
+  const auto scores = (plc->score(p.plc, y, ops, sums) / temperature).reshape({-1});
   const auto padded =
       torch::cat({scores, torch::full({1}, -std::numeric_limits<float>::infinity())});
   const auto logits = padded.index_select(0, index.view({-1})).view({t, widest});

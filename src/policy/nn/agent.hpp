@@ -35,12 +35,19 @@ public:
   /// Runs the encoders (with autograd when `grad`), SEL and PLC in parallel on two threads when
   /// `parallel`, and extracts the plain arrays for the rollout.
   Prepared prepare(const GraphTensors& g, bool grad, bool parallel);
-  /// SEL terms of a recorded episode (uses p.sel_scores).
-  StepTerms sel_terms(const Prepared& p, const Episode& ep, int num_nodes);
-  /// PLC terms of a recorded episode (uses p.plc).
-  StepTerms plc_terms(const Prepared& p, const Episode& ep, int devices);
+  /// SEL terms of a recorded episode (uses p.sel_scores) under softmax(scores / temperature).
+  StepTerms sel_terms(const Prepared& p, const Episode& ep, int num_nodes,
+                      double temperature = 1.0);
+  /// PLC terms of a recorded episode (uses p.plc) under softmax(scores / temperature).
+  StepTerms plc_terms(const Prepared& p, const Episode& ep, int devices, double temperature = 1.0);
+  /// The same over the steps of several episodes, concatenated in order (one tensor each).
+  StepTerms sel_terms(const Prepared& p, const std::vector<const Episode*>& eps, int num_nodes,
+                      double temperature = 1.0);
+  StepTerms plc_terms(const Prepared& p, const std::vector<const Episode*>& eps, int devices,
+                      double temperature = 1.0);
   /// Joint-variant terms (one distribution over (candidate, device) pairs per step).
-  StepTerms joint_terms(const Prepared& p, const Episode& ep, int devices);
+  StepTerms joint_terms(const Prepared& p, const Episode& ep, int devices,
+                        double temperature = 1.0);
 
   /// True when the SEL network is learned (dual, sel).
   bool learns_sel() const {
@@ -54,6 +61,10 @@ public:
 
   SelNet sel{nullptr};
   PlcNet plc{nullptr};
+  /// PLC terms differentiate through the device sums S_d into the encoder (the exact gradient,
+  /// slower: O(T x P x H) elementwise work per rollout); false uses the sums recorded in the
+  /// steps as an observed state.
+  bool exact_sum_gradient = false;
 
 private:
   PolicyConfig config_;

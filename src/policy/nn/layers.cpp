@@ -102,7 +102,15 @@ torch::Tensor PlcNetImpl::score(const PlcStatic& st, const torch::Tensor& y,
   const int64_t hd = c_.hidden;
   const auto w = fc1->weight;
   const auto py = F::leaky_relu(proj_y(y), leaky);  // [T, P, H]
-  const auto ns = zscore(s, 1);                     // over devices
+  return score_normalised(st, y, ops, zscore(s, 1));  // sums z-scored over devices
+}
+
+torch::Tensor PlcNetImpl::score_normalised(const PlcStatic& st, const torch::Tensor& y,
+                                           const torch::Tensor& ops, const torch::Tensor& ns) {
+  const auto leaky = F::LeakyReLUFuncOptions().negative_slope(0.1);
+  const int64_t hd = c_.hidden;
+  const auto w = fc1->weight;
+  const auto py = F::leaky_relu(proj_y(y), leaky);  // [T, P, H]
   auto pre = py.matmul(w.narrow(1, 0, hd).t()) +
              ns.matmul(w.narrow(1, sum_offset(), hd).t());  // [T, P, M]
   pre = pre + st.node.index_select(0, ops).unsqueeze(1);

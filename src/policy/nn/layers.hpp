@@ -71,6 +71,10 @@ public:
   torch::Tensor score(const PlcStatic& st, const torch::Tensor& y, const torch::Tensor& ops,
                       const torch::Tensor& s);
 
+  /// The same with the device sums already z-scored (ns [T, P, H], a constant state).
+  torch::Tensor score_normalised(const PlcStatic& st, const torch::Tensor& y,
+                                 const torch::Tensor& ops, const torch::Tensor& ns);
+
   /// Column offset of the S_d block in fc1 (3H, or 5H with paths).
   int64_t sum_offset() const { return (with_paths_ ? 5 : 3) * c_.hidden; }
 

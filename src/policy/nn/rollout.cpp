@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+
+#include <cblas.h>
 
 #include "doppler/heuristics/critical_path.hpp"
 #include "doppler/heuristics/list_schedule.hpp"
 #include "doppler/policy/features.hpp"
+#include "doppler/util/error.hpp"
 
 namespace doppler::nn {
 
@@ -20,21 +24,103 @@ std::size_t argmax(const std::vector<double>& p) {
   return static_cast<std::size_t>(std::max_element(p.begin(), p.end()) - p.begin());
 }
 
-std::size_t choose(const std::vector<double>& probs, const RolloutOptions& o,
-                   std::mt19937_64& rng) {
+// softmax(scores / temperature) restricted to idx.
+std::vector<double> tempered_softmax(const std::vector<float>& scores,
+                                     const std::vector<NodeId>& idx, double temperature) {
+  if (temperature == 1.0) return masked_softmax(scores, idx);
+  std::vector<float> scaled(scores.size());
+  for (std::size_t i = 0; i < scores.size(); ++i)
+    scaled[i] = static_cast<float>(scores[i] / temperature);
+  return masked_softmax(scaled, idx);
+}
+
+// An action from `probs` and its behaviour probability: with probability epsilon uniform, else
+// the policy's sample (or its argmax when `greedy`).
+std::size_t choose(const std::vector<double>& probs, const RolloutOptions& o, bool greedy,
+                   std::mt19937_64& rng, float& behaviour) {
   std::uniform_real_distribution<double> unit(0.0, 1.0);
-  if (o.epsilon > 0 && unit(rng) < o.epsilon)
-    return std::uniform_int_distribution<std::size_t>(0, probs.size() - 1)(rng);
-  if (o.mode == ActionMode::greedy) return argmax(probs);
-  double r = unit(rng), acc = 0;
-  for (std::size_t i = 0; i < probs.size(); ++i) {
-    acc += probs[i];
-    if (r < acc) return i;
+  const auto n = static_cast<double>(probs.size());
+  std::size_t i = 0;
+  if (o.epsilon > 0 && unit(rng) < o.epsilon) {
+    i = std::uniform_int_distribution<std::size_t>(0, probs.size() - 1)(rng);
+  } else if (greedy) {
+    i = argmax(probs);
+  } else {
+    double r = unit(rng), acc = 0;
+    i = probs.size() - 1;
+    for (std::size_t k = 0; k < probs.size(); ++k) {
+      acc += probs[k];
+      if (r < acc) {
+        i = k;
+        break;
+      }
+    }
   }
-  return probs.size() - 1;
+  const double target = greedy ? (i == argmax(probs) ? 1.0 : 0.0) : probs[i];
+  behaviour = static_cast<float>(o.epsilon / n + (1 - o.epsilon) * target);
+  return i;
+}
+
+// The teacher's tied best candidates of `s`.
+std::vector<NodeId> teacher_selections(const ListSchedule& s, const std::vector<double>& bl,
+                                       Teacher t) {
+  if (t != Teacher::etf) return critical_path_selections(s, bl);
+  // ETF: the candidates whose earliest start over the devices is smallest.
+  std::vector<NodeId> out;
+  double best = 0;
+  for (NodeId v : s.candidates()) {
+    double est = s.earliest_start(v, 0);
+    for (DeviceId d = 1; d < s.devices(); ++d) est = std::min(est, s.earliest_start(v, d));
+    const double tol = kTieTolerance * std::max(1.0, std::abs(best));
+    if (out.empty() || est < best - tol) {
+      out.assign(1, v);
+      best = est;
+    } else if (est <= best + tol) {
+      out.push_back(v);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The teacher's tied best devices for v.
+std::vector<DeviceId> teacher_devices(const ListSchedule& s, NodeId v, Teacher t) {
+  if (t != Teacher::heft) return critical_path_devices(s, v);
+  std::vector<DeviceId> out;
+  double best = 0;
+  for (DeviceId d = 0; d < s.devices(); ++d) {
+    const double eft = s.earliest_finish(v, d);
+    const double tol = kTieTolerance * std::max(1.0, std::abs(best));
+    if (out.empty() || eft < best - tol) {
+      out.assign(1, d);
+      best = eft;
+    } else if (eft <= best + tol) {
+      out.push_back(d);
+    }
+  }
+  return out;
 }
 
 }  // namespace
+
+std::string teacher_name(Teacher t) {
+  switch (t) {
+    case Teacher::critical_path:
+      return "critical-path";
+    case Teacher::etf:
+      return "etf";
+    case Teacher::heft:
+      return "heft";
+  }
+  return "critical-path";
+}
+
+Teacher parse_teacher(const std::string& name) {
+  if (name == "critical-path") return Teacher::critical_path;
+  if (name == "etf") return Teacher::etf;
+  if (name == "heft") return Teacher::heft;
+  throw InputError("unknown teacher '" + name + "' (expected critical-path, etf or heft)");
+}
 
 void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::vector<double>& sums,
                 const RolloutOptions& o, std::mt19937_64& rng) {
@@ -51,8 +137,9 @@ void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::v
   }
   std::vector<NodeId> all(static_cast<std::size_t>(c * p));
   for (int i = 0; i < c * p; ++i) all[static_cast<std::size_t>(i)] = i;
-  const auto probs = masked_softmax(scores, all);
-  const std::size_t i = choose(probs, o, rng);
+  const auto probs = tempered_softmax(scores, all, o.temperature);
+  const std::size_t i = choose(probs, o, o.mode == ActionMode::greedy, rng, st.sel_behaviour);
+  st.plc_behaviour = 1;
   st.joint_index = static_cast<int>(i);
   st.op = st.candidates[i / static_cast<std::size_t>(p)];
   st.device = static_cast<DeviceId>(i % static_cast<std::size_t>(p));
@@ -60,12 +147,12 @@ void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::v
   for (std::size_t k = 0; k < st.candidates.size(); ++k)
     if (std::find(st.teacher_ops.begin(), st.teacher_ops.end(), st.candidates[k]) !=
         st.teacher_ops.end())
-      for (DeviceId d : critical_path_devices(s, st.candidates[k]))
+      for (DeviceId d : teacher_devices(s, st.candidates[k], o.teacher_kind))
         st.joint_teacher.push_back(static_cast<int>(k) * p + d);
   const auto best = static_cast<int>(argmax(probs));
   st.sel_greedy_match = st.plc_greedy_match =
       std::find(st.joint_teacher.begin(), st.joint_teacher.end(), best) != st.joint_teacher.end();
-  st.teacher_devices = critical_path_devices(s, st.op);
+  st.teacher_devices = teacher_devices(s, st.op, o.teacher_kind);
   for (int j = 0; j < hd; ++j)
     sums[static_cast<std::size_t>(st.device * hd + j)] +=
         nets.h[static_cast<std::size_t>(st.op) * static_cast<std::size_t>(hd) +
@@ -86,11 +173,8 @@ std::vector<double> masked_softmax(const std::vector<float>& scores,
   return p;
 }
 
-std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
-                              const std::vector<double>& s, int p) {
-  const int hd = nets.hidden, m = nets.mlp;
-  zscore_columns(y, p, kDeviceFeatures);
-  // z-score the device sums over devices (population std, + 1e-6), as the batched network does.
+std::vector<float> zscore_device_sums(const std::vector<double>& s, int p, int hd) {
+  // Over devices, population std, + 1e-6, as the batched network does.
   std::vector<float> ns(static_cast<std::size_t>(p * hd));
   for (int j = 0; j < hd; ++j) {
     double mean = 0, var = 0;
@@ -105,26 +189,51 @@ std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<flo
       ns[static_cast<std::size_t>(d * hd + j)] =
           static_cast<float>((s[static_cast<std::size_t>(d * hd + j)] - mean) / sd);
   }
-  std::vector<float> out(static_cast<std::size_t>(p));
-  std::vector<float> py(static_cast<std::size_t>(hd));
-  const float* node = &nets.node_pre[static_cast<std::size_t>(v) * static_cast<std::size_t>(m)];
+  return ns;
+}
+
+void refresh_device_sums(Episode& ep, const EpisodeNets& nets, int p) {
+  const int hd = nets.hidden;
+  std::vector<double> sums(static_cast<std::size_t>(p * hd), 0.0);
+  for (Step& st : ep.steps) {
+    st.ns = zscore_device_sums(sums, p, hd);
+    for (int j = 0; j < hd; ++j)
+      sums[static_cast<std::size_t>(st.device * hd + j)] +=
+          nets.h[static_cast<std::size_t>(st.op) * static_cast<std::size_t>(hd) +
+                 static_cast<std::size_t>(j)];
+  }
+}
+
+std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
+                              const std::vector<double>& s, int p, std::vector<float>* ns_out) {
+  const int hd = nets.hidden, m = nets.mlp;
+  zscore_columns(y, p, kDeviceFeatures);
+  const std::vector<float> ns = zscore_device_sums(s, p, hd);
+  if (ns_out) *ns_out = ns;
+  // First layer over the devices in two small GEMMs (OpenBLAS):
+  // pre[d, :] = node_pre[v, :] + py[d, :] fc1_y^T + ns[d, :] fc1_s^T, py = leaky(proj_y(y_d)).
+  std::vector<float> py(static_cast<std::size_t>(p * hd));
   for (int d = 0; d < p; ++d) {
     const float* yd = &y[static_cast<std::size_t>(d * kDeviceFeatures)];
     for (int j = 0; j < hd; ++j) {
       const float* w = &nets.proj_y_w[static_cast<std::size_t>(j * kDeviceFeatures)];
       float a = nets.proj_y_b[static_cast<std::size_t>(j)];
       for (int k = 0; k < kDeviceFeatures; ++k) a += w[k] * yd[k];
-      py[static_cast<std::size_t>(j)] = leaky(a);
+      py[static_cast<std::size_t>(d * hd + j)] = leaky(a);
     }
-    const float* sd = &ns[static_cast<std::size_t>(d * hd)];
+  }
+  const float* node = &nets.node_pre[static_cast<std::size_t>(v) * static_cast<std::size_t>(m)];
+  std::vector<float> pre(static_cast<std::size_t>(p * m));
+  for (int d = 0; d < p; ++d) std::copy(node, node + m, pre.begin() + d * m);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p, m, hd, 1.0f, py.data(), hd,
+              nets.fc1_y.data(), hd, 1.0f, pre.data(), m);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p, m, hd, 1.0f, ns.data(), hd,
+              nets.fc1_s.data(), hd, 1.0f, pre.data(), m);
+  std::vector<float> out(static_cast<std::size_t>(p));
+  for (int d = 0; d < p; ++d) {
     float score = nets.fc2_b;
-    for (int i = 0; i < m; ++i) {
-      const float* wy = &nets.fc1_y[static_cast<std::size_t>(i * hd)];
-      const float* ws = &nets.fc1_s[static_cast<std::size_t>(i * hd)];
-      float a = node[i];
-      for (int j = 0; j < hd; ++j) a += wy[j] * py[static_cast<std::size_t>(j)] + ws[j] * sd[j];
-      score += nets.fc2_w[static_cast<std::size_t>(i)] * leaky(a);
-    }
+    for (int i = 0; i < m; ++i)
+      score += nets.fc2_w[static_cast<std::size_t>(i)] * leaky(pre[static_cast<std::size_t>(d * m + i)]);
     out[static_cast<std::size_t>(d)] = score;
   }
   return out;
@@ -136,7 +245,7 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
   const int p = problem.devices();
   const int hd = nets.hidden;
   ListSchedule s(g, problem.cost(), p, config.defer_inputs);
-  const auto& bl = problem.analysis().b_level();
+  const auto& bl = problem.analysis().b_level();  // also HEFT's upward rank (mean costs)
   Episode ep;
   std::vector<double> sums(static_cast<std::size_t>(p * std::max(hd, 1)), 0.0);
   std::vector<NodeId> devs(static_cast<std::size_t>(p));
@@ -145,7 +254,7 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     Step st;
     st.candidates = s.candidates();
     std::sort(st.candidates.begin(), st.candidates.end());
-    if (o.teacher || !o.learned_sel) st.teacher_ops = critical_path_selections(s, bl);
+    if (o.teacher || !o.learned_sel) st.teacher_ops = teacher_selections(s, bl, o.teacher_kind);
     if (o.joint) {
       joint_step(s, nets, st, sums, o, rng);
       s.place(st.op, st.device);
@@ -154,8 +263,9 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     }
     // SEL
     if (o.learned_sel) {
-      const auto probs = masked_softmax(nets.sel_score, st.candidates);
-      const std::size_t i = choose(probs, o, rng);
+      const auto probs = tempered_softmax(nets.sel_score, st.candidates, o.temperature);
+      const bool greedy = o.greedy_sel || o.mode == ActionMode::greedy;
+      const std::size_t i = choose(probs, o, greedy, rng, st.sel_behaviour);
       st.op = st.candidates[i];
       st.sel_prob = static_cast<float>(probs[i]);
       const NodeId best = st.candidates[argmax(probs)];
@@ -167,11 +277,13 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     }
     // PLC
     const auto y = device_features(s, st.op);
-    if (o.teacher || !o.learned_plc) st.teacher_devices = critical_path_devices(s, st.op);
+    if (o.teacher || !o.learned_plc) st.teacher_devices = teacher_devices(s, st.op, o.teacher_kind);
     if (o.learned_plc) {
-      const auto scores = plc_scores(nets, st.op, y, sums, p);
-      const auto probs = masked_softmax(scores, devs);
-      const std::size_t i = choose(probs, o, rng);
+      const auto scores = plc_scores(nets, st.op, y, sums, p, &st.ns);
+      const auto probs = tempered_softmax(scores, devs, o.temperature);
+      const std::size_t i =
+          choose(probs, o, o.mode == ActionMode::greedy, rng, st.plc_behaviour);
+      if (o.record_plc_probs) st.plc_probs.assign(probs.begin(), probs.end());
       st.device = static_cast<DeviceId>(i);
       st.plc_prob = static_cast<float>(probs[i]);
       const auto best = static_cast<DeviceId>(argmax(probs));
@@ -190,6 +302,38 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     s.place(st.op, st.device);
     ep.steps.push_back(std::move(st));
   }
+  ep.assignment = {p, s.device_of(), s.order(), ""};
+  ep.estimate = s.makespan();
+  return ep;
+}
+
+Episode replay(const Problem& problem, const PolicyConfig& config, const Assignment& a,
+               Teacher teacher) {
+  const Graph& g = problem.graph();
+  const int p = problem.devices();
+  ListSchedule s(g, problem.cost(), p, config.defer_inputs);
+  const auto& bl = problem.analysis().b_level();
+  Episode ep;
+  for (NodeId v : a.order) {
+    if (s.device(v) >= 0) continue;  // a deferred input, placed with its consumer
+    if (!s.is_candidate(v)) {
+      if (config.defer_inputs && g.node(v).kind == OpKind::input && !g.successors(v).empty())
+        continue;
+      throw std::logic_error("replay: the assignment's order is not a selection order");
+    }
+    Step st;
+    st.candidates = s.candidates();
+    std::sort(st.candidates.begin(), st.candidates.end());
+    st.teacher_ops = teacher_selections(s, bl, teacher);
+    st.op = v;
+    st.device = a.device_of[static_cast<std::size_t>(v)];
+    st.teacher_devices = teacher_devices(s, v, teacher);
+    st.y = device_features(s, v);
+    zscore_columns(st.y, p, kDeviceFeatures);
+    s.place(v, st.device);
+    ep.steps.push_back(std::move(st));
+  }
+  if (!s.done()) throw std::logic_error("replay: the assignment's order misses ops");
   ep.assignment = {p, s.device_of(), s.order(), ""};
   ep.estimate = s.makespan();
   return ep;

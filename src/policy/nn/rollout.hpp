@@ -4,6 +4,7 @@
 // by the trainer). SEL picks a candidate, PLC a device for it, the list schedule advances.
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "doppler/graph/assignment.hpp"
@@ -33,10 +34,26 @@ enum class ActionMode {
   greedy,  ///< with probability epsilon uniform, else the most probable action (the reference's)
 };
 
+/// Which list scheduler's decisions are recorded as the teacher's (Stage I targets).
+enum class Teacher {
+  critical_path,  ///< largest b-level first, earliest-start device (the paper's)
+  etf,            ///< the candidates that can start earliest on some device, earliest-start device
+  heft,           ///< largest upward rank first, earliest-finish device
+};
+
+/// "critical-path", "etf" or "heft".
+std::string teacher_name(Teacher t);
+/// Parses a teacher name; InputError otherwise.
+Teacher parse_teacher(const std::string& name);
+
 /// Options of one rollout.
 struct RolloutOptions {
-  double epsilon = 0;  ///< exploration rate (both policies)
+  double epsilon = 0;  ///< probability of a uniform action instead of the policy's (both policies)
+  double temperature = 1;  ///< the policies sample from softmax(scores / temperature)
   ActionMode mode = ActionMode::greedy;
+  bool greedy_sel = false;  ///< SEL takes its most probable op whatever `mode` (a frozen SEL)
+  bool record_plc_probs = false;  ///< keep PLC's distribution of every step (Step::plc_probs)
+  Teacher teacher_kind = Teacher::critical_path;  ///< whose decisions are recorded
   bool learned_sel = true;  ///< false: critical-path selection (largest b-level, lowest id)
   bool learned_plc = true;  ///< false: critical-path device (earliest start, lowest id)
   bool joint = false;       ///< one network picks (op, device) pairs (PolicyVariant::joint)
@@ -54,6 +71,13 @@ struct Step {
   bool sel_greedy_match = false;          ///< the policy's most probable op is a teacher op
   bool plc_greedy_match = false;          ///< the policy's most probable device is a teacher device
   float sel_prob = 1, plc_prob = 1;       ///< probabilities of the chosen actions under the policy
+  /// Probabilities of the chosen actions under the behaviour distribution (the policy mixed with
+  /// epsilon-uniform, or the greedy choice): the importance weight of a step is prob / behaviour.
+  float sel_behaviour = 1, plc_behaviour = 1;
+  std::vector<float> plc_probs;  ///< [P] PLC's distribution (with RolloutOptions::record_plc_probs)
+  /// [P, H] z-scored device sums PLC saw (learned PLC): the loss treats them as an observed
+  /// state (no gradient through them) unless the exact gradient is asked for.
+  std::vector<float> ns;
   // Joint variant: pairs (candidates[c], d) are flattened as c * P + d.
   std::vector<float>
       joint_y;          ///< [C, P, 5] device features of every candidate, z-scored over devices
@@ -72,6 +96,13 @@ struct Episode {
 Episode rollout(const Problem& problem, const PolicyConfig& config, const EpisodeNets& nets,
                 const RolloutOptions& options, std::mt19937_64& rng);
 
+/// The episode that takes exactly the decisions of `a` (a rollout's assignment: its order is the
+/// selection order, deferred inputs with their consumer): the steps record the states, candidates
+/// and teacher actions as a rollout would, so that a policy's log-likelihood of `a` can be taken
+/// (self-imitation). Not for the joint variant. std::logic_error when `a` is not such an order.
+Episode replay(const Problem& problem, const PolicyConfig& config, const Assignment& a,
+               Teacher teacher);
+
 /// One step of the joint variant: scores every (candidate, device) pair, picks one, records
 /// the features and the teacher's pairs in `st` (whose candidates and teacher_ops are set).
 void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::vector<double>& sums,
@@ -82,8 +113,17 @@ std::vector<double> masked_softmax(const std::vector<float>& scores,
                                    const std::vector<NodeId>& idx);
 
 /// PLC scores of every device for op v given raw device features y [P, 5] (z-scored here) and
-/// the device sums S [P, H] (z-scored here). Exposed for the consistency tests.
+/// the device sums S [P, H] (z-scored here; the z-scored sums are copied to `ns_out` when
+/// given). Exposed for the consistency tests.
 std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
-                              const std::vector<double>& s, int p);
+                              const std::vector<double>& s, int p,
+                              std::vector<float>* ns_out = nullptr);
+
+/// Device sums S [P, H] z-scored over the devices (population std + 1e-6).
+std::vector<float> zscore_device_sums(const std::vector<double>& s, int p, int hidden);
+
+/// Recomputes every step's z-scored device sums (Step::ns) from the embeddings of `nets` (for
+/// episodes recorded under older weights, e.g. self-imitation targets).
+void refresh_device_sums(Episode& ep, const EpisodeNets& nets, int p);
 
 }  // namespace doppler::nn

@@ -1,0 +1,45 @@
+#pragma once
+// The annealer behind `local-search` and `doppler-search`: simulated annealing over assignments
+// scored by the simulator, then first-improvement descent and iterated local search, from a
+// given start. Reassignment moves can be proposed by a learned distribution per op.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "doppler/heuristics/placer.hpp"
+
+namespace doppler {
+
+/// Device weights proposed for reassigning each op: `weights[v]` holds P non-negative weights
+/// (the device an op moves to is drawn in proportion, its current device excluded); an empty
+/// row means uniform. `mix` is the probability that a reassignment uses the proposal rather than
+/// the annealer's own rule (a uniform other device, or half the time a neighbour's device).
+struct MoveProposal {
+  std::vector<std::vector<double>> weights;  ///< [N][P] or [N][0]
+  double mix = 0.5;                          ///< in [0, 1]
+};
+
+/// Settings of one annealing run.
+struct AnnealSettings {
+  double t0 = 0.03;                      ///< start temperature, as a fraction of the start makespan
+  double polish = 0.15;                  ///< fraction of the budget kept for descent + ILS
+  const MoveProposal* proposal = nullptr;  ///< learned reassignment proposals (none: uniform)
+};
+
+/// Result of an annealing run.
+struct AnnealResult {
+  std::vector<DeviceId> best;    ///< best assignment found (device per op)
+  double best_makespan = 0;      ///< its simulated makespan (FIFO)
+  std::int64_t evaluations = 0;  ///< simulator calls made by the run
+};
+
+/// Improves `start` (whose makespan `start_makespan` is known and not re-evaluated) until
+/// `budget` is spent: `budget.evaluations` simulator calls (0: no call limit) and/or
+/// `budget.seconds` (0: no time limit; at least one of the two must be set). Moves reassign one
+/// op, swap the devices of two ops, or shift a tensor-op group by a device offset; the
+/// temperature falls geometrically from t0 x start_makespan; the last `polish` fraction of the
+/// budget is a first-improvement descent then iterated local search. Deterministic in `seed`.
+AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
+                    const Budget& budget, const AnnealSettings& settings, std::uint64_t seed);
+
+}  // namespace doppler

@@ -1,0 +1,215 @@
+#include "doppler/heuristics/anneal.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+
+#include "doppler/heuristics/groups.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+namespace {
+
+// Stops a search when its evaluation or time budget is spent.
+class BudgetClock {
+public:
+  BudgetClock(std::int64_t evaluations, double seconds)
+      : evals_(evaluations), seconds_(seconds), t0_(std::chrono::steady_clock::now()) {}
+  bool spent(std::int64_t used) {
+    if (evals_ > 0 && used >= evals_) return true;
+    if (seconds_ > 0 && (used & 63) == 0)
+      expired_ =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >= seconds_;
+    return expired_;
+  }
+  // Fraction of the budget used (by whichever limit is tighter).
+  double fraction(std::int64_t used) const {
+    double f = 0;
+    if (evals_ > 0) f = static_cast<double>(used) / static_cast<double>(evals_);
+    if (seconds_ > 0)
+      f = std::max(
+          f,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() / seconds_);
+    return std::min(1.0, f);
+  }
+
+private:
+  std::int64_t evals_;
+  double seconds_;
+  std::chrono::steady_clock::time_point t0_;
+  bool expired_ = false;
+};
+
+}  // namespace
+
+namespace {
+
+// A device other than `cur` drawn in proportion to `w` (uniform when `w` is empty or puts no
+// weight on another device).
+DeviceId propose(const std::vector<double>& w, DeviceId cur, int p, std::mt19937_64& rng) {
+  double total = 0;
+  for (std::size_t d = 0; d < w.size(); ++d)
+    if (static_cast<DeviceId>(d) != cur) total += w[d];
+  if (w.empty() || !(total > 0))
+    return (cur + std::uniform_int_distribution<DeviceId>(1, p - 1)(rng)) % p;
+  double r = std::uniform_real_distribution<double>(0.0, total)(rng);
+  for (std::size_t d = 0; d < w.size(); ++d) {
+    if (static_cast<DeviceId>(d) == cur) continue;
+    r -= w[d];
+    if (r < 0) return static_cast<DeviceId>(d);
+  }
+  for (std::size_t d = w.size(); d-- > 0;)
+    if (static_cast<DeviceId>(d) != cur && w[d] > 0) return static_cast<DeviceId>(d);
+  return (cur + 1) % p;
+}
+
+}  // namespace
+
+AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
+                    const Budget& budget, const AnnealSettings& settings, std::uint64_t seed) {
+  const Graph& g = problem.graph();
+  const int p = problem.devices();
+  const auto n = static_cast<std::size_t>(g.num_nodes());
+  if (start.size() != n) throw InputError("anneal: the start assignment has the wrong size");
+  if (budget.evaluations <= 0 && budget.seconds <= 0)
+    throw InputError("anneal: give a budget of evaluations or seconds");
+  const MoveProposal* proposal = settings.proposal;
+  if (proposal && proposal->weights.size() != n)
+    throw InputError("anneal: the move proposal has the wrong number of ops");
+  const double t0_ = settings.t0, polish_ = settings.polish;
+  const Simulator& sim = problem.simulator();
+  SimWorkspace ws;
+  AnnealResult res;
+  std::int64_t& evaluations_ = res.evaluations;
+  BudgetClock clock(budget.evaluations, budget.seconds);
+  const auto eval = [&](const std::vector<DeviceId>& d) {
+    ++evaluations_;
+    return sim.makespan(d, ws);
+  };
+  std::vector<DeviceId> best = std::move(start);
+  double best_ms = start_makespan;
+  if (p == 1 || n == 0 || clock.spent(0)) return {best, best_ms, 0};
+  std::mt19937_64 rng(seed ^ 0x5eed5eedULL);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  std::uniform_int_distribution<std::size_t> pick_op(0, n - 1);
+  std::uniform_int_distribution<DeviceId> pick_shift(1, p - 1);
+  std::vector<std::vector<NodeId>> groups;
+  for (auto& grp : tensor_groups(g, true))
+    if (grp.size() > 1) groups.push_back(std::move(grp));
+
+  std::vector<DeviceId> cur = best;
+  double cur_ms = best_ms;
+  const double t_start = t0_ * best_ms, t_end = t_start * 1e-4;
+  std::vector<std::pair<NodeId, DeviceId>> undo;
+  std::int64_t since_improvement = 0;
+  const std::int64_t restart_after = 2000;
+  // Annealing phase.
+  while (!clock.spent(evaluations_) && clock.fraction(evaluations_) < 1 - polish_) {
+    const double temp =
+        t_start * std::pow(t_end / t_start, clock.fraction(evaluations_) / (1 - polish_));
+    undo.clear();
+    const double r = unit(rng);
+    if (r < 0.25 && !groups.empty()) {  // shift a group
+      const auto& grp =
+          groups[std::uniform_int_distribution<std::size_t>(0, groups.size() - 1)(rng)];
+      const DeviceId shift = pick_shift(rng);
+      for (NodeId v : grp) {
+        undo.push_back({v, cur[static_cast<std::size_t>(v)]});
+        cur[static_cast<std::size_t>(v)] = (cur[static_cast<std::size_t>(v)] + shift) % p;
+      }
+    } else if (r < 0.5) {  // swap two ops on different devices
+      for (int tries = 0; tries < 8 && undo.empty(); ++tries) {
+        const auto a = pick_op(rng), b = pick_op(rng);
+        if (cur[a] == cur[b]) continue;
+        undo.push_back({static_cast<NodeId>(a), cur[a]});
+        undo.push_back({static_cast<NodeId>(b), cur[b]});
+        std::swap(cur[a], cur[b]);
+      }
+    }
+    if (undo.empty()) {  // reassign one op: half the time to a neighbour's device
+      const auto v = pick_op(rng);
+      undo.push_back({static_cast<NodeId>(v), cur[v]});
+      const auto preds = g.predecessors(static_cast<NodeId>(v));
+      const auto succs = g.successors(static_cast<NodeId>(v));
+      const std::size_t deg = preds.size() + succs.size();
+      DeviceId target = (cur[v] + pick_shift(rng)) % p;
+      if (proposal && unit(rng) < proposal->mix) {
+        target = propose(proposal->weights[v], cur[v], p, rng);
+      } else if (deg > 0 && unit(rng) < 0.5) {
+        const std::size_t k = std::uniform_int_distribution<std::size_t>(0, deg - 1)(rng);
+        const DeviceId nd =
+            cur[static_cast<std::size_t>(k < preds.size() ? preds[k] : succs[k - preds.size()])];
+        if (nd != cur[v]) target = nd;
+      }
+      cur[v] = target;
+    }
+    const double ms = eval(cur);
+    if (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp)) {
+      cur_ms = ms;
+      if (ms < best_ms) {
+        best_ms = ms;
+        best = cur;
+        since_improvement = 0;
+      }
+    } else {
+      for (auto it = undo.rbegin(); it != undo.rend(); ++it)
+        cur[static_cast<std::size_t>(it->first)] = it->second;
+    }
+    if (++since_improvement >= restart_after) {
+      cur = best;
+      cur_ms = best_ms;
+      since_improvement = 0;
+    }
+  }
+  // Polish: first-improvement descent over single-op moves from the best assignment; while
+  // budget remains, perturb the best local optimum (a few random reassignments) and descend
+  // again (iterated local search).
+  std::vector<NodeId> ops(n);
+  std::iota(ops.begin(), ops.end(), 0);
+  const auto descend = [&](std::vector<DeviceId>& a, double& a_ms) {
+    bool improved = true;
+    while (improved && !clock.spent(evaluations_)) {
+      improved = false;
+      std::shuffle(ops.begin(), ops.end(), rng);
+      for (NodeId v : ops) {
+        const DeviceId old = a[static_cast<std::size_t>(v)];
+        for (DeviceId d = 0; d < p && !clock.spent(evaluations_); ++d) {
+          if (d == old) continue;
+          a[static_cast<std::size_t>(v)] = d;
+          const double ms = eval(a);
+          if (ms < a_ms) {
+            a_ms = ms;
+            improved = true;
+            break;
+          }
+          a[static_cast<std::size_t>(v)] = old;
+        }
+        if (clock.spent(evaluations_)) break;
+      }
+    }
+  };
+  descend(best, best_ms);
+  std::uniform_int_distribution<int> kicks(
+      2, std::max(2, static_cast<int>(std::min<std::size_t>(n, 8))));
+  while (!clock.spent(evaluations_)) {
+    cur = best;
+    const int k = kicks(rng);
+    for (int i = 0; i < k; ++i) {
+      const auto v = pick_op(rng);
+      cur[v] = (cur[v] + pick_shift(rng)) % p;
+    }
+    cur_ms = eval(cur);
+    descend(cur, cur_ms);
+    if (cur_ms < best_ms) {
+      best_ms = cur_ms;
+      best = cur;
+    }
+  }
+  res.best = std::move(best);
+  res.best_makespan = best_ms;
+  return res;
+}
+
+}  // namespace doppler

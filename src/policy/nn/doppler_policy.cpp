@@ -1,0 +1,73 @@
+#include "doppler/policy/doppler_policy.hpp"
+
+#include "policy/nn/agent.hpp"
+#include "policy/nn/sampling.hpp"
+#include "train/checkpoint.hpp"
+#include "train/config_json.hpp"
+
+#include "doppler/policy/features.hpp"
+#include "doppler/train/trainer.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+struct DopplerPolicy::Impl {
+  PolicyConfig config;
+  std::unique_ptr<nn::DualAgent> agent;
+
+  nn::GraphTensors tensors(const Problem& problem) const {
+    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis());
+    return nn::make_graph_tensors(f, config.max_levels);
+  }
+};
+
+std::filesystem::path checkpoint_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ? path / "ckpt.pt" : path;
+}
+
+DopplerPolicy::DopplerPolicy() : impl_(std::make_unique<Impl>()) {}
+DopplerPolicy::DopplerPolicy(DopplerPolicy&&) noexcept = default;
+DopplerPolicy& DopplerPolicy::operator=(DopplerPolicy&&) noexcept = default;
+DopplerPolicy::~DopplerPolicy() = default;
+
+DopplerPolicy DopplerPolicy::load(const std::filesystem::path& path) {
+  use_single_threaded_math();
+  const auto checkpoint = checkpoint_path(path);
+  const detail::Checkpoint c = detail::open_checkpoint(checkpoint);
+  DopplerPolicy p;
+  try {
+    p.impl_->config = detail::policy_config_from_json(c.meta.at("policy"));
+  } catch (const std::exception&) {
+    throw InputError(checkpoint.string(), 0, "checkpoint meta has no valid policy configuration");
+  }
+  p.impl_->agent = std::make_unique<nn::DualAgent>(p.impl_->config);
+  detail::load_networks(c, *p.impl_->agent, checkpoint);
+  return p;
+}
+
+Assignment DopplerPolicy::place(const Problem& problem) {
+  torch::NoGradGuard no_grad;
+  const nn::Prepared prep = impl_->agent->prepare(impl_->tensors(problem), false, false);
+  nn::RolloutOptions o;
+  o.mode = nn::ActionMode::greedy;
+  o.learned_sel = impl_->agent->learns_sel();
+  o.learned_plc = impl_->agent->learns_plc();
+  o.joint = impl_->agent->joint();
+  o.teacher = !o.learned_sel || !o.learned_plc;
+  std::mt19937_64 rng(0);
+  nn::Episode ep = nn::rollout(problem, impl_->config, prep.nets, o, rng);
+  ep.assignment.method = "doppler";
+  return ep.assignment;
+}
+
+SampledPlacement DopplerPolicy::sample(const Problem& problem, const SampleOptions& options) {
+  if (options.samples < 1) throw InputError("doppler: samples must be at least 1");
+  return nn::sample_placement(problem, *impl_->agent, impl_->tensors(problem), options);
+}
+
+const PolicyConfig& DopplerPolicy::config() const {
+  return impl_->config;
+}
+
+}  // namespace doppler
