@@ -2,8 +2,9 @@
 // the paper's scalability figure (scripts/scalability.sh runs it on the reference graphs and on
 // random DAGs made by `doppler generate random-dag -p ops=N`). P devices, reference model,
 // single-threaded torch, everything in memory (no process start, no checkpoint loading).
-//  - Doppler: Stage II episodes (encoders, N-step rollout, one simulation, update), default
-//    architecture; inference: DopplerTrainer::greedy().
+//  - Doppler: Stage II with the standard preset, E updates of K = 16 rollouts (encoders once per
+//    update, 16 rollouts and simulations on two threads, one update); the time per episode is
+//    the time per rollout (update time / 16); inference: DopplerTrainer::greedy().
 //  - Placeto: the first min(N, S) steps of an episode (each step recomputes the embedding of
 //    the whole graph and simulates); per-episode time = measured time x N / steps (every step
 //    costs the same); inference: the final greedy episode (N forward passes, no simulation).
@@ -52,7 +53,8 @@ Row measure(const Problem& problem, const Options& o) {
   {
     TrainConfig c;
     c.stage = TrainStage::simulation;
-    c.episodes = o.episodes;
+    c.rollouts = 16;  // the standard preset: K = 16 rollouts per update
+    c.episodes = 16 * o.episodes;
     c.checkpoint_every = 0;
     c.seed = 1;
     DopplerTrainer trainer(problem, c);

@@ -62,9 +62,9 @@ std::vector<std::string> expand_methods(const std::string& list, const Problem& 
     if (name == "all") {
       for (const auto& a : all_methods(problem)) out.push_back(a);
     } else if (name == "learned") {
-      for (const char* a : {"doppler-il", "doppler-sim", "doppler-sim:preset=paper",
-                            "doppler-search", "doppler-sel", "doppler-plc", "doppler-joint",
-                            "placeto", "gdp"})
+      for (const char* a :
+           {"doppler-il", "doppler-sim", "doppler-sim:preset=paper", "doppler-search",
+            "doppler-sel", "doppler-plc", "doppler-joint", "placeto", "gdp"})
         out.push_back(a);
     } else {
       validate_method(name);  // before any work starts
@@ -91,6 +91,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       throw InputError(dir, 0, "not a directory");
 
   std::vector<Row> rows;
+  std::vector<std::pair<std::string, std::int64_t>> refused;  // over the budget: not reported
   int total_runs = 0;
   for (const auto& m : methods) total_runs += method_is_deterministic(m) ? 1 : o.seeds;
   Progress progress("compare", total_runs);
@@ -103,10 +104,6 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       progress.update(done, m);
       row.runs.push_back(
           run_method(m, problem, {static_cast<std::uint64_t>(s), {o.budget, o.time_budget}}));
-      if (o.budget > 0 && row.runs.back().evaluations > o.budget)
-        throw std::runtime_error(fmt::format(
-            "method {} made {} simulator calls, over the budget of {}: not reported", m,
-            row.runs.back().evaluations, o.budget));
       ++done;
     }
     std::vector<double> sims;
@@ -116,6 +113,12 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       row.evaluations = std::max(row.evaluations, r.evaluations);
     }
     std::tie(row.mean, row.std) = mean_std(sims);
+    if (o.budget > 0 && row.evaluations > o.budget) {  // never report a method over the budget
+      spdlog::warn("method {} made {} simulator calls, over the budget of {}: not reported", m,
+                   row.evaluations, o.budget);
+      refused.push_back({m, row.evaluations});
+      continue;
+    }
     rows.push_back(std::move(row));
   }
   progress.finish();
@@ -132,6 +135,8 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     }
   }
 
+  if (rows.empty())
+    throw InputError("compare: every method went over the budget (see the warnings)");
   double best = rows.front().mean;
   for (const Row& r : rows) best = std::min(best, r.mean);
   const double lb = problem.lower_bound();
@@ -236,6 +241,10 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   j["seeds"] = o.seeds;
   j["budget_evaluations"] = o.budget;
   j["methods"] = std::move(jrows);
+  ojson jrefused = ojson::array();
+  for (const auto& [m, calls] : refused)
+    jrefused.push_back({{"method", m}, {"evaluations", calls}});
+  j["refused_over_budget"] = jrefused;
   if (o.measure)
     j["measured"] = {{"engine", "cpu"},
                      {"repeat", o.measure_repeat},
@@ -252,6 +261,9 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       g.meta().name, g.num_nodes(), o.devices, problem.platform().name(), fmt_ms(lb),
       ref_scale ? " (reference units / 1e10)" : "", o.seeds, o.budget);
   std::cout << (o.markdown ? table.to_markdown() : table.to_text());
+  for (const auto& [m, calls] : refused)
+    std::cout << fmt::format("not reported: {} made {} simulator calls, over the budget of {}\n", m,
+                             calls, o.budget);
 }
 
 namespace {

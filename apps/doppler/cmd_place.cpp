@@ -100,7 +100,7 @@ void add_place(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option(
       "--policy", o->policy,
-      "checkpoint of a trained policy (doppler train's RUN/ckpt.pt), for --method doppler");
+      "a trained policy (doppler train's RUN directory or RUN/ckpt.pt), for the doppler methods");
   cmd->add_option("-o,--output", o->output,
                   "write the assignment (doppler-assignment JSON, atomically)");
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");

@@ -308,8 +308,7 @@ void add_train(CLI::App& app) {
                   "(running mean, relative reward; the paper's)")
       ->check(CLI::IsMember({"loo", "mean"}));
   cmd->add_option("--temperature", o->cfg.temperature,
-                  "RL rollouts sample from softmax(scores / T)")
-      ->capture_default_str();
+                  "RL rollouts sample from softmax(scores / T) (default: standard 2, paper 1)");
   cmd->add_option("--ppo-epochs", o->cfg.ppo_epochs,
                   "passes over each batch with the PPO clipped objective (1: plain policy "
                   "gradient)")
@@ -331,7 +330,7 @@ void add_train(CLI::App& app) {
       ->check(CLI::IsMember({"rl", "frozen"}))
       ->capture_default_str();
   cmd->add_option("--lr", o->cfg.lr,
-                  "Adam learning rate after warm-up (default: il 1e-3, sim/real 1e-4)");
+                  "Adam learning rate after warm-up (default: il 1e-3, standard 3e-4, paper 1e-4)");
   cmd->add_option("--lr-schedule", o->cfg.lr_schedule,
                   "constant, cosine or linear (to --lr-end; default: standard constant, paper "
                   "linear)")

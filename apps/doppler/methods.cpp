@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-
 namespace doppler::cli {
 
 std::vector<std::string> all_methods(const Problem& problem) {

@@ -67,7 +67,7 @@ TrainConfig train_config_from_json(const json& j) {
   c.rollouts = j.value("rollouts", 1);
   c.lr_schedule = j.value("lr_schedule", std::string("linear"));
   c.warmup = j.value("warmup", 0);
-  c.temperature = j.value("temperature", 1.0);
+  c.temperature = j.value("temperature", 1.0);  // runs before the option: T = 1
   c.baseline = j.value("baseline", std::string("mean"));
   c.ppo_epochs = j.value("ppo_epochs", 1);
   c.ppo_clip = j.value("ppo_clip", 0.2);

@@ -150,7 +150,8 @@ private:
     }
     p.samples = samples_within(s_.sample.samples, n / 16);
     if (s_.search) {
-      const auto t = static_cast<std::int64_t>(std::floor(s_.train_fraction * static_cast<double>(n)));
+      const auto t =
+          static_cast<std::int64_t>(std::floor(s_.train_fraction * static_cast<double>(n)));
       p.sim = static_cast<int>(std::max<std::int64_t>(0, t - 1));
       p.search = std::max<std::int64_t>(0, n - t - p.samples);
     } else {
@@ -166,8 +167,8 @@ private:
       if (s_.search) p.search = std::max<std::int64_t>(0, n - p.sim - 1 - p.samples);
     }
     if (p.sim == 0 && s_.pipeline.il == 0 && s_.pipeline.init.empty())
-      throw InputError(fmt::format("method {}: a budget of {} calls leaves nothing to train on",
-                                   s_.name, n));
+      throw InputError(
+          fmt::format("method {}: a budget of {} calls leaves nothing to train on", s_.name, n));
     return p;
   }
 
@@ -188,8 +189,8 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   s.pipeline.sim = static_cast<int>(take_integer(p, name, "sim", 0, 0, 10'000'000));
   if (name == "doppler-il" && s.sim_given)
     throw InputError("method doppler-il: Stage I only (no sim=)");
-  s.pipeline.real = static_cast<int>(take_integer(p, name, "real", name == "doppler-sys" ? 30 : 0,
-                                                  0, 10'000'000));
+  s.pipeline.real = static_cast<int>(
+      take_integer(p, name, "real", name == "doppler-sys" ? 30 : 0, 0, 10'000'000));
   if (s.pipeline.real > 0 && name != "doppler-sys")
     throw InputError(fmt::format("method {}: Stage III (real=) is doppler-sys's", name));
   s.pipeline.repeat = static_cast<int>(take_integer(p, name, "repeat", 3, 1, 1000));
@@ -205,7 +206,7 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   b.lr = take_number(p, name, "lr", -1);
   b.entropy_weight = take_number(p, name, "entropy", -1);
   b.self_imitation = take_number(p, name, "si", -1);
-  b.temperature = take_number(p, name, "rl_temperature", 1.0);
+  b.temperature = take_number(p, name, "rl_temperature", -1);
   b.ppo_epochs = static_cast<int>(take_integer(p, name, "ppo", 1, 1, 64));
   b.teacher = take_string(p, "teacher", "critical-path");
   const std::string sel = take_string(p, "sel", "rl");
@@ -269,31 +270,33 @@ std::unique_ptr<Placer> make_baseline(const std::string& name, PlacerParams& p) 
   c.segment = static_cast<int>(take_integer(p, name, "segment", c.segment, 1, 1 << 20));
   c.lr = take_number(p, name, "lr", c.lr);
   c.entropy_weight = take_number(p, name, "entropy", c.entropy_weight);
+  c.batch = static_cast<int>(take_integer(p, name, "batch", 0, 0, 1 << 20));
+  c.ppo_epochs = static_cast<int>(take_integer(p, name, "epochs", 0, 0, 1000));
+  c.clip = take_number(p, name, "clip", c.clip);
   auto placer = std::make_unique<BaselinePlacer>(method, c, policy);
   placer->calls_given_ = calls_given;
   return placer;
 }
 
 const char* const kTrainedParams =
-    "il=300,sim=(budget),samples=64,temperature=1,preset=standard|paper,rollouts=16,lr,entropy,"
-    "si=0.1,ppo=1,sel=rl|frozen,teacher=critical-path|etf|heft,baseline=loo|mean,"
-    "schedule=constant|cosine|linear,rl_temperature=1,returns,action,hidden,mp_steps,policy=CKPT";
+    "il=300,sim=(budget),samples=64,temperature=1,preset=standard|paper,rollouts=16,lr=3e-4,"
+    "entropy,si=0.1,ppo=1,sel=rl|frozen,teacher=critical-path|etf|heft,baseline=loo|mean,"
+    "schedule=constant|cosine|linear,rl_temperature=2,returns,action,hidden,mp_steps,policy=CKPT";
 
 }  // namespace
 
 void register_learned_placers() {
-  register_placer({"doppler",
-                   "a trained policy (policy=CKPT or RUN dir): the best of samples= rollouts",
-                   "policy=CKPT,samples=64,temperature=1", false, true},
-                  [](PlacerParams& p) -> std::unique_ptr<Placer> {
-                    const std::string policy = take_string(p, "policy", "");
-                    if (policy.empty())
-                      throw InputError(
-                          "method doppler needs policy=PATH (a checkpoint or run directory "
-                          "written by doppler train)");
-                    return std::make_unique<DopplerPolicyPlacer>(policy,
-                                                                 take_sample_spec(p, "doppler"));
-                  });
+  register_placer(
+      {"doppler", "a trained policy (policy=CKPT or RUN dir): the best of samples= rollouts",
+       "policy=CKPT,samples=64,temperature=1", false, true},
+      [](PlacerParams& p) -> std::unique_ptr<Placer> {
+        const std::string policy = take_string(p, "policy", "");
+        if (policy.empty())
+          throw InputError(
+              "method doppler needs policy=PATH (a checkpoint or run directory "
+              "written by doppler train)");
+        return std::make_unique<DopplerPolicyPlacer>(policy, take_sample_spec(p, "doppler"));
+      });
   const std::vector<std::pair<std::string, std::string>> trained = {
       {"doppler-il", "Doppler Stage I only (imitation; no simulator call), best of samples="},
       {"doppler-sim", "Doppler Stage I + II on the simulator within the budget, best of samples="},
@@ -306,21 +309,21 @@ void register_learned_placers() {
        "with PLC-proposed moves (mix=)"},
   };
   for (const auto& [name, description] : trained)
-    register_placer({name, description,
-                     std::string(kTrainedParams) +
-                         (name == "doppler-search" ? ",train=0.5,mix=0.5" : "") +
-                         (name == "doppler-sys" ? ",real=30,repeat=3" : ""),
-                     false, true},
-                    [name = name](PlacerParams& p) -> std::unique_ptr<Placer> {
-                      return std::make_unique<DopplerTrainedPlacer>(take_trained_spec(name, p));
-                    });
+    register_placer(
+        {name, description,
+         std::string(kTrainedParams) + (name == "doppler-search" ? ",train=0.5,mix=0.5" : "") +
+             (name == "doppler-sys" ? ",real=30,repeat=3" : ""),
+         false, true},
+        [name = name](PlacerParams& p) -> std::unique_ptr<Placer> {
+          return std::make_unique<DopplerTrainedPlacer>(take_trained_spec(name, p));
+        });
   for (const std::string name : {"placeto", "gdp"})
     register_placer(
         {name,
          name == "placeto" ? "Placeto: improves a placement op by op, one simulation per step"
                            : "GDP: GraphSAGE + Transformer-XL placer, one-shot placement",
-         "calls=(budget),episodes,policy=CKPT,hidden,steps,lr,entropy,max_devices,heads,layers,"
-         "segment",
+         "calls=(budget),episodes,policy=CKPT,hidden,steps,lr,entropy,batch,epochs,clip,"
+         "max_devices,heads,layers,segment",
          false, true},
         [name](PlacerParams& p) { return make_baseline(name, p); });
 }

@@ -41,7 +41,8 @@ TrainConfig TrainConfig::with_stage_defaults() const {
   const bool paper = preset == TrainPreset::paper;
   if (c.episodes < 0) c.episodes = il ? 300 : (stage == TrainStage::real ? 100 : 2000);
   if (c.rollouts <= 0) c.rollouts = il || paper ? 1 : 16;
-  if (c.lr < 0) c.lr = il ? 1e-3 : 1e-4;
+  if (c.lr < 0) c.lr = il ? 1e-3 : (paper ? 1e-4 : 3e-4);
+  if (c.temperature < 0) c.temperature = il || paper ? 1.0 : 2.0;
   if (c.lr_end < 0) c.lr_end = il ? c.lr : 1e-6;
   if (c.lr_schedule.empty()) c.lr_schedule = il ? "constant" : (paper ? "linear" : "constant");
   parse_lr_schedule(c.lr_schedule);

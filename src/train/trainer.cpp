@@ -302,8 +302,8 @@ struct DopplerTrainer::Impl {
     st.update = update;
     const int k = std::min(cfg.rollouts, cfg.episodes - episode);
     st.rollouts = k;
-    st.lr = scheduled_lr(parse_lr_schedule(cfg.lr_schedule), cfg.lr, cfg.lr_end, cfg.warmup,
-                         update, cfg.updates()) *
+    st.lr = scheduled_lr(parse_lr_schedule(cfg.lr_schedule), cfg.lr, cfg.lr_end, cfg.warmup, update,
+                         cfg.updates()) *
             lr_scale;
     st.epsilon = epsilon_now();
     opt_sel->set_lr(st.lr);
@@ -336,7 +336,8 @@ struct DopplerTrainer::Impl {
         fmt::print(stderr, "prepare {:.1f} ms, rollouts {:.1f} ms, update {:.1f} ms\n",
                    std::chrono::duration<double, std::milli>(t1 - t0).count(),
                    std::chrono::duration<double, std::milli>(t2 - t1).count(),
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t2).count());
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t2)
+                       .count());
     }
     if (!ok) handle_divergence(st);
     fill_matches(batch, st);
@@ -519,7 +520,8 @@ TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>
   while (s.episode < s.cfg.episodes &&
          (s.cfg.time_budget <= 0 || s.stage_seconds < s.cfg.time_budget)) {
     const EpisodeStats st = s.run_update();
-    if (s.run_dir) detail::append_log_line(*s.run_dir / "log.jsonl", detail::stats_json(st, s.cfg.stage));
+    if (s.run_dir)
+      detail::append_log_line(*s.run_dir / "log.jsonl", detail::stats_json(st, s.cfg.stage));
     const bool ckpt = s.cfg.checkpoint_every > 0 && s.update % s.cfg.checkpoint_every == 0;
     s.write_run_files(ckpt || s.episode >= s.cfg.episodes);
     if (on_episode) on_episode(st);

@@ -1,9 +1,9 @@
 #include "train/update.hpp"
 
-#include "train/rollback.hpp"
-
 #include <cmath>
 #include <future>
+
+#include "train/rollback.hpp"
 
 namespace doppler::detail {
 
@@ -131,8 +131,7 @@ bool step_network(nn::DualAgent& agent, bool sel, const nn::Prepared& prep, Fuse
     (sel ? st.entropy_norm_sel : st.entropy_norm_plc) =
         s.entropy * grad_norm_of(parts.entropy, params);
     if (parts.si.defined())
-      (sel ? st.si_norm_sel : st.si_norm_plc) =
-          s.self_imitation * grad_norm_of(parts.si, params);
+      (sel ? st.si_norm_sel : st.si_norm_plc) = s.self_imitation * grad_norm_of(parts.si, params);
   }
   if (!loss.requires_grad()) return true;  // nothing recorded (empty episodes)
   opt.zero_grad();
@@ -167,8 +166,8 @@ UpdateStats update_networks(nn::DualAgent& agent, const nn::GraphTensors& gt,
                           st);
     };
     const auto run_plc = [&] {
-      return step_network(agent, false, p, opt_plc, batch, advantages, elites, old_plc, s,
-                          measure, st);
+      return step_network(agent, false, p, opt_plc, batch, advantages, elites, old_plc, s, measure,
+                          st);
     };
     if (s.learn_sel && s.learn_plc && s.parallel) {
       auto f = std::async(std::launch::async, run_sel);

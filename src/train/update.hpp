@@ -46,7 +46,6 @@ UpdateStats update_networks(nn::DualAgent& agent, const nn::GraphTensors& gt,
                             const nn::Prepared& prep, FusedAdam& opt_sel, FusedAdam& opt_plc,
                             const std::vector<nn::Sampled>& batch,
                             const std::vector<double>& advantages,
-                            const std::vector<const nn::Episode*>& elites,
-                            const UpdateSettings& s);
+                            const std::vector<const nn::Episode*>& elites, const UpdateSettings& s);
 
 }  // namespace doppler::detail

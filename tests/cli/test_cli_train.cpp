@@ -55,8 +55,7 @@ TEST(CliTrain, WritesARunDirectoryAndItsPolicyPlaces) {
   // run's greedy.json.
   const auto p = test::run_cli("place " + (dir / "g.txt").string() +
                                " --devices 2 --method doppler:samples=1 --policy " + run +
-                               "/ckpt.pt -o " +
-                               (dir / "a.json").string() + " --json");
+                               "/ckpt.pt -o " + (dir / "a.json").string() + " --json");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   const Graph g = load_graph(dir / "g.txt");
   EXPECT_EQ(load_assignment(dir / "a.json", g).device_of,

@@ -26,8 +26,8 @@ std::string spec_of(const std::string& name) {
   return name + ":" + kTiny + ",samples=8";
 }
 
-const std::vector<std::string> kTrained = {"doppler-il",  "doppler-sim",   "doppler-search",
-                                           "doppler-sel", "doppler-plc",   "doppler-joint",
+const std::vector<std::string> kTrained = {"doppler-il",  "doppler-sim", "doppler-search",
+                                           "doppler-sel", "doppler-plc", "doppler-joint",
                                            "placeto",     "gdp"};
 
 struct Instance {
@@ -75,10 +75,13 @@ TEST(LearnedPlacers, EveryLearnedMethodPlacesWithinItsBudget) {
       EXPECT_LT(d, 2);
     }
     EXPECT_GE(sim.makespan(a.device_of), in.optimum);
-    if (name == "doppler-il") EXPECT_EQ(used, 8) << "min(samples, budget) sampled rollouts";
+    if (name == "doppler-il") {
+      EXPECT_EQ(used, 8) << "min(samples, budget) sampled rollouts";
+    }
     if (name == "doppler-sim" || name == "doppler-sel" || name == "doppler-plc" ||
-        name == "doppler-joint")
+        name == "doppler-joint") {
       EXPECT_EQ(used, budget) << "Stage II rollouts + greedy scoring + samples = the budget";
+    }
   }
 }
 

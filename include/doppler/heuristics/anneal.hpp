@@ -21,8 +21,8 @@ struct MoveProposal {
 
 /// Settings of one annealing run.
 struct AnnealSettings {
-  double t0 = 0.03;                      ///< start temperature, as a fraction of the start makespan
-  double polish = 0.15;                  ///< fraction of the budget kept for descent + ILS
+  double t0 = 0.03;      ///< start temperature, as a fraction of the start makespan
+  double polish = 0.15;  ///< fraction of the budget kept for descent + ILS
   const MoveProposal* proposal = nullptr;  ///< learned reassignment proposals (none: uniform)
 };
 

@@ -52,14 +52,14 @@ struct TrainConfig {
   /// Rollouts in all (each one simulation in the RL stages; none in Stage I): il 300, sim 2000,
   /// real 100.
   int episodes = -1;
-  int rollouts = -1;  ///< rollouts per update K (il: 1; sim/real: standard 16, paper 1)
-  double lr = -1;     ///< Adam learning rate after warm-up (il: 1e-3; sim/real: 1e-4)
+  int rollouts = -1;   ///< rollouts per update K (il: 1; sim/real: standard 16, paper 1)
+  double lr = -1;      ///< Adam learning rate after warm-up (il: 1e-3; standard 3e-4; paper 1e-4)
   double lr_end = -1;  ///< learning rate at the last update (cosine/linear; il: = lr; else 1e-6)
   std::string lr_schedule;  ///< constant, cosine or linear (standard: constant; paper: linear)
   int warmup = -1;          ///< warm-up updates (linear from lr / warmup; standard 5, paper 0)
   double epsilon = -1;  ///< uniform-exploration rate at the start (il: 1.0; standard 0; paper 0.2)
-  double epsilon_end = 0;      ///< exploration rate at the last update (linear decay)
-  double temperature = 1;      ///< rollouts sample from softmax(scores / temperature)
+  double epsilon_end = 0;   ///< exploration rate at the last update (linear decay)
+  double temperature = -1;  ///< RL rollouts sample from softmax(scores / T) (standard 2, paper 1)
   double entropy_weight = -1;  ///< entropy bonus per step (il: 1e-3; standard 1e-3; paper 1e-2)
   /// Baseline of the policy gradient: loo (leave-one-out over the K rollouts of an update,
   /// advantages normalised) or mean (running mean of earlier makespans, relative reward; the
@@ -70,14 +70,15 @@ struct TrainConfig {
   /// Self-imitation (expert iteration): weight of the log-likelihood of the `elite` best
   /// assignments found so far, added to the policy-gradient loss (standard 0.1, paper 0).
   double self_imitation = -1;
-  int elite = 4;  ///< assignments kept as self-imitation targets
+  int elite = 4;                          ///< assignments kept as self-imitation targets
   std::string teacher = "critical-path";  ///< Stage I teacher: critical-path, etf or heft
   SelMode sel = SelMode::rl;              ///< SEL in the RL stages
-  double grad_clip = 1.0;  ///< global gradient-norm clip per network (0: none)
+  double grad_clip = 1.0;                 ///< global gradient-norm clip per network (0: none)
   /// Differentiate PLC's loss through the device sums into the encoder (exact, slower); false
   /// treats the sums each step saw as an observed state.
   bool exact_gradient = false;
-  int grad_norm_every = 10;  ///< log the norms of the loss terms' gradients every N updates (0: never)
+  int grad_norm_every =
+      10;  ///< log the norms of the loss terms' gradients every N updates (0: never)
   ReturnMode returns = ReturnMode::episode;
   double gamma = 0.99;        ///< discount of ReturnMode::discounted
   std::string action = "";    ///< "sample" or "greedy" ("" = il: greedy, sim/real: sample)

@@ -41,13 +41,13 @@ struct EpisodeStats {
 
 /// Result of a training run.
 struct TrainResult {
-  Assignment best;  ///< best assignment scored (RL rollouts and the final greedy rollout)
+  Assignment best;           ///< best assignment scored (RL rollouts and the final greedy rollout)
   double best_makespan = 0;  ///< NaN after Stage I alone (it scores nothing)
   Assignment greedy;         ///< the final policy's greedy rollout
-  double greedy_makespan = 0;  ///< NaN after Stage I alone
+  double greedy_makespan = 0;   ///< NaN after Stage I alone
   int episodes = 0;             ///< rollouts run in the stage (including before a resume)
   std::int64_t cost_calls = 0;  ///< calls of the cost function, all stages
-  double seconds = 0;           ///< training wall-clock time, all stages (including before a resume)
+  double seconds = 0;  ///< training wall-clock time, all stages (including before a resume)
 };
 
 /// Scores an assignment: the simulator by default, the engine for Stage III.

@@ -123,8 +123,8 @@ StepTerms DualAgent::sel_terms(const Prepared& p, const std::vector<const Episod
     for (const Step& s : ep->steps) {
       const auto teacher = [&](NodeId v) {
         return s.teacher_ops.empty() ? v == s.op
-                                     : std::find(s.teacher_ops.begin(), s.teacher_ops.end(),
-                                                 v) != s.teacher_ops.end();
+                                     : std::find(s.teacher_ops.begin(), s.teacher_ops.end(), v) !=
+                                           s.teacher_ops.end();
       };
       float hi = -std::numeric_limits<float>::infinity(), thi = hi;
       pa[i] = -1;

@@ -1,6 +1,7 @@
 #include "policy/nn/gdp_encoder.hpp"
 
 #include <fmt/format.h>
+#include <torch/version.h>
 
 namespace doppler::nn {
 
@@ -8,10 +9,20 @@ namespace F = torch::nn::functional;
 
 namespace {
 // Drops libtorch 1.13's one-time "scatter_reduce() is in beta" notice (printed on stderr).
+// (libtorch 2 changed the handler's signature and moved the guard.)
 class SilentWarnings : public c10::WarningHandler {
 public:
+#if TORCH_VERSION_MAJOR < 2
   void process(const c10::SourceLocation&, const std::string&, const bool) override {}
+#else
+  void process(const c10::Warning&) override {}
+#endif
 };
+#if TORCH_VERSION_MAJOR < 2
+using QuietWarnings = c10::Warning::WarningHandlerGuard;
+#else
+using QuietWarnings = c10::WarningUtils::WarningHandlerGuard;
+#endif
 }  // namespace
 
 GdpSageLayerImpl::GdpSageLayerImpl(int64_t in, int64_t out) {
@@ -25,7 +36,7 @@ torch::Tensor GdpSageLayerImpl::forward(const torch::Tensor& h, const torch::Ten
   auto agg = torch::zeros({h.size(0), pooled.size(1)}, pooled.options());
   if (src.numel() > 0) {
     static SilentWarnings silent;
-    const c10::Warning::WarningHandlerGuard quiet(&silent);
+    const QuietWarnings quiet(&silent);
     agg = agg.scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), pooled.size(1)}),
                              pooled.index_select(0, src), "amax", /*include_self=*/true);
   }

@@ -98,10 +98,6 @@ PlcStatic PlcNetImpl::prepare(const GraphTensors& g) {
 
 torch::Tensor PlcNetImpl::score(const PlcStatic& st, const torch::Tensor& y,
                                 const torch::Tensor& ops, const torch::Tensor& s) {
-  const auto leaky = F::LeakyReLUFuncOptions().negative_slope(0.1);
-  const int64_t hd = c_.hidden;
-  const auto w = fc1->weight;
-  const auto py = F::leaky_relu(proj_y(y), leaky);  // [T, P, H]
   return score_normalised(st, y, ops, zscore(s, 1));  // sums z-scored over devices
 }
 

@@ -61,6 +61,18 @@ std::size_t choose(const std::vector<double>& probs, const RolloutOptions& o, bo
   return i;
 }
 
+// Appends `id` to the tied minima `out` (value `best`) of a minimisation over ids.
+template <class Id>
+void keep_tied_minimum(std::vector<Id>& out, double& best, Id id, double value) {
+  const double tol = kTieTolerance * std::max(1.0, std::abs(best));
+  if (out.empty() || value < best - tol) {
+    out.assign(1, id);
+    best = value;
+  } else if (value <= best + tol) {
+    out.push_back(id);
+  }
+}
+
 // The teacher's tied best candidates of `s`.
 std::vector<NodeId> teacher_selections(const ListSchedule& s, const std::vector<double>& bl,
                                        Teacher t) {
@@ -71,13 +83,7 @@ std::vector<NodeId> teacher_selections(const ListSchedule& s, const std::vector<
   for (NodeId v : s.candidates()) {
     double est = s.earliest_start(v, 0);
     for (DeviceId d = 1; d < s.devices(); ++d) est = std::min(est, s.earliest_start(v, d));
-    const double tol = kTieTolerance * std::max(1.0, std::abs(best));
-    if (out.empty() || est < best - tol) {
-      out.assign(1, v);
-      best = est;
-    } else if (est <= best + tol) {
-      out.push_back(v);
-    }
+    keep_tied_minimum(out, best, v, est);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -88,16 +94,8 @@ std::vector<DeviceId> teacher_devices(const ListSchedule& s, NodeId v, Teacher t
   if (t != Teacher::heft) return critical_path_devices(s, v);
   std::vector<DeviceId> out;
   double best = 0;
-  for (DeviceId d = 0; d < s.devices(); ++d) {
-    const double eft = s.earliest_finish(v, d);
-    const double tol = kTieTolerance * std::max(1.0, std::abs(best));
-    if (out.empty() || eft < best - tol) {
-      out.assign(1, d);
-      best = eft;
-    } else if (eft <= best + tol) {
-      out.push_back(d);
-    }
-  }
+  for (DeviceId d = 0; d < s.devices(); ++d)
+    keep_tied_minimum(out, best, d, s.earliest_finish(v, d));
   return out;
 }
 
@@ -233,7 +231,8 @@ std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<flo
   for (int d = 0; d < p; ++d) {
     float score = nets.fc2_b;
     for (int i = 0; i < m; ++i)
-      score += nets.fc2_w[static_cast<std::size_t>(i)] * leaky(pre[static_cast<std::size_t>(d * m + i)]);
+      score +=
+          nets.fc2_w[static_cast<std::size_t>(i)] * leaky(pre[static_cast<std::size_t>(d * m + i)]);
     out[static_cast<std::size_t>(d)] = score;
   }
   return out;
@@ -281,8 +280,7 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     if (o.learned_plc) {
       const auto scores = plc_scores(nets, st.op, y, sums, p, &st.ns);
       const auto probs = tempered_softmax(scores, devs, o.temperature);
-      const std::size_t i =
-          choose(probs, o, o.mode == ActionMode::greedy, rng, st.plc_behaviour);
+      const std::size_t i = choose(probs, o, o.mode == ActionMode::greedy, rng, st.plc_behaviour);
       if (o.record_plc_probs) st.plc_probs.assign(probs.begin(), probs.end());
       st.device = static_cast<DeviceId>(i);
       st.plc_prob = static_cast<float>(probs[i]);

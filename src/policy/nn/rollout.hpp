@@ -51,7 +51,7 @@ struct RolloutOptions {
   double epsilon = 0;  ///< probability of a uniform action instead of the policy's (both policies)
   double temperature = 1;  ///< the policies sample from softmax(scores / temperature)
   ActionMode mode = ActionMode::greedy;
-  bool greedy_sel = false;  ///< SEL takes its most probable op whatever `mode` (a frozen SEL)
+  bool greedy_sel = false;        ///< SEL takes its most probable op whatever `mode` (a frozen SEL)
   bool record_plc_probs = false;  ///< keep PLC's distribution of every step (Step::plc_probs)
   Teacher teacher_kind = Teacher::critical_path;  ///< whose decisions are recorded
   bool learned_sel = true;  ///< false: critical-path selection (largest b-level, lowest id)

@@ -28,9 +28,8 @@ std::vector<Sampled> sample_rollouts(const Problem& problem, const PolicyConfig&
   return out;
 }
 
-SampledPlacement sample_placement(const Problem& problem, DualAgent& agent,
-                                  const GraphTensors& gt, const SampleOptions& o,
-                                  Teacher teacher) {
+SampledPlacement sample_placement(const Problem& problem, DualAgent& agent, const GraphTensors& gt,
+                                  const SampleOptions& o, Teacher teacher) {
   torch::NoGradGuard no_grad;
   const Prepared prep = agent.prepare(gt, false, false);
   RolloutOptions ro;

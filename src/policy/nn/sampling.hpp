@@ -28,9 +28,8 @@ std::vector<Sampled> sample_rollouts(const Problem& problem, const PolicyConfig&
 
 /// The best of `o.samples` rollouts of `agent` on `problem` (rollout 0 greedy, the others
 /// sampled at o.temperature), with the PLC distributions of the best one.
-SampledPlacement sample_placement(const Problem& problem, DualAgent& agent,
-                                  const GraphTensors& gt, const SampleOptions& o,
-                                  Teacher teacher = Teacher::critical_path);
+SampledPlacement sample_placement(const Problem& problem, DualAgent& agent, const GraphTensors& gt,
+                                  const SampleOptions& o, Teacher teacher = Teacher::critical_path);
 
 /// Index of the lowest cost (the first on ties); -1 for an empty batch.
 int best_index(const std::vector<Sampled>& batch);
