@@ -197,9 +197,12 @@ TEST(CliCrash, KilledTrainingResumesToTheUninterruptedResult) {
   for (const char* stage : {"il", "sim"}) {
     SCOPED_TRACE(stage);
     std::vector<std::string> args = common;
-    args.insert(args.end(), {"--stage", stage, "--episodes", "40"});
-    if (std::string(stage) == "sim")
-      args.insert(args.end(), {"--init", (dir / "ref-il" / "ckpt.pt").string()});
+    args.insert(args.end(), {"--stage", stage});
+    if (std::string(stage) == "sim")  // 40 updates of 2 rollouts: one log line per update
+      args.insert(args.end(), {"--episodes", "80", "--rollouts", "2", "--init",
+                               (dir / "ref-il" / "ckpt.pt").string()});
+    else
+      args.insert(args.end(), {"--episodes", "40"});
     // The uninterrupted run.
     std::vector<std::string> ref = args;
     ref.insert(ref.end(), {"-o", (dir / ("ref-" + std::string(stage))).string()});

@@ -222,6 +222,7 @@ TEST(Estimator, StageTwoLearnsTheBetterArm) {
   const Problem problem(g, Platform::reference(2));
   TrainConfig c = toy_config(TrainStage::simulation, 16 * 25);
   c.lr = 3e-3;
+  c.temperature = 1;  // sample from the policy itself: P(better arm) is the policy's
   c.seed = 2;
   DopplerTrainer trainer(problem, c);
   ASSERT_EQ(trainer.config().rollouts, 16);
