@@ -15,6 +15,7 @@
 #include "support/builders.hpp"
 #include "support/support.hpp"
 #include "train/fused_adam.hpp"
+#include "train/small_config.hpp"
 #include "train/update.hpp"
 
 #include "doppler/heuristics/placer.hpp"
@@ -201,18 +202,6 @@ TEST(Estimator, PolicyGradientMatchesFiniteDifferencesAndTheUpdateFollowsIt) {
 // ---------------------------------------------------------------------------------------------
 // Training on toys with known answers.
 
-TrainConfig toy_config(TrainStage stage, int episodes) {
-  TrainConfig c;
-  c.stage = stage;
-  c.episodes = episodes;
-  c.policy.hidden = 16;
-  c.policy.edge_hidden = 8;
-  c.policy.steps = 2;
-  c.policy.mlp_hidden = 16;
-  c.parallel = false;
-  return c;
-}
-
 // Two independent ops of 10 on two devices: apart 10, together 20. The second op's device is a
 // two-armed bandit (the first op's is symmetric). Stage II with the standard preset (K = 16,
 // leave-one-out advantages) learns to put it on the other device: late batches are almost all
@@ -220,7 +209,7 @@ TrainConfig toy_config(TrainStage stage, int episodes) {
 TEST(Estimator, StageTwoLearnsTheBetterArm) {
   const Graph g = test::ref_graph({{10, 0}, {10, 0}}, {});
   const Problem problem(g, Platform::reference(2));
-  TrainConfig c = toy_config(TrainStage::simulation, 16 * 25);
+  TrainConfig c = test::small_train_config(TrainStage::simulation, 16 * 25);
   c.lr = 3e-3;
   c.temperature = 1;  // sample from the policy itself: P(better arm) is the policy's
   c.seed = 2;
@@ -264,14 +253,14 @@ TEST(Estimator, StageTwoImprovesOnItsImitationStart) {
   const HardInstance h = hard_instance();
   ASSERT_GT(h.cp, h.optimum);
   const Problem problem(h.g, Platform::reference(2));
-  TrainConfig il = toy_config(TrainStage::imitation, 150);
+  TrainConfig il = test::small_train_config(TrainStage::imitation, 150);
   il.lr = 3e-3;
   il.seed = 4;
   DopplerTrainer trainer(problem, il);
   trainer.train();
   const double start = problem.simulator().makespan(trainer.greedy().device_of);
   ASSERT_GT(start, h.optimum) << "precondition: the imitation start is not optimal";
-  TrainConfig sim = toy_config(TrainStage::simulation, 320);
+  TrainConfig sim = test::small_train_config(TrainStage::simulation, 320);
   sim.lr = 1e-3;
   sim.seed = 4;
   trainer.start_stage(sim);

@@ -8,6 +8,7 @@
 
 #include "support/builders.hpp"
 #include "support/support.hpp"
+#include "train/small_config.hpp"
 
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/search_placers.hpp"
@@ -16,18 +17,6 @@
 
 namespace doppler {
 namespace {
-
-TrainConfig small(TrainStage stage, int episodes) {
-  TrainConfig c;
-  c.stage = stage;
-  c.episodes = episodes;
-  c.policy.hidden = 16;
-  c.policy.edge_hidden = 8;
-  c.policy.steps = 2;
-  c.policy.mlp_hidden = 16;
-  c.parallel = false;
-  return c;
-}
 
 double mean(const std::vector<double>& v, std::size_t from, std::size_t to) {
   double s = 0;
@@ -39,7 +28,7 @@ TEST(Training, ImitationLossFallsAndTeacherMatchRises) {
   std::mt19937_64 rng(17);
   const Graph g = test::random_dag(rng, {30, 0.15, 9, 9, true});
   const Problem problem(g, Platform::reference(3));
-  TrainConfig c = small(TrainStage::imitation, 50);
+  TrainConfig c = test::small_train_config(TrainStage::imitation, 50);
   c.policy.hidden = 32;
   c.policy.mlp_hidden = 32;
   c.lr = 3e-3;
@@ -66,7 +55,7 @@ TEST(Training, ReinforceFindsTheObviouslyBestPlacement) {
   const double optimum =
       problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
   ASSERT_EQ(optimum, 30);
-  TrainConfig c = small(TrainStage::simulation, 300);
+  TrainConfig c = test::small_train_config(TrainStage::simulation, 300);
   c.lr = 3e-3;
   c.lr_end = 1e-4;
   c.seed = 1;
@@ -84,7 +73,7 @@ TEST(Training, ResumeReproducesAnUninterruptedRun) {
   std::mt19937_64 rng(23);
   const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
   const Problem problem(g, Platform::reference(3));
-  TrainConfig c = small(TrainStage::simulation, 24);
+  TrainConfig c = test::small_train_config(TrainStage::simulation, 24);
   c.rollouts = 2;  // 12 updates of 2 rollouts
   c.checkpoint_every = 6;
   c.seed = 5;
@@ -104,8 +93,9 @@ TEST(Training, ResumeReproducesAnUninterruptedRun) {
     } catch (const std::runtime_error&) {
     }
   }
-  DopplerTrainer resumed(problem,
-                         small(TrainStage::simulation, 999));  // config comes from the checkpoint
+  DopplerTrainer resumed(
+      problem,
+      test::small_train_config(TrainStage::simulation, 999));  // config comes from the checkpoint
   resumed.resume(b.path());
   EXPECT_EQ(resumed.episodes_done(), 12);
   const TrainResult rb = resumed.train();
@@ -139,7 +129,7 @@ TEST(Training, PolicyLoadsAndPlacesOtherGraphs) {
   const Graph g = test::random_dag(rng, {15, 0.2, 9, 9, true});
   const Problem problem(g, Platform::reference(2));
   test::TempDir dir;
-  TrainConfig c = small(TrainStage::imitation, 60);
+  TrainConfig c = test::small_train_config(TrainStage::imitation, 60);
   c.lr = 3e-3;
   DopplerTrainer trainer(problem, c);
   trainer.set_run_dir(dir.path());
@@ -156,7 +146,7 @@ TEST(Training, PolicyLoadsAndPlacesOtherGraphs) {
   EXPECT_LT(learned, 0.8 * random_mean);
   EXPECT_GE(learned, p8.lower_bound());
   // The same weights through the trainer (--init) give the same greedy placement.
-  DopplerTrainer again(p8, small(TrainStage::simulation, 16));
+  DopplerTrainer again(p8, test::small_train_config(TrainStage::simulation, 16));
   again.load_weights(dir.path());
   EXPECT_EQ(again.greedy().device_of, policy.place(p8).device_of);
 }
@@ -171,10 +161,10 @@ TEST(Training, BadCheckpointsAreInputErrors) {
   const Graph g1 = test::random_dag(rng, {8, 0.3, 9, 9, true});
   const Graph g2 = test::random_dag(rng, {9, 0.3, 9, 9, true});
   const Problem p1(g1, Platform::reference(2)), p2(g2, Platform::reference(2));
-  DopplerTrainer t1(p1, small(TrainStage::imitation, 2));
+  DopplerTrainer t1(p1, test::small_train_config(TrainStage::imitation, 2));
   t1.set_run_dir(dir.path());
   t1.train();
-  DopplerTrainer t2(p2, small(TrainStage::imitation, 2));
+  DopplerTrainer t2(p2, test::small_train_config(TrainStage::imitation, 2));
   try {
     t2.resume(dir.path());
     FAIL();
@@ -200,7 +190,7 @@ TEST(Training, DivergingUpdatesAreRolledBackWithALowerLearningRate) {
   std::mt19937_64 rng(41);
   const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
   const Problem problem(g, Platform::reference(3));
-  TrainConfig c = small(TrainStage::simulation, 10);
+  TrainConfig c = test::small_train_config(TrainStage::simulation, 10);
   c.preset = TrainPreset::paper;  // one rollout per update: cost call k is update k
   c.checkpoint_every = 4;
   c.lr = 1e-2;
@@ -247,7 +237,7 @@ TEST(Training, ANewCostFunctionStartsANewBest) {
   std::mt19937_64 rng(43);
   const Graph g = test::random_dag(rng, {12, 0.25, 9, 9, true});
   const Problem problem(g, Platform::reference(3));
-  TrainConfig c = small(TrainStage::simulation, 32);
+  TrainConfig c = test::small_train_config(TrainStage::simulation, 32);
   c.seed = 2;
   DopplerTrainer trainer(problem, c);
   const TrainResult sim = trainer.train();
@@ -257,7 +247,7 @@ TEST(Training, ANewCostFunctionStartsANewBest) {
     ++calls;
     return 1000 * problem.simulator().makespan(a.device_of);
   });
-  TrainConfig real = small(TrainStage::real, 4);
+  TrainConfig real = test::small_train_config(TrainStage::real, 4);
   real.rollouts = 4;
   trainer.start_stage(real);
   const TrainResult r = trainer.train();
@@ -273,7 +263,7 @@ TEST(Training, TimeBudgetIsPerStage) {
   std::mt19937_64 rng(47);
   const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
   const Problem problem(g, Platform::reference(3));
-  TrainConfig il = small(TrainStage::imitation, 1'000'000);
+  TrainConfig il = test::small_train_config(TrainStage::imitation, 1'000'000);
   il.time_budget = 0.6;
   DopplerTrainer trainer(problem, il);
   const auto t0 = std::chrono::steady_clock::now();
@@ -282,7 +272,7 @@ TEST(Training, TimeBudgetIsPerStage) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_GE(stage1, 0.6);
   ASSERT_LT(trainer.episodes_done(), 1'000'000);
-  TrainConfig sim = small(TrainStage::simulation, 1'000'000);
+  TrainConfig sim = test::small_train_config(TrainStage::simulation, 1'000'000);
   sim.time_budget = 0.3;
   trainer.start_stage(sim);
   EXPECT_EQ(trainer.episodes_done(), 0);
@@ -304,7 +294,7 @@ TEST(Training, GradClipZeroMeansNoClipping) {
   std::mt19937_64 rng(53);
   const Graph g = test::random_dag(rng, {10, 0.25, 9, 9, true});
   const Problem problem(g, Platform::reference(2));
-  TrainConfig c = small(TrainStage::simulation, 32);
+  TrainConfig c = test::small_train_config(TrainStage::simulation, 32);
   c.grad_clip = 0;
   DopplerTrainer trainer(problem, c);
   std::vector<EpisodeStats> stats;
