@@ -373,6 +373,17 @@ void add_train(CLI::App& app) {
   cmd->add_option("--hidden", o->cfg.policy.hidden, "node embedding size")->capture_default_str();
   cmd->add_option("--mp-steps", o->cfg.policy.steps, "message-passing steps")
       ->capture_default_str();
+  cmd->add_option("--edge-hidden", o->cfg.policy.edge_hidden,
+                  "hidden size of the edge network (its output is hidden x hidden)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--features",
+         [o](const std::string& m) { o->cfg.policy.features = parse_feature_mode(m); },
+         "input normalisation: zscore (the paper's, per graph) or scaled (scale-aware, with "
+         "global features; what doppler pretrain uses); --init takes the checkpoint's")
+      ->check(CLI::IsMember({"zscore", "scaled"}))
+      ->default_str("zscore");
   cmd->add_option("-s,--seed", o->cfg.seed, "seed of the initialisation and every random choice")
       ->capture_default_str();
   cmd->add_option("--checkpoint-every", o->cfg.checkpoint_every, "updates between checkpoints")

@@ -13,6 +13,7 @@ void add_simulate(CLI::App& app);  ///< doppler simulate GRAPH
 void add_place(CLI::App& app);     ///< doppler place GRAPH
 void add_compare(CLI::App& app);   ///< doppler compare GRAPH
 void add_train(CLI::App& app);     ///< doppler train GRAPH
+void add_pretrain(CLI::App& app);  ///< doppler pretrain -o RUN
 
 void add_execute(CLI::App& app);       ///< doppler execute GRAPH --assignment A
 void add_calibrate(CLI::App& app);     ///< doppler calibrate --devices P -o hw.json

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   doppler::cli::add_calibrate(app);
   doppler::cli::add_validate_sim(app);
   doppler::cli::add_train(app);
+  doppler::cli::add_pretrain(app);
 
   try {
     app.parse(argc, argv);

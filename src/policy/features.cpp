@@ -23,26 +23,121 @@ void zscore_columns(std::vector<float>& m, int rows, int cols) {
   }
 }
 
-GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphAnalysis& an) {
-  GraphFeatures f;
+namespace {
+
+double clamp_log(double x) {
+  if (!(x > 0)) return -kGlobalClamp;
+  return std::clamp(std::log(x), -kGlobalClamp, kGlobalClamp);
+}
+
+// Mean transfer cost per edge (0 without edges).
+double mean_transfer(const Graph& g, const CostModel& cost) {
+  double t = 0;
+  for (EdgeId k = 0; k < g.num_edges(); ++k) t += cost.transfer(k);
+  return g.num_edges() > 0 ? t / g.num_edges() : 0.0;
+}
+
+// Raw node features (N x 5): compute, b-level, t-level, incoming and outgoing transfer.
+std::vector<float> raw_node_features(const Graph& g, const CostModel& cost,
+                                     const GraphAnalysis& an) {
   const int n = g.num_nodes();
-  const int e = g.num_edges();
-  f.num_nodes = n;
-  f.node.assign(static_cast<std::size_t>(n * kNodeFeatures), 0.0f);
+  std::vector<float> m(static_cast<std::size_t>(n * kNodeFeatures), 0.0f);
   for (NodeId v = 0; v < n; ++v) {
     double in = 0, out = 0;
     for (EdgeId k : g.in_edges(v)) in += cost.transfer(k);
     for (EdgeId k = g.out_edge_begin(v);
          k < g.out_edge_begin(v) + static_cast<EdgeId>(g.successors(v).size()); ++k)
       out += cost.transfer(k);
-    float* row = &f.node[static_cast<std::size_t>(v * kNodeFeatures)];
+    float* row = &m[static_cast<std::size_t>(v * kNodeFeatures)];
     row[0] = static_cast<float>(cost.compute(v));
     row[1] = static_cast<float>(an.b_level()[static_cast<std::size_t>(v)]);
     row[2] = static_cast<float>(an.t_level()[static_cast<std::size_t>(v)]);
     row[3] = static_cast<float>(in);
     row[4] = static_cast<float>(out);
   }
-  zscore_columns(f.node, n, kNodeFeatures);
+  return m;
+}
+
+// The scaled mode's node rows: 5 scaled columns, then the global features.
+std::vector<float> scaled_node_features(const std::vector<float>& raw, int n, double unit,
+                                        double cp, const std::vector<float>& global) {
+  const int cols = kNodeFeatures + static_cast<int>(global.size());
+  std::vector<float> m(static_cast<std::size_t>(n * cols));
+  const double len = cp > 0 ? cp : 1.0;
+  for (int v = 0; v < n; ++v) {
+    const float* r = &raw[static_cast<std::size_t>(v * kNodeFeatures)];
+    float* row = &m[static_cast<std::size_t>(v * cols)];
+    row[0] = static_cast<float>(std::log1p(r[0] / unit));
+    row[1] = static_cast<float>(std::log1p(r[3] / unit));
+    row[2] = static_cast<float>(std::log1p(r[4] / unit));
+    row[3] = static_cast<float>(r[1] / len);
+    row[4] = static_cast<float>(r[2] / len);
+    std::copy(global.begin(), global.end(), row + kNodeFeatures);
+  }
+  return m;
+}
+
+}  // namespace
+
+double feature_unit(const Graph& g, const CostModel& cost) {
+  double c = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) c += cost.compute(v);
+  if (g.num_nodes() > 0 && c > 0) return c / g.num_nodes();
+  const double t = mean_transfer(g, cost);
+  return t > 0 ? t : 1.0;
+}
+
+std::vector<float> global_features(const Graph& g, const CostModel& cost, const GraphAnalysis& an,
+                                   int devices) {
+  const double unit = feature_unit(g, cost);
+  const int p = std::max(1, devices);
+  const double per_device = an.total_work() / p;
+  return {static_cast<float>(clamp_log(mean_transfer(g, cost) / unit)),
+          static_cast<float>(std::log2(static_cast<double>(p)) / 4.0),
+          static_cast<float>(per_device > 0 ? clamp_log(an.critical_path_length() / per_device)
+                                            : 0.0),
+          static_cast<float>(std::log10(std::max(1, g.num_nodes())) / 4.0)};
+}
+
+void normalise_device_features(std::vector<float>& y, int p, FeatureMode mode, double unit) {
+  if (mode == FeatureMode::zscore) {
+    zscore_columns(y, p, kDeviceFeatures);
+    return;
+  }
+  constexpr int cols = 2 * kDeviceFeatures;
+  std::vector<float> out(static_cast<std::size_t>(p * cols));
+  for (int c = 0; c < kDeviceFeatures; ++c) {
+    float lo = y[static_cast<std::size_t>(c)];
+    for (int d = 1; d < p; ++d) lo = std::min(lo, y[static_cast<std::size_t>(d * kDeviceFeatures + c)]);
+    for (int d = 0; d < p; ++d)
+      out[static_cast<std::size_t>(d * cols + kDeviceFeatures + c)] = static_cast<float>(
+          std::log1p((y[static_cast<std::size_t>(d * kDeviceFeatures + c)] - lo) / unit));
+  }
+  // z-scores of the values in units (the 1e-6 of zscore_columns must not depend on the units).
+  for (float& x : y) x = static_cast<float>(x / unit);
+  zscore_columns(y, p, kDeviceFeatures);
+  for (int d = 0; d < p; ++d)
+    std::copy_n(&y[static_cast<std::size_t>(d * kDeviceFeatures)], kDeviceFeatures,
+                &out[static_cast<std::size_t>(d * cols)]);
+  y = std::move(out);
+}
+
+GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphAnalysis& an,
+                             int devices, FeatureMode mode) {
+  GraphFeatures f;
+  const int n = g.num_nodes();
+  const int e = g.num_edges();
+  f.num_nodes = n;
+  f.mode = mode;
+  f.cols = node_feature_count(mode);
+  const bool scaled = mode == FeatureMode::scaled;
+  f.unit = scaled ? feature_unit(g, cost) : 1.0;
+  f.node = raw_node_features(g, cost, an);
+  if (scaled)
+    f.node = scaled_node_features(f.node, n, f.unit, an.critical_path_length(),
+                                  global_features(g, cost, an, devices));
+  else
+    zscore_columns(f.node, n, kNodeFeatures);
 
   f.edge_src.resize(static_cast<std::size_t>(2 * e));
   f.edge_dst.resize(static_cast<std::size_t>(2 * e));
@@ -54,9 +149,10 @@ GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphA
     f.edge_dst[a] = ed.dst;
     f.edge_src[b] = ed.dst;
     f.edge_dst[b] = ed.src;
-    f.edge[a] = f.edge[b] = static_cast<float>(cost.transfer(k));
+    f.edge[a] = f.edge[b] = static_cast<float>(
+        scaled ? std::log1p(cost.transfer(k) / f.unit) : cost.transfer(k));
   }
-  zscore_columns(f.edge, 2 * e, 1);
+  if (!scaled) zscore_columns(f.edge, 2 * e, 1);
 
   // Longest paths: next hop to an exit realising the b-level, previous hop from an entry
   // realising the t-level (ties: lowest id).

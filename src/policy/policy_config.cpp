@@ -26,4 +26,22 @@ PolicyVariant parse_policy_variant(const std::string& name) {
   throw InputError("unknown policy variant '" + name + "' (expected dual, sel, plc or joint)");
 }
 
+std::string feature_mode_name(FeatureMode m) {
+  return m == FeatureMode::scaled ? "scaled" : "zscore";
+}
+
+FeatureMode parse_feature_mode(const std::string& name) {
+  if (name == "zscore") return FeatureMode::zscore;
+  if (name == "scaled") return FeatureMode::scaled;
+  throw InputError("unknown feature mode '" + name + "' (expected zscore or scaled)");
+}
+
+int node_feature_count(FeatureMode m) {
+  return m == FeatureMode::scaled ? 9 : 5;
+}
+
+int device_feature_count(FeatureMode m) {
+  return m == FeatureMode::scaled ? 10 : 5;
+}
+
 }  // namespace doppler

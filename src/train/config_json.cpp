@@ -11,7 +11,8 @@ json to_json(const PolicyConfig& c) {
           {"steps", c.steps},
           {"mlp_hidden", c.mlp_hidden},
           {"max_levels", c.max_levels},
-          {"defer_inputs", c.defer_inputs}};
+          {"defer_inputs", c.defer_inputs},
+          {"features", feature_mode_name(c.features)}};
 }
 
 PolicyConfig policy_config_from_json(const json& j) {
@@ -23,6 +24,7 @@ PolicyConfig policy_config_from_json(const json& j) {
   c.mlp_hidden = j.at("mlp_hidden").get<int>();
   c.max_levels = j.at("max_levels").get<int>();
   c.defer_inputs = j.at("defer_inputs").get<bool>();
+  c.features = parse_feature_mode(j.value("features", std::string("zscore")));
   return c;
 }
 

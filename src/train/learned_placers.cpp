@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -287,14 +288,20 @@ const char* const kTrainedParams =
 
 void register_learned_placers() {
   register_placer(
-      {"doppler", "a trained policy (policy=CKPT or RUN dir): the best of samples= rollouts",
-       "policy=CKPT,samples=64,temperature=1", false, true},
+      {"doppler",
+       "a trained policy, by default the shipped pretrained one (zero-shot): the best of "
+       "samples= rollouts",
+       "policy=CKPT|RUN (default models/doppler-pretrained.pt),samples=64,temperature=1", false,
+       true},
       [](PlacerParams& p) -> std::unique_ptr<Placer> {
-        const std::string policy = take_string(p, "policy", "");
-        if (policy.empty())
-          throw InputError(
-              "method doppler needs policy=PATH (a checkpoint or run directory "
-              "written by doppler train)");
+        std::string policy = take_string(p, "policy", "");
+        if (policy.empty()) {
+          policy = default_policy_path().string();
+          if (!std::filesystem::exists(policy))
+            throw InputError(
+                "method doppler: the shipped policy " + policy +
+                " is missing (set DOPPLER_MODEL, pass policy=PATH, or run scripts/pretrain.sh)");
+        }
         return std::make_unique<DopplerPolicyPlacer>(policy, take_sample_spec(p, "doppler"));
       });
   const std::vector<std::pair<std::string, std::string>> trained = {

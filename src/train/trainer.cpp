@@ -113,7 +113,8 @@ struct DopplerTrainer::Impl {
     torch::manual_seed(cfg.seed);
     agent = std::make_unique<nn::DualAgent>(pc);
     make_optimisers();
-    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis());
+    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis(),
+                                           problem.devices(), pc.features);
     gt = nn::make_graph_tensors(f, pc.max_levels);
   }
 

@@ -146,6 +146,23 @@ bool step_network(nn::DualAgent& agent, bool sel, const nn::Prepared& prep, Fuse
 
 }  // namespace
 
+torch::Tensor batch_objective(nn::DualAgent& agent, const nn::Prepared& prep,
+                              const std::vector<nn::Sampled>& batch,
+                              const std::vector<double>& advantages, const UpdateSettings& s,
+                              UpdateStats& st) {
+  torch::Tensor total = torch::zeros({});
+  for (const bool sel : {true, false}) {
+    if (sel ? !s.learn_sel : !s.learn_plc) continue;
+    torch::Tensor old;  // the batch's own log-probabilities: ratio 1, the plain gradient
+    const LossParts parts = batch_loss(agent, sel, prep, batch, advantages, {}, old, s);
+    const auto loss = parts.pg - s.entropy * parts.entropy;
+    (sel ? st.loss_sel : st.loss_plc) = loss.item<double>();
+    (sel ? st.entropy_sel : st.entropy_plc) = parts.entropy_mean;
+    total = total + loss;
+  }
+  return total;
+}
+
 UpdateStats update_networks(nn::DualAgent& agent, const nn::GraphTensors& gt,
                             const nn::Prepared& prep, FusedAdam& opt_sel, FusedAdam& opt_plc,
                             const std::vector<nn::Sampled>& batch,

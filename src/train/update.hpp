@@ -48,4 +48,13 @@ UpdateStats update_networks(nn::DualAgent& agent, const nn::GraphTensors& gt,
                             const std::vector<double>& advantages,
                             const std::vector<const nn::Episode*>& elites, const UpdateSettings& s);
 
+/// The loss of one problem's batch for both learned networks (policy gradient with
+/// `advantages`, minus the entropy bonus; the teacher's log-mass with s.imitation), without
+/// backward or step: for accumulating the gradients of several problems in one update (one
+/// pass, no PPO, no self-imitation). Fills the losses and entropies of `st`.
+torch::Tensor batch_objective(nn::DualAgent& agent, const nn::Prepared& prep,
+                              const std::vector<nn::Sampled>& batch,
+                              const std::vector<double>& advantages, const UpdateSettings& s,
+                              UpdateStats& st);
+
 }  // namespace doppler::detail

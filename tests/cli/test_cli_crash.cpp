@@ -1,5 +1,5 @@
-// Crash safety of `doppler train`: the command is killed with SIGKILL at random (seeded) times
-// during Stage I and Stage II, several times, and continued each time with --resume (or started
+// Crash safety of `doppler train` and `doppler pretrain`: the command is killed with SIGKILL at
+// random (seeded) times during Stage I and Stage II, several times, and continued each time with --resume (or started
 // again with -o while no checkpoint exists yet). After every kill the checkpoint, once it
 // exists, is complete and loadable; the finished run's best.json, greedy.json, config.json and
 // log.jsonl (without the per-episode "seconds") are identical to an uninterrupted run's.
@@ -215,6 +215,52 @@ TEST(CliCrash, KilledTrainingResumesToTheUninterruptedResult) {
               << " after a checkpoint, " << r.restarts << " restarts before one ]\n";
     expect_same_results(dir / ("ref-" + std::string(stage)), dir / ("run-" + std::string(stage)));
   }
+}
+
+// A small pretraining distribution: random DAGs of 12 to 20 ops on 2 or 3 devices.
+void write_pretrain_spec(const fs::path& path) {
+  std::ofstream(path) << R"({"pool": 5, "seed": 2, "families": [{"workload": "random-dag",
+      "params": {"ops": {"min": 12, "max": 20, "int": true}, "width": [3, 5],
+                 "seed": {"min": 0, "max": 999, "int": true}}, "devices": [2, 3]}]})";
+}
+
+TEST(CliCrash, KilledPretrainingResumesToTheUninterruptedRun) {
+  test::TempDir dir;
+  const fs::path graph = dir / "g.txt", spec = dir / "spec.json";
+  write_graph(graph);
+  write_pretrain_spec(spec);
+  // 8 Stage I + 22 Stage II updates: one log line each.
+  const std::vector<std::string> args = {
+      "pretrain",   "--spec",    spec.string(), "--held-out",     graph.string(),
+      "--held-out-devices", "3", "--il-updates", "8",   "--updates", "22",
+      "--batch",    "2",         "--rollouts",  "3",    "--hidden", "8",
+      "--edge-hidden", "4",      "--mp-steps",  "1",    "--checkpoint-every", "4",
+      "--eval-every", "10",      "--seed",      "7"};
+  std::vector<std::string> ref = args;
+  ref.insert(ref.end(), {"-o", (dir / "ref").string()});
+  ASSERT_EQ(run_to_end(ref, dir / "ref.out"), 0) << slurp(dir / "ref.out");
+  const CrashRun r = run_with_kills(args, dir / "run", graph, 4, 30, 3);
+  EXPECT_GE(r.kills, 2) << "the kill points fell after the end of the run";
+  for (const char* f : {"problems.json", "spec.json", "config.json"})
+    EXPECT_EQ(slurp(dir / "run" / f), slurp(dir / "ref" / f)) << f;
+  const auto a = log_without_seconds(dir / "ref" / "log.jsonl"),
+             b = log_without_seconds(dir / "run" / "log.jsonl");
+  ASSERT_EQ(a.size(), 30u);
+  ASSERT_EQ(b.size(), a.size()) << "log.jsonl lines";
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], a[i]) << "log.jsonl line " << i + 1;
+  // The held-out graph is evaluated and never trained on.
+  const auto problems = nlohmann::json::parse(slurp(dir / "ref" / "problems.json"));
+  ASSERT_EQ(problems["held_out"].size(), 1u);
+  const std::string held = problems["held_out"][0].get<std::string>();
+  int evaluations = 0;
+  for (const auto& line : a) {
+    for (const auto& name : line["problems"]) EXPECT_NE(name.get<std::string>(), held);
+    if (line.contains("held_out")) {
+      ++evaluations;
+      EXPECT_EQ(line["held_out"]["problems"][0]["name"], held);
+    }
+  }
+  EXPECT_EQ(evaluations, 3);  // updates 10, 20 and 30
 }
 
 }  // namespace

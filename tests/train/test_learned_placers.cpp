@@ -2,6 +2,7 @@
 // budget of simulator calls (counted by the simulator itself), unknown options are InputErrors
 // naming the option, doppler-search improves on its own start and on random placement, and
 // doppler:policy= takes a run directory as well as its checkpoint.
+#include <cstdlib>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -94,7 +95,11 @@ TEST(LearnedPlacers, UnknownOptionsAreInputErrorsNamingTheOption) {
   }
   const std::string msg = test::error_of([&] { make_placer("doppler:policy=x,bogus_option=1"); });
   EXPECT_NE(msg.find("bogus_option"), std::string::npos) << msg;
-  EXPECT_NE(test::error_of([] { make_placer("doppler"); }), "") << "doppler needs policy=";
+  // Without policy= the shipped model is used; a missing one is named in the error.
+  ::setenv("DOPPLER_MODEL", "/nonexistent/model.pt", 1);
+  const std::string missing = test::error_of([] { make_placer("doppler"); });
+  ::unsetenv("DOPPLER_MODEL");
+  EXPECT_NE(missing.find("/nonexistent/model.pt"), std::string::npos) << missing;
   // An explicit sim= that does not fit in the budget is refused.
   const Instance in = small_instance(5, 6, 2, false);
   EXPECT_NE(test::error_of([&] {

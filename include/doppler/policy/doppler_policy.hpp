@@ -54,6 +54,11 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
+/// The shipped pretrained policy (models/doppler-pretrained.pt, scripts/pretrain.sh): the file
+/// named by the environment variable DOPPLER_MODEL when set, else the source tree's models/
+/// folder this build was configured from. The file may be absent (load() then fails).
+std::filesystem::path default_policy_path();
+
 /// `path` itself when it is a file, else `path`/ckpt.pt (a run directory given for a checkpoint).
 std::filesystem::path checkpoint_path(const std::filesystem::path& path);
 

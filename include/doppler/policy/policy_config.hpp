@@ -17,6 +17,28 @@ std::string policy_variant_name(PolicyVariant v);
 /// Parses a variant name; InputError otherwise.
 PolicyVariant parse_policy_variant(const std::string& name);
 
+/// How the policies' inputs are normalised.
+enum class FeatureMode {
+  /// The paper's: every node and edge feature z-scored per column over the graph, device
+  /// features z-scored over the devices. Blind to the transfer/compute ratio and to P.
+  zscore,
+  /// Scale-aware and size-free: time-valued features divided by one common scale per problem
+  /// (the mean compute cost per op, or the critical path for path lengths) and compressed with
+  /// log1p, plus global features (transfer/compute ratio, device count, parallelism slack, graph
+  /// size) on every node; device features both z-scored over the devices and as gaps to the
+  /// best device in mean-op units. Invariant to multiplying every cost by a constant.
+  scaled,
+};
+
+/// "zscore" or "scaled".
+std::string feature_mode_name(FeatureMode m);
+/// Parses a feature-mode name; InputError otherwise.
+FeatureMode parse_feature_mode(const std::string& name);
+/// Columns of the node features under `m` (5, or 5 + 4 global).
+int node_feature_count(FeatureMode m);
+/// Columns of the device features under `m` (5, or 10).
+int device_feature_count(FeatureMode m);
+
 /// Architecture and episode rules. Weights do not depend on the graph size or device count.
 struct PolicyConfig {
   PolicyVariant variant = PolicyVariant::dual;
@@ -27,6 +49,8 @@ struct PolicyConfig {
   int max_levels = 64;    ///< distinct edge-feature values before quantile binning
   /// Input ops (kind input) are not decided by the policies: each goes with its first consumer.
   bool defer_inputs = true;
+  /// Input normalisation; checkpoints without the field are zscore (the paper's).
+  FeatureMode features = FeatureMode::zscore;
 };
 
 }  // namespace doppler

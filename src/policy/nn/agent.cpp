@@ -37,6 +37,8 @@ NetConfig net_config(const PolicyConfig& c) {
   n.steps = c.steps;
   n.mlp_hidden = c.mlp_hidden;
   n.max_levels = c.max_levels;
+  n.node_features = node_feature_count(c.features);
+  n.device_features = device_feature_count(c.features);
   return n;
 }
 
@@ -68,6 +70,10 @@ Prepared DualAgent::prepare(const GraphTensors& g, bool grad, bool parallel) {
   EpisodeNets& n = p.nets;
   n.hidden = config_.hidden;
   n.mlp = config_.mlp_hidden;
+  n.features = config_.features;
+  n.unit = g.unit;
+  if (g.x.size(1) != node_feature_count(config_.features))
+    throw std::logic_error("prepare: graph tensors of another feature mode");
   if (want_sel) n.sel_score = to_vector(p.sel_scores);
   if (want_plc) {
     const int64_t hd = config_.hidden;
@@ -160,7 +166,8 @@ StepTerms DualAgent::plc_terms(const Prepared& p, const std::vector<const Episod
                                int devices, double temperature) {
   int64_t t = 0;
   for (const Episode* ep : eps) t += static_cast<int64_t>(ep->steps.size());
-  auto y = torch::empty({t, devices, kDeviceFeatures});
+  const int dc = device_feature_count(config_.features);
+  auto y = torch::empty({t, devices, dc});
   auto ops = torch::empty({t}, torch::kLong);
   auto actions = torch::empty({t}, torch::kLong);
   auto onehot = torch::zeros({t, devices});
@@ -176,7 +183,7 @@ StepTerms DualAgent::plc_terms(const Prepared& p, const std::vector<const Episod
   for (const Episode* ep : eps) {
     const int64_t start = i;
     for (const Step& s : ep->steps) {
-      std::copy(s.y.begin(), s.y.end(), py + i * devices * kDeviceFeatures);
+      std::copy(s.y.begin(), s.y.end(), py + i * devices * dc);
       po[i] = s.op;
       pa[i] = s.device;
       ph[i * devices + s.device] = 1.0f;
@@ -219,7 +226,8 @@ StepTerms DualAgent::joint_terms(const Prepared& p, const Episode& ep, int devic
     widest = std::max<int64_t>(widest, static_cast<int64_t>(s.candidates.size()) * devices);
   }
   // One row per (step, candidate): its device features, op and step.
-  auto y = torch::empty({pairs, devices, kDeviceFeatures});
+  const int dc = device_feature_count(config_.features);
+  auto y = torch::empty({pairs, devices, dc});
   auto ops = torch::empty({pairs}, torch::kLong), step_of = torch::empty({pairs}, torch::kLong);
   auto chosen = torch::empty({t}, torch::kLong);
   auto onehot = torch::zeros({t, devices});
@@ -230,7 +238,7 @@ StepTerms DualAgent::joint_terms(const Prepared& p, const Episode& ep, int devic
   int64_t row = 0;
   for (int64_t i = 0; i < t; ++i) {
     const Step& s = ep.steps[static_cast<std::size_t>(i)];
-    std::copy(s.joint_y.begin(), s.joint_y.end(), py + row * devices * kDeviceFeatures);
+    std::copy(s.joint_y.begin(), s.joint_y.end(), py + row * devices * dc);
     for (std::size_t c = 0; c < s.candidates.size(); ++c) {
       ops[row + static_cast<int64_t>(c)] = s.candidates[c];
       step_of[row + static_cast<int64_t>(c)] = i;

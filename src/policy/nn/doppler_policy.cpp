@@ -1,5 +1,7 @@
 #include "doppler/policy/doppler_policy.hpp"
 
+#include <cstdlib>
+
 #include "policy/nn/agent.hpp"
 #include "policy/nn/sampling.hpp"
 #include "train/checkpoint.hpp"
@@ -16,10 +18,16 @@ struct DopplerPolicy::Impl {
   std::unique_ptr<nn::DualAgent> agent;
 
   nn::GraphTensors tensors(const Problem& problem) const {
-    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis());
+    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis(),
+                                           problem.devices(), config.features);
     return nn::make_graph_tensors(f, config.max_levels);
   }
 };
+
+std::filesystem::path default_policy_path() {
+  if (const char* env = std::getenv("DOPPLER_MODEL"); env && *env) return env;
+  return std::filesystem::path(DOPPLER_MODELS_DIR) / "doppler-pretrained.pt";
+}
 
 std::filesystem::path checkpoint_path(const std::filesystem::path& path) {
   std::error_code ec;

@@ -71,7 +71,8 @@ GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
   GraphTensors t;
   const int n = f.num_nodes;
   t.num_nodes = n;
-  t.x = torch::from_blob(const_cast<float*>(f.node.data()), {n, kNodeFeatures}, torch::kFloat)
+  t.unit = f.unit;
+  t.x = torch::from_blob(const_cast<float*>(f.node.data()), {n, f.cols}, torch::kFloat)
             .clone();
 
   // Levels of edge features (exact distinct values, or quantile bins).

@@ -21,7 +21,7 @@ void init_linear_layers(torch::nn::Module& m) {
 }
 
 MpnnEncoderImpl::MpnnEncoderImpl(const NetConfig& c) : c_(c) {
-  project_ = register_module("project", torch::nn::Linear(kNodeFeatures, c.hidden));
+  project_ = register_module("project", torch::nn::Linear(c.node_features, c.hidden));
   edge1_ = register_module("edge1", torch::nn::Linear(1, c.edge_hidden));
   edge2_ = register_module("edge2", torch::nn::Linear(c.edge_hidden, c.hidden * c.hidden));
   conv_bias_ = register_parameter("conv_bias", torch::zeros({c.hidden}));
@@ -52,7 +52,7 @@ torch::Tensor MpnnEncoderImpl::forward(const GraphTensors& g) {
 
 SelNetImpl::SelNetImpl(const NetConfig& c) {
   encoder_ = register_module("encoder", MpnnEncoder(c));
-  proj_ = register_module("proj", torch::nn::Linear(kNodeFeatures, c.hidden));
+  proj_ = register_module("proj", torch::nn::Linear(c.node_features, c.hidden));
   fc1_ = register_module("fc1", torch::nn::Linear(4 * c.hidden, c.mlp_hidden));
   fc2_ = register_module("fc2", torch::nn::Linear(c.mlp_hidden, 1));
   init_linear_layers(*this);
@@ -70,8 +70,8 @@ torch::Tensor SelNetImpl::forward(const GraphTensors& g) {
 
 PlcNetImpl::PlcNetImpl(const NetConfig& c, bool with_paths) : c_(c), with_paths_(with_paths) {
   encoder_ = register_module("encoder", MpnnEncoder(c));
-  proj_x_ = register_module("proj_x", torch::nn::Linear(kNodeFeatures, c.hidden));
-  proj_y = register_module("proj_y", torch::nn::Linear(kDeviceFeatures, c.hidden));
+  proj_x_ = register_module("proj_x", torch::nn::Linear(c.node_features, c.hidden));
+  proj_y = register_module("proj_y", torch::nn::Linear(c.device_features, c.hidden));
   fc1 = register_module("fc1", torch::nn::Linear((with_paths ? 6 : 4) * c.hidden, c.mlp_hidden));
   fc2 = register_module("fc2", torch::nn::Linear(c.mlp_hidden, 1));
   init_linear_layers(*this);

@@ -13,6 +13,8 @@ struct NetConfig {
   int steps = 6;          ///< message-passing steps (shared weights)
   int mlp_hidden = 64;    ///< hidden size of the scoring MLPs (4H -> mlp_hidden -> 1)
   int max_levels = 64;    ///< distinct edge-feature levels before quantisation
+  int node_features = 5;  ///< columns of the node features (node_feature_count())
+  int device_features = 5;  ///< columns of the device features (device_feature_count())
 };
 
 /// z-scores each column over dim 0 ((x - mean) / (std + 1e-6), population std).

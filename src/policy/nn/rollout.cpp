@@ -130,7 +130,7 @@ void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::v
     auto y = device_features(s, v);
     const auto sc = plc_scores(nets, v, y, sums, p);
     scores.insert(scores.end(), sc.begin(), sc.end());
-    zscore_columns(y, p, kDeviceFeatures);
+    normalise_device_features(y, p, nets.features, nets.unit);
     st.joint_y.insert(st.joint_y.end(), y.begin(), y.end());
   }
   std::vector<NodeId> all(static_cast<std::size_t>(c * p));
@@ -205,18 +205,19 @@ void refresh_device_sums(Episode& ep, const EpisodeNets& nets, int p) {
 std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
                               const std::vector<double>& s, int p, std::vector<float>* ns_out) {
   const int hd = nets.hidden, m = nets.mlp;
-  zscore_columns(y, p, kDeviceFeatures);
+  const int dc = device_feature_count(nets.features);
+  normalise_device_features(y, p, nets.features, nets.unit);
   const std::vector<float> ns = zscore_device_sums(s, p, hd);
   if (ns_out) *ns_out = ns;
   // First layer over the devices in two small GEMMs (OpenBLAS):
   // pre[d, :] = node_pre[v, :] + py[d, :] fc1_y^T + ns[d, :] fc1_s^T, py = leaky(proj_y(y_d)).
   std::vector<float> py(static_cast<std::size_t>(p * hd));
   for (int d = 0; d < p; ++d) {
-    const float* yd = &y[static_cast<std::size_t>(d * kDeviceFeatures)];
+    const float* yd = &y[static_cast<std::size_t>(d * dc)];
     for (int j = 0; j < hd; ++j) {
-      const float* w = &nets.proj_y_w[static_cast<std::size_t>(j * kDeviceFeatures)];
+      const float* w = &nets.proj_y_w[static_cast<std::size_t>(j * dc)];
       float a = nets.proj_y_b[static_cast<std::size_t>(j)];
-      for (int k = 0; k < kDeviceFeatures; ++k) a += w[k] * yd[k];
+      for (int k = 0; k < dc; ++k) a += w[k] * yd[k];
       py[static_cast<std::size_t>(d * hd + j)] = leaky(a);
     }
   }
@@ -288,7 +289,7 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
       st.plc_greedy_match = std::find(st.teacher_devices.begin(), st.teacher_devices.end(), best) !=
                             st.teacher_devices.end();
       st.y = y;
-      zscore_columns(st.y, p, kDeviceFeatures);
+      normalise_device_features(st.y, p, nets.features, nets.unit);
       for (int j = 0; j < hd; ++j)
         sums[static_cast<std::size_t>(st.device * hd + j)] +=
             nets.h[static_cast<std::size_t>(st.op) * static_cast<std::size_t>(hd) +
@@ -311,6 +312,8 @@ Episode replay(const Problem& problem, const PolicyConfig& config, const Assignm
   const int p = problem.devices();
   ListSchedule s(g, problem.cost(), p, config.defer_inputs);
   const auto& bl = problem.analysis().b_level();
+  const double unit =
+      config.features == FeatureMode::scaled ? feature_unit(g, problem.cost()) : 1.0;
   Episode ep;
   for (NodeId v : a.order) {
     if (s.device(v) >= 0) continue;  // a deferred input, placed with its consumer
@@ -327,7 +330,7 @@ Episode replay(const Problem& problem, const PolicyConfig& config, const Assignm
     st.device = a.device_of[static_cast<std::size_t>(v)];
     st.teacher_devices = teacher_devices(s, v, teacher);
     st.y = device_features(s, v);
-    zscore_columns(st.y, p, kDeviceFeatures);
+    normalise_device_features(st.y, p, config.features, unit);
     s.place(v, st.device);
     ep.steps.push_back(std::move(st));
   }

@@ -17,10 +17,12 @@ namespace doppler::nn {
 /// The per-episode outputs of the networks the rollout needs (row-major float arrays).
 struct EpisodeNets {
   int hidden = 0, mlp = 0;
+  FeatureMode features = FeatureMode::zscore;  ///< how device features are normalised
+  double unit = 1;  ///< the problem's feature unit (scaled mode)
   std::vector<float> sel_score;  ///< [N] SEL score of every op (static within an episode)
   std::vector<float> h;          ///< [N, H] PLC node embeddings
   std::vector<float> node_pre;   ///< [N, M] PLC first layer: [proj(x_v), H_v] part + bias
-  std::vector<float> proj_y_w;   ///< [H, 5]
+  std::vector<float> proj_y_w;   ///< [H, F] (F = device_feature_count(features))
   std::vector<float> proj_y_b;   ///< [H]
   std::vector<float> fc1_y;      ///< [M, H] first layer, device-feature part
   std::vector<float> fc1_s;      ///< [M, H] first layer, device-sum part
@@ -65,7 +67,7 @@ struct Step {
   std::vector<NodeId> candidates;         ///< ascending
   NodeId op = 0;                          ///< chosen op
   DeviceId device = 0;                    ///< chosen device
-  std::vector<float> y;                   ///< [P, 5] device features, z-scored over devices
+  std::vector<float> y;  ///< [P, F] device features, normalised (normalise_device_features)
   std::vector<NodeId> teacher_ops;        ///< candidates with the largest b-level
   std::vector<DeviceId> teacher_devices;  ///< devices where `op` starts earliest
   bool sel_greedy_match = false;          ///< the policy's most probable op is a teacher op
@@ -80,7 +82,7 @@ struct Step {
   std::vector<float> ns;
   // Joint variant: pairs (candidates[c], d) are flattened as c * P + d.
   std::vector<float>
-      joint_y;          ///< [C, P, 5] device features of every candidate, z-scored over devices
+      joint_y;          ///< [C, P, F] device features of every candidate, normalised
   int joint_index = 0;  ///< the chosen pair
   std::vector<int> joint_teacher;  ///< the teacher's tied best pairs
 };
@@ -112,7 +114,7 @@ void joint_step(const ListSchedule& s, const EpisodeNets& nets, Step& st, std::v
 std::vector<double> masked_softmax(const std::vector<float>& scores,
                                    const std::vector<NodeId>& idx);
 
-/// PLC scores of every device for op v given raw device features y [P, 5] (z-scored here) and
+/// PLC scores of every device for op v given raw device features y [P, 5] (normalised here) and
 /// the device sums S [P, H] (z-scored here; the z-scored sums are copied to `ns_out` when
 /// given). Exposed for the consistency tests.
 std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,

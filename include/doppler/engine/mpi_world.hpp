@@ -1,0 +1,35 @@
+#pragma once
+// The MPI job this process belongs to, for data-parallel work outside the engine (library
+// doppler_mpi): rank, size and the two collectives `doppler pretrain` needs.
+#include <vector>
+
+namespace doppler {
+
+/// True when this process was started by an MPI launcher (mpirun / srun set their rank
+/// variables), i.e. when MpiWorld should be used.
+bool launched_by_mpi();
+
+/// MPI_COMM_WORLD. Initialises MPI when needed (MPI_THREAD_FUNNELED) and finalises it in the
+/// destructor when it initialised it. Every member function is collective.
+class MpiWorld {
+public:
+  MpiWorld();
+  ~MpiWorld();
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  /// This process's rank.
+  int rank() const { return rank_; }
+  /// Number of ranks.
+  int size() const { return size_; }
+  /// Replaces `v` by its element-wise mean over the ranks (MPI_Allreduce, float sums).
+  void average(std::vector<float>& v) const;
+  /// True when `x` is bit-identical on every rank.
+  bool agree(double x) const;
+
+private:
+  int rank_ = 0, size_ = 1;
+  bool owns_ = false;
+};
+
+}  // namespace doppler

@@ -1,0 +1,563 @@
+#include "doppler/train/pretrain.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "policy/nn/agent.hpp"
+#include "policy/nn/rollout.hpp"
+#include "policy/nn/sampling.hpp"
+#include "train/checkpoint.hpp"
+#include "train/config_json.hpp"
+#include "train/fused_adam.hpp"
+#include "train/rollback.hpp"
+#include "train/run_files.hpp"
+#include "train/update.hpp"
+
+#include "doppler/graph/fingerprint.hpp"
+#include "doppler/heuristics/placer.hpp"
+#include "doppler/policy/features.hpp"
+#include "doppler/train/policy_gradient.hpp"
+#include "doppler/train/trainer.hpp"
+#include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/progress.hpp"
+
+namespace doppler {
+
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+constexpr double kIlLr = 1e-3;
+
+// Runs fn(0 .. n-1) on up to `threads` threads (each index once).
+void parallel_for(int n, int threads, const std::function<void(int)>& fn) {
+  const int t = std::max(1, std::min(threads, n));
+  if (t == 1) {
+    for (int i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<int> next{0};
+  std::vector<std::thread> pool;
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  for (int k = 0; k < t; ++k)
+    pool.emplace_back([&] {
+      for (int i = next++; i < n; i = next++) {
+        try {
+          fn(i);
+        } catch (...) {
+          std::lock_guard lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    });
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+// The RNG of one update on one rank: a function of (seed, update, rank) only, so that a resumed
+// run draws exactly what the uninterrupted one drew.
+std::mt19937_64 update_rng(std::uint64_t seed, int update, int rank) {
+  std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
+                    static_cast<std::uint32_t>(update), static_cast<std::uint32_t>(rank),
+                    0x5eedu};
+  return std::mt19937_64(seq);
+}
+
+// `k` distinct indices of [0, n) (all of them when k >= n), in draw order.
+std::vector<int> choose_distinct(int n, int k, std::mt19937_64& rng) {
+  std::vector<int> idx(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) idx[static_cast<std::size_t>(i)] = i;
+  const int m = std::min(n, k);
+  for (int i = 0; i < m; ++i) {
+    const int j = std::uniform_int_distribution<int>(i, n - 1)(rng);
+    std::swap(idx[static_cast<std::size_t>(i)], idx[static_cast<std::size_t>(j)]);
+  }
+  idx.resize(static_cast<std::size_t>(m));
+  return idx;
+}
+
+// Makespans of `spec` on every problem, on the threads (one placer each: the registry and a
+// placer's counters are not shared across threads).
+std::vector<double> simulate_placer(const std::vector<PoolProblem>& problems,
+                                    const std::string& spec, std::int64_t budget, int threads) {
+  std::vector<std::unique_ptr<Placer>> placers;
+  for (std::size_t i = 0; i < problems.size(); ++i) placers.push_back(make_placer(spec));
+  std::vector<double> out(problems.size());
+  parallel_for(static_cast<int>(problems.size()), threads, [&](int i) {
+    const auto k = static_cast<std::size_t>(i);
+    PlaceOptions o;
+    o.budget.evaluations = budget;
+    const Problem& p = *problems[k].problem;
+    SimWorkspace ws;
+    out[k] = p.simulator().makespan(placers[k]->place(p, o).device_of, ws);
+  });
+  return out;
+}
+
+json to_json(const PretrainConfig& c) {
+  return {{"il_updates", c.il_updates},   {"updates", c.updates},
+          {"batch", c.batch},             {"rollouts", c.rollouts},
+          {"lr", c.lr},                   {"lr_end", c.lr_end},
+          {"warmup", c.warmup},           {"temperature", c.temperature},
+          {"entropy_weight", c.entropy_weight}, {"grad_clip", c.grad_clip},
+          {"teacher", c.teacher},         {"eval_every", c.eval_every},
+          {"checkpoint_every", c.checkpoint_every}, {"eval_budget", c.eval_budget},
+          {"seed", c.seed},               {"threads", c.threads},
+          {"time_budget", c.time_budget}, {"policy", detail::to_json(c.policy)}};
+}
+
+PretrainConfig pretrain_config_from_json(const json& j) {
+  PretrainConfig c;
+  c.il_updates = j.at("il_updates").get<int>();
+  c.updates = j.at("updates").get<int>();
+  c.batch = j.at("batch").get<int>();
+  c.rollouts = j.at("rollouts").get<int>();
+  c.lr = j.at("lr").get<double>();
+  c.lr_end = j.at("lr_end").get<double>();
+  c.warmup = j.at("warmup").get<int>();
+  c.temperature = j.at("temperature").get<double>();
+  c.entropy_weight = j.at("entropy_weight").get<double>();
+  c.grad_clip = j.at("grad_clip").get<double>();
+  c.teacher = j.at("teacher").get<std::string>();
+  c.eval_every = j.at("eval_every").get<int>();
+  c.checkpoint_every = j.at("checkpoint_every").get<int>();
+  c.eval_budget = j.at("eval_budget").get<std::int64_t>();
+  c.seed = j.at("seed").get<std::uint64_t>();
+  c.threads = j.at("threads").get<int>();
+  c.time_budget = j.at("time_budget").get<double>();
+  c.policy = detail::policy_config_from_json(j.at("policy"));
+  return c;
+}
+
+}  // namespace
+
+PolicyConfig pretrain_policy_defaults() {
+  PolicyConfig p;
+  p.hidden = 64;
+  p.edge_hidden = 32;
+  p.steps = 4;
+  p.mlp_hidden = 64;
+  p.features = FeatureMode::scaled;
+  return p;
+}
+
+void PretrainConfig::validate() const {
+  const auto bad = [](const std::string& what) { throw InputError("pretrain: " + what); };
+  if (il_updates < 0 || updates < 0) bad("update counts must be non-negative");
+  if (batch < 1) bad("batch must be at least 1");
+  if (rollouts < 2) bad("rollouts must be at least 2 (the baseline leaves one out)");
+  if (!(lr > 0) || !(lr_end >= 0)) bad("learning rates must be positive");
+  if (!(temperature > 0)) bad("temperature must be positive");
+  if (threads < 1) bad("threads must be at least 1");
+  if (checkpoint_every < 1) bad("checkpoint_every must be at least 1");
+  nn::parse_teacher(teacher);
+}
+
+struct Pretrainer::Impl {
+  PretrainSpec spec;
+  PretrainConfig cfg;
+  DataParallel dp;
+  std::vector<PoolProblem> pool, held;
+  std::vector<nn::GraphTensors> pool_gt;
+  std::vector<double> pool_cp;  // critical-path list scheduling's makespan (the ratio's unit)
+  std::vector<double> held_cp, held_ls;
+  std::unique_ptr<nn::DualAgent> agent;
+  std::unique_ptr<detail::FusedAdam> opt_sel, opt_plc;
+  detail::Snapshot good;
+  std::optional<std::filesystem::path> run_dir;
+  int update = 0;
+  std::int64_t calls = 0;
+  double seconds = 0, lr_scale = 1;
+  int divergences = 0;
+
+  void build(PretrainSpec s, PretrainConfig c, DataParallel d) {
+    use_single_threaded_math();
+    c.validate();
+    spec = std::move(s);
+    spec.text = spec_json_text(spec);
+    cfg = c;
+    dp = std::move(d);
+    held = held_out_problems(spec);
+    std::vector<std::uint64_t> excluded;
+    for (const auto& h : held) excluded.push_back(graph_fingerprint(*h.graph));
+    pool = draw_pool(spec, excluded);
+    pool_gt.resize(pool.size());
+    parallel_for(static_cast<int>(pool.size()), cfg.threads, [&](int i) {
+      pool_gt[static_cast<std::size_t>(i)] = tensors(*pool[static_cast<std::size_t>(i)].problem);
+    });
+    pool_cp = simulate_placer(pool, "critical-path", 0, cfg.threads);
+    calls += static_cast<std::int64_t>(pool.size());
+    torch::manual_seed(cfg.seed);
+    agent = std::make_unique<nn::DualAgent>(cfg.policy);
+    opt_sel = std::make_unique<detail::FusedAdam>(agent->sel->parameters(), cfg.lr);
+    opt_plc = std::make_unique<detail::FusedAdam>(agent->plc->parameters(), cfg.lr);
+    good.take(*agent, *opt_sel, *opt_plc);
+  }
+
+  nn::GraphTensors tensors(const Problem& p) const {
+    const GraphFeatures f =
+        graph_features(p.graph(), p.cost(), p.analysis(), p.devices(), cfg.policy.features);
+    return nn::make_graph_tensors(f, cfg.policy.max_levels);
+  }
+
+  int total_updates() const { return cfg.il_updates + cfg.updates; }
+  bool imitation() const { return update < cfg.il_updates; }
+
+  double lr_now() const {
+    if (imitation()) return kIlLr * lr_scale;
+    return scheduled_lr(LrSchedule::cosine, cfg.lr, cfg.lr_end, cfg.warmup,
+                        update - cfg.il_updates, cfg.updates) *
+           lr_scale;
+  }
+
+  nn::RolloutOptions rollout_options(bool il) const {
+    nn::RolloutOptions o;
+    o.epsilon = il ? 1.0 : 0.0;  // Stage I visits the states of uniform actions (as train)
+    o.temperature = il ? 1.0 : cfg.temperature;
+    o.mode = il ? nn::ActionMode::greedy : nn::ActionMode::sample;
+    o.teacher = true;
+    o.teacher_kind = nn::parse_teacher(cfg.teacher);
+    return o;
+  }
+
+  json meta() const {
+    json m;
+    m["kind"] = "pretrain";
+    m["policy"] = detail::to_json(cfg.policy);
+    m["pretrain"] = to_json(cfg);
+    m["spec"] = json::parse(spec.text);
+    m["update"] = update;
+    m["calls"] = calls;
+    m["seconds"] = seconds;
+    m["lr_scale"] = lr_scale;
+    m["divergences"] = divergences;
+    m["ranks"] = dp.ranks;
+    return m;
+  }
+
+  // All gradients of both networks, flattened (zeros where a parameter has none).
+  std::vector<torch::Tensor> parameters() const {
+    auto p = agent->sel->parameters();
+    for (auto& t : agent->plc->parameters()) p.push_back(t);
+    return p;
+  }
+
+  void average_gradients() {
+    if (dp.ranks <= 1 || !dp.average) return;
+    auto params = parameters();
+    std::size_t n = 0;
+    for (auto& p : params) n += static_cast<std::size_t>(p.numel());
+    std::vector<float> flat(n);
+    std::size_t at = 0;
+    for (auto& p : params) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      const auto g = p.grad().contiguous();
+      std::copy_n(g.data_ptr<float>(), g.numel(), flat.begin() + static_cast<std::ptrdiff_t>(at));
+      at += static_cast<std::size_t>(g.numel());
+    }
+    dp.average(flat);
+    at = 0;
+    for (auto& p : params) {
+      auto g = p.mutable_grad();
+      std::copy_n(flat.begin() + static_cast<std::ptrdiff_t>(at), g.numel(), g.data_ptr<float>());
+      at += static_cast<std::size_t>(g.numel());
+    }
+  }
+
+  double weight_checksum() const {
+    double s = 0, k = 1;
+    for (const auto& p : parameters()) s += (k++) * p.to(torch::kDouble).sum().item<double>();
+    return s;
+  }
+
+  // One problem's batch: rollouts (already done), advantages, objective.
+  torch::Tensor objective(int i, const nn::Prepared& prep, const std::vector<nn::Sampled>& batch,
+                          bool il, detail::UpdateStats& us) const {
+    std::vector<double> costs;
+    for (const auto& b : batch) costs.push_back(b.cost);
+    const std::vector<double> adv =
+        il ? std::vector<double>(costs.size(), 0.0) : leave_one_out_advantages(costs, true);
+    detail::UpdateSettings s;
+    s.imitation = il;
+    s.entropy = cfg.entropy_weight;
+    s.temperature = il ? 1.0 : cfg.temperature;
+    s.nodes = pool[static_cast<std::size_t>(i)].problem->graph().num_nodes();
+    s.devices = pool[static_cast<std::size_t>(i)].problem->devices();
+    return detail::batch_objective(*agent, prep, batch, adv, s, us);
+  }
+
+  bool step_networks(torch::Tensor loss, PretrainStats& st) {
+    opt_sel->zero_grad();
+    opt_plc->zero_grad();
+    st.loss = loss.item<double>();
+    if (!std::isfinite(st.loss)) return false;
+    loss.backward();
+    average_gradients();
+    for (torch::nn::Module* net : {static_cast<torch::nn::Module*>(agent->sel.get()),
+                                   static_cast<torch::nn::Module*>(agent->plc.get())})
+      if (cfg.grad_clip > 0 &&
+          !std::isfinite(torch::nn::utils::clip_grad_norm_(net->parameters(), cfg.grad_clip)))
+        return false;
+    opt_sel->set_lr(st.lr);
+    opt_plc->set_lr(st.lr);
+    opt_sel->step();
+    opt_plc->step();
+    return detail::all_finite(*agent->sel) && detail::all_finite(*agent->plc);
+  }
+
+  PretrainStats run_update() {
+    const auto t0 = Clock::now();
+    PretrainStats st;
+    st.update = update;
+    st.imitation = imitation();
+    st.lr = lr_now();
+    std::mt19937_64 rng = update_rng(cfg.seed, update, dp.rank);
+    const std::vector<int> chosen = choose_distinct(static_cast<int>(pool.size()), cfg.batch, rng);
+    const int b = static_cast<int>(chosen.size());
+    const int k = cfg.rollouts;
+    std::vector<std::uint64_t> seeds(static_cast<std::size_t>(b * k));
+    for (auto& s : seeds) s = rng();
+    // Encoders of every chosen problem (with autograd), on the threads.
+    std::vector<nn::Prepared> prep(static_cast<std::size_t>(b));
+    parallel_for(b, cfg.threads, [&](int j) {
+      prep[static_cast<std::size_t>(j)] = agent->prepare(
+          pool_gt[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])], true, false);
+    });
+    // Rollouts of every problem on the threads; RL rollouts are simulated.
+    const bool il = st.imitation;
+    const nn::RolloutOptions ro = rollout_options(il);
+    std::vector<std::vector<nn::Sampled>> batches(static_cast<std::size_t>(b),
+                                                  std::vector<nn::Sampled>(static_cast<std::size_t>(k)));
+    parallel_for(b * k, cfg.threads, [&](int job) {
+      const int j = job / k;
+      const PoolProblem& pp = pool[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])];
+      std::mt19937_64 r(seeds[static_cast<std::size_t>(job)]);
+      nn::Sampled& out = batches[static_cast<std::size_t>(j)][static_cast<std::size_t>(job % k)];
+      out.episode = nn::rollout(*pp.problem, cfg.policy, prep[static_cast<std::size_t>(j)].nets, ro, r);
+      thread_local SimWorkspace ws;  // a simulator's own workspace is not for concurrent calls
+      out.cost = il ? out.episode.estimate
+                    : pp.problem->simulator().makespan(out.episode.assignment.device_of, ws);
+    });
+    if (!il) calls += static_cast<std::int64_t>(b * k);
+    // One loss over all problems (each problem its own baseline), one backward, one step.
+    torch::Tensor loss = torch::zeros({});
+    double ratio = 0, best_ratio = 0;
+    for (int j = 0; j < b; ++j) {
+      const int i = chosen[static_cast<std::size_t>(j)];
+      const auto& batch = batches[static_cast<std::size_t>(j)];
+      detail::UpdateStats us;
+      loss = loss + objective(i, prep[static_cast<std::size_t>(j)], batch, il, us) / b;
+      double mean = 0, best = std::numeric_limits<double>::infinity();
+      for (const auto& s : batch) {
+        mean += s.cost / k;
+        best = std::min(best, s.cost);
+      }
+      ratio += mean / pool_cp[static_cast<std::size_t>(i)] / b;
+      best_ratio += best / pool_cp[static_cast<std::size_t>(i)] / b;
+      st.entropy_sel += us.entropy_sel / b;
+      st.entropy_plc += us.entropy_plc / b;
+      st.problems.push_back(pool[static_cast<std::size_t>(i)].name);
+    }
+    st.ratio = ratio;
+    st.best_ratio = best_ratio;
+    if (!step_networks(loss, st)) {
+      good.restore(*agent, *opt_sel, *opt_plc);
+      lr_scale *= 0.5;
+      ++divergences;
+      spdlog::warn("update {}: diverging update; rolled back, learning rate scaled by {}", update,
+                   lr_scale);
+    }
+    ++update;
+    st.calls = calls;
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    seconds += st.seconds;
+    return st;
+  }
+
+  void reference_held_out() {
+    if (held_cp.size() == held.size()) return;
+    held_cp = simulate_placer(held, "critical-path", 0, cfg.threads);
+    held_ls = simulate_placer(held, "local-search", cfg.eval_budget, cfg.threads);
+  }
+
+  std::vector<HeldOutResult> evaluate() {
+    reference_held_out();
+    std::vector<HeldOutResult> out(held.size());
+    torch::NoGradGuard no_grad;
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      const Problem& p = *held[i].problem;
+      const nn::Prepared prep = agent->prepare(tensors(p), false, false);
+      nn::RolloutOptions o;
+      o.mode = nn::ActionMode::greedy;
+      o.teacher = false;
+      std::mt19937_64 r(0);
+      const nn::Episode ep = nn::rollout(p, cfg.policy, prep.nets, o, r);
+      out[i] = {held[i].name, p.simulator().makespan(ep.assignment.device_of), held_cp[i],
+                held_ls[i]};
+    }
+    return out;
+  }
+
+  json stats_json(const PretrainStats& st) const {
+    return {{"update", st.update},     {"stage", st.imitation ? "il" : "rl"},
+            {"problems", st.problems}, {"ratio", st.ratio},
+            {"best_ratio", st.best_ratio}, {"loss", st.loss},
+            {"entropy_sel", st.entropy_sel}, {"entropy_plc", st.entropy_plc},
+            {"lr", st.lr},             {"calls", st.calls},
+            {"seconds", st.seconds}};
+  }
+
+  json held_out_json(const std::vector<HeldOutResult>& r) const {
+    json a = json::array();
+    double gap = 0;
+    for (const auto& h : r) {
+      a.push_back({{"name", h.name},
+                   {"greedy", h.greedy},
+                   {"critical_path", h.critical_path},
+                   {"local_search", h.local_search},
+                   {"gap_local_search", h.greedy / h.local_search - 1},
+                   {"gap_critical_path", h.greedy / h.critical_path - 1}});
+      gap += (h.greedy / h.local_search - 1) / static_cast<double>(r.size());
+    }
+    return {{"problems", a}, {"mean_gap_local_search", gap}};
+  }
+
+  void checkpoint() {
+    good.take(*agent, *opt_sel, *opt_plc);
+    if (dp.ranks > 1 && dp.agree && !dp.agree(weight_checksum()))
+      throw std::runtime_error("pretrain: the ranks' weights differ (data-parallel replicas diverged)");
+    if (!run_dir || dp.rank != 0) return;
+    detail::write_checkpoint(*run_dir / "ckpt.pt", *agent, opt_sel.get(), opt_plc.get(), meta());
+  }
+};
+
+Pretrainer::Pretrainer(PretrainSpec spec, PretrainConfig config, DataParallel dp)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->build(std::move(spec), config, std::move(dp));
+}
+
+Pretrainer::~Pretrainer() = default;
+
+void Pretrainer::set_run_dir(const std::filesystem::path& dir) {
+  Impl& s = *impl_;
+  s.run_dir = dir;
+  if (s.dp.rank != 0) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw InputError(dir.string(), 0, "cannot create the run directory");
+  write_file_atomic(dir / "log.jsonl", "");
+  json names = {{"pool", pool_names()}, {"held_out", held_out_names()}};
+  write_file_atomic(dir / "problems.json", names.dump(2) + "\n");
+  write_file_atomic(dir / "spec.json", json::parse(s.spec.text).dump(2) + "\n");
+  write_file_atomic(dir / "config.json", to_json(s.cfg).dump(2) + "\n");
+}
+
+std::unique_ptr<Pretrainer> Pretrainer::resume(const std::filesystem::path& dir, int updates,
+                                               DataParallel dp) {
+  const auto path = dir / "ckpt.pt";
+  const detail::Checkpoint c = detail::open_checkpoint(path);
+  std::unique_ptr<Pretrainer> p(new Pretrainer());
+  p->impl_ = std::make_unique<Impl>();
+  Impl& s = *p->impl_;
+  PretrainConfig cfg;
+  PretrainSpec spec;
+  try {
+    if (c.meta.value("kind", "") != "pretrain")
+      throw InputError(path.string(), 0, "not a pretraining checkpoint (doppler train's?)");
+    cfg = pretrain_config_from_json(c.meta.at("pretrain"));
+    spec = parse_pretrain_spec(c.meta.at("spec").dump(), path.string() + " (spec)", "/");
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(path.string(), 0, std::string("checkpoint meta is incomplete: ") + e.what());
+  }
+  if (updates > 0) cfg.updates = updates;
+  s.build(std::move(spec), cfg, std::move(dp));
+  detail::load_networks(c, *s.agent, path);
+  detail::load_optimizers(c, *s.opt_sel, *s.opt_plc, path);
+  s.update = c.meta.at("update").get<int>();
+  s.calls = c.meta.at("calls").get<std::int64_t>();
+  s.seconds = c.meta.at("seconds").get<double>();
+  s.lr_scale = c.meta.value("lr_scale", 1.0);
+  s.divergences = c.meta.value("divergences", 0);
+  s.good.take(*s.agent, *s.opt_sel, *s.opt_plc);
+  s.run_dir = dir;
+  if (s.dp.rank == 0) detail::truncate_log(dir / "log.jsonl", s.update);
+  return p;
+}
+
+void Pretrainer::run(const std::function<void(const PretrainStats&)>& on_update) {
+  Impl& s = *impl_;
+  const auto start = Clock::now();
+  Progress progress("pretrain", s.total_updates());
+  while (s.update < s.total_updates()) {
+    const PretrainStats st = s.run_update();
+    json line = s.stats_json(st);
+    const bool last = s.update == s.total_updates();
+    if (s.dp.rank == 0 && !s.held.empty() &&
+        ((s.cfg.eval_every > 0 && s.update % s.cfg.eval_every == 0) || last))
+      line["held_out"] = s.held_out_json(s.evaluate());
+    if (s.dp.ranks > 1) line["ranks"] = s.dp.ranks;
+    if (s.run_dir && s.dp.rank == 0) detail::append_log_line(*s.run_dir / "log.jsonl", line);
+    if (on_update) on_update(st);
+    progress.update(s.update, fmt::format("ratio {:.3f}", st.ratio));
+    double over = s.cfg.time_budget > 0 &&
+                          std::chrono::duration<double>(Clock::now() - start).count() >
+                              s.cfg.time_budget
+                      ? 1.0
+                      : 0.0;
+    if (s.dp.ranks > 1 && s.dp.average) {  // every rank stops at the same update
+      std::vector<float> v = {static_cast<float>(over)};
+      s.dp.average(v);
+      over = v[0];
+    }
+    if (last || over > 0 || s.update % s.cfg.checkpoint_every == 0) s.checkpoint();
+    if (over > 0) break;
+  }
+}
+
+std::vector<HeldOutResult> Pretrainer::evaluate_held_out() {
+  return impl_->evaluate();
+}
+
+void Pretrainer::export_policy(const std::filesystem::path& path) const {
+  json m = impl_->meta();
+  m["kind"] = "policy";
+  detail::write_checkpoint(path, *impl_->agent, nullptr, nullptr, m);
+}
+
+std::vector<std::string> Pretrainer::pool_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : impl_->pool) out.push_back(p.name);
+  return out;
+}
+
+std::vector<std::string> Pretrainer::held_out_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : impl_->held) out.push_back(p.name);
+  return out;
+}
+
+int Pretrainer::updates_done() const {
+  return impl_->update;
+}
+
+bool Pretrainer::finished() const {
+  return impl_->update >= impl_->total_updates();
+}
+
+}  // namespace doppler
