@@ -42,12 +42,17 @@ int main(int argc, char** argv) {
   int ops = 2000, devices = 8, repeat = 5;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--policy") policy = argv[i + 1];
-    else if (a == "--ops") ops = std::atoi(argv[i + 1]);
-    else if (a == "--devices") devices = std::atoi(argv[i + 1]);
-    else if (a == "--repeat") repeat = std::max(1, std::atoi(argv[i + 1]));
+    if (a == "--policy")
+      policy = argv[i + 1];
+    else if (a == "--ops")
+      ops = std::atoi(argv[i + 1]);
+    else if (a == "--devices")
+      devices = std::atoi(argv[i + 1]);
+    else if (a == "--repeat")
+      repeat = std::max(1, std::atoi(argv[i + 1]));
     else {
-      std::fprintf(stderr, "usage: bench_zero_shot [--policy CKPT] [--ops N] [--devices P] [--repeat R]\n");
+      std::fprintf(stderr,
+                   "usage: bench_zero_shot [--policy CKPT] [--ops N] [--devices P] [--repeat R]\n");
       return 2;
     }
   }

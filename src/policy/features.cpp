@@ -92,11 +92,11 @@ std::vector<float> global_features(const Graph& g, const CostModel& cost, const 
   const double unit = feature_unit(g, cost);
   const int p = std::max(1, devices);
   const double per_device = an.total_work() / p;
-  return {static_cast<float>(clamp_log(mean_transfer(g, cost) / unit)),
-          static_cast<float>(std::log2(static_cast<double>(p)) / 4.0),
-          static_cast<float>(per_device > 0 ? clamp_log(an.critical_path_length() / per_device)
-                                            : 0.0),
-          static_cast<float>(std::log10(std::max(1, g.num_nodes())) / 4.0)};
+  return {
+      static_cast<float>(clamp_log(mean_transfer(g, cost) / unit)),
+      static_cast<float>(std::log2(static_cast<double>(p)) / 4.0),
+      static_cast<float>(per_device > 0 ? clamp_log(an.critical_path_length() / per_device) : 0.0),
+      static_cast<float>(std::log10(std::max(1, g.num_nodes())) / 4.0)};
 }
 
 void normalise_device_features(std::vector<float>& y, int p, FeatureMode mode, double unit) {
@@ -108,7 +108,8 @@ void normalise_device_features(std::vector<float>& y, int p, FeatureMode mode, d
   std::vector<float> out(static_cast<std::size_t>(p * cols));
   for (int c = 0; c < kDeviceFeatures; ++c) {
     float lo = y[static_cast<std::size_t>(c)];
-    for (int d = 1; d < p; ++d) lo = std::min(lo, y[static_cast<std::size_t>(d * kDeviceFeatures + c)]);
+    for (int d = 1; d < p; ++d)
+      lo = std::min(lo, y[static_cast<std::size_t>(d * kDeviceFeatures + c)]);
     for (int d = 0; d < p; ++d)
       out[static_cast<std::size_t>(d * cols + kDeviceFeatures + c)] = static_cast<float>(
           std::log1p((y[static_cast<std::size_t>(d * kDeviceFeatures + c)] - lo) / unit));
@@ -149,8 +150,8 @@ GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphA
     f.edge_dst[a] = ed.dst;
     f.edge_src[b] = ed.dst;
     f.edge_dst[b] = ed.src;
-    f.edge[a] = f.edge[b] = static_cast<float>(
-        scaled ? std::log1p(cost.transfer(k) / f.unit) : cost.transfer(k));
+    f.edge[a] = f.edge[b] =
+        static_cast<float>(scaled ? std::log1p(cost.transfer(k) / f.unit) : cost.transfer(k));
   }
   if (!scaled) zscore_columns(f.edge, 2 * e, 1);
 

@@ -88,8 +88,9 @@ ProblemFamily parse_family(const JsonDoc& doc, const json& f, const std::string&
     fam.file = doc.string(f["file"], at + "/file");
     if (fam.file.is_relative()) fam.file = base / fam.file;
   }
-  fam.name = f.contains("name") ? doc.string(f["name"], at + "/name")
-                                : (fam.workload.empty() ? fam.file.filename().string() : fam.workload);
+  fam.name = f.contains("name")
+                 ? doc.string(f["name"], at + "/name")
+                 : (fam.workload.empty() ? fam.file.filename().string() : fam.workload);
   if (f.contains("params")) {
     doc.expect_object(f["params"], at + "/params");
     if (!fam.workload.empty() || f["params"].empty())
@@ -98,25 +99,26 @@ ProblemFamily parse_family(const JsonDoc& doc, const json& f, const std::string&
     else
       doc.fail(at + "/params", "a graph file takes no parameters");
   }
-  fam.training = list_of<bool>(doc, f, at, "training", {false}, [&](const json& j, const std::string& p) {
-    if (!j.is_boolean()) doc.fail(p, "expected true or false");
-    return j.get<bool>();
-  });
+  fam.training =
+      list_of<bool>(doc, f, at, "training", {false}, [&](const json& j, const std::string& p) {
+        if (!j.is_boolean()) doc.fail(p, "expected true or false");
+        return j.get<bool>();
+      });
   fam.devices = list_of<int>(doc, f, at, "devices", {4}, [&](const json& j, const std::string& p) {
     return static_cast<int>(doc.integer(j, p, 1, kMaxDevices));
   });
-  fam.hardware = list_of<std::string>(
-      doc, f, at, "hardware", {"reference"}, [&](const json& j, const std::string& p) {
-        std::string h = doc.string(j, p);
-        if (h != "reference") {
-          try {
-            load_hardware_profile(h);
-          } catch (const InputError& e) {
-            doc.fail(p, e.what());
-          }
-        }
-        return h;
-      });
+  fam.hardware = list_of<std::string>(doc, f, at, "hardware", {"reference"},
+                                      [&](const json& j, const std::string& p) {
+                                        std::string h = doc.string(j, p);
+                                        if (h != "reference") {
+                                          try {
+                                            load_hardware_profile(h);
+                                          } catch (const InputError& e) {
+                                            doc.fail(p, e.what());
+                                          }
+                                        }
+                                        return h;
+                                      });
   if (f.contains("weight")) {
     fam.weight = doc.number(f["weight"], at + "/weight", 0);
     if (!(fam.weight > 0)) doc.fail(at + "/weight", "weight must be positive");
@@ -237,8 +239,8 @@ PretrainSpec parse_pretrain_spec(const std::string& text, const std::string& fil
   const JsonDoc doc(text, file);
   const json& r = doc.root();
   doc.expect_object(r, "");
-  static const std::set<std::string> known = {"pool", "max_ops", "seed", "families", "held_out",
-                                              "comment"};
+  static const std::set<std::string> known = {"pool",     "max_ops",  "seed",
+                                              "families", "held_out", "comment"};
   for (const auto& [k, v] : r.items())
     if (!known.count(k)) doc.fail("/" + k, "unknown member '" + k + "'");
   PretrainSpec s;
@@ -311,9 +313,9 @@ std::vector<PoolProblem> draw_pool(const PretrainSpec& spec,
       }
     }
     if (!ok)
-      throw InputError(fmt::format(
-          "pretraining spec: could not draw problem {} of {} in {} tries (last: {})", i + 1,
-          spec.pool, kMaxDraws, last_error));
+      throw InputError(
+          fmt::format("pretraining spec: could not draw problem {} of {} in {} tries (last: {})",
+                      i + 1, spec.pool, kMaxDraws, last_error));
   }
   return pool;
 }
@@ -326,7 +328,7 @@ std::vector<PoolProblem> held_out_problems(const PretrainSpec& spec) {
         for (bool t : f.training) {
           Draw d;
           for (const auto& [k, c] : f.params)
-            d.params[k] = !c.range     ? c.values.front()
+            d.params[k] = !c.range    ? c.values.front()
                           : c.integer ? std::to_string(std::llround(c.lo))
                                       : fmt::format("{:.4g}", c.lo);
           d.devices = p;

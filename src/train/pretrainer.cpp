@@ -1,5 +1,3 @@
-#include "doppler/train/pretrain.hpp"
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -28,6 +26,7 @@
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/policy/features.hpp"
 #include "doppler/train/policy_gradient.hpp"
+#include "doppler/train/pretrain.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
@@ -71,8 +70,7 @@ void parallel_for(int n, int threads, const std::function<void(int)>& fn) {
 // run draws exactly what the uninterrupted one drew.
 std::mt19937_64 update_rng(std::uint64_t seed, int update, int rank) {
   std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32),
-                    static_cast<std::uint32_t>(update), static_cast<std::uint32_t>(rank),
-                    0x5eedu};
+                    static_cast<std::uint32_t>(update), static_cast<std::uint32_t>(rank), 0x5eedu};
   return std::mt19937_64(seq);
 }
 
@@ -108,15 +106,24 @@ std::vector<double> simulate_placer(const std::vector<PoolProblem>& problems,
 }
 
 json to_json(const PretrainConfig& c) {
-  return {{"il_updates", c.il_updates},   {"updates", c.updates},
-          {"batch", c.batch},             {"rollouts", c.rollouts},
-          {"lr", c.lr},                   {"lr_end", c.lr_end},
-          {"warmup", c.warmup},           {"temperature", c.temperature},
-          {"entropy_weight", c.entropy_weight}, {"grad_clip", c.grad_clip},
-          {"teacher", c.teacher},         {"eval_every", c.eval_every},
-          {"checkpoint_every", c.checkpoint_every}, {"eval_budget", c.eval_budget},
-          {"seed", c.seed},               {"threads", c.threads},
-          {"time_budget", c.time_budget}, {"policy", detail::to_json(c.policy)}};
+  return {{"il_updates", c.il_updates},
+          {"updates", c.updates},
+          {"batch", c.batch},
+          {"rollouts", c.rollouts},
+          {"lr", c.lr},
+          {"lr_end", c.lr_end},
+          {"warmup", c.warmup},
+          {"temperature", c.temperature},
+          {"entropy_weight", c.entropy_weight},
+          {"grad_clip", c.grad_clip},
+          {"teacher", c.teacher},
+          {"eval_every", c.eval_every},
+          {"checkpoint_every", c.checkpoint_every},
+          {"eval_budget", c.eval_budget},
+          {"seed", c.seed},
+          {"threads", c.threads},
+          {"time_budget", c.time_budget},
+          {"policy", detail::to_json(c.policy)}};
 }
 
 PretrainConfig pretrain_config_from_json(const json& j) {
@@ -218,8 +225,8 @@ struct Pretrainer::Impl {
 
   double lr_now() const {
     if (imitation()) return kIlLr * lr_scale;
-    return scheduled_lr(LrSchedule::cosine, cfg.lr, cfg.lr_end, cfg.warmup,
-                        update - cfg.il_updates, cfg.updates) *
+    return scheduled_lr(LrSchedule::cosine, cfg.lr, cfg.lr_end, cfg.warmup, update - cfg.il_updates,
+                        cfg.updates) *
            lr_scale;
   }
 
@@ -339,14 +346,15 @@ struct Pretrainer::Impl {
     // Rollouts of every problem on the threads; RL rollouts are simulated.
     const bool il = st.imitation;
     const nn::RolloutOptions ro = rollout_options(il);
-    std::vector<std::vector<nn::Sampled>> batches(static_cast<std::size_t>(b),
-                                                  std::vector<nn::Sampled>(static_cast<std::size_t>(k)));
+    std::vector<std::vector<nn::Sampled>> batches(
+        static_cast<std::size_t>(b), std::vector<nn::Sampled>(static_cast<std::size_t>(k)));
     parallel_for(b * k, cfg.threads, [&](int job) {
       const int j = job / k;
       const PoolProblem& pp = pool[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])];
       std::mt19937_64 r(seeds[static_cast<std::size_t>(job)]);
       nn::Sampled& out = batches[static_cast<std::size_t>(j)][static_cast<std::size_t>(job % k)];
-      out.episode = nn::rollout(*pp.problem, cfg.policy, prep[static_cast<std::size_t>(j)].nets, ro, r);
+      out.episode =
+          nn::rollout(*pp.problem, cfg.policy, prep[static_cast<std::size_t>(j)].nets, ro, r);
       thread_local SimWorkspace ws;  // a simulator's own workspace is not for concurrent calls
       out.cost = il ? out.episode.estimate
                     : pp.problem->simulator().makespan(out.episode.assignment.device_of, ws);
@@ -412,11 +420,16 @@ struct Pretrainer::Impl {
   }
 
   json stats_json(const PretrainStats& st) const {
-    return {{"update", st.update},     {"stage", st.imitation ? "il" : "rl"},
-            {"problems", st.problems}, {"ratio", st.ratio},
-            {"best_ratio", st.best_ratio}, {"loss", st.loss},
-            {"entropy_sel", st.entropy_sel}, {"entropy_plc", st.entropy_plc},
-            {"lr", st.lr},             {"calls", st.calls},
+    return {{"update", st.update},
+            {"stage", st.imitation ? "il" : "rl"},
+            {"problems", st.problems},
+            {"ratio", st.ratio},
+            {"best_ratio", st.best_ratio},
+            {"loss", st.loss},
+            {"entropy_sel", st.entropy_sel},
+            {"entropy_plc", st.entropy_plc},
+            {"lr", st.lr},
+            {"calls", st.calls},
             {"seconds", st.seconds}};
   }
 
@@ -438,7 +451,8 @@ struct Pretrainer::Impl {
   void checkpoint() {
     good.take(*agent, *opt_sel, *opt_plc);
     if (dp.ranks > 1 && dp.agree && !dp.agree(weight_checksum()))
-      throw std::runtime_error("pretrain: the ranks' weights differ (data-parallel replicas diverged)");
+      throw std::runtime_error(
+          "pretrain: the ranks' weights differ (data-parallel replicas diverged)");
     if (!run_dir || dp.rank != 0) return;
     detail::write_checkpoint(*run_dir / "ckpt.pt", *agent, opt_sel.get(), opt_plc.get(), meta());
   }
@@ -515,11 +529,11 @@ void Pretrainer::run(const std::function<void(const PretrainStats&)>& on_update)
     if (s.run_dir && s.dp.rank == 0) detail::append_log_line(*s.run_dir / "log.jsonl", line);
     if (on_update) on_update(st);
     progress.update(s.update, fmt::format("ratio {:.3f}", st.ratio));
-    double over = s.cfg.time_budget > 0 &&
-                          std::chrono::duration<double>(Clock::now() - start).count() >
-                              s.cfg.time_budget
-                      ? 1.0
-                      : 0.0;
+    double over =
+        s.cfg.time_budget > 0 &&
+                std::chrono::duration<double>(Clock::now() - start).count() > s.cfg.time_budget
+            ? 1.0
+            : 0.0;
     if (s.dp.ranks > 1 && s.dp.average) {  // every rank stops at the same update
       std::vector<float> v = {static_cast<float>(over)};
       s.dp.average(v);

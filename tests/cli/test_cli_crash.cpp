@@ -1,8 +1,9 @@
 // Crash safety of `doppler train` and `doppler pretrain`: the command is killed with SIGKILL at
-// random (seeded) times during Stage I and Stage II, several times, and continued each time with --resume (or started
-// again with -o while no checkpoint exists yet). After every kill the checkpoint, once it
-// exists, is complete and loadable; the finished run's best.json, greedy.json, config.json and
-// log.jsonl (without the per-episode "seconds") are identical to an uninterrupted run's.
+// random (seeded) times during Stage I and Stage II, several times, and continued each time with
+// --resume (or started again with -o while no checkpoint exists yet). After every kill the
+// checkpoint, once it exists, is complete and loadable; the finished run's best.json, greedy.json,
+// config.json and log.jsonl (without the per-episode "seconds") are identical to an uninterrupted
+// run's.
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -230,12 +231,33 @@ TEST(CliCrash, KilledPretrainingResumesToTheUninterruptedRun) {
   write_graph(graph);
   write_pretrain_spec(spec);
   // 8 Stage I + 22 Stage II updates: one log line each.
-  const std::vector<std::string> args = {
-      "pretrain",   "--spec",    spec.string(), "--held-out",     graph.string(),
-      "--held-out-devices", "3", "--il-updates", "8",   "--updates", "22",
-      "--batch",    "2",         "--rollouts",  "3",    "--hidden", "8",
-      "--edge-hidden", "4",      "--mp-steps",  "1",    "--checkpoint-every", "4",
-      "--eval-every", "10",      "--seed",      "7"};
+  const std::vector<std::string> args = {"pretrain",
+                                         "--spec",
+                                         spec.string(),
+                                         "--held-out",
+                                         graph.string(),
+                                         "--held-out-devices",
+                                         "3",
+                                         "--il-updates",
+                                         "8",
+                                         "--updates",
+                                         "22",
+                                         "--batch",
+                                         "2",
+                                         "--rollouts",
+                                         "3",
+                                         "--hidden",
+                                         "8",
+                                         "--edge-hidden",
+                                         "4",
+                                         "--mp-steps",
+                                         "1",
+                                         "--checkpoint-every",
+                                         "4",
+                                         "--eval-every",
+                                         "10",
+                                         "--seed",
+                                         "7"};
   std::vector<std::string> ref = args;
   ref.insert(ref.end(), {"-o", (dir / "ref").string()});
   ASSERT_EQ(run_to_end(ref, dir / "ref.out"), 0) << slurp(dir / "ref.out");

@@ -45,10 +45,11 @@ TEST(CliPretrain, TwoMpiRanksTrainDataParallel) {
   write_spec(dir / "spec.json");
   const std::string mpi = "cd '" + dir.path().string() +
                           "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" DOPPLER_CLI
-                          "' " + small_run(dir / "spec.json") + " -o two > two.out 2>&1";
+                          "' " +
+                          small_run(dir / "spec.json") + " -o two > two.out 2>&1";
   ASSERT_EQ(std::system(mpi.c_str()), 0) << slurp(dir / "two.out");
-  const auto one = test::run_cli(small_run(dir / "spec.json") + " -o '" + (dir / "one").string() +
-                                 "'");
+  const auto one =
+      test::run_cli(small_run(dir / "spec.json") + " -o '" + (dir / "one").string() + "'");
   ASSERT_EQ(one.exit_code, 0) << one.err;
   std::ifstream log(dir / "two" / "log.jsonl");
   int lines = 0;

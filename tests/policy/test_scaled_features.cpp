@@ -130,8 +130,8 @@ TEST(GlobalFeatures, TakeTheirDefiningValuesOnAHandBuiltGraph) {
   EXPECT_DOUBLE_EQ(feature_unit(g, p.cost()), 4.0);
   const auto gf = global_features(g, p.cost(), p.analysis(), 2);
   ASSERT_EQ(gf.size(), 4u);
-  EXPECT_NEAR(gf[0], std::log(8.0 / 4.0), 1e-6);             // transfer / compute
-  EXPECT_NEAR(gf[1], 1.0 / 4.0, 1e-6);                       // log2(2) / 4
+  EXPECT_NEAR(gf[0], std::log(8.0 / 4.0), 1e-6);                   // transfer / compute
+  EXPECT_NEAR(gf[1], 1.0 / 4.0, 1e-6);                             // log2(2) / 4
   EXPECT_NEAR(gf[2], std::log((2.0 + 8 + 6) / (12.0 / 2)), 1e-6);  // CP / (W / P)
   EXPECT_NEAR(gf[3], std::log10(3.0) / 4, 1e-6);
 }
@@ -141,11 +141,11 @@ TEST(ScaledDeviceFeatures, GapsToTheBestDeviceInMeanOpUnits) {
   std::vector<float> y = {0, 1, 2, 3, 4, 4, 1, 2, 7, 10};
   normalise_device_features(y, 2, FeatureMode::scaled, 2.0);
   ASSERT_EQ(y.size(), 20u);
-  EXPECT_NEAR(y[5], 0.0, 1e-6);                // device 0, column 0: the minimum
-  EXPECT_NEAR(y[15], std::log1p(2.0), 1e-6);   // device 1, column 0: (4 - 0) / 2
-  EXPECT_NEAR(y[18], std::log1p(2.0), 1e-6);   // device 1, column 3: (7 - 3) / 2
-  EXPECT_NEAR(y[19], std::log1p(3.0), 1e-6);   // device 1, column 4: (10 - 4) / 2
-  EXPECT_NEAR(y[0], -1.0, 1e-5);               // z-scored half: (0 - 2) / 2
+  EXPECT_NEAR(y[5], 0.0, 1e-6);               // device 0, column 0: the minimum
+  EXPECT_NEAR(y[15], std::log1p(2.0), 1e-6);  // device 1, column 0: (4 - 0) / 2
+  EXPECT_NEAR(y[18], std::log1p(2.0), 1e-6);  // device 1, column 3: (7 - 3) / 2
+  EXPECT_NEAR(y[19], std::log1p(3.0), 1e-6);  // device 1, column 4: (10 - 4) / 2
+  EXPECT_NEAR(y[0], -1.0, 1e-5);              // z-scored half: (0 - 2) / 2
 }
 
 }  // namespace

@@ -89,28 +89,30 @@ TEST(Pretrain, ThePoolIsDeterministicAndNeverHoldsAHeldOutGraph) {
   // A file family whose only graph is held out cannot fill a pool.
   test::TempDir dir;
   std::mt19937_64 rng(1);
-  save_graph(dir / "g.txt", test::random_dag(rng, {12, 0.3, 9, 9, true}), GraphFormat::reference_text);
+  save_graph(dir / "g.txt", test::random_dag(rng, {12, 0.3, 9, 9, true}),
+             GraphFormat::reference_text);
   const std::string text = R"({"pool": 1, "families": [{"file": "g.txt"}],
                               "held_out": [{"file": "g.txt", "devices": [2]}]})";
   const PretrainSpec held = parse_pretrain_spec(text, "spec.json", dir.path());
   const auto held_problems = held_out_problems(held);
   ASSERT_EQ(held_problems.size(), 1u);
-  const std::string msg = test::error_of([&] {
-    draw_pool(held, {graph_fingerprint(*held_problems.front().graph)});
-  });
+  const std::string msg =
+      test::error_of([&] { draw_pool(held, {graph_fingerprint(*held_problems.front().graph)}); });
   EXPECT_NE(msg.find("held-out"), std::string::npos) << msg;
   EXPECT_EQ(draw_pool(held, {}).size(), 1u);  // without the exclusion it is drawn
 }
 
 TEST(Pretrain, SpecErrorsNameTheFileAndLine) {
   const std::string msg = test::error_of([] {
-    parse_pretrain_spec("{\n  \"families\": [\n    {\"workload\": \"nope\"}\n  ]\n}", "s.json", ".");
+    parse_pretrain_spec("{\n  \"families\": [\n    {\"workload\": \"nope\"}\n  ]\n}", "s.json",
+                        ".");
   });
   EXPECT_NE(msg.find("s.json:3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("nope"), std::string::npos) << msg;
   const std::string bad_range = test::error_of([] {
     parse_pretrain_spec(R"({"families": [{"workload": "random-dag",
-        "params": {"ccr": {"min": 5, "max": 1}}}]})", "s.json", ".");
+        "params": {"ccr": {"min": 5, "max": 1}}}]})",
+                        "s.json", ".");
   });
   EXPECT_NE(bad_range.find("max is below min"), std::string::npos) << bad_range;
 }

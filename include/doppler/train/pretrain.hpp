@@ -23,23 +23,23 @@ PolicyConfig pretrain_policy_defaults();
 
 /// Hyper-parameters of a pretraining run.
 struct PretrainConfig {
-  int il_updates = 100;   ///< Stage I updates (teacher imitation; no simulator call)
-  int updates = 2000;     ///< policy-gradient updates after Stage I
-  int batch = 4;          ///< problems per update (per rank)
-  int rollouts = 8;       ///< rollouts per problem and update (K >= 2)
-  double lr = 3e-4;       ///< Adam learning rate after warm-up (Stage I: 1e-3)
-  double lr_end = 3e-5;   ///< learning rate at the last update (cosine)
-  int warmup = 20;        ///< linear warm-up updates
-  double temperature = 2; ///< rollouts sample from softmax(scores / T)
+  int il_updates = 100;          ///< Stage I updates (teacher imitation; no simulator call)
+  int updates = 2000;            ///< policy-gradient updates after Stage I
+  int batch = 4;                 ///< problems per update (per rank)
+  int rollouts = 8;              ///< rollouts per problem and update (K >= 2)
+  double lr = 3e-4;              ///< Adam learning rate after warm-up (Stage I: 1e-3)
+  double lr_end = 3e-5;          ///< learning rate at the last update (cosine)
+  int warmup = 20;               ///< linear warm-up updates
+  double temperature = 2;        ///< rollouts sample from softmax(scores / T)
   double entropy_weight = 1e-3;  ///< entropy bonus
   double grad_clip = 1;          ///< per-network gradient-norm clip (0: none)
   std::string teacher = "critical-path";  ///< Stage I teacher (critical-path, etf, heft)
-  int eval_every = 100;         ///< held-out evaluation every N updates (0: only at the end)
-  int checkpoint_every = 25;    ///< updates between checkpoints
+  int eval_every = 100;             ///< held-out evaluation every N updates (0: only at the end)
+  int checkpoint_every = 25;        ///< updates between checkpoints
   std::int64_t eval_budget = 1000;  ///< simulator calls of the held-out local-search reference
-  std::uint64_t seed = 1;       ///< initialisation and every random choice
-  int threads = 2;              ///< rollout and encoder threads (results do not depend on it)
-  double time_budget = 0;       ///< stop (resumably) after this many seconds of this process
+  std::uint64_t seed = 1;           ///< initialisation and every random choice
+  int threads = 2;                  ///< rollout and encoder threads (results do not depend on it)
+  double time_budget = 0;           ///< stop (resumably) after this many seconds of this process
   PolicyConfig policy = pretrain_policy_defaults();
 
   /// InputError naming the first invalid value.
@@ -58,23 +58,23 @@ struct DataParallel {
 
 /// One update as logged (log.jsonl, "type": "update").
 struct PretrainStats {
-  int update = 0;            ///< 0-based over Stage I and II
-  bool imitation = false;    ///< a Stage I update
+  int update = 0;                     ///< 0-based over Stage I and II
+  bool imitation = false;             ///< a Stage I update
   std::vector<std::string> problems;  ///< the problems trained on (this rank)
-  double ratio = 0;          ///< mean over problems of mean rollout makespan / critical path's
-  double best_ratio = 0;     ///< mean over problems of the best rollout / critical path's
+  double ratio = 0;       ///< mean over problems of mean rollout makespan / critical path's
+  double best_ratio = 0;  ///< mean over problems of the best rollout / critical path's
   double loss = 0, entropy_sel = 0, entropy_plc = 0;
   double lr = 0;
-  std::int64_t calls = 0;    ///< simulator calls so far (this rank)
-  double seconds = 0;        ///< this update's wall-clock
+  std::int64_t calls = 0;  ///< simulator calls so far (this rank)
+  double seconds = 0;      ///< this update's wall-clock
 };
 
 /// A held-out evaluation (log.jsonl, "type": "held_out").
 struct HeldOutResult {
   std::string name;
-  double greedy = 0;        ///< the policy's greedy placement, simulated
-  double critical_path = 0; ///< critical-path list scheduling, simulated
-  double local_search = 0;  ///< local-search with eval_budget calls
+  double greedy = 0;         ///< the policy's greedy placement, simulated
+  double critical_path = 0;  ///< critical-path list scheduling, simulated
+  double local_search = 0;   ///< local-search with eval_budget calls
 };
 
 /// A pretraining run.

@@ -25,9 +25,9 @@ struct ParamChoice {
 
 /// One family of problems: a workload generator (or a graph file) with parameter choices.
 struct ProblemFamily {
-  std::string name;      ///< label in logs ("llama-layer", a file name, ...)
-  std::string workload;  ///< registry name of the generator; empty for a file
-  std::filesystem::path file;  ///< a graph file (when workload is empty)
+  std::string name;                           ///< label in logs ("llama-layer", a file name, ...)
+  std::string workload;                       ///< registry name of the generator; empty for a file
+  std::filesystem::path file;                 ///< a graph file (when workload is empty)
   std::map<std::string, ParamChoice> params;  ///< generator parameters
   std::vector<bool> training = {false};       ///< forward only / with backward pass, uniformly
   std::vector<int> devices = {4};             ///< device counts P, uniformly

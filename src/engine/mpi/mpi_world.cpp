@@ -1,9 +1,9 @@
 #include "doppler/engine/mpi_world.hpp"
 
-#include <mpi.h>
-
 #include <cstdlib>
 #include <stdexcept>
+
+#include <mpi.h>
 
 namespace doppler {
 

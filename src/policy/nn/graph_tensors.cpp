@@ -72,8 +72,7 @@ GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
   const int n = f.num_nodes;
   t.num_nodes = n;
   t.unit = f.unit;
-  t.x = torch::from_blob(const_cast<float*>(f.node.data()), {n, f.cols}, torch::kFloat)
-            .clone();
+  t.x = torch::from_blob(const_cast<float*>(f.node.data()), {n, f.cols}, torch::kFloat).clone();
 
   // Levels of edge features (exact distinct values, or quantile bins).
   const std::size_t m = f.edge.size();

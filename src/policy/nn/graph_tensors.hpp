@@ -30,7 +30,7 @@ struct GraphTensors {
   PathTour b_tour;                        ///< the b-paths (v to an exit)
   PathTour t_tour;                        ///< the t-paths (an entry to v)
   int num_nodes = 0;
-  double unit = 1;  ///< GraphFeatures::unit (the scaled mode's time unit)
+  double unit = 1;         ///< GraphFeatures::unit (the scaled mode's time unit)
   bool quantized = false;  ///< true when edge features were binned into `max_levels` levels
 };
 

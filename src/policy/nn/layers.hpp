@@ -8,12 +8,12 @@ namespace doppler::nn {
 
 /// Sizes of the networks (paper defaults).
 struct NetConfig {
-  int hidden = 128;       ///< node embedding size H
-  int edge_hidden = 128;  ///< hidden size of the edge network
-  int steps = 6;          ///< message-passing steps (shared weights)
-  int mlp_hidden = 64;    ///< hidden size of the scoring MLPs (4H -> mlp_hidden -> 1)
-  int max_levels = 64;    ///< distinct edge-feature levels before quantisation
-  int node_features = 5;  ///< columns of the node features (node_feature_count())
+  int hidden = 128;         ///< node embedding size H
+  int edge_hidden = 128;    ///< hidden size of the edge network
+  int steps = 6;            ///< message-passing steps (shared weights)
+  int mlp_hidden = 64;      ///< hidden size of the scoring MLPs (4H -> mlp_hidden -> 1)
+  int max_levels = 64;      ///< distinct edge-feature levels before quantisation
+  int node_features = 5;    ///< columns of the node features (node_feature_count())
   int device_features = 5;  ///< columns of the device features (device_feature_count())
 };
 

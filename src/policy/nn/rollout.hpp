@@ -18,7 +18,7 @@ namespace doppler::nn {
 struct EpisodeNets {
   int hidden = 0, mlp = 0;
   FeatureMode features = FeatureMode::zscore;  ///< how device features are normalised
-  double unit = 1;  ///< the problem's feature unit (scaled mode)
+  double unit = 1;                             ///< the problem's feature unit (scaled mode)
   std::vector<float> sel_score;  ///< [N] SEL score of every op (static within an episode)
   std::vector<float> h;          ///< [N, H] PLC node embeddings
   std::vector<float> node_pre;   ///< [N, M] PLC first layer: [proj(x_v), H_v] part + bias
@@ -64,9 +64,9 @@ struct RolloutOptions {
 
 /// One step of an episode.
 struct Step {
-  std::vector<NodeId> candidates;         ///< ascending
-  NodeId op = 0;                          ///< chosen op
-  DeviceId device = 0;                    ///< chosen device
+  std::vector<NodeId> candidates;  ///< ascending
+  NodeId op = 0;                   ///< chosen op
+  DeviceId device = 0;             ///< chosen device
   std::vector<float> y;  ///< [P, F] device features, normalised (normalise_device_features)
   std::vector<NodeId> teacher_ops;        ///< candidates with the largest b-level
   std::vector<DeviceId> teacher_devices;  ///< devices where `op` starts earliest
@@ -81,9 +81,8 @@ struct Step {
   /// state (no gradient through them) unless the exact gradient is asked for.
   std::vector<float> ns;
   // Joint variant: pairs (candidates[c], d) are flattened as c * P + d.
-  std::vector<float>
-      joint_y;          ///< [C, P, F] device features of every candidate, normalised
-  int joint_index = 0;  ///< the chosen pair
+  std::vector<float> joint_y;      ///< [C, P, F] device features of every candidate, normalised
+  int joint_index = 0;             ///< the chosen pair
   std::vector<int> joint_teacher;  ///< the teacher's tied best pairs
 };
 
