@@ -7,7 +7,8 @@
 # generated workloads at sizes, partitions, device counts and profiles outside the training
 # spec, and a random DAG of 2,000 ops on 8 devices.
 # Usage: scripts/pretrain_results.sh [BUILD_DIR] [OUT_DIR] [SEEDS] [JOBS]
-# Environment: MODEL (default models/doppler-pretrained.pt), PROBLEMS (space list of names).
+# Environment: MODEL (default models/doppler-pretrained.pt), PROBLEMS (space list of names),
+# LABELS (extended regex: only the method labels that match, e.g. '^(heft|etf)$').
 set -euo pipefail
 build=${1:-build}
 out=${2:-pretrain-results}
@@ -57,6 +58,7 @@ jobfile="$out/jobs.txt"
 : >"$jobfile"
 for p in $problems; do
   while IFS='|' read -r label budget spec; do
+    [[ "$label" =~ ${LABELS:-.} ]] || continue
     name="$p.${label// /_}"
     [ -s "$out/runs/$name.json" ] && continue
     s=$seeds

@@ -1,7 +1,7 @@
 // doppler pretrain on the command line: data-parallel over two MPI ranks (the replicas' weights
 // are checked to agree at every checkpoint, and rank 1's gradients change the result), bad specs
-// are one-line errors naming file and line with exit 2, and the pretrained run directory places
-// zero-shot on a graph and device count it never saw.
+// are one-line errors naming file and line with exit 2, the pretrained run directory places
+// zero-shot on a graph and device count it never saw, and `train --init` fine-tunes it.
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -100,6 +100,26 @@ TEST(CliPretrain, ARunDirectoryPlacesAnUnseenGraphZeroShot) {
     ASSERT_EQ(j["device_of"].size(), 40u);
     for (const auto& d : j["device_of"]) EXPECT_TRUE(d.get<int>() >= 0 && d.get<int>() < 5);
   }
+}
+
+TEST(CliPretrain, TrainInitFineTunesWithThePretrainedArchitectureAndFeatures) {
+  test::TempDir dir;
+  write_spec(dir / "spec.json");
+  ASSERT_EQ(test::run_cli(small_run(dir / "spec.json") + " -o '" + (dir / "run").string() + "'")
+                .exit_code,
+            0);
+  std::mt19937_64 rng(4);
+  save_graph(dir / "g.txt", test::random_dag(rng, {30, 0.2, 9, 9, true}),
+             GraphFormat::reference_text);
+  const auto r = test::run_cli("train '" + (dir / "g.txt").string() +
+                               "' --devices 4 --stage sim --episodes 16 --rollouts 8 --init '" +
+                               (dir / "run").string() + "' -o '" + (dir / "ft").string() +
+                               "' --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto config = nlohmann::json::parse(slurp(dir / "ft" / "config.json"));
+  EXPECT_EQ(config["policy"]["features"], "scaled");
+  EXPECT_EQ(config["policy"]["hidden"], 8);  // the checkpoint's, not train's default 128
+  EXPECT_EQ(nlohmann::json::parse(r.out)["episodes"], 16);
 }
 
 }  // namespace
