@@ -16,6 +16,7 @@
 #include "doppler/engine/engine.hpp"
 #include "doppler/hardware/profile.hpp"
 #include "doppler/heuristics/problem.hpp"
+#include "doppler/policy/doppler_policy.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/train/pipeline.hpp"
@@ -78,6 +79,12 @@ void run_demo(const DemoOptions& o) {
                     r.assignment, r.makespan, 0, r.seconds});
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
+  if (std::filesystem::exists(default_policy_path())) {  // the shipped model, never trained here
+    const MethodRun r = run_method("doppler:samples=64", problem, {0, {2000, 0}});
+    rows.push_back({"doppler-pretrained", "zero-shot: shipped model, best of 64 rollouts",
+                    r.assignment, r.makespan, 0, r.seconds});
+    std::cout << fmt::format("   doppler-pretrained placed zero-shot in {:.2f} s\n", r.seconds);
+  }
 
   // Doppler: Stage I, then II on the simulator, then a short Stage III on the engine.
   Engine engine(g, [&] {
