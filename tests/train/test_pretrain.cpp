@@ -139,7 +139,7 @@ TEST(ShippedModel, LoadsAndPlacesZeroShotBetterThanRandom) {
     const Assignment a = policy.place(p);
     ASSERT_EQ(a.device_of.size(), static_cast<std::size_t>(g.num_nodes()));
     const double ms = p.simulator().makespan(a.device_of);
-    EXPECT_LT(ms, 0.8 * mean_random(p, 30)) << devices << " devices";
+    EXPECT_LT(ms, 0.9 * mean_random(p, 30)) << devices << " devices";
     PlaceOptions o;
     const double cp = p.simulator().makespan(make_placer("critical-path")->place(p, o).device_of);
     EXPECT_LT(ms, 1.15 * cp) << devices << " devices: zero-shot far behind critical path";
