@@ -111,10 +111,10 @@ TEST(CliPretrain, TrainInitFineTunesWithThePretrainedArchitectureAndFeatures) {
   std::mt19937_64 rng(4);
   save_graph(dir / "g.txt", test::random_dag(rng, {30, 0.2, 9, 9, true}),
              GraphFormat::reference_text);
-  const auto r = test::run_cli("train '" + (dir / "g.txt").string() +
-                               "' --devices 4 --stage sim --episodes 16 --rollouts 8 --init '" +
-                               (dir / "run").string() + "' -o '" + (dir / "ft").string() +
-                               "' --json");
+  const auto r =
+      test::run_cli("train '" + (dir / "g.txt").string() +
+                    "' --devices 4 --stage sim --episodes 16 --rollouts 8 --init '" +
+                    (dir / "run").string() + "' -o '" + (dir / "ft").string() + "' --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto config = nlohmann::json::parse(slurp(dir / "ft" / "config.json"));
   EXPECT_EQ(config["policy"]["features"], "scaled");
