@@ -122,5 +122,21 @@ TEST(CliPretrain, TrainInitFineTunesWithThePretrainedArchitectureAndFeatures) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["episodes"], 16);
 }
 
+TEST(CliPretrain, TheShippedModelIsTheDefaultPolicyOfDoppler) {
+  const fs::path model = fs::path(DOPPLER_SOURCE_DIR) / "models" / "doppler-pretrained.pt";
+  if (!fs::exists(model)) GTEST_SKIP() << model << " is absent";
+  test::TempDir dir;
+  std::mt19937_64 rng(6);
+  save_graph(dir / "g.txt", test::random_dag(rng, {25, 0.2, 9, 9, true}),
+             GraphFormat::reference_text);
+  const auto r = test::run_cli("place '" + (dir / "g.txt").string() +
+                               "' --devices 3 --method doppler:samples=1 -o '" +
+                               (dir / "a.json").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir / "a.json"));
+  EXPECT_EQ(j["method"], "doppler:samples=1");
+  EXPECT_EQ(j["device_of"].size(), 25u);
+}
+
 }  // namespace
 }  // namespace doppler

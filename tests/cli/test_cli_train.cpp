@@ -1,4 +1,5 @@
 // `doppler train`, and learned methods in `doppler place` / `doppler compare`.
+#include <cstdlib>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -91,8 +92,12 @@ TEST(CliTrain, BadInputsExitTwo) {
                           (dir / "none").string())
                 .exit_code,
             2);
-  EXPECT_EQ(test::run_cli("place " + (dir / "g.txt").string() + " --method doppler").exit_code,
-            2);  // no policy
+  // No policy= and no shipped model (DOPPLER_MODEL names a missing file): exit 2 naming it.
+  ::setenv("DOPPLER_MODEL", (dir / "missing.pt").c_str(), 1);
+  const auto none = test::run_cli("place " + (dir / "g.txt").string() + " --method doppler");
+  ::unsetenv("DOPPLER_MODEL");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("missing.pt"), std::string::npos) << none.err;
   EXPECT_EQ(test::run_cli("compare " + (dir / "g.txt").string() + " --methods doppler-sim:bogus=1")
                 .exit_code,
             2);
