@@ -337,12 +337,15 @@ struct Pretrainer::Impl {
     const int k = cfg.rollouts;
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(b * k));
     for (auto& s : seeds) s = rng();
-    // Encoders of every chosen problem (with autograd), on the threads.
+    // Encoders of every chosen problem (with autograd), one problem after the other, SEL and PLC
+    // on two threads. Not one problem per thread: autograd orders the backward pass by per-thread
+    // sequence numbers, so problems taken by whichever thread is free would make the gradient
+    // sums (and the run) depend on the scheduling.
     std::vector<nn::Prepared> prep(static_cast<std::size_t>(b));
-    parallel_for(b, cfg.threads, [&](int j) {
-      prep[static_cast<std::size_t>(j)] = agent->prepare(
-          pool_gt[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])], true, false);
-    });
+    for (int j = 0; j < b; ++j)
+      prep[static_cast<std::size_t>(j)] =
+          agent->prepare(pool_gt[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])],
+                         true, cfg.threads > 1);
     // Rollouts of every problem on the threads; RL rollouts are simulated.
     const bool il = st.imitation;
     const nn::RolloutOptions ro = rollout_options(il);
