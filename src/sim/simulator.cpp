@@ -204,9 +204,19 @@ double Simulator::run_impl(std::span<const DeviceId> dev_span, SimWorkspace& ws,
   std::size_t n_touched = 0;
   auto& events = ws.events;
 
-  if constexpr (kPriority)
-    for (std::size_t i = 0; i < n; ++i)
-      rank[static_cast<std::size_t>(order[i])] = static_cast<int>(i);
+  if constexpr (kPriority) {  // the order must be a permutation of the ops (checked here: O(N))
+    std::fill(rank, rank + n, -1);
+    for (std::size_t i = 0; i < n; ++i) {
+      const NodeId v = order[i];
+      if (v < 0 || static_cast<std::size_t>(v) >= n || rank[static_cast<std::size_t>(v)] >= 0)
+        throw InputError(fmt::format(
+            "dispatch order 'priority': position {} holds {}, {} (the order must list every op "
+            "0..{} once)",
+            i, v, v < 0 || static_cast<std::size_t>(v) >= n ? "not an op" : "a repeated op",
+            n - 1));
+      rank[static_cast<std::size_t>(v)] = static_cast<int>(i);
+    }
+  }
 
   // Pending inputs per op (skipping excluded ops) and per-device queue segments.
   bool partial = false;

@@ -112,6 +112,33 @@ TEST(Invariants, OneOpPerDeviceWithoutTransfersGivesTheCriticalPath) {
   }
 }
 
+TEST(Invariants, APriorityOrderMustBeAPermutationOfTheOps) {
+  std::mt19937_64 rng(3);
+  const Graph g = test::random_dag(rng, {8, 0.3, 9, 9, true});
+  const Simulator sim(g, Platform::reference(2));
+  SimWorkspace ws;
+  const std::vector<DeviceId> dev(8, 0);
+  std::vector<NodeId> order = g.topo_order();
+  const double ok = sim.makespan(dev, ws, DispatchRule::priority, order);
+  EXPECT_GT(ok, 0);
+  std::vector<NodeId> repeated = order;
+  repeated[5] = repeated[2];  // op repeated, another one missing
+  EXPECT_NE(test::error_of([&] {
+              sim.makespan(dev, ws, DispatchRule::priority, repeated);
+            }).find("a repeated op"),
+            std::string::npos);
+  std::vector<NodeId> outside = order;
+  outside[1] = 8;
+  EXPECT_NE(test::error_of([&] {
+              sim.makespan(dev, ws, DispatchRule::priority, outside);
+            }).find("not an op"),
+            std::string::npos);
+  outside[1] = -3;
+  EXPECT_NE(test::error_of([&] { sim.makespan(dev, ws, DispatchRule::priority, outside); }), "");
+  // The workspace is still good after the errors.
+  EXPECT_EQ(sim.makespan(dev, ws, DispatchRule::priority, order), ok);
+}
+
 TEST(Invariants, HardwareModelOnRandomDags) {
   std::mt19937_64 rng(13);
   for (const char* name : {"p100", "v100", "a100"}) {
