@@ -9,12 +9,12 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "doppler/engine/calibrate.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/validate/calibrate.hpp"
 
 namespace doppler::cli {
 

@@ -12,7 +12,6 @@
 #include "common.hpp"
 #include "methods.hpp"
 
-#include "doppler/engine/calibrate.hpp"
 #include "doppler/engine/engine.hpp"
 #include "doppler/hardware/profile.hpp"
 #include "doppler/heuristics/problem.hpp"
@@ -23,6 +22,7 @@
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/validate/calibrate.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler::cli {

@@ -9,13 +9,13 @@
 #include "commands.hpp"
 #include "common.hpp"
 
-#include "doppler/engine/sim_to_real.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/validate/sim_to_real.hpp"
 
 namespace doppler::cli {
 

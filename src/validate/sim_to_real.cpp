@@ -1,4 +1,4 @@
-#include "doppler/engine/sim_to_real.hpp"
+#include "doppler/validate/sim_to_real.hpp"
 
 #include <algorithm>
 #include <cmath>

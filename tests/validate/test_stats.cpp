@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "doppler/engine/result.hpp"
-#include "doppler/engine/sim_to_real.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/validate/sim_to_real.hpp"
 
 namespace doppler {
 namespace {

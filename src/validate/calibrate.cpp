@@ -1,6 +1,6 @@
 // doppler calibrate: benchmarks run through the engine itself (P devices busy at once), then
 // least-squares fits of the simulator's device and link models.
-#include "doppler/engine/calibrate.hpp"
+#include "doppler/validate/calibrate.hpp"
 
 #include <algorithm>
 #include <cmath>
