@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "doppler/engine/engine.hpp"
+#include "doppler/sim/ready_rule.hpp"
 
 namespace doppler::engine_detail {
 
@@ -17,8 +18,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The heap comparator of the ready queues (std heaps are max-heaps): the rule's order reversed.
 bool later(double ka, NodeId va, double kb, NodeId vb) {
-  return ka > kb || (ka == kb && va > vb);
+  return ready_before(kb, vb, ka, va);
 }
 
 std::vector<int> usable_cpus() {

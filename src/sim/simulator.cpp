@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "doppler/sim/ready_rule.hpp"
 #include "doppler/util/error.hpp"
 
 // Forces inlining of the simulator's hot lambdas (GCC and Clang).
@@ -260,7 +261,7 @@ double Simulator::run_impl(std::span<const DeviceId> dev_span, SimWorkspace& ws,
   // at the tail; ops made ready at the same instant are kept in id order by insertion.
   // Priority: a binary heap on (rank, id).
   const auto less = [](const SimWorkspace::Ready& a, const SimWorkspace::Ready& b) {
-    return a.key < b.key || (a.key == b.key && a.op < b.op);
+    return ready_before(a.key, a.op, b.key, b.op);
   };
   const auto make_ready = [&](NodeId w, double t) DOPPLER_INLINE {
     const auto d = static_cast<std::size_t>(dev[w]);
@@ -277,7 +278,8 @@ double Simulator::run_impl(std::span<const DeviceId> dev_span, SimWorkspace& ws,
         i = parent;
       }
     } else {
-      while (i > 0 && q[i - 1].key == key && q[i - 1].op > w) {
+      // Keys arrive in time order: only ops made ready at the same instant move (by id).
+      while (i > 0 && ready_before(key, w, q[i - 1].key, q[i - 1].op)) {
         q[i] = q[i - 1];
         --i;
       }
