@@ -1,10 +1,13 @@
 // doppler execute GRAPH --assignment A.json: runs an assignment on the real engine (threads on
 // this machine, or MPI ranks) and reports the measured makespan.
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <span>
+#include <string>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -193,6 +196,10 @@ void run_execute(const ExecuteOptions& o) {
   if (o.backend == "mpi") {
     MpiEngine e(g, eo);
     for (const auto& w : e.warnings()) spdlog::warn("{}", w);
+    // Test hook (tests/engine/test_mpi_faults.cpp): DOPPLER_READY_DIR/rank<r> marks a rank that
+    // is past MPI_Init and its setup, about to run.
+    if (const char* ready = std::getenv("DOPPLER_READY_DIR"); ready && *ready)
+      write_file_atomic(std::filesystem::path(ready) / ("rank" + std::to_string(e.rank())), "");
     const Measurement m = e.measure(a, rule, o.repeat, o.warmup);
     Verification ver;
     if (o.verify) {

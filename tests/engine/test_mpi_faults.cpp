@@ -181,9 +181,17 @@ void expect_job_ends_when_a_rank_dies(const std::vector<std::string>& extra, int
   std::vector<std::string> args = {
       "execute", (dir / "g.json").string(), "-a", (dir / "a.json").string(), "--backend", "mpi"};
   args.insert(args.end(), extra.begin(), extra.end());
+  ::setenv("DOPPLER_READY_DIR", dir.path().c_str(), 1);  // each rank marks itself ready
   MpiJob job(dir, args);
+  ::unsetenv("DOPPLER_READY_DIR");
   ASSERT_TRUE(job.wait_for_ranks()) << "the ranks never started: " << job.err();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into MPI_Init and the runs
+  // Both ranks past MPI_Init and their setup, about to run (not a fixed sleep).
+  const auto end = Clock::now() + std::chrono::duration<double>(kHangGuardSeconds);
+  while (!(fs::exists(dir / "rank0") && fs::exists(dir / "rank1")) && Clock::now() < end &&
+         !job.finished(0))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(dir / "rank0") && fs::exists(dir / "rank1"))
+      << "the ranks never got ready: " << job.err();
   ASSERT_FALSE(job.finished(0)) << "the job ended before the kill: " << job.err();
   const pid_t other = job.rank(1 - victim);
   ASSERT_EQ(::kill(job.rank(victim), SIGKILL), 0);
