@@ -139,13 +139,18 @@ T pick(const std::vector<T>& v, std::mt19937_64& rng) {
   return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)];
 }
 
+// A range's value as a parameter string (rounded for integer ranges).
+std::string range_value(const ParamChoice& c, double x) {
+  if (c.integer) return std::to_string(static_cast<std::int64_t>(std::llround(x)));
+  return fmt::format("{:.4g}", x);
+}
+
 std::string draw_value(const ParamChoice& c, std::mt19937_64& rng) {
   if (!c.range) return pick(c.values, rng);
   std::uniform_real_distribution<double> u(0.0, 1.0);
-  const double x = c.log ? std::exp(std::log(c.lo) + u(rng) * (std::log(c.hi) - std::log(c.lo)))
-                         : c.lo + u(rng) * (c.hi - c.lo);
-  if (c.integer) return std::to_string(static_cast<std::int64_t>(std::llround(x)));
-  return fmt::format("{:.4g}", x);
+  return range_value(c, c.log
+                            ? std::exp(std::log(c.lo) + u(rng) * (std::log(c.hi) - std::log(c.lo)))
+                            : c.lo + u(rng) * (c.hi - c.lo));
 }
 
 std::string problem_name(const ProblemFamily& f, const Draw& d) {
@@ -174,7 +179,7 @@ PoolProblem instantiate(const ProblemFamily& f, const Draw& d, std::int64_t max_
     workloads::WorkloadSpec w;
     w.name = f.workload;
     w.params = d.params;
-    w.devices = std::min(d.devices, kMaxDevices);
+    w.devices = d.devices;
     w.training = d.training;
     p.graph = std::make_unique<Graph>(workloads::generate_workload(w));
   }
@@ -328,9 +333,7 @@ std::vector<PoolProblem> held_out_problems(const PretrainSpec& spec) {
         for (bool t : f.training) {
           Draw d;
           for (const auto& [k, c] : f.params)
-            d.params[k] = !c.range    ? c.values.front()
-                          : c.integer ? std::to_string(std::llround(c.lo))
-                                      : fmt::format("{:.4g}", c.lo);
+            d.params[k] = c.range ? range_value(c, c.lo) : c.values.front();
           d.devices = p;
           d.hardware = h;
           d.training = t;

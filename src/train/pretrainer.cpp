@@ -24,7 +24,6 @@
 
 #include "doppler/graph/fingerprint.hpp"
 #include "doppler/heuristics/placer.hpp"
-#include "doppler/policy/features.hpp"
 #include "doppler/train/policy_gradient.hpp"
 #include "doppler/train/pretrain.hpp"
 #include "doppler/train/trainer.hpp"
@@ -180,6 +179,7 @@ struct Pretrainer::Impl {
   std::vector<PoolProblem> pool, held;
   std::vector<nn::GraphTensors> pool_gt;
   std::vector<double> pool_cp;  // critical-path list scheduling's makespan (the ratio's unit)
+  std::vector<nn::GraphTensors> held_gt;  // built with the references, at the first evaluation
   std::vector<double> held_cp, held_ls;
   std::unique_ptr<nn::DualAgent> agent;
   std::unique_ptr<detail::FusedAdam> opt_sel, opt_plc;
@@ -203,7 +203,8 @@ struct Pretrainer::Impl {
     pool = draw_pool(spec, excluded);
     pool_gt.resize(pool.size());
     parallel_for(static_cast<int>(pool.size()), cfg.threads, [&](int i) {
-      pool_gt[static_cast<std::size_t>(i)] = tensors(*pool[static_cast<std::size_t>(i)].problem);
+      pool_gt[static_cast<std::size_t>(i)] =
+          nn::problem_tensors(*pool[static_cast<std::size_t>(i)].problem, cfg.policy);
     });
     pool_cp = simulate_placer(pool, "critical-path", 0, cfg.threads);
     calls += static_cast<std::int64_t>(pool.size());
@@ -212,12 +213,6 @@ struct Pretrainer::Impl {
     opt_sel = std::make_unique<detail::FusedAdam>(agent->sel->parameters(), cfg.lr);
     opt_plc = std::make_unique<detail::FusedAdam>(agent->plc->parameters(), cfg.lr);
     good.take(*agent, *opt_sel, *opt_plc);
-  }
-
-  nn::GraphTensors tensors(const Problem& p) const {
-    const GraphFeatures f =
-        graph_features(p.graph(), p.cost(), p.analysis(), p.devices(), cfg.policy.features);
-    return nn::make_graph_tensors(f, cfg.policy.max_levels);
   }
 
   int total_updates() const { return cfg.il_updates + cfg.updates; }
@@ -400,6 +395,7 @@ struct Pretrainer::Impl {
 
   void reference_held_out() {
     if (held_cp.size() == held.size()) return;
+    for (const auto& h : held) held_gt.push_back(nn::problem_tensors(*h.problem, cfg.policy));
     held_cp = simulate_placer(held, "critical-path", 0, cfg.threads);
     held_ls = simulate_placer(held, "local-search", cfg.eval_budget, cfg.threads);
   }
@@ -410,7 +406,7 @@ struct Pretrainer::Impl {
     torch::NoGradGuard no_grad;
     for (std::size_t i = 0; i < held.size(); ++i) {
       const Problem& p = *held[i].problem;
-      const nn::Prepared prep = agent->prepare(tensors(p), false, false);
+      const nn::Prepared prep = agent->prepare(held_gt[i], false, false);
       nn::RolloutOptions o;
       o.mode = nn::ActionMode::greedy;
       o.teacher = false;

@@ -22,7 +22,6 @@
 
 #include "doppler/graph/fingerprint.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
-#include "doppler/policy/features.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 
@@ -113,9 +112,7 @@ struct DopplerTrainer::Impl {
     torch::manual_seed(cfg.seed);
     agent = std::make_unique<nn::DualAgent>(pc);
     make_optimisers();
-    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis(),
-                                           problem.devices(), pc.features);
-    gt = nn::make_graph_tensors(f, pc.max_levels);
+    gt = nn::problem_tensors(problem, pc);
   }
 
   void make_optimisers() {

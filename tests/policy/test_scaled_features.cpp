@@ -46,8 +46,7 @@ Graph scaled_copy(const Graph& g, double cs, double ts) {
 std::vector<double> greedy_probabilities(nn::DualAgent& agent, const Graph& g, int p) {
   const Problem problem(g, Platform::reference(p));
   const PolicyConfig& c = agent.config();
-  const auto gt = nn::make_graph_tensors(
-      graph_features(g, problem.cost(), problem.analysis(), p, c.features), c.max_levels);
+  const auto gt = nn::problem_tensors(problem, c);
   torch::NoGradGuard no_grad;
   const nn::Prepared prep = agent.prepare(gt, false, false);
   nn::RolloutOptions o;

@@ -7,7 +7,6 @@
 #include "train/checkpoint.hpp"
 #include "train/config_json.hpp"
 
-#include "doppler/policy/features.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
 
@@ -16,12 +15,6 @@ namespace doppler {
 struct DopplerPolicy::Impl {
   PolicyConfig config;
   std::unique_ptr<nn::DualAgent> agent;
-
-  nn::GraphTensors tensors(const Problem& problem) const {
-    const GraphFeatures f = graph_features(problem.graph(), problem.cost(), problem.analysis(),
-                                           problem.devices(), config.features);
-    return nn::make_graph_tensors(f, config.max_levels);
-  }
 };
 
 std::filesystem::path default_policy_path() {
@@ -56,7 +49,8 @@ DopplerPolicy DopplerPolicy::load(const std::filesystem::path& path) {
 
 Assignment DopplerPolicy::place(const Problem& problem) {
   torch::NoGradGuard no_grad;
-  const nn::Prepared prep = impl_->agent->prepare(impl_->tensors(problem), false, false);
+  const nn::Prepared prep =
+      impl_->agent->prepare(nn::problem_tensors(problem, impl_->config), false, false);
   nn::RolloutOptions o;
   o.mode = nn::ActionMode::greedy;
   o.learned_sel = impl_->agent->learns_sel();
@@ -71,7 +65,8 @@ Assignment DopplerPolicy::place(const Problem& problem) {
 
 SampledPlacement DopplerPolicy::sample(const Problem& problem, const SampleOptions& options) {
   if (options.samples < 1) throw InputError("doppler: samples must be at least 1");
-  return nn::sample_placement(problem, *impl_->agent, impl_->tensors(problem), options);
+  return nn::sample_placement(problem, *impl_->agent, nn::problem_tensors(problem, impl_->config),
+                              options);
 }
 
 const PolicyConfig& DopplerPolicy::config() const {

@@ -129,4 +129,9 @@ GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
   return t;
 }
 
+GraphTensors problem_tensors(const Problem& p, const PolicyConfig& c) {
+  return make_graph_tensors(
+      graph_features(p.graph(), p.cost(), p.analysis(), p.devices(), c.features), c.max_levels);
+}
+
 }  // namespace doppler::nn

@@ -2,7 +2,9 @@
 // Internal: a graph's policy inputs as tensors, built once per (graph, cost model).
 #include <torch/torch.h>
 
+#include "doppler/heuristics/problem.hpp"
 #include "doppler/policy/features.hpp"
+#include "doppler/policy/policy_config.hpp"
 
 namespace doppler::nn {
 
@@ -38,5 +40,9 @@ struct GraphTensors {
 /// `max_levels` distinct values have their edge features replaced by the mean of their
 /// quantile bin (max_levels bins), which keeps the encoder's cost linear in the graph size.
 GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels);
+
+/// The tensors of a problem's features as policy `c` reads them (its feature mode and
+/// max_levels; the problem's device count for the global features).
+GraphTensors problem_tensors(const Problem& p, const PolicyConfig& c);
 
 }  // namespace doppler::nn
