@@ -206,8 +206,15 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
 double syn_work(const Node& n) {
   return n.compute_cost ? *n.compute_cost : n.flops;
 }
-double syn_size(const Node& n) {
-  return n.transfer_cost ? *n.transfer_cost : n.out_bytes;
+// With per-edge transfer costs the output is as large as its costliest out-edge (the engine
+// moves one copy per producer and destination device, as the hardware model does).
+double syn_size(const Graph& g, NodeId v) {
+  const Node& n = g.node(v);
+  double size = n.transfer_cost ? *n.transfer_cost : n.out_bytes;
+  if (g.has_edge_transfer_costs())
+    for (auto e = g.out_edge_begin(v); e < g.out_edge_begin(v) + std::ssize(g.successors(v)); ++e)
+      size = std::max(size, g.edge_transfer_cost(e));
+  return size;
 }
 
 void plan_synthetic(const Graph& g, NodeId v, double scale, KernelPlan& k) {
@@ -219,7 +226,7 @@ void plan_synthetic(const Graph& g, NodeId v, double scale, KernelPlan& k) {
     k.in.push_back(view);
   }
   const Node& n = g.node(v);
-  k.numel = std::max<std::int64_t>(1, std::llround(scale * syn_size(n) / 4.0));
+  k.numel = std::max<std::int64_t>(1, std::llround(scale * syn_size(g, v) / 4.0));
   k.shape = {k.numel};
   k.op = KernelOp::synthetic;
   k.p0 = static_cast<float>(v % 7 + 1);

@@ -62,7 +62,12 @@ CostModel CostModel::reference(const Graph& g) {
   std::vector<double> size(static_cast<std::size_t>(g.num_edges()));
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.node(v);
-    if (!n.compute_cost || !n.transfer_cost)
+    const bool sends = !g.successors(v).empty();
+    bool edges_costed = true;  // every out-edge has its own transfer cost
+    for (EdgeId e = g.out_edge_begin(v);
+         sends && e < g.out_edge_begin(v) + static_cast<EdgeId>(g.successors(v).size()); ++e)
+      edges_costed = edges_costed && g.edge(e).transfer_cost.has_value();
+    if (!n.compute_cost || (sends && !n.transfer_cost && !edges_costed))
       throw InputError(fmt::format(
           "graph '{}' has no reference costs (node {} lacks compute_cost/transfer_cost); "
           "use a hardware profile instead",
@@ -70,7 +75,7 @@ CostModel CostModel::reference(const Graph& g) {
     work[static_cast<std::size_t>(v)] = *n.compute_cost;
   }
   for (EdgeId e = 0; e < g.num_edges(); ++e)
-    size[static_cast<std::size_t>(e)] = *g.node(g.edge(e).src).transfer_cost;
+    size[static_cast<std::size_t>(e)] = g.edge_transfer_cost(e);
   return CostModel("reference", CostUnit::reference, std::move(work), std::move(size));
 }
 

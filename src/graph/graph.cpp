@@ -9,6 +9,11 @@ double Graph::edge_bytes(EdgeId e) const {
   return ed.bytes ? *ed.bytes : node(ed.src).out_bytes;
 }
 
+double Graph::edge_transfer_cost(EdgeId e) const {
+  const Edge& ed = edge(e);
+  return ed.transfer_cost ? *ed.transfer_cost : node(ed.src).transfer_cost.value_or(0.0);
+}
+
 std::span<const NodeId> Graph::successors(NodeId v) const {
   const auto b = static_cast<std::size_t>(succ_offset_[static_cast<std::size_t>(v)]);
   const auto e = static_cast<std::size_t>(succ_offset_[static_cast<std::size_t>(v) + 1]);

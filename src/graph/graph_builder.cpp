@@ -64,8 +64,10 @@ NodeId GraphBuilder::add_node(Node node) {
   return static_cast<NodeId>(nodes_.size() - 1);
 }
 
-void GraphBuilder::add_edge(std::int64_t src, std::int64_t dst, std::optional<double> bytes) {
-  raw_edges_.push_back({src, dst, bytes, static_cast<std::int64_t>(raw_edges_.size())});
+void GraphBuilder::add_edge(std::int64_t src, std::int64_t dst, std::optional<double> bytes,
+                            std::optional<double> transfer_cost) {
+  raw_edges_.push_back(
+      {src, dst, bytes, transfer_cost, static_cast<std::int64_t>(raw_edges_.size())});
 }
 
 Graph GraphBuilder::build() {
@@ -86,7 +88,7 @@ Graph GraphBuilder::build() {
     if (nd.transfer_cost) check_number(*nd.transfer_cost, "transfer_cost", v);
     if (nd.group < -1)
       throw GraphError(fmt::format("node {}: group {} is negative", v, nd.group), v, -1);
-    all_ref = all_ref && nd.compute_cost && nd.transfer_cost;
+    all_ref = all_ref && nd.compute_cost;
   }
 
   for (const RawEdge& e : raw_edges_) {
@@ -101,6 +103,10 @@ Graph GraphBuilder::build() {
       throw GraphError(fmt::format("edge {}->{}: bytes must be finite and >= 0, found {}", e.src,
                                    e.dst, *e.bytes),
                        -1, e.index);
+    if (e.transfer_cost && (!std::isfinite(*e.transfer_cost) || *e.transfer_cost < 0))
+      throw GraphError(fmt::format("edge {}->{}: transfer_cost must be finite and >= 0, found {}",
+                                   e.src, e.dst, *e.transfer_cost),
+                       -1, e.index);
   }
 
   std::stable_sort(raw_edges_.begin(), raw_edges_.end(), [](const RawEdge& a, const RawEdge& b) {
@@ -114,9 +120,17 @@ Graph GraphBuilder::build() {
       ++duplicates_;
       auto& kept = g.edges_.back().bytes;
       if (e.bytes && (!kept || *e.bytes > *kept)) kept = e.bytes;
+      auto& kept_cost = g.edges_.back().transfer_cost;
+      if (e.transfer_cost && (!kept_cost || *e.transfer_cost > *kept_cost))
+        kept_cost = e.transfer_cost;
       continue;
     }
-    g.edges_.push_back(Edge{src, dst, e.bytes});
+    g.edges_.push_back(Edge{src, dst, e.bytes, e.transfer_cost});
+  }
+  // Reference costs: a compute cost per node, a transfer cost per edge (own or producer's).
+  for (const Edge& e : g.edges_) {
+    g.has_edge_transfer_costs_ = g.has_edge_transfer_costs_ || e.transfer_cost.has_value();
+    all_ref = all_ref && (e.transfer_cost || nodes_[static_cast<std::size_t>(e.src)].transfer_cost);
   }
 
   const auto un = static_cast<std::size_t>(n);

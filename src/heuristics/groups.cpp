@@ -21,7 +21,7 @@ std::vector<std::vector<NodeId>> tensor_groups(const Graph& g, bool infer) {
       if (fresh) groups.emplace_back();
       groups[it->second].push_back(v);
     }
-  } else if (infer) {
+  } else if (infer && !g.has_edge_transfer_costs()) {  // per-edge costs: no identical ops
     for (NodeId v = 0; v < g.num_nodes(); ++v) {
       bool joins = false;
       if (!groups.empty()) {

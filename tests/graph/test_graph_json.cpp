@@ -90,7 +90,8 @@ const BadJson kBad[] = {
     {"edge_unknown_node", HEAD "\"nodes\": [{\"id\": 0}],\n\"edges\": [\n[0, 3]\n]\n}",
      "g.json:6: edge 0->3: unknown node 3 (valid ids are 0..0)"},
     {"edge_wrong_shape", HEAD "\"nodes\": [{\"id\": 0}],\n\"edges\": [\n[0]\n]\n}",
-     "g.json:6: edge: expected [src, dst] or [src, dst, bytes], found an array of 1"},
+     "g.json:6: edge: expected [src, dst], [src, dst, bytes] or [src, dst, {\"bytes\": b, "
+     "\"transfer_cost\": c}], found an array of 1"},
     {"edge_fractional_id", HEAD "\"nodes\": [{}, {}],\n\"edges\": [\n[0, 1.5]\n]\n}",
      "g.json:6: expected an integer, found 1.5"},
     {"self_loop", HEAD "\"nodes\": [{}],\n\"edges\": [[0, 0]]\n}",

@@ -27,6 +27,25 @@ inline Graph ref_graph(const std::vector<RefNode>& nodes,
   return b.build();
 }
 
+/// An edge with its own reference transfer cost (the classic task-graph model).
+struct CostEdge {
+  int src = 0, dst = 0;
+  double cost = 0;
+};
+
+/// A graph with compute costs `c` (node transfer_cost 0) and per-edge transfer costs.
+inline Graph edge_cost_graph(const std::vector<double>& c, const std::vector<CostEdge>& edges) {
+  GraphBuilder b;
+  for (const double x : c) {
+    Node n;
+    n.compute_cost = x;
+    n.transfer_cost = 0;
+    b.add_node(n);
+  }
+  for (const CostEdge& e : edges) b.add_edge(e.src, e.dst, std::nullopt, e.cost);
+  return b.build();
+}
+
 /// A node spec for phys_graph(): FLOPs and output bytes.
 struct PhysNode {
   double flops = 0, bytes = 0;

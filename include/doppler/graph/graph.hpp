@@ -30,6 +30,9 @@ struct Edge {
   NodeId src = 0;               ///< producer
   NodeId dst = 0;               ///< consumer
   std::optional<double> bytes;  ///< bytes `dst` reads from `src`; nullopt = src's out_bytes
+  /// Reference-model time (abstract units, >= 0) for this edge's data to reach another device;
+  /// nullopt = the producer's transfer_cost (the classic task-graph model sets one per edge).
+  std::optional<double> transfer_cost;
 };
 
 /// Where the graph came from and what it models (free-form key/value pairs plus a name).
@@ -60,6 +63,11 @@ public:
   const std::vector<Edge>& edges() const { return edges_; }
   /// Bytes carried by edge `e`: its own bytes, or the producer's out_bytes.
   double edge_bytes(EdgeId e) const;
+  /// Reference transfer cost of edge `e`: its own transfer_cost, or the producer's (0 when
+  /// neither is set).
+  double edge_transfer_cost(EdgeId e) const;
+  /// True when some edge carries its own transfer_cost.
+  bool has_edge_transfer_costs() const { return has_edge_transfer_costs_; }
 
   /// Successors of `v`, ascending. Out-edge ids are out_edge_begin(v) .. out_edge_begin(v+1)-1
   /// in the same order (edges are sorted by source).
@@ -82,7 +90,8 @@ public:
   /// Nodes without successors, ascending.
   const std::vector<NodeId>& sinks() const { return sinks_; }
 
-  /// True when every node has both reference costs (compute_cost and transfer_cost).
+  /// True when every node has a compute_cost and every edge a reference transfer cost (its own
+  /// or its producer's transfer_cost).
   bool has_reference_costs() const { return has_reference_costs_; }
   /// Graph name, origin and parameters.
   const GraphMeta& meta() const { return meta_; }
@@ -104,6 +113,7 @@ private:
   std::vector<int> topo_rank_;
   std::vector<NodeId> sources_, sinks_;
   bool has_reference_costs_ = false;
+  bool has_edge_transfer_costs_ = false;
   GraphMeta meta_;
 };
 

@@ -30,15 +30,18 @@ private:
 /// Collects nodes and edges, then validates them and builds an immutable Graph.
 /// Validation (build() throws GraphError): every number finite and >= 0, edge ends in range,
 /// no self-loops, no cycle (the message names the ops on one cycle). Duplicate edges collapse
-/// into one (keeping the largest byte count); duplicates_collapsed() counts them.
+/// into one (keeping the largest byte count and transfer cost); duplicates_collapsed() counts
+/// them.
 class GraphBuilder {
 public:
   GraphBuilder() = default;
 
   /// Adds a node and returns its id (ids are consecutive from 0).
   NodeId add_node(Node node);
-  /// Adds edge src -> dst; `bytes` unset means "the producer's out_bytes".
-  void add_edge(std::int64_t src, std::int64_t dst, std::optional<double> bytes = std::nullopt);
+  /// Adds edge src -> dst; `bytes` unset means "the producer's out_bytes", `transfer_cost`
+  /// unset means "the producer's transfer_cost" (reference units).
+  void add_edge(std::int64_t src, std::int64_t dst, std::optional<double> bytes = std::nullopt,
+                std::optional<double> transfer_cost = std::nullopt);
   /// Sets the graph's name, origin and parameters.
   void set_meta(GraphMeta meta) { meta_ = std::move(meta); }
   /// Number of nodes added so far.
@@ -55,6 +58,7 @@ private:
   struct RawEdge {
     std::int64_t src, dst;
     std::optional<double> bytes;
+    std::optional<double> transfer_cost;
     std::int64_t index;
   };
   std::vector<Node> nodes_;

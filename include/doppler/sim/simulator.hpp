@@ -3,7 +3,8 @@
 // every placement. Semantics in docs/simulator.md; in short:
 //  - an op is ready on its device when all its inputs have arrived there; an input from a
 //    producer on the same device arrives when the producer finishes; from another device, after
-//    its transfer (reference model: the producer's transfer_cost, links never contend; hardware
+//    its transfer (reference model: the edge's transfer cost, by default its producer's
+//    transfer_cost and then one transfer per producer, links never contend; hardware
 //    model: one transfer per (producer, destination device), occupying every link of its route
 //    for latency + bytes / bandwidth, links serving transfers FIFO);
 //  - a device with a free slot never idles while one of its ops is ready; it starts the op that
@@ -23,6 +24,11 @@
 
 namespace doppler {
 
+namespace detail {
+template <bool kRecord, bool kPriority>
+class SimRun;
+}
+
 /// How a free device chooses among its ready ops.
 enum class DispatchRule {
   fifo,      ///< the op that became ready earliest (ties: lower id); the reference's rule
@@ -38,8 +44,8 @@ public:
   /// A pending event (implementation detail of Simulator); its time is the heap key.
   struct Event {
     NodeId op;
-    std::int32_t
-        aux;  // -1: op finished; -2: output reached every other device; >= 0: reached device aux
+    std::int32_t aux;  // -1: op finished; -2: output reached every other device; >= 0: reached
+                       // device aux; <= -3: crossed out-edge number -3 - aux of op
   };
   /// A ready op in a device queue (implementation detail of Simulator).
   struct Ready {
@@ -49,6 +55,8 @@ public:
 
 private:
   friend class Simulator;
+  template <bool kRecord, bool kPriority>
+  friend class detail::SimRun;
   std::vector<int> pending;
   std::vector<double> ready_time;
   detail::EventHeap<Event> events;
@@ -108,10 +116,7 @@ private:
   double run(std::span<const DeviceId> device_of, SimWorkspace& ws, DispatchRule rule,
              std::span<const NodeId> order, Schedule* out) const;
   template <bool kRecord, bool kPriority>
-  double run_impl(std::span<const DeviceId> device_of, SimWorkspace& ws,
-                  std::span<const NodeId> order, Schedule* out) const;
-  // Sends the output of u (finished at t on src) to the other devices that need it.
-  void send(NodeId u, DeviceId src, double t, SimWorkspace& ws, Schedule* out) const;
+  friend class detail::SimRun;  // the event loop (src/sim/sim_run.hpp)
   void check(std::span<const DeviceId> device_of, DispatchRule rule,
              std::span<const NodeId> order) const;
 
@@ -126,6 +131,7 @@ private:
   std::vector<int> indeg_;                        // N
   std::vector<double> compute_;                   // N (homogeneous) or N x P
   std::vector<double> ref_transfer_;              // N (reference model)
+  std::vector<double> ref_edge_transfer_;         // E (reference model with per-edge costs)
   std::vector<int> slots_;                        // P
   std::vector<double> route_lat_, route_inv_bw_;  // P x P (hardware)
   std::vector<int> route_begin_;                  // P x P + 1 offsets into route_links_

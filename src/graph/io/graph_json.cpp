@@ -158,16 +158,30 @@ Graph parse_graph_json(std::string_view text, const std::string& file,
       const std::string p = fmt::format("/edges/{}", i);
       const json& je = edges[i];
       if (!je.is_array() || je.size() < 2 || je.size() > 3)
-        doc.fail(p, fmt::format("edge: expected [src, dst] or [src, dst, bytes], found {}",
+        doc.fail(p, fmt::format("edge: expected [src, dst], [src, dst, bytes] or [src, dst, "
+                                "{{\"bytes\": b, \"transfer_cost\": c}}], found {}",
                                 je.is_array() ? fmt::format("an array of {}", je.size())
                                               : JsonDoc::type_name(je)));
       const auto src = doc.integer(je[0], p + "/0", std::numeric_limits<std::int64_t>::min(),
                                    std::numeric_limits<std::int64_t>::max());
       const auto dst = doc.integer(je[1], p + "/1", std::numeric_limits<std::int64_t>::min(),
                                    std::numeric_limits<std::int64_t>::max());
-      std::optional<double> bytes;
-      if (je.size() == 3) bytes = doc.number(je[2], p + "/2");
-      b.add_edge(src, dst, bytes);
+      std::optional<double> bytes, transfer_cost;
+      if (je.size() == 3 && je[2].is_object()) {
+        for (const auto& [key, val] : je[2].items()) {
+          const std::string fp = p + "/2/" + key;
+          if (key == "bytes")
+            bytes = doc.number(val, fp);
+          else if (key == "transfer_cost")
+            transfer_cost = doc.number(val, fp);
+          else
+            doc.fail(fp,
+                     fmt::format("edge: unknown field '{}' (expected bytes, transfer_cost)", key));
+        }
+      } else if (je.size() == 3) {
+        bytes = doc.number(je[2], p + "/2");
+      }
+      b.add_edge(src, dst, bytes, transfer_cost);
       edge_ptr.push_back(p);
     }
   }
@@ -235,7 +249,14 @@ std::string format_graph_json(const Graph& g) {
   for (EdgeId e = 0; e < g.num_edges(); ++e) {
     const Edge& ed = g.edge(e);
     ojson j = ojson::array({ed.src, ed.dst});
-    if (ed.bytes) j.push_back(*ed.bytes);
+    if (ed.transfer_cost) {
+      ojson attrs = ojson::object();
+      if (ed.bytes) attrs["bytes"] = *ed.bytes;
+      attrs["transfer_cost"] = *ed.transfer_cost;
+      j.push_back(attrs);
+    } else if (ed.bytes) {
+      j.push_back(*ed.bytes);
+    }
     out += (e ? ",\n    " : "\n    ") + j.dump();
   }
   out += g.num_edges() ? "\n  ]\n}\n" : "]\n}\n";

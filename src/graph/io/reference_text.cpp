@@ -207,6 +207,10 @@ Graph parse_reference_text(std::string_view text, const std::string& file,
 }
 
 std::string format_reference_text(const Graph& g) {
+  if (g.has_edge_transfer_costs())
+    throw InputError(
+        "the graph has per-edge transfer costs, which the reference text format cannot hold "
+        "(it has one transfer cost per op); write JSON instead");
   std::vector<NodeId> new_id(static_cast<std::size_t>(g.num_nodes()), -1);
   std::vector<NodeId> inputs;
   NodeId next = 0;

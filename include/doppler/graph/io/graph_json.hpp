@@ -2,7 +2,8 @@
 // Doppler's own JSON graph format (schema in docs/formats.md):
 //   {"format": "doppler-graph", "version": 1, "name": ..., "origin": ..., "params": {...},
 //    "units": {...}, "nodes": [{"id", "name", "kind", "flops", "out_bytes", "group",
-//    "compute_cost", "transfer_cost", "exec"}...], "edges": [[src, dst] or [src, dst, bytes]...]}
+//    "compute_cost", "transfer_cost", "exec"}...], "edges": [[src, dst], [src, dst, bytes] or
+//    [src, dst, {"bytes": b, "transfer_cost": c}]...]}
 // The writer puts one node and one edge per line and is deterministic, so JSON -> JSON is
 // byte-identical.
 #include <string>

@@ -1,0 +1,413 @@
+#pragma once
+// Internal: one simulation of one assignment, the simulator's event loop as named steps.
+//   prepare()  workspace sizes, priority ranks, pending-input counts, device queue segments
+//   loop       take the events of the earliest instant, apply them all, then let every device
+//              whose state changed start its best ready ops (dispatch)
+//   apply()    op finished: free its slot, deliver to local consumers, send to remote ones;
+//              data arrived: count it down at its consumers on the destination
+// Templated on recording (a full Schedule) and on the dispatch rule, so the makespan-only fifo
+// loop carries no dead branches. Every hot step is forced inline.
+#include <algorithm>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "doppler/sim/ready_rule.hpp"
+#include "doppler/sim/simulator.hpp"
+#include "doppler/util/error.hpp"
+
+#define DOPPLER_INLINE inline __attribute__((always_inline))
+
+namespace doppler::detail {
+
+/// What an event's `aux` means (SimWorkspace::Event): an op finished, its output reached every
+/// other device (reference model, one transfer cost per producer), reached one device (hardware
+/// model: aux is the device), or crossed one out-edge (per-edge costs: aux = kEdgeBase - k for the
+/// producer's k-th out-edge).
+inline constexpr std::int32_t kFinished = -1;
+inline constexpr std::int32_t kAllDevices = -2;
+inline constexpr std::int32_t kEdgeBase = -3;
+
+template <bool kRecord, bool kPriority>
+class SimRun {
+public:
+  using Event = SimWorkspace::Event;
+  using Ready = SimWorkspace::Ready;
+
+  SimRun(const Simulator& sim, std::span<const DeviceId> dev, SimWorkspace& ws,
+         std::span<const NodeId> order, Schedule* out)
+      : s_(sim),
+        ws_(ws),
+        order_(order),
+        out_(out),
+        n_(static_cast<std::size_t>(sim.n_)),
+        p_(static_cast<std::size_t>(sim.p_)),
+        dev_(dev.data()) {}
+
+  /// Simulates the assignment; returns the makespan (and fills the schedule when recording).
+  double run() {
+    prepare();
+    start_record();
+    ready_sources();
+    dispatch(0.0);
+    while (!ws_.events.empty()) {
+      const double t = ws_.events.top_time();
+      apply_instant(t);
+      dispatch(t);
+    }
+    if constexpr (kRecord) out_->makespan = makespan_;
+    return makespan_;
+  }
+
+private:
+  // --- preparation ---------------------------------------------------------------------------
+  void prepare() {
+    size_workspace();
+    bind_views();
+    if constexpr (kPriority) rank_order();
+    count_pending();
+    std::copy(s_.slots_.begin(), s_.slots_.end(), free_slots_);
+    std::fill(ws_.link_free.begin(), ws_.link_free.end(), 0.0);
+    ws_.events.clear();
+  }
+
+  // Grows the workspace to this graph and platform (once; later calls reuse it).
+  void size_workspace() {
+    const auto links = static_cast<std::size_t>(s_.num_links_);
+    if (ws_.pending.size() == n_ && ws_.q_begin.size() == p_ + 1 && ws_.link_free.size() == links)
+      return;
+    ws_.pending.assign(n_, 0);
+    ws_.ready_time.assign(n_, 0);
+    ws_.queue.assign(n_, {});
+    ws_.q_begin.assign(p_ + 1, 0);
+    ws_.q_size.assign(p_, 0);
+    ws_.q_head.assign(p_, 0);
+    ws_.free_slots.assign(p_, 0);
+    ws_.is_touched.assign(p_, 0);
+    ws_.touched.assign(p_, 0);
+    ws_.batch.reserve(n_ + s_.succ_.size() + 1);
+    ws_.link_free.assign(links, 0);
+    ws_.dev_stamp.assign(p_, 0);
+    ws_.dev_bytes.assign(p_, 0);
+    ws_.dev_list.reserve(p_);
+    ws_.rank.assign(n_, 0);
+    ws_.stamp = 0;
+  }
+
+  void bind_views() {
+    ws_.dev = dev_;
+    pending_ = ws_.pending.data();
+    ready_time_ = ws_.ready_time.data();
+    queue_ = ws_.queue.data();
+    q_begin_ = ws_.q_begin.data();
+    q_size_ = ws_.q_size.data();
+    q_head_ = ws_.q_head.data();
+    free_slots_ = ws_.free_slots.data();
+    is_touched_ = ws_.is_touched.data();
+    touched_ = ws_.touched.data();
+    rank_ = ws_.rank.data();
+    succ_begin_ = s_.succ_begin_.data();
+    succ_ = s_.succ_.data();
+    comp_ = s_.compute_.data();
+  }
+
+  // Position of every op in the priority order, which must be a permutation of the ops: O(N).
+  void rank_order() {
+    std::fill(rank_, rank_ + n_, -1);
+    for (std::size_t i = 0; i < n_; ++i) {
+      const NodeId v = order_[i];
+      const bool op = v >= 0 && static_cast<std::size_t>(v) < n_;
+      if (!op || rank_[v] >= 0)
+        throw InputError(fmt::format(
+            "dispatch order 'priority': position {} holds {}, {} (the order must list every op "
+            "0..{} once)",
+            i, v, op ? "a repeated op" : "not an op", n_ - 1));
+      rank_[v] = static_cast<int>(i);
+    }
+  }
+
+  // Pending inputs per op (excluded ops, device -1, neither run nor send) and each device's
+  // segment of the queue array.
+  void count_pending() {
+    bool partial = false;
+    std::fill(q_size_, q_size_ + p_, 0);
+    std::fill(q_head_, q_head_ + p_, 0);
+    std::fill(q_begin_, q_begin_ + p_ + 1, 0);
+    for (std::size_t v = 0; v < n_; ++v) {
+      if (dev_[v] < 0) {
+        partial = true;
+        continue;
+      }
+      ++q_begin_[static_cast<std::size_t>(dev_[v]) + 1];
+    }
+    for (std::size_t d = 0; d < p_; ++d) q_begin_[d + 1] += q_begin_[d];
+    if (!partial) {
+      std::copy(s_.indeg_.begin(), s_.indeg_.end(), pending_);
+      return;
+    }
+    std::fill(pending_, pending_ + n_, 0);
+    for (std::size_t u = 0; u < n_; ++u)
+      if (dev_[u] >= 0)
+        for (auto e = succ_begin_[u]; e < succ_begin_[u + 1]; ++e) ++pending_[succ_[e]];
+  }
+
+  void start_record() {
+    if constexpr (kRecord) {
+      out_->unit = s_.platform_.unit();
+      out_->devices = s_.p_;
+      out_->device.assign(dev_, dev_ + n_);
+      out_->ready.assign(n_, 0);
+      out_->start.assign(n_, 0);
+      out_->finish.assign(n_, 0);
+      out_->busy.assign(p_, 0);
+      out_->slots = s_.slots_;
+      out_->transfers.clear();
+    }
+  }
+
+  void ready_sources() {
+    for (std::size_t v = 0; v < n_; ++v)
+      if (dev_[v] >= 0 && pending_[v] == 0) make_ready(static_cast<NodeId>(v), 0.0);
+  }
+
+  // --- ready queues ----------------------------------------------------------------------------
+  // FIFO: ops become ready in time order, so a device queue is an array appended at the tail;
+  // ops made ready at the same instant are kept in id order by insertion. Priority: a binary
+  // heap on (rank, id).
+  static DOPPLER_INLINE bool less(const Ready& a, const Ready& b) {
+    return ready_before(a.key, a.op, b.key, b.op);
+  }
+
+  DOPPLER_INLINE void touch(std::size_t d) {
+    if (!is_touched_[d]) {
+      is_touched_[d] = 1;
+      touched_[n_touched_++] = static_cast<DeviceId>(d);
+    }
+  }
+
+  DOPPLER_INLINE void make_ready(NodeId w, double t) {
+    const auto d = static_cast<std::size_t>(dev_[w]);
+    ready_time_[w] = t;
+    const double key = kPriority ? rank_[w] : t;
+    Ready* q = queue_ + q_begin_[d] + q_head_[d];
+    auto i = static_cast<std::size_t>(q_size_[d]++);
+    if constexpr (kPriority) {
+      const Ready item{key, w};
+      for (std::size_t parent; i > 0 && less(item, q[parent = (i - 1) / 2]); i = parent)
+        q[i] = q[parent];
+    } else {
+      for (; i > 0 && ready_before(key, w, q[i - 1].key, q[i - 1].op); --i) q[i] = q[i - 1];
+    }
+    q[i] = {key, w};
+    touch(d);
+  }
+
+  DOPPLER_INLINE NodeId pop_ready(std::size_t d) {
+    Ready* q = queue_ + q_begin_[d] + q_head_[d];
+    const NodeId top = q[0].op;
+    const auto size = static_cast<std::size_t>(--q_size_[d]);
+    if constexpr (!kPriority) {
+      ++q_head_[d];
+      return top;
+    }
+    const Ready last = q[size];
+    std::size_t i = 0;
+    for (std::size_t c; (c = 2 * i + 1) < size; i = c) {
+      if (c + 1 < size && less(q[c + 1], q[c])) ++c;
+      if (!less(q[c], last)) break;
+      q[i] = q[c];
+    }
+    if (size > 0) q[i] = last;
+    return top;
+  }
+
+  // --- dispatch --------------------------------------------------------------------------------
+  // Every touched device with a free slot starts its best ready ops at time t.
+  DOPPLER_INLINE void dispatch(double t) {
+    for (std::size_t k = 0; k < n_touched_; ++k) {
+      const auto d = static_cast<std::size_t>(touched_[k]);
+      is_touched_[d] = 0;
+      while (free_slots_[d] > 0 && q_size_[d] > 0) start_op(pop_ready(d), d, t);
+    }
+    n_touched_ = 0;
+  }
+
+  DOPPLER_INLINE void start_op(NodeId v, std::size_t d, double t) {
+    const double c = s_.homogeneous_ ? comp_[v] : comp_[static_cast<std::size_t>(v) * p_ + d];
+    const double f = t + c;
+    --free_slots_[d];
+    ws_.events.push(f, {v, kFinished});
+    makespan_ = std::max(makespan_, f);
+    if constexpr (kRecord) {
+      const auto i = static_cast<std::size_t>(v);
+      out_->ready[i] = ready_time_[v];
+      out_->start[i] = t;
+      out_->finish[i] = f;
+      out_->busy[d] += c;
+    }
+  }
+
+  // --- events ----------------------------------------------------------------------------------
+  // Applies every event of instant t. Reference model: order within an instant does not matter
+  // (queues order same-instant ops by id). Hardware model: links serve requests in request order,
+  // so the instant's events are applied sorted by (op, aux).
+  DOPPLER_INLINE void apply_instant(double t) {
+    auto& events = ws_.events;
+    if (s_.reference_) {
+      while (!events.empty() && events.top_time() == t) apply(events.pop(), t);
+      return;
+    }
+    while (!events.empty() && events.top_time() == t) {
+      ws_.batch.clear();
+      while (!events.empty() && events.top_time() == t) ws_.batch.push_back(events.pop());
+      std::sort(ws_.batch.begin(), ws_.batch.end(), [](const Event& a, const Event& b) {
+        return a.op != b.op ? a.op < b.op : a.aux < b.aux;
+      });
+      for (const Event& ev : ws_.batch) apply(ev, t);
+    }
+  }
+
+  DOPPLER_INLINE void apply(const Event& ev, double t) {
+    const auto v = static_cast<std::size_t>(ev.op);
+    const auto e0 = static_cast<std::size_t>(succ_begin_[v]);
+    const auto e1 = static_cast<std::size_t>(succ_begin_[v + 1]);
+    if (ev.aux == kFinished) {
+      op_finished(ev.op, e0, e1, t);
+    } else if (ev.aux == kAllDevices) {
+      for (std::size_t e = e0; e < e1; ++e) {
+        const DeviceId dw = dev_[succ_[e]];
+        if (dw >= 0 && dw != dev_[v]) arrive(succ_[e], t);
+      }
+    } else if (ev.aux <= kEdgeBase) {
+      arrive(succ_[e0 + static_cast<std::size_t>(kEdgeBase - ev.aux)], t);
+    } else {
+      for (std::size_t e = e0; e < e1; ++e)
+        if (dev_[succ_[e]] == ev.aux) arrive(succ_[e], t);
+    }
+  }
+
+  DOPPLER_INLINE void arrive(NodeId w, double t) {
+    if (--pending_[w] == 0) make_ready(w, t);
+  }
+
+  // Frees the op's slot, delivers its output to local consumers and sends it to remote ones.
+  DOPPLER_INLINE void op_finished(NodeId u, std::size_t e0, std::size_t e1, double t) {
+    const DeviceId src = dev_[u];
+    ++free_slots_[src];
+    touch(static_cast<std::size_t>(src));
+    bool remote = false;
+    for (std::size_t e = e0; e < e1; ++e) {
+      const DeviceId dw = dev_[succ_[e]];
+      if (dw == src)
+        arrive(succ_[e], t);
+      else
+        remote |= dw >= 0;
+    }
+    if (!remote) return;
+    if (!s_.reference_)
+      send_hardware(u, src, e0, e1, t);
+    else if (s_.ref_edge_transfer_.empty())
+      send_reference(u, src, e0, e1, t);
+    else
+      send_per_edge(u, src, e0, e1, t);
+  }
+
+  // --- transfers -------------------------------------------------------------------------------
+  // Reference model: the output reaches every other device after the producer's transfer cost.
+  void send_reference(NodeId u, DeviceId src, std::size_t e0, std::size_t e1, double t) {
+    const double f = t + s_.ref_transfer_[static_cast<std::size_t>(u)];
+    ws_.events.push(f, {u, kAllDevices});
+    if constexpr (kRecord) {
+      const int stamp = ++ws_.stamp;
+      for (std::size_t e = e0; e < e1; ++e) {
+        const DeviceId dw = dev_[succ_[e]];
+        if (dw < 0 || dw == src || ws_.dev_stamp[static_cast<std::size_t>(dw)] == stamp) continue;
+        ws_.dev_stamp[static_cast<std::size_t>(dw)] = stamp;
+        record_transfer(u, src, dw, 0.0, t, f, 0, 0);
+      }
+    }
+  }
+
+  // Reference model with per-edge costs (the classic task-graph model): every cross-device edge
+  // delivers after its own transfer cost.
+  void send_per_edge(NodeId u, DeviceId src, std::size_t e0, std::size_t e1, double t) {
+    for (std::size_t e = e0; e < e1; ++e) {
+      const DeviceId dw = dev_[succ_[e]];
+      if (dw < 0 || dw == src) continue;
+      const double f = t + s_.ref_edge_transfer_[e];
+      ws_.events.push(f, {u, kEdgeBase - static_cast<std::int32_t>(e - e0)});
+      if constexpr (kRecord) record_transfer(u, src, dw, 0.0, t, f, 0, 0);
+    }
+  }
+
+  // Hardware model: one transfer per destination device, carrying the largest edge, occupying
+  // every link of its route; links serve transfers FIFO.
+  void send_hardware(NodeId u, DeviceId src, std::size_t e0, std::size_t e1, double t) {
+    const int stamp = ++ws_.stamp;
+    ws_.dev_list.clear();
+    for (std::size_t e = e0; e < e1; ++e) {
+      const DeviceId dw = dev_[succ_[e]];
+      if (dw < 0 || dw == src) continue;
+      const auto du = static_cast<std::size_t>(dw);
+      if (ws_.dev_stamp[du] != stamp) {
+        ws_.dev_stamp[du] = stamp;
+        ws_.dev_bytes[du] = s_.edge_bytes_[e];
+        ws_.dev_list.push_back(dw);
+      } else {
+        ws_.dev_bytes[du] = std::max(ws_.dev_bytes[du], s_.edge_bytes_[e]);
+      }
+    }
+    std::sort(ws_.dev_list.begin(), ws_.dev_list.end());
+    for (const DeviceId dd : ws_.dev_list) send_route(u, src, dd, t);
+  }
+
+  void send_route(NodeId u, DeviceId src, DeviceId dd, double t) {
+    const std::size_t k = static_cast<std::size_t>(src) * p_ + static_cast<std::size_t>(dd);
+    const auto r0 = static_cast<std::size_t>(s_.route_begin_[k]);
+    const auto r1 = static_cast<std::size_t>(s_.route_begin_[k + 1]);
+    const int* links = s_.route_links_.data();
+    double start = t;
+    for (std::size_t i = r0; i < r1; ++i)
+      start = std::max(start, ws_.link_free[static_cast<std::size_t>(links[i])]);
+    const double bytes = ws_.dev_bytes[static_cast<std::size_t>(dd)];
+    const double f = start + s_.route_lat_[k] + bytes * s_.route_inv_bw_[k];
+    for (std::size_t i = r0; i < r1; ++i) ws_.link_free[static_cast<std::size_t>(links[i])] = f;
+    ws_.events.push(f, {u, dd});
+    if constexpr (kRecord) record_transfer(u, src, dd, bytes, start, f, r0, r1);
+  }
+
+  void record_transfer(NodeId u, DeviceId src, DeviceId dst, double bytes, double start,
+                       double finish, std::size_t r0, std::size_t r1) {
+    const auto b = s_.route_links_.begin();
+    out_->transfers.push_back({u, src, dst, bytes, start, finish,
+                               std::vector<int>(b + static_cast<std::ptrdiff_t>(r0),
+                                                b + static_cast<std::ptrdiff_t>(r1))});
+    ++out_->cross_transfers;
+    out_->cross_bytes += bytes;
+  }
+
+  const Simulator& s_;
+  SimWorkspace& ws_;
+  std::span<const NodeId> order_;
+  Schedule* out_;
+  std::size_t n_, p_;
+  const DeviceId* dev_;
+  // Raw views of the hot arrays (bound by prepare()).
+  int* pending_ = nullptr;
+  double* ready_time_ = nullptr;
+  Ready* queue_ = nullptr;
+  int *q_begin_ = nullptr, *q_size_ = nullptr, *q_head_ = nullptr;
+  int* free_slots_ = nullptr;
+  char* is_touched_ = nullptr;
+  DeviceId* touched_ = nullptr;
+  int* rank_ = nullptr;
+  const EdgeId* succ_begin_ = nullptr;
+  const NodeId* succ_ = nullptr;
+  const double* comp_ = nullptr;
+  std::size_t n_touched_ = 0;
+  double makespan_ = 0;
+};
+
+}  // namespace doppler::detail
+
+#undef DOPPLER_INLINE
