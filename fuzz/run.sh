@@ -6,7 +6,8 @@
 # coverage). Exits 1 when a target finds a crash, a sanitizer report, a violated invariant or a
 # timeout; the input is then in build-fuzz/artifacts/ (reproduce: fuzz_TARGET FILE).
 #   fuzz/run.sh [SECONDS] [TARGET...]   targets: reference_text graph_json assignment
-#                                                hardware_profile checkpoint (default: all)
+#                                                hardware_profile dot stg checkpoint
+#                                                (default: all)
 # Seeds: fuzz/corpus/TARGET/ (small hand-written inputs), the reference graphs read at run time
 # from ../shared/reference-graphs (or $DOPPLER_REFERENCE_GRAPHS), the shipped hardware profiles,
 # JSON graphs and assignments made from the reference graphs and checkpoints written by the
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reference_text graph_json assignment hardware_profile checkpoint)
+[ ${#targets[@]} -eq 0 ] && targets=(reference_text graph_json assignment hardware_profile dot stg checkpoint)
 clang_build=${FUZZ_BUILD:-build-fuzz}        # libFuzzer (clang-14)
 gcc_build=${FUZZ_GCC_BUILD:-build-fuzz-gcc}  # standalone driver (GCC): the checkpoint reader
 ref=${DOPPLER_REFERENCE_GRAPHS:-../shared/reference-graphs}
@@ -62,11 +63,12 @@ for t in "${targets[@]}"; do
     graph_json) opts+=(-max_len=65536) ;;
     assignment) opts+=(-max_len=16384) ;;
     hardware_profile) dirs+=(hardware); opts+=(-max_len=16384) ;;
+    dot | stg) opts+=(-max_len=16384) ;;
     checkpoint) opts+=(-max_len=131072) ;;
     *) echo "fuzz: unknown target '$t'" >&2; exit 2 ;;
   esac
-  if [ "$t" = reference_text ]; then
-    cp fuzz/dict/reference_text.dict "$out/dict/$t.dict"
+  if [ "$t" = reference_text ] || [ "$t" = dot ] || [ "$t" = stg ]; then
+    cp "fuzz/dict/$t.dict" "$out/dict/$t.dict"
   elif [ -f "fuzz/dict/$t.dict" ]; then
     cat fuzz/dict/json_common.dict "fuzz/dict/$t.dict" >"$out/dict/$t.dict"
   fi

@@ -12,6 +12,8 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
+  # graph readers (DOT via Graphviz cgraph)
+  libgraphviz-dev
   # fuzzing and sanitizers (clang + its runtime)
   clang libclang-rt-14-dev
 )

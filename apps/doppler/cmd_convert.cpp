@@ -43,9 +43,10 @@ void add_convert(CLI::App& app) {
   auto o = std::make_shared<ConvertOptions>();
   auto* cmd = app.add_subcommand(
       "convert",
-      "Convert a graph between the reference text format (.txt), Doppler JSON (.json) "
-      "and Graphviz DOT (.dot, write only)");
-  cmd->add_option("input", o->in, "input graph (.txt or .json)")->required();
+      "Convert a graph between the reference text format (.txt), Doppler JSON (.json) and "
+      "Graphviz DOT task graphs (.dot/.gv, Weight attributes); Kasahara STG files (.stg) are "
+      "read only");
+  cmd->add_option("input", o->in, "input graph (.txt, .json, .dot/.gv or .stg)")->required();
   cmd->add_option("output", o->out, "output file, written atomically")->required();
   cmd->add_option("--to", o->to, "output format: txt, json or dot (default: from the extension)");
   cmd->add_option("-a,--assignment", o->assignment,

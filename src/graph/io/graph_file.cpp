@@ -2,8 +2,10 @@
 
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/graph/io/dot.hpp"
+#include "doppler/graph/io/dot_reader.hpp"
 #include "doppler/graph/io/graph_json.hpp"
 #include "doppler/graph/io/reference_text.hpp"
+#include "doppler/graph/io/stg.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
@@ -14,6 +16,7 @@ std::optional<GraphFormat> parse_graph_format(const std::string& name) {
   if (name == "txt" || name == "reference" || name == "text") return GraphFormat::reference_text;
   if (name == "json") return GraphFormat::json;
   if (name == "dot" || name == "gv") return GraphFormat::dot;
+  if (name == "stg") return GraphFormat::stg;
   return std::nullopt;
 }
 
@@ -24,7 +27,7 @@ GraphFormat graph_format_of(const std::filesystem::path& path) {
   if (!f)
     throw InputError(path.string(), 0,
                      "cannot tell the format from the extension '" + ext +
-                         "' (expected .txt, .json or .dot; or pass --to)");
+                         "' (expected .txt, .json, .dot, .gv or .stg; or pass --to)");
   return *f;
 }
 
@@ -37,7 +40,9 @@ Graph load_graph(const std::filesystem::path& path, std::vector<std::string>* wa
   if (!body.empty() && (body.front() == '{' || body.front() == '[')) {
     g = parse_graph_json(text, file, warnings);
   } else if (ext == ".dot" || ext == ".gv") {
-    throw InputError(file, 0, "DOT files can be written but not read");
+    g = parse_dot_graph(text, file, warnings);
+  } else if (ext == ".stg") {
+    g = parse_stg(text, file, warnings);
   } else {
     g = parse_reference_text(text, file, warnings);
   }
@@ -57,6 +62,10 @@ std::string format_graph(const Graph& g, GraphFormat format, const Assignment* a
       return format_graph_json(g);
     case GraphFormat::dot:
       return format_dot(g, assignment);
+    case GraphFormat::stg:
+      throw InputError(
+          "writing STG is not supported (STG has no communication costs); write "
+          ".json or .dot instead");
   }
   return {};
 }

@@ -14,10 +14,11 @@ namespace doppler {
 enum class GraphFormat {
   reference_text,  ///< the reference implementation's text format (.txt)
   json,            ///< doppler-graph JSON (.json)
-  dot,             ///< Graphviz DOT (.dot, .gv; write only)
+  dot,             ///< Graphviz DOT (.dot, .gv): task graphs with Weight attributes
+  stg,             ///< Kasahara's Standard Task Graph Set (.stg; read only)
 };
 
-/// Format named "txt"/"reference", "json" or "dot"; nullopt otherwise.
+/// Format named "txt"/"reference", "json", "dot"/"gv" or "stg"; nullopt otherwise.
 std::optional<GraphFormat> parse_graph_format(const std::string& name);
 /// Format implied by the extension of `path`; throws InputError when there is none.
 GraphFormat graph_format_of(const std::filesystem::path& path);
