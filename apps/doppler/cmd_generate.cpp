@@ -1,6 +1,8 @@
 // doppler generate WORKLOAD: a blocked workload graph (chainmm, ffnn, llama-block, llama-layer,
-// random-dag) written atomically in any graph format.
+// random-dag) or a planted instance with a known optimum (planted, with its optimal assignment),
+// written atomically in any graph format.
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -9,7 +11,9 @@
 #include "commands.hpp"
 #include "common.hpp"
 
+#include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/graph/io/graph_file.hpp"
+#include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/workloads/workload.hpp"
 
@@ -27,6 +31,8 @@ struct GenerateOptions {
   bool json = false;
   std::string output;
   std::string format;
+  std::map<std::string, std::string> shorthand;  // --ops etc.: same as --param NAME=VALUE
+  std::string assignment_out;
 };
 
 // Text listing of every workload and its parameters (for --list and --help).
@@ -57,6 +63,11 @@ workloads::WorkloadSpec spec_of(const GenerateOptions& o) {
     const std::string key = kv.substr(0, eq);
     if (s.params.count(key)) throw InputError(fmt::format("parameter {} given twice", key));
     s.params[key] = kv.substr(eq + 1);
+  }
+  for (const auto& [key, value] : o.shorthand) {
+    if (value.empty()) continue;
+    if (s.params.count(key)) throw InputError(fmt::format("parameter {} given twice", key));
+    s.params[key] = value;
   }
   return s;
 }
@@ -91,8 +102,15 @@ void run_generate(const GenerateOptions& o) {
   } else if (!o.output.empty()) {
     format = graph_format_of(o.output);  // fails before the (possibly long) generation
   }
-  const Graph g = workloads::generate_workload(spec_of(o));
+  const auto generated = workloads::generate_workload_with_assignment(spec_of(o));
+  const Graph& g = generated.graph;
+  if (!o.assignment_out.empty() && !generated.optimal)
+    throw InputError(fmt::format(
+        "--assignment-out: workload {} has no planted assignment (only planted has one)",
+        o.workload));
   if (!o.output.empty()) save_graph(o.output, g, *format);
+  if (!o.assignment_out.empty())
+    write_file_atomic(o.assignment_out, format_assignment_json(*generated.optimal));
   int placed = 0;
   double flops = 0, bytes = 0, edge_bytes = 0;
   for (const Node& n : g.nodes()) {
@@ -105,6 +123,7 @@ void run_generate(const GenerateOptions& o) {
     ojson j;
     j["graph"] = meta_json(g);
     j["output"] = o.output.empty() ? ojson(nullptr) : ojson(o.output);
+    if (!o.assignment_out.empty()) j["assignment_output"] = o.assignment_out;
     j["nodes"] = g.num_nodes();
     j["placed_ops"] = placed;
     j["inputs"] = g.num_nodes() - placed;
@@ -119,6 +138,12 @@ void run_generate(const GenerateOptions& o) {
       "wrote {}: {} nodes ({} placed ops, {} inputs), {} edges, {:.4g} FLOPs, {:.4g} output "
       "bytes\n",
       o.output, g.num_nodes(), placed, g.num_nodes() - placed, g.num_edges(), flops, bytes);
+  if (generated.optimal)
+    std::cout << fmt::format("optimal makespan {} on {} devices (mean transfer / compute {})\n",
+                             g.meta().params.at("optimum"), g.meta().params.at("devices"),
+                             g.meta().params.at("ratio"));
+  if (!o.assignment_out.empty())
+    std::cout << fmt::format("wrote {}: the planted optimal assignment\n", o.assignment_out);
 }
 
 }  // namespace
@@ -127,7 +152,8 @@ void add_generate(CLI::App& app) {
   auto o = std::make_shared<GenerateOptions>();
   auto* cmd = app.add_subcommand(
       "generate", "Generate a blocked workload graph (per-block FLOPs, bytes, exec descriptions)");
-  cmd->add_option("workload", o->workload, "chainmm, ffnn, llama-block, llama-layer or random-dag");
+  cmd->add_option("workload", o->workload,
+                  "chainmm, ffnn, llama-block, llama-layer, planted or random-dag");
   cmd->add_option("-p,--param", o->params, "workload parameter NAME=VALUE (repeatable)")
       ->take_all()
       ->allow_extra_args(false);
@@ -140,6 +166,11 @@ void add_generate(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "output graph file (.json, .txt or .dot)");
   cmd->add_option("--to", o->format,
                   "output format (txt, json, dot); default: from -o's extension");
+  for (const char* name : {"ops", "ratio", "density", "seed"})
+    cmd->add_option(fmt::format("--{}", name), o->shorthand[name],
+                    fmt::format("same as --param {}=VALUE", name));
+  cmd->add_option("--assignment-out", o->assignment_out,
+                  "planted: also write the planted optimal assignment (JSON) to this file");
   cmd->add_flag("--list", o->list, "list the workloads and their parameters");
   cmd->add_flag("--json", o->json, "print one JSON summary object");
   cmd->footer(workload_listing());

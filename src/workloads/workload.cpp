@@ -13,6 +13,7 @@
 #include "doppler/workloads/chainmm.hpp"
 #include "doppler/workloads/ffnn.hpp"
 #include "doppler/workloads/llama.hpp"
+#include "doppler/workloads/planted.hpp"
 #include "doppler/workloads/random_dag.hpp"
 
 namespace doppler::workloads {
@@ -149,6 +150,25 @@ Graph random_dag(const WorkloadSpec& s, const ParamReader& r) {
   return generate_random_dag(p);
 }
 
+// A non-negative integer parameter as a seed, or nullopt when absent.
+std::optional<std::uint64_t> seed_param(const ParamReader& r) {
+  auto v = r.integer("seed", "a non-negative integer");
+  if (v && *v < 0)
+    throw InputError(fmt::format("parameter seed must be a non-negative integer, got {}", *v));
+  return v ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*v)) : std::nullopt;
+}
+
+PlantedInstance planted(const WorkloadSpec& s, const ParamReader& r) {
+  if (!s.dtype.empty()) throw InputError("planted has no dtype (its costs are synthetic)");
+  PlantedParams p;
+  p.devices = s.devices;
+  r.set("ops", p.ops);
+  if (auto v = r.number("ratio")) p.ratio = *v;
+  if (auto v = r.number("density")) p.density = *v;
+  if (auto v = seed_param(r)) p.seed = *v;
+  return generate_planted(p);
+}
+
 std::vector<ParamInfo> llama_params(bool layer) {
   std::vector<ParamInfo> v = {{"batch", "1", "sequences"},
                               {"seq", "4096", "tokens per sequence"},
@@ -200,10 +220,22 @@ std::vector<WorkloadInfo> list_workloads() {
         {"seed", "0", "random seed (non-negative integer)"}},
        "",
        false},
+      {"planted",
+       "random task graph with a known optimal makespan for exactly P devices (docs/planted.md)",
+       {{"ops", "1000", "total tasks (P .. 1000000)"},
+        {"ratio", "1", "target mean edge transfer cost / mean task compute cost (<= 100)"},
+        {"density", "2", "mean extra in-degree of a task besides its chain edge (<= 100)"},
+        {"seed", "0", "random seed (non-negative integer)"}},
+       "",
+       false},
   };
 }
 
 Graph generate_workload(const WorkloadSpec& spec) {
+  return generate_workload_with_assignment(spec).graph;
+}
+
+GeneratedWorkload generate_workload_with_assignment(const WorkloadSpec& spec) {
   const auto all = list_workloads();
   const WorkloadInfo& info = find_info(all, spec.name);
   if (spec.devices < 1 || spec.devices > kMaxDevices)
@@ -213,16 +245,22 @@ Graph generate_workload(const WorkloadSpec& spec) {
     throw InputError(
         fmt::format("workload {} has no training variant (ffnn and llama-block do)", spec.name));
   const ParamReader reader(spec, info);
-  Graph g;
+  GeneratedWorkload out;
+  Graph& g = out.graph;
   if (spec.name == "chainmm") g = chainmm(spec, reader);
   if (spec.name == "ffnn") g = ffnn(spec, reader);
   if (spec.name == "llama-block") g = llama(spec, reader, false);
   if (spec.name == "llama-layer") g = llama(spec, reader, true);
   if (spec.name == "random-dag") g = random_dag(spec, reader);
+  if (spec.name == "planted") {
+    PlantedInstance inst = planted(spec, reader);
+    g = std::move(inst.graph);
+    out.optimal = std::move(inst.assignment);
+  }
   GraphMeta meta = g.meta();
   meta.params["devices"] = std::to_string(spec.devices);
   g.set_meta(std::move(meta));
-  return g;
+  return out;
 }
 
 WorkloadSpec default_workload_spec() {

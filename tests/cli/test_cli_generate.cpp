@@ -74,7 +74,7 @@ TEST(CliGenerate, ListAndHelpNameEveryWorkloadAndParameter) {
   }
   const auto j = test::run_cli("generate --list --json");
   ASSERT_EQ(j.exit_code, 0);
-  EXPECT_EQ(nlohmann::json::parse(j.out)["workloads"].size(), 5u);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["workloads"].size(), 6u);
 }
 
 TEST(CliGenerate, BadInputExitsTwoWithOneLineAndNoFile) {

@@ -40,7 +40,8 @@ TEST(Registry, ListsEveryWorkloadWithItsParameters) {
       {"ffnn", {"batch", "dim", "hidden"}},
       {"llama-block", {"batch", "seq", "dim", "heads", "ffn"}},
       {"llama-layer", {"batch", "seq", "dim", "heads", "ffn", "vocab"}},
-      {"random-dag", {"ops", "width", "density", "ccr", "seed"}}};
+      {"random-dag", {"ops", "width", "density", "ccr", "seed"}},
+      {"planted", {"ops", "ratio", "density", "seed"}}};
   const auto all = workloads::list_workloads();
   ASSERT_EQ(all.size(), want.size());
   for (const auto& w : all) {

@@ -2,16 +2,18 @@
 // The workload registry: generate any workload by name from string parameters (what the CLI's
 // `doppler generate` uses), list the workloads and their parameters, and the default workload.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "doppler/graph/assignment.hpp"
 #include "doppler/graph/graph.hpp"
 
 namespace doppler::workloads {
 
 /// What to generate.
 struct WorkloadSpec {
-  std::string name = "llama-layer";  ///< chainmm, ffnn, llama-block, llama-layer, random-dag
+  std::string name = "llama-layer";           ///< a name of list_workloads(), e.g. random-dag
   std::map<std::string, std::string> params;  ///< parameter name -> decimal value
   std::string dtype;                          ///< "f32", "f16", or empty for the default
   int devices = 4;                            ///< sets the default partitioning (1..kMaxDevices)
@@ -42,6 +44,16 @@ std::vector<WorkloadInfo> list_workloads();
 /// dtype or device count, training where unsupported, or inconsistent dimensions. The graph's
 /// metadata holds every effective parameter (partitioning included) as strings.
 Graph generate_workload(const WorkloadSpec& spec);
+
+/// A generated graph and, for a workload planted around a known optimum (planted), the
+/// assignment that reaches it (nullopt for the others).
+struct GeneratedWorkload {
+  Graph graph;                        ///< what generate_workload returns
+  std::optional<Assignment> optimal;  ///< the planted optimal assignment, if any
+};
+
+/// generate_workload, also returning the planted optimal assignment where there is one.
+GeneratedWorkload generate_workload_with_assignment(const WorkloadSpec& spec);
 
 /// The specification of the default workload: llama-layer with its defaults for 4 devices.
 WorkloadSpec default_workload_spec();
