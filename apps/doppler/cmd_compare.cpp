@@ -44,37 +44,6 @@ std::pair<double, double> mean_std(const std::vector<double>& x) {
   return {m, x.size() > 1 ? std::sqrt(v / static_cast<double>(x.size() - 1)) : 0.0};
 }
 
-std::vector<std::string> expand_methods(const std::string& list, const Problem& problem) {
-  // Methods are separated by commas, and so are a method's options: a field with '=' (and no
-  // ':') continues the previous method's options, e.g. "heft,doppler-sim:il=10,sim=20".
-  std::vector<std::string> specs;
-  for (std::string_view m : split_fields(list, ',')) {
-    const std::string field(trim(m));
-    if (field.empty()) continue;
-    if (field.find('=') != std::string::npos && field.find(':') == std::string::npos &&
-        !specs.empty())
-      specs.back() += "," + field;
-    else
-      specs.push_back(field);
-  }
-  std::vector<std::string> out;
-  for (const std::string& name : specs) {
-    if (name == "all") {
-      for (const auto& a : all_methods(problem)) out.push_back(a);
-    } else if (name == "learned") {
-      for (const char* a :
-           {"doppler-il", "doppler-sim", "doppler-sim:preset=paper", "doppler-search",
-            "doppler-sel", "doppler-plc", "doppler-joint", "placeto", "gdp"})
-        out.push_back(a);
-    } else {
-      validate_method(name);  // before any work starts
-      out.push_back(name);
-    }
-  }
-  if (out.empty()) throw InputError("--methods: no method given");
-  return out;
-}
-
 std::string file_safe(std::string s) {
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';

@@ -56,6 +56,7 @@ void run_place(const PlaceCmdOptions& o) {
     j["cross_bytes"] = s.cross_bytes;
     j["placement_seconds"] = r.seconds;
     j["evaluations"] = r.evaluations;
+    if (!r.note.empty()) j["status"] = r.note;
     j["ops_per_device"] = r.assignment.ops_per_device();
     if (!o.output.empty()) j["output"] = o.output;
     print_json(j);
@@ -79,6 +80,7 @@ void run_place(const PlaceCmdOptions& o) {
   std::cout << fmt::format("{:<18}{}\n", "ops per device", ops);
   std::cout << fmt::format("{:<18}{:.3f} s{}\n", "placement time", r.seconds,
                            r.evaluations ? fmt::format(" ({} simulations)", r.evaluations) : "");
+  if (!r.note.empty()) std::cout << fmt::format("{:<18}{}\n", r.assignment.method, r.note);
   if (!o.output.empty()) std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }
 

@@ -5,6 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "doppler/heuristics/optimal.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/util/parse.hpp"
+
 namespace doppler::cli {
 
 std::vector<std::string> all_methods(const Problem& problem) {
@@ -12,8 +16,40 @@ std::vector<std::string> all_methods(const Problem& problem) {
   const double exhaustive_size =
       std::pow(static_cast<double>(problem.devices()), problem.graph().num_nodes());
   for (const PlacerInfo& info : placer_infos())
-    if (!info.learned && (info.name != "exhaustive" || exhaustive_size <= 531441))
+    if (!info.learned && (info.name != "exhaustive" || exhaustive_size <= 531441) &&
+        (info.name != "optimal" || problem.graph().num_nodes() <= 24))
       out.push_back(info.name);
+  return out;
+}
+
+std::vector<std::string> expand_methods(const std::string& list, const Problem& problem) {
+  // Methods are separated by commas, and so are a method's options: a field with '=' (and no
+  // ':') continues the previous method's options, e.g. "heft,doppler-sim:il=10,sim=20".
+  std::vector<std::string> specs;
+  for (std::string_view m : split_fields(list, ',')) {
+    const std::string field(trim(m));
+    if (field.empty()) continue;
+    if (field.find('=') != std::string::npos && field.find(':') == std::string::npos &&
+        !specs.empty())
+      specs.back() += "," + field;
+    else
+      specs.push_back(field);
+  }
+  std::vector<std::string> out;
+  for (const std::string& name : specs) {
+    if (name == "all") {
+      for (const auto& a : all_methods(problem)) out.push_back(a);
+    } else if (name == "learned") {
+      for (const char* a :
+           {"doppler-il", "doppler-sim", "doppler-sim:preset=paper", "doppler-search",
+            "doppler-sel", "doppler-plc", "doppler-joint", "placeto", "gdp"})
+        out.push_back(a);
+    } else {
+      validate_method(name);  // before any work starts
+      out.push_back(name);
+    }
+  }
+  if (out.empty()) throw InputError("--methods: no method given");
   return out;
 }
 
@@ -35,6 +71,8 @@ MethodRun run_method(const std::string& spec, const Problem& problem, const Plac
   const auto placer = make_placer(spec);
   r.assignment = placer->place(problem, options);
   r.evaluations = placer->evaluations();
+  if (const auto* opt = dynamic_cast<const OptimalPlacer*>(placer.get()))
+    r.note = opt->last_result().describe();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.method = spec;
   r.seed = options.seed;

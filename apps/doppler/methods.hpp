@@ -16,11 +16,17 @@ struct MethodRun {
   double makespan = 0;           ///< simulated makespan (FIFO dispatch)
   double seconds = 0;            ///< wall-clock placement time
   std::int64_t evaluations = 0;  ///< simulator calls made by the method
+  std::string note;              ///< the method's status line (optimal: proof status), or empty
 };
 
 /// Every method name `--methods all` expands to (non-learned placers, minus exhaustive unless
-/// the problem is tiny enough for it).
+/// the problem is tiny enough for it and optimal beyond 24 ops).
 std::vector<std::string> all_methods(const Problem& problem);
+
+/// The method specs of a `--methods` list: comma-separated specs, where a field with '=' (and
+/// no ':') continues the previous method's options ("heft,doppler-sim:il=10,sim=20"); "all"
+/// expands to all_methods(problem), "learned" to the learned methods. Each spec is validated.
+std::vector<std::string> expand_methods(const std::string& list, const Problem& problem);
 
 /// True when the method gives the same result for every seed.
 bool method_is_deterministic(const std::string& spec);

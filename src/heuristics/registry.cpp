@@ -1,10 +1,12 @@
 #include <functional>
+#include <limits>
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "doppler/heuristics/critical_path.hpp"
 #include "doppler/heuristics/list_placers.hpp"
+#include "doppler/heuristics/optimal.hpp"
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/heuristics/simple_placers.hpp"
@@ -80,6 +82,15 @@ std::vector<Entry>& registry() {
         "max=531441", true},
        [](PlacerParams& p) {
          return std::make_unique<ExhaustivePlacer>(take_number(p, "exhaustive", "max", 531441));
+       }},
+      {{"optimal",
+        "branch and bound: the proven optimum, or the best found with its gap at the limit "
+        "(~20 ops on 4 devices in seconds)",
+        "seconds=60,nodes=0", true},
+       [](PlacerParams& p) {
+         return std::make_unique<OptimalPlacer>(
+             take_number(p, "optimal", "seconds", 60),
+             take_integer(p, "optimal", "nodes", 0, 0, std::numeric_limits<std::int64_t>::max()));
        }},
   };
   return entries;

@@ -1,0 +1,66 @@
+#pragma once
+// The exact placer for small graphs: branch and bound over device assignments, scored by the
+// work-conserving simulator (bounds and why they are valid: src/heuristics/optimal_bounds.cpp).
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "doppler/heuristics/placer.hpp"
+
+namespace doppler {
+
+/// Outcome of one OptimalPlacer::place() run.
+struct OptimalResult {
+  double makespan = 0;          ///< simulated makespan (FIFO rule) of the returned assignment
+  double lower_bound = 0;       ///< proven lower bound on the optimum (== makespan when proven)
+  bool proven = false;          ///< the search finished: makespan is the optimum
+  bool time_limit_hit = false;  ///< stopped by the time limit
+  bool node_limit_hit = false;  ///< stopped by the node limit
+  std::int64_t nodes = 0;       ///< search nodes (partial assignments) visited
+  double seconds = 0;           ///< wall-clock seconds of the whole run (heuristics included)
+  /// Relative gap (makespan / lower_bound - 1); 0 when proven.
+  double gap() const;
+  /// One status line, e.g. "proven optimal, makespan 12 (345 nodes, 0.01 s)".
+  std::string describe() const;
+};
+
+/// Branch and bound over assignments (one device per op) minimising Simulator::makespan with
+/// the fifo rule. Ops are branched in a topological order (largest b-level first among the
+/// ready ones), devices in increasing order of the child's lower bound (the incumbent's device
+/// first on ties). The incumbent starts as the best of critical-path, heft, etf, balanced and a
+/// short local search. Partial assignments are pruned by optimal_lower_bound(). When devices are
+/// interchangeable (devices_interchangeable()), op k may only use devices 0..max used + 1.
+/// Limits: `seconds` (wall clock, default 60) and `nodes` (0 = none); PlaceOptions::budget
+/// overrides them (seconds; evaluations = node limit). Without a limit hit the result is
+/// deterministic and proven optimal; with one, it depends on the machine's speed.
+/// Expected reach (reference model, 4 devices, bench/bench_optimal.cpp): 20 ops proven within
+/// ~2 s; 24-30 ops sometimes within a minute, often not (then: best found and its gap).
+class OptimalPlacer : public Placer {
+public:
+  /// A placer with the given default limits (0 nodes = unlimited).
+  explicit OptimalPlacer(double seconds = 60, std::int64_t nodes = 0)
+      : seconds_(seconds), nodes_(nodes) {}
+  std::string name() const override { return "optimal"; }
+  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  /// Status of the last place(): makespan, lower bound, proven, nodes, seconds.
+  const OptimalResult& last_result() const { return result_; }
+
+private:
+  double seconds_;
+  std::int64_t nodes_;
+  mutable OptimalResult result_;
+};
+
+/// A lower bound on the simulated makespan of every completion of a partial assignment
+/// (`device_of[v]` = -1 for unassigned ops). The assigned ops must be closed under
+/// predecessors (every predecessor of an assigned op is assigned); InputError otherwise.
+/// The max of: a critical-path bound with fixed transfers, per-device head + load + tail
+/// bounds, and total work over total slots (details in src/heuristics/optimal_bounds.cpp).
+double optimal_lower_bound(const Problem& problem, std::span<const DeviceId> device_of);
+
+/// True when permuting device labels never changes a simulated makespan: the reference model,
+/// or a hardware platform whose devices are identical and whose routes are single dedicated
+/// links (one per ordered pair) of identical latency and bandwidth.
+bool devices_interchangeable(const Problem& problem);
+
+}  // namespace doppler
