@@ -5,15 +5,16 @@
 
 namespace doppler::cli {
 
-void add_info(CLI::App& app);      ///< doppler info GRAPH
-void add_convert(CLI::App& app);   ///< doppler convert IN OUT
-void add_demo(CLI::App& app);      ///< doppler demo
-void add_generate(CLI::App& app);  ///< doppler generate WORKLOAD
-void add_simulate(CLI::App& app);  ///< doppler simulate GRAPH
-void add_place(CLI::App& app);     ///< doppler place GRAPH
-void add_compare(CLI::App& app);   ///< doppler compare GRAPH
-void add_train(CLI::App& app);     ///< doppler train GRAPH
-void add_pretrain(CLI::App& app);  ///< doppler pretrain -o RUN
+void add_info(CLI::App& app);         ///< doppler info GRAPH
+void add_convert(CLI::App& app);      ///< doppler convert IN OUT
+void add_demo(CLI::App& app);         ///< doppler demo
+void add_generate(CLI::App& app);     ///< doppler generate WORKLOAD
+void add_simulate(CLI::App& app);     ///< doppler simulate GRAPH
+void add_place(CLI::App& app);        ///< doppler place GRAPH
+void add_compare(CLI::App& app);      ///< doppler compare GRAPH
+void add_bench_suite(CLI::App& app);  ///< doppler bench-suite INPUTS...
+void add_train(CLI::App& app);        ///< doppler train GRAPH
+void add_pretrain(CLI::App& app);     ///< doppler pretrain -o RUN
 
 void add_execute(CLI::App& app);       ///< doppler execute GRAPH --assignment A
 void add_calibrate(CLI::App& app);     ///< doppler calibrate --devices P -o hw.json

@@ -76,7 +76,20 @@ void save_graph(const std::filesystem::path& path, const Graph& g, GraphFormat f
 }
 
 Assignment load_assignment(const std::filesystem::path& path, const Graph& g, int devices) {
-  return parse_assignment_json(read_file(path), path.string(), &g, devices);
+  const std::string ext = path.extension().string();
+  if (ext != ".dot" && ext != ".gv")
+    return parse_assignment_json(read_file(path), path.string(), &g, devices);
+  // A DOT task graph's own schedule (Processor / Start node attributes).
+  std::optional<Assignment> a = read_dot_schedule(path);
+  if (!a)
+    throw InputError(path.string(), 0, "the DOT file has no schedule (no Processor attribute)");
+  if (a->device_of.size() != static_cast<std::size_t>(g.num_nodes()))
+    throw InputError(path.string(), 0,
+                     "its schedule has " + std::to_string(a->device_of.size()) +
+                         " nodes, the graph has " + std::to_string(g.num_nodes()));
+  if (devices > 0 && a->devices < devices) a->devices = devices;
+  a->validate(g, devices, path.string());
+  return *a;
 }
 
 }  // namespace doppler

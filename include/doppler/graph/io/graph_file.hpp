@@ -36,7 +36,9 @@ std::string format_graph(const Graph& g, GraphFormat format,
 void save_graph(const std::filesystem::path& path, const Graph& g, GraphFormat format,
                 const Assignment* assignment = nullptr);
 
-/// Loads an assignment file and validates it against `g` (and `devices` when > 0).
+/// Loads an assignment file and validates it against `g` (and `devices` when > 0). A .dot/.gv
+/// file gives the schedule of a DOT task graph (its Processor attributes; InputError when it
+/// has none).
 Assignment load_assignment(const std::filesystem::path& path, const Graph& g, int devices = 0);
 
 }  // namespace doppler
