@@ -76,7 +76,14 @@ std::optional<double> optimum_param(const Graph& g, const std::string& file) {
 
 LoadedInstance load_instance(const std::string& file, int devices, bool override_devices) {
   LoadedInstance li;
-  li.graph = std::make_shared<Graph>(load_graph(file));
+  const std::string ext = fs::path(file).extension().string();
+  if (ext == ".dot" || ext == ".gv") {  // one parse for the graph and its schedule
+    DotTaskGraph t = parse_dot_task_graph(read_file(file), file);
+    li.graph = std::make_shared<Graph>(std::move(t.graph));
+    li.schedule = std::move(t.schedule);
+  } else {
+    li.graph = std::make_shared<Graph>(load_graph(file));
+  }
   const Graph& g = *li.graph;
   const int stated = devices_param(g, file);
   li.info.devices = override_devices || stated == 0 ? devices : stated;
@@ -87,7 +94,6 @@ LoadedInstance load_instance(const std::string& file, int devices, bool override
   li.info.ops = g.num_nodes();
   // An optimum holds for the device count the file states, not for another one.
   if (stated == li.info.devices) li.info.optimum = optimum_param(g, file);
-  if (g.meta().origin == "dot") li.schedule = read_dot_schedule(file);
   if (li.schedule && li.schedule->devices > li.info.devices) li.schedule.reset();
   if (li.schedule) li.schedule->devices = li.info.devices;
   return li;

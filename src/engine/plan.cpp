@@ -211,9 +211,7 @@ double syn_work(const Node& n) {
 double syn_size(const Graph& g, NodeId v) {
   const Node& n = g.node(v);
   double size = n.transfer_cost ? *n.transfer_cost : n.out_bytes;
-  if (g.has_edge_transfer_costs())
-    for (auto e = g.out_edge_begin(v); e < g.out_edge_begin(v) + std::ssize(g.successors(v)); ++e)
-      size = std::max(size, g.edge_transfer_cost(e));
+  if (g.has_edge_transfer_costs()) size = std::max(size, g.max_out_transfer_cost(v));
   return size;
 }
 

@@ -60,20 +60,23 @@ void CostModel::finish() {
 CostModel CostModel::reference(const Graph& g) {
   std::vector<double> work(static_cast<std::size_t>(g.num_nodes()));
   std::vector<double> size(static_cast<std::size_t>(g.num_edges()));
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const Node& n = g.node(v);
-    const bool sends = !g.successors(v).empty();
-    bool edges_costed = true;  // every out-edge has its own transfer cost
-    for (EdgeId e = g.out_edge_begin(v);
-         sends && e < g.out_edge_begin(v) + static_cast<EdgeId>(g.successors(v).size()); ++e)
-      edges_costed = edges_costed && g.edge(e).transfer_cost.has_value();
-    if (!n.compute_cost || (sends && !n.transfer_cost && !edges_costed))
-      throw InputError(fmt::format(
-          "graph '{}' has no reference costs (node {} lacks compute_cost/transfer_cost); "
-          "use a hardware profile instead",
-          g.meta().name, v));
-    work[static_cast<std::size_t>(v)] = *n.compute_cost;
+  if (g.num_nodes() > 0 && !g.has_reference_costs()) {  // name the first op lacking a cost
+    const auto costed = [&](NodeId v) {
+      if (!g.node(v).compute_cost) return false;
+      if (g.node(v).transfer_cost) return true;
+      for (std::size_t i = 0; i < g.successors(v).size(); ++i)
+        if (!g.edge(g.out_edge_begin(v) + static_cast<EdgeId>(i)).transfer_cost) return false;
+      return true;
+    };
+    NodeId bad = 0;
+    while (bad + 1 < g.num_nodes() && costed(bad)) ++bad;
+    throw InputError(
+        fmt::format("graph '{}' has no reference costs (node {} lacks compute_cost/transfer_cost); "
+                    "use a hardware profile instead",
+                    g.meta().name, bad));
   }
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    work[static_cast<std::size_t>(v)] = *g.node(v).compute_cost;
   for (EdgeId e = 0; e < g.num_edges(); ++e)
     size[static_cast<std::size_t>(e)] = g.edge_transfer_cost(e);
   return CostModel("reference", CostUnit::reference, std::move(work), std::move(size));

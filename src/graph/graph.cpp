@@ -14,6 +14,14 @@ double Graph::edge_transfer_cost(EdgeId e) const {
   return ed.transfer_cost ? *ed.transfer_cost : node(ed.src).transfer_cost.value_or(0.0);
 }
 
+double Graph::max_out_transfer_cost(NodeId v) const {
+  double m = 0;
+  const auto degree = static_cast<EdgeId>(successors(v).size());
+  for (EdgeId e = out_edge_begin(v); e < out_edge_begin(v) + degree; ++e)
+    m = std::max(m, edge_transfer_cost(e));
+  return m;
+}
+
 std::span<const NodeId> Graph::successors(NodeId v) const {
   const auto b = static_cast<std::size_t>(succ_offset_[static_cast<std::size_t>(v)]);
   const auto e = static_cast<std::size_t>(succ_offset_[static_cast<std::size_t>(v) + 1]);

@@ -12,10 +12,8 @@ std::vector<double> memory_proxy(const Graph& g) {
   std::vector<double> m(static_cast<std::size_t>(g.num_nodes()));
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.node(v);
-    double ref = n.transfer_cost.value_or(0.0);
-    if (g.has_edge_transfer_costs())  // classic model: the largest cost of its out-edges
-      for (auto e = g.out_edge_begin(v); e < g.out_edge_begin(v) + std::ssize(g.successors(v)); ++e)
-        ref = std::max(ref, g.edge_transfer_cost(e));
+    double ref = n.transfer_cost.value_or(0.0);  // classic model: its costliest out-edge
+    if (g.has_edge_transfer_costs()) ref = std::max(ref, g.max_out_transfer_cost(v));
     m[static_cast<std::size_t>(v)] = physical ? n.out_bytes : ref;
   }
   return m;

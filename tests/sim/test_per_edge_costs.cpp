@@ -79,6 +79,8 @@ TEST(PerEdgeCosts, CostModelAndAnalysesUseEdgeCosts) {
   EXPECT_EQ(cost.transfer(0, 0, 1), 7);
   EXPECT_EQ(cost.transfer(1, 0, 1), 1);
   EXPECT_EQ(cost.transfer(0, 1, 1), 0);
+  EXPECT_EQ(g.max_out_transfer_cost(0), 7);
+  EXPECT_EQ(g.max_out_transfer_cost(2), 0);  // a sink
   const GraphAnalysis an(g, cost);
   // b-level(a) = 2 + max(7 + 3, 1 + 4) = 12; critical path 12.
   EXPECT_EQ(an.b_level()[0], 12);

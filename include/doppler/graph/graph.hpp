@@ -66,6 +66,8 @@ public:
   /// Reference transfer cost of edge `e`: its own transfer_cost, or the producer's (0 when
   /// neither is set).
   double edge_transfer_cost(EdgeId e) const;
+  /// Largest edge_transfer_cost() over the out-edges of `v` (0 for a sink).
+  double max_out_transfer_cost(NodeId v) const;
   /// True when some edge carries its own transfer_cost.
   bool has_edge_transfer_costs() const { return has_edge_transfer_costs_; }
 
