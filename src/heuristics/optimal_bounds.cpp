@@ -17,17 +17,24 @@
 //     one after another on d's slots (start_on). Inputs assigned to d are local, assigned
 //     elsewhere remote, unassigned either: the least bound over the choices. Assigned v uses
 //     its device; unassigned v takes the least over the devices it could use.
-//  2. tails: tail(v) is a lower bound on the time from v's finish to the makespan: over
-//     successors w, the transfer (known devices only) + compute(w) + tail(w); an unassigned w
-//     may share v's device (min over its devices), and below it every cost is its minimum.
-//     Critical path bound: max over v of eft(v) + tail(v).
+//  2. tails: tail(v) is a lower bound on the time from v's finish to the makespan, the mirror
+//     of heads (tail_assigned): successors on v's device start after v finishes and run one
+//     after another on its slots, each followed by its own tail (serial_tail); the others pay
+//     the transfer first (transfer + compute(w) + tail(w)). Successors assigned to v's device
+//     are local, assigned elsewhere remote, unassigned either: the least bound over the
+//     choices. An unassigned op has its static tail: the same bound with every successor
+//     unassigned, the least over the devices v could use. Critical path bound: max over v of
+//     eft(v) + tail(v).
 //  3. per device d (s slots): for every subset S of the ops assigned to d, the ops of S run
 //     within [min head, makespan - min tail], so makespan >= min head(S) + work(S) / s +
 //     min tail(S); we take the best S among {head >= h, tail >= q} for all thresholds h, q.
 //  4. all devices: the same head + work + tail bound over every op, assigned or not, on the
 //     total slot count (an unassigned op counts its minimum compute, its head is the earliest
 //     start over its devices, its tail the static one). With h = q = 0 this is total work /
-//     total slots.
+//     total slots. The search leaves it out (it costs half the time and never pruned in the
+//     benchmark); optimal_lower_bound() keeps it.
+// The forward pass is incremental (operator()): heads at positions before the first changed
+// device of the branch order are kept, since they depend only on earlier positions.
 #include "optimal_bounds.hpp"
 
 #include <algorithm>
@@ -39,12 +46,16 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
-PartialBound::PartialBound(const Problem& problem) : cost_(&problem.cost()) {
+PartialBound::PartialBound(const Problem& problem, std::span<const NodeId> order, bool all_devices)
+    : cost_(&problem.cost()), all_devices_(all_devices) {
   const Graph& g = problem.graph();
   n_ = g.num_nodes();
   p_ = problem.devices();
   uniform_ = cost_->uniform();
-  topo_ = g.topo_order();
+  if (order.empty())
+    topo_ = g.topo_order();
+  else
+    topo_.assign(order.begin(), order.end());
   const auto n = static_cast<std::size_t>(n_), p = static_cast<std::size_t>(p_);
   pred_begin_.assign(n + 1, 0);
   succ_begin_.assign(n + 1, 0);
@@ -73,24 +84,32 @@ PartialBound::PartialBound(const Problem& problem) : cost_(&problem.cost()) {
     slots_.push_back(cost_->slots(d));
     total_slots_ += slots_.back();
   }
+  // Static tails (no op assigned): the fan-out bound of tail_assigned() on the device v takes,
+  // the least over the devices (under a uniform model every device gives the same).
   static_tail_.assign(n, 0);
+  const std::vector<DeviceId> none(n, -1);
   for (auto it = topo_.rbegin(); it != topo_.rend(); ++it) {
     const auto v = static_cast<std::size_t>(*it);
-    for (int i = succ_begin_[v]; i < succ_begin_[v + 1]; ++i) {
-      const auto w = static_cast<std::size_t>(succ_dst_[static_cast<std::size_t>(i)]);
-      static_tail_[v] = std::max(static_tail_[v], cmin_[w] + static_tail_[w]);
-    }
+    double t = kInf;
+    for (DeviceId d = 0; d < (uniform_ ? 1 : p_); ++d) t = std::min(t, tail_assigned(*it, d, none));
+    static_tail_[v] = t;
   }
   eft_.assign(n, 0);
   head_.assign(n, 0);
   tail_.assign(n, 0);
+  seen_.assign(n, -2);
   per_device_.resize(p + 1);  // the last one collects every op for all_devices()
 }
 
-double PartialBound::operator()(std::span<const DeviceId> dev) {
-  forward(dev);
+double PartialBound::operator()(std::span<const DeviceId> dev, double cutoff) {
+  std::size_t from = 0;
+  while (from < topo_.size() && seen_[from] == dev[static_cast<std::size_t>(topo_[from])]) ++from;
+  forward(dev, from);
   backward(dev);
-  return std::max({critical_path(), device_bounds(dev), all_devices(dev)});
+  const double cp = critical_path();
+  if (cp >= cutoff) return cp;
+  const double lb = std::max(cp, device_bounds(dev));
+  return all_devices_ ? std::max(lb, all_devices(dev)) : lb;
 }
 
 // Lower bound on the start of v on device d (-1: a device no assigned input uses, uniform
@@ -178,10 +197,14 @@ double PartialBound::finish_unassigned(NodeId v, std::span<const DeviceId> dev) 
   return best;
 }
 
-void PartialBound::forward(std::span<const DeviceId> dev) {
-  for (const NodeId v : topo_) {
+// Heads and earliest finishes of the ops at positions from.. of topo_ (the earlier ones are
+// those of the previous call, with the same devices up to there).
+void PartialBound::forward(std::span<const DeviceId> dev, std::size_t from) {
+  for (std::size_t i = from; i < topo_.size(); ++i) {
+    const NodeId v = topo_[i];
     const auto vu = static_cast<std::size_t>(v);
     const DeviceId d = dev[vu];
+    seen_[i] = d;
     if (d < 0) {
       eft_[vu] = finish_unassigned(v, dev);
       continue;
@@ -189,16 +212,6 @@ void PartialBound::forward(std::span<const DeviceId> dev) {
     head_[vu] = start_on(v, d, dev);
     eft_[vu] = head_[vu] + compute(v, d);
   }
-}
-
-// Time from the finish of v (on `from`) to the makespan through its unassigned successor w.
-double PartialBound::tail_via_unassigned(EdgeId e, DeviceId from, NodeId w) const {
-  const auto wu = static_cast<std::size_t>(w);
-  if (uniform_) return cmin_[wu] + static_tail_[wu];  // w may share v's device
-  double best = kInf;
-  for (DeviceId d = 0; d < p_; ++d)
-    best = std::min(best, cost_->transfer(e, from, d) + compute(w, d));
-  return best + static_tail_[wu];
 }
 
 void PartialBound::backward(std::span<const DeviceId> dev) {
@@ -209,17 +222,72 @@ void PartialBound::backward(std::span<const DeviceId> dev) {
       tail_[v] = static_tail_[v];
       continue;
     }
-    double t = 0;
-    for (int i = succ_begin_[v]; i < succ_begin_[v + 1]; ++i) {
-      const NodeId w = succ_dst_[static_cast<std::size_t>(i)];
-      const EdgeId e = succ_edge_[static_cast<std::size_t>(i)];
-      const DeviceId dw = dev[static_cast<std::size_t>(w)];
-      t = std::max(t, dw < 0 ? tail_via_unassigned(e, d, w)
-                             : cost_->transfer(e, d, dw) + compute(w, dw) +
-                                   tail_[static_cast<std::size_t>(w)]);
-    }
-    tail_[v] = t;
+    tail_[v] = tail_assigned(static_cast<NodeId>(v), d, dev);
   }
+}
+
+// Lower bound on the time from the finish of assigned v (on d) to the makespan, the mirror of
+// start_on(): successors on d (assigned there, or unassigned and chosen local) start after v
+// finishes and run on d's slots, each followed by its tail; the others start after a transfer.
+// An unassigned successor may be either; sorted by its remote value (transfer + compute +
+// tail), the best local set for a given largest remote value holds every successor of larger
+// remote value, so prefixes of that order cover every case.
+double PartialBound::tail_assigned(NodeId v, DeviceId d, std::span<const DeviceId> dev) {
+  const auto vu = static_cast<std::size_t>(v);
+  double fixed = 0;  // largest remote value of the successors that are remote for sure
+  local_.clear();
+  optional_.clear();
+  for (int i = succ_begin_[vu]; i < succ_begin_[vu + 1]; ++i) {
+    const NodeId w = succ_dst_[static_cast<std::size_t>(i)];
+    const auto wu = static_cast<std::size_t>(w);
+    const EdgeId e = succ_edge_[static_cast<std::size_t>(i)];
+    const DeviceId dw = dev[wu];
+    if (dw == d) {
+      local_.push_back({0, compute(w, d), tail_[wu]});
+    } else if (dw >= 0) {
+      fixed = std::max(fixed, cost_->transfer(e, d, dw) + compute(w, dw) + tail_[wu]);
+    } else {
+      // Input fields reused: work on d, tail (in `finish`), remote value (in `arrive`).
+      optional_.push_back({0, compute(w, d), static_tail_[wu], remote_via(e, d, w)});
+    }
+  }
+  std::sort(optional_.begin(), optional_.end(),
+            [](const Input& x, const Input& y) { return x.arrive > y.arrive; });
+  const int slots = slots_[static_cast<std::size_t>(d)];
+  double best = kInf;
+  for (std::size_t j = 0;; ++j) {  // local: the first j optional successors
+    const double remote = j < optional_.size() ? optional_[j].arrive : 0;
+    best = std::min(best, std::max({fixed, remote, serial_tail(local_, slots)}));
+    if (j == optional_.size()) break;
+    local_.push_back({0, optional_[j].work, optional_[j].finish});
+  }
+  return best;
+}
+
+// Least time from the finish of v on `from` to the makespan through its unassigned successor w
+// placed on another device: transfer + compute + static tail.
+double PartialBound::remote_via(EdgeId e, DeviceId from, NodeId w) const {
+  const auto wu = static_cast<std::size_t>(w);
+  if (p_ == 1) return kInf;
+  if (uniform_) return cost_->size(e) + cmin_[wu] + static_tail_[wu];
+  double best = kInf;
+  for (DeviceId d = 0; d < p_; ++d)
+    if (d != from) best = std::min(best, cost_->transfer(e, from, d) + compute(w, d));
+  return best + static_tail_[wu];
+}
+
+// Lower bound on the time from when ops `ops` (all on one device of `slots` slots, none
+// starting before time 0) may start to the makespan: the mirror of serial().
+double PartialBound::serial_tail(const std::vector<Item>& ops, int slots) {
+  double lb = 0;
+  for (const Item& o : ops) {
+    lb = std::max(lb, o.work + o.tail);
+    double work = 0;
+    for (const Item& x : ops)
+      if (x.tail >= o.tail) work += x.work;
+    lb = std::max(lb, work / slots + o.tail);
+  }
+  return lb;
 }
 
 double PartialBound::critical_path() const {

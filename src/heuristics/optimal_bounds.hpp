@@ -1,5 +1,6 @@
 #pragma once
 // Lower bounds of partial assignments for the optimal placer (internal to libdoppler).
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -10,11 +11,21 @@ namespace doppler::detail {
 /// Evaluates optimal_lower_bound() many times on one problem without allocating.
 class PartialBound {
 public:
-  /// Precomputes adjacency, compute times and the static tails of `problem`.
-  explicit PartialBound(const Problem& problem);
+  /// Precomputes adjacency, compute times and the static tails of `problem`. `order` (a
+  /// topological order; empty: the graph's) is the order of the forward pass: calls that only
+  /// change the devices of its later ops are cheaper (see operator()). Without `all_devices`
+  /// bound 4 (optimal_bounds.cpp) is left out: costly per call, and it hardly ever prunes in
+  /// the search, which starts from problem.lower_bound() (total work over devices) anyway.
+  explicit PartialBound(const Problem& problem, std::span<const NodeId> order = {},
+                        bool all_devices = true);
   /// Lower bound on every completion of `dev` (-1 = unassigned; assigned ops closed under
-  /// predecessors, not checked).
-  double operator()(std::span<const DeviceId> dev);
+  /// predecessors, not checked). Incremental: the heads of the ops before the first position
+  /// of `order` whose device differs from the previous call's are kept (they depend only on
+  /// the devices of earlier positions), so the result equals a computation from scratch. Once
+  /// the bound reaches `cutoff` the remaining bounds are skipped (the result is then some valid
+  /// bound >= cutoff).
+  double operator()(std::span<const DeviceId> dev,
+                    double cutoff = std::numeric_limits<double>::infinity());
 
 private:
   struct Item {
@@ -33,8 +44,10 @@ private:
   double remote_transfer(EdgeId e, DeviceId d) const;
   static double serial(std::vector<Item>& ops, int slots);
   double finish_unassigned(NodeId v, std::span<const DeviceId> dev);
-  double tail_via_unassigned(EdgeId e, DeviceId from, NodeId w) const;
-  void forward(std::span<const DeviceId> dev);
+  double tail_assigned(NodeId v, DeviceId d, std::span<const DeviceId> dev);
+  double remote_via(EdgeId e, DeviceId from, NodeId w) const;
+  static double serial_tail(const std::vector<Item>& ops, int slots);
+  void forward(std::span<const DeviceId> dev, std::size_t from);
   void backward(std::span<const DeviceId> dev);
   double critical_path() const;
   double device_bound(std::vector<Item>& items, int slots);
@@ -42,6 +55,7 @@ private:
   double all_devices(std::span<const DeviceId> dev);
 
   const CostModel* cost_;
+  bool all_devices_ = true;
   int n_ = 0, p_ = 0, total_slots_ = 0;
   bool uniform_ = true;
   std::vector<NodeId> topo_;
@@ -50,8 +64,9 @@ private:
   std::vector<EdgeId> pred_edge_, succ_edge_;
   std::vector<double> comp_, cmin_, static_tail_;
   std::vector<int> slots_;
-  // Scratch.
+  // Scratch. seen_[i]: the device of topo_[i] when its head was last computed (-2: never).
   std::vector<double> eft_, head_, tail_;
+  std::vector<DeviceId> seen_;
   std::vector<std::vector<Item>> per_device_;
   std::vector<Item> by_tail_, local_;
   std::vector<Input> optional_;

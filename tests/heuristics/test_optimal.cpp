@@ -259,5 +259,29 @@ TEST(Optimal, SpecsAndBadPartialAssignments) {
   EXPECT_EQ(optimal_lower_bound(problem, std::vector<DeviceId>{0, -1}), 2);
 }
 
+// Fan-out: successors of an op either share its device, one after another, or pay the
+// transfer first (the tail bound), whether the op is assigned or not.
+TEST(Optimal, TailBoundSerialisesFanOut) {
+  GraphBuilder b;
+  Node root;
+  root.compute_cost = 1;
+  root.transfer_cost = 10;
+  b.add_node(root);
+  Node leaf;
+  leaf.compute_cost = 1;
+  leaf.transfer_cost = 1;
+  for (NodeId v = 1; v <= 3; ++v) {
+    b.add_node(leaf);
+    b.add_edge(0, v);
+  }
+  const Graph g = b.build();
+  const Problem problem(g, Platform::reference(2));
+  EXPECT_EQ(best_completion(problem, {-1, -1, -1, -1}), 4);
+  EXPECT_EQ(optimal_lower_bound(problem, std::vector<DeviceId>{0, -1, -1, -1}), 4);
+  EXPECT_EQ(optimal_lower_bound(problem, std::vector<DeviceId>{-1, -1, -1, -1}), 4);
+  EXPECT_EQ(optimal_lower_bound(problem, std::vector<DeviceId>{0, 0, -1, -1}), 4);
+  EXPECT_EQ(optimal_lower_bound(problem, std::vector<DeviceId>{0, 1, -1, -1}), 12);
+}
+
 }  // namespace
 }  // namespace doppler

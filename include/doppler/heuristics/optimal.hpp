@@ -27,14 +27,15 @@ struct OptimalResult {
 /// Branch and bound over assignments (one device per op) minimising Simulator::makespan with
 /// the fifo rule. Ops are branched in a topological order (largest b-level first among the
 /// ready ones), devices in increasing order of the child's lower bound (the incumbent's device
-/// first on ties). The incumbent starts as the best of critical-path, heft, etf, balanced and a
-/// short local search. Partial assignments are pruned by optimal_lower_bound(). When devices are
-/// interchangeable (devices_interchangeable()), op k may only use devices 0..max used + 1.
+/// first on ties). The incumbent starts as the best of critical-path, heft, etf, balanced and
+/// eight local searches (fixed seeds, 20,000 simulations each). Partial assignments are pruned
+/// by optimal_lower_bound() (less its total-work bound, which the root bound covers). When devices
+/// are interchangeable (devices_interchangeable()), op k may only use devices 0..max used + 1.
 /// Limits: `seconds` (wall clock, default 60) and `nodes` (0 = none); PlaceOptions::budget
 /// overrides them (seconds; evaluations = node limit). Without a limit hit the result is
 /// deterministic and proven optimal; with one, it depends on the machine's speed.
 /// Expected reach (reference model, 4 devices, bench/bench_optimal.cpp): 20 ops proven within
-/// ~2 s; 24-30 ops sometimes within a minute, often not (then: best found and its gap).
+/// ~0.3 s; 30 ops often within a minute, not always (then: best found and its gap).
 class OptimalPlacer : public Placer {
 public:
   /// A placer with the given default limits (0 nodes = unlimited).
@@ -54,8 +55,9 @@ private:
 /// A lower bound on the simulated makespan of every completion of a partial assignment
 /// (`device_of[v]` = -1 for unassigned ops). The assigned ops must be closed under
 /// predecessors (every predecessor of an assigned op is assigned); InputError otherwise.
-/// The max of: a critical-path bound with fixed transfers, per-device head + load + tail
-/// bounds, and total work over total slots (details in src/heuristics/optimal_bounds.cpp).
+/// The max of: a critical-path bound with fixed transfers (heads serialise local inputs, tails
+/// serialise local successors), per-device head + load + tail bounds, and total work over total
+/// slots (details in src/heuristics/optimal_bounds.cpp).
 double optimal_lower_bound(const Problem& problem, std::span<const DeviceId> device_of);
 
 /// True when permuting device labels never changes a simulated makespan: the reference model,
