@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "split_rng.hpp"
+
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/graph/types.hpp"
 #include "doppler/util/error.hpp"
@@ -25,24 +27,10 @@ constexpr double kMaxExtraEdges = 5e7;
 constexpr std::int64_t kNearest = 4;  // an extra edge's producer: one of the latest 4 eligible
 constexpr int kAttempts = 3;          // tries per extra edge (duplicates and misses are retried)
 
-// splitmix64 stream: deterministic on every platform (unlike std:: distributions).
-class Rng {
+// The planted generator's stream (salted so it differs from random-dag's for one seed).
+class Rng : public SplitRng {
 public:
-  explicit Rng(std::uint64_t seed) : state_(splitmix64(seed ^ 0x706C616E746564ULL)) {}
-  std::uint64_t next() {
-    const std::uint64_t r = splitmix64(state_);
-    state_ += 0x9E3779B97F4A7C15ULL;
-    return r;
-  }
-  // Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  // Uniform integer in [0, n), n <= 2^53.
-  std::int64_t below(std::int64_t n) {
-    return std::min(n - 1, static_cast<std::int64_t>(uniform() * static_cast<double>(n)));
-  }
-
-private:
-  std::uint64_t state_;
+  explicit Rng(std::uint64_t seed) : SplitRng(seed ^ 0x706C616E746564ULL) {}
 };
 
 // The planted schedule: on each device, tasks back to back from 0 to `length`.

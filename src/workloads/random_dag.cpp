@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "split_rng.hpp"
+
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/workloads/kernels.hpp"
@@ -17,25 +19,7 @@ namespace {
 constexpr std::int64_t kMaxOps = 1'000'000;
 constexpr double kMaxExpectedEdges = 5e7;
 
-// splitmix64 stream: deterministic on every platform (unlike std:: distributions).
-class Rng {
-public:
-  explicit Rng(std::uint64_t seed) : state_(splitmix64(seed)) {}
-  std::uint64_t next() {
-    const std::uint64_t r = splitmix64(state_);
-    state_ += 0x9E3779B97F4A7C15ULL;
-    return r;
-  }
-  /// Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  /// Uniform integer in [0, n).
-  std::int64_t below(std::int64_t n) {
-    return static_cast<std::int64_t>(uniform() * static_cast<double>(n));
-  }
-
-private:
-  std::uint64_t state_;
-};
+using Rng = SplitRng;
 
 }  // namespace
 
