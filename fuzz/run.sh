@@ -6,7 +6,7 @@
 # coverage). Exits 1 when a target finds a crash, a sanitizer report, a violated invariant or a
 # timeout; the input is then in build-fuzz/artifacts/ (reproduce: fuzz_TARGET FILE).
 #   fuzz/run.sh [SECONDS] [TARGET...]   targets: reference_text graph_json assignment
-#                                                hardware_profile dot stg checkpoint
+#                                                hardware_profile dot stg onnx checkpoint
 #                                                (default: all)
 # Seeds: fuzz/corpus/TARGET/ (small hand-written inputs), the reference graphs read at run time
 # from ../shared/reference-graphs (or $DOPPLER_REFERENCE_GRAPHS), the shipped hardware profiles,
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-${FUZZ_SECONDS:-60}}
 [ $# -gt 0 ] && shift
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(reference_text graph_json assignment hardware_profile dot stg checkpoint)
+[ ${#targets[@]} -eq 0 ] && targets=(reference_text graph_json assignment hardware_profile dot stg onnx checkpoint)
 clang_build=${FUZZ_BUILD:-build-fuzz}        # libFuzzer (clang-14)
 gcc_build=${FUZZ_GCC_BUILD:-build-fuzz-gcc}  # standalone driver (GCC): the checkpoint reader
 ref=${DOPPLER_REFERENCE_GRAPHS:-../shared/reference-graphs}

@@ -14,6 +14,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # graph readers (DOT via Graphviz cgraph)
   libgraphviz-dev
+  # ONNX import (libonnx) and test models exported from PyTorch (python3-torch, python3-onnx)
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-torch python3-onnx python3-numpy
   # fuzzing and sanitizers (clang + its runtime)
   clang libclang-rt-14-dev
 )

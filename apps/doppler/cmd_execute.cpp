@@ -8,13 +8,16 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
 #include "common.hpp"
 #include "engine_options.hpp"
+#include "tensor_save.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/mpi_backend.hpp"
@@ -24,6 +27,7 @@
 #include "doppler/report/trace.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/npy.hpp"
 #include "doppler/util/parse.hpp"
 #include "doppler/util/progress.hpp"
 
@@ -35,7 +39,15 @@ struct ExecuteOptions {
   std::string graph, assignment, order = "fifo", trace, gantt, backend = "local", fault;
   int devices = 0, repeat = 5, warmup = 1;
   EngineCliOptions engine;
+  std::vector<std::string> save;  // --save NAME=FILE.npy
   bool verify = false, json = false;
+};
+
+// A tensor reassembled from the blocks' outputs, to be written by --save.
+struct SavedTensor {
+  TensorSave request;
+  std::vector<std::int64_t> shape;
+  std::vector<float> values;
 };
 
 // Comparison of every node's output with a single-device run of the same kernels.
@@ -90,7 +102,7 @@ Verification verify(const Graph& g, const EngineOptions& eo, OutputOf&& output) 
 
 void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const Measurement& m,
             const std::string& engine, KernelMode kernels, double total_flops,
-            const Verification* ver) {
+            const Verification* ver, const std::vector<SavedTensor>& saved = {}) {
   const Schedule& s = m.median_run.schedule;
   const std::string title = fmt::format("{} on {} devices (engine, {}{})", g.meta().name, a.devices,
                                         o.backend, a.method.empty() ? "" : ", " + a.method);
@@ -130,6 +142,12 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
       j["verify"] = {{"nodes", ver->nodes},
                      {"identical", ver->identical},
                      {"max_relative_error", ver->max_relative_error}};
+    if (!saved.empty()) {
+      ojson js = ojson::array();
+      for (const SavedTensor& t : saved)
+        js.push_back({{"name", t.request.name}, {"file", t.request.file}, {"shape", t.shape}});
+      j["saved"] = std::move(js);
+    }
     print_json(j);
     return;
   }
@@ -162,6 +180,9 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
           "verify", ver->identical, ver->nodes, ver->max_relative_error, ver->worst);
     }
   }
+  for (const SavedTensor& t : saved)
+    std::cout << fmt::format("{:<16}{} [{}] to {}\n", "saved", t.request.name,
+                             fmt::join(t.shape, ", "), t.request.file);
 }
 
 void check_verification(const Verification& v) {
@@ -193,6 +214,15 @@ void run_execute(const ExecuteOptions& o) {
     throw InputError(o.assignment, 0, "--order priority needs an \"order\" in the assignment");
   EngineOptions eo = engine_options(o.engine, a.devices);
   eo.fault = parse_fault(o.fault, g);
+  if (o.backend == "mpi" && !o.save.empty())
+    throw InputError("--save is not supported with --backend mpi (run with the local backend)");
+  // --save: every tensor is found and checked before anything runs.
+  std::vector<TensorSave> requests;
+  std::vector<TensorBlocks> tensors;
+  for (const std::string& spec : o.save) {
+    requests.push_back(parse_tensor_save(spec));
+    tensors.push_back(find_tensor_blocks(g, requests.back().name, o.graph));
+  }
   if (o.backend == "mpi") {
     MpiEngine e(g, eo);
     for (const auto& w : e.warnings()) spdlog::warn("{}", w);
@@ -215,6 +245,9 @@ void run_execute(const ExecuteOptions& o) {
   }
   Engine e(g, eo);
   for (const auto& w : e.warnings()) spdlog::warn("{}", w);
+  if (!tensors.empty() && e.kernel_mode() != KernelMode::real)
+    throw InputError(fmt::format("--save needs real kernels, but this run uses {} kernels",
+                                 kernel_mode_name(e.kernel_mode())));
   Progress progress("execute", o.warmup + o.repeat);
   for (int i = 0; i < o.warmup; ++i) {
     e.run(a, rule);
@@ -240,8 +273,14 @@ void run_execute(const ExecuteOptions& o) {
       const auto s = e.output(v);
       return std::vector<float>(s.begin(), s.end());
     });
-  report(o, g, a, m, e.describe(), e.kernel_mode(), e.total_flops(), o.verify ? &ver : nullptr);
+  std::vector<SavedTensor> saved;
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    saved.push_back({requests[i], tensors[i].shape,
+                     assemble_tensor(g, tensors[i], [&](NodeId v) { return e.output(v); })});
+  report(o, g, a, m, e.describe(), e.kernel_mode(), e.total_flops(), o.verify ? &ver : nullptr,
+         saved);
   if (o.verify) check_verification(ver);
+  for (const SavedTensor& t : saved) write_npy(t.request.file, t.shape, t.values);
 }
 
 }  // namespace
@@ -281,6 +320,13 @@ void add_execute(CLI::App& app) {
   cmd->add_flag("--verify", o->verify,
                 "compare every node's output with a single-device run (exit 1 above 1e-5 "
                 "relative error)");
+  cmd->add_option("--save", o->save,
+                  "after the runs, write tensor NAME as a NumPy .npy file (f32), reassembled "
+                  "from its blocks (nodes labelled agg:NAME[...], else NAME[...]); repeatable; "
+                  "real kernels and the local backend only")
+      ->type_name("NAME=FILE.npy")
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->add_option("--inject-fault", o->fault, "test hook: fail:NODE or hang:NODE")->group("");
   cmd->callback([o] { run_execute(*o); });

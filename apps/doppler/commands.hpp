@@ -7,6 +7,7 @@ namespace doppler::cli {
 
 void add_info(CLI::App& app);         ///< doppler info GRAPH
 void add_convert(CLI::App& app);      ///< doppler convert IN OUT
+void add_import(CLI::App& app);       ///< doppler import MODEL.onnx
 void add_demo(CLI::App& app);         ///< doppler demo
 void add_generate(CLI::App& app);     ///< doppler generate WORKLOAD
 void add_simulate(CLI::App& app);     ///< doppler simulate GRAPH

@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
 
   doppler::cli::add_info(app);
   doppler::cli::add_convert(app);
+  doppler::cli::add_import(app);
   doppler::cli::add_demo(app);
   doppler::cli::add_generate(app);
   doppler::cli::add_simulate(app);

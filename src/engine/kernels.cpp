@@ -98,6 +98,26 @@ void run_unary(const KernelPlan& k, const float* x, float* out) {
       return map1(k, x, out, [sc](float v) { return sc * v; });
     case Fn::rsqrt:
       return map1(k, x, out, [sc, eps](float v) { return 1.0f / std::sqrt(sc * v + eps); });
+    case Fn::sqrt:
+      return map1(k, x, out, [](float v) { return std::sqrt(v); });
+    case Fn::sigmoid:
+      return map1(k, x, out, [](float v) { return sigmoid(v); });
+    case Fn::tanh:
+      return map1(k, x, out, [](float v) { return static_cast<float>(std::tanh(double{v})); });
+    case Fn::erf:
+      return map1(k, x, out, [](float v) { return static_cast<float>(std::erf(double{v})); });
+    case Fn::gelu:
+      return map1(k, x, out, [](float v) {
+        const double d = v;
+        return static_cast<float>(0.5 * d * (1 + std::erf(d * 0.70710678118654752440)));
+      });
+    case Fn::neg:
+      return map1(k, x, out, [](float v) { return -v; });
+    case Fn::pow:  // p0 = exponent
+      return map1(k, x, out,
+                  [sc](float v) { return static_cast<float>(std::pow(double{v}, double{sc})); });
+    case Fn::identity:
+      return map1(k, x, out, [](float v) { return v; });
     default:
       break;
   }
@@ -262,6 +282,8 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
       return run_aggregate(k, inputs, out);
     case KernelOp::pieces:
       return run_pieces(k, inputs, out);
+    case KernelOp::copy:
+      return copy_strided(inputs[0] + k.in[0].offset, k.copy_src, out, k.copy_dst, k.copy_shape);
     case KernelOp::unary:
       return run_unary(k, inputs[0], out);
     case KernelOp::binary:

@@ -23,6 +23,14 @@ const std::map<std::string, Fn>& fn_names() {
                                               {"silu", Fn::silu},
                                               {"scale", Fn::scale},
                                               {"rsqrt", Fn::rsqrt},
+                                              {"sqrt", Fn::sqrt},
+                                              {"sigmoid", Fn::sigmoid},
+                                              {"tanh", Fn::tanh},
+                                              {"erf", Fn::erf},
+                                              {"gelu", Fn::gelu},
+                                              {"neg", Fn::neg},
+                                              {"pow", Fn::pow},
+                                              {"identity", Fn::identity},
                                               {"add", Fn::add},
                                               {"sub", Fn::sub},
                                               {"mul", Fn::mul},
@@ -89,6 +97,51 @@ void plan_constant(const ExecDesc& e, KernelPlan& k) {
   }
 }
 
+// load: the block's values cut out of constant `tensor` of the graph at the block's origin.
+void plan_load(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  const double t = e.attr("tensor", -1);
+  const auto& constants = g.constants();
+  if (!(t >= 0) || t != std::floor(t) || t >= static_cast<double>(constants.size()))
+    bad(g, v,
+        "load: attribute 'tensor' must index the graph's " + std::to_string(constants.size()) +
+            " constant tensor(s)");
+  const ConstantTensor& c = constants[static_cast<std::size_t>(t)];
+  const std::size_t n = e.shape.size();
+  const std::string which =
+      "load: constant " + std::to_string(static_cast<std::size_t>(t)) + " ('" + c.name + "')";
+  if (c.shape.size() != n)
+    bad(g, v,
+        which + " has rank " + std::to_string(c.shape.size()) + ", the block " + std::to_string(n));
+  for (std::size_t d = 0; d < n; ++d)
+    if (e.origin[d] < 0 || e.origin[d] > c.shape[d] - e.shape[d])
+      bad(g, v, which + ": block outside the constant along dimension " + std::to_string(d));
+  k.op = KernelOp::constant;
+  k.values.resize(static_cast<std::size_t>(k.numel));
+  const Dims cs = contiguous_strides(c.shape), os = contiguous_strides(e.shape);
+  std::int64_t first = 0;
+  for (std::size_t d = 0; d < n; ++d) first += e.origin[d] * cs[d];
+  copy_strided(c.values.data() + first, cs, k.values.data(), os, e.shape);
+}
+
+// transpose: `spec` ("abc->cab") as the operand dimension of each output dimension.
+std::vector<std::size_t> transpose_perm(const Graph& g, NodeId v, const std::string& spec,
+                                        std::size_t in_rank, std::size_t out_rank) {
+  const auto arrow = spec.find("->");
+  if (arrow == std::string::npos) bad(g, v, "transpose spec '" + spec + "' has no '->'");
+  const std::string in = spec.substr(0, arrow), out = spec.substr(arrow + 2);
+  if (in.size() != in_rank || out.size() != out_rank || in.size() != out.size())
+    bad(g, v, "transpose spec '" + spec + "' does not match the operand and output ranks");
+  std::vector<std::size_t> perm;
+  for (char c : out) {
+    const auto p = in.find(c);
+    if (c < 'a' || c > 'z' || p == std::string::npos || out.find(c) != out.rfind(c) ||
+        in.find(c) != in.rfind(c))
+      bad(g, v, "transpose spec '" + spec + "' is not a permutation of lower-case labels");
+    perm.push_back(p);
+  }
+  return perm;
+}
+
 void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   const std::size_t n = e.shape.size();
   const double pa_attr = e.attr("pos_axis", -1);
@@ -150,11 +203,31 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
   k.flops = g.node(v).flops;
   k.p0 = static_cast<float>(e.attr("scale", 1));
   k.p1 = static_cast<float>(e.attr("eps", 0));
+  if (e.op == "pow") k.p0 = static_cast<float>(e.attr("exponent", 1));
   const auto fn = fn_names().find(e.op);
   if (fn != fn_names().end()) k.fn = fn->second;
   const std::string& op = e.op;
   if (op == "input" || op == "fill") {
     plan_constant(e, k);
+  } else if (op == "load") {
+    plan_load(g, v, e, k);
+  } else if (op == "reshape") {
+    if (numel_of(k.in[0].shape) != k.numel)
+      bad(g, v, "reshape: the operand's element count differs from the output's");
+    k.op = KernelOp::copy;
+    k.copy_shape = k.in[0].shape;
+    k.copy_src = k.in[0].strides;
+    k.copy_dst = contiguous_strides(k.in[0].shape);
+  } else if (op == "transpose") {
+    const auto perm = transpose_perm(g, v, e.einsum, k.in[0].shape.size(), e.shape.size());
+    k.op = KernelOp::copy;
+    k.copy_shape = e.shape;
+    k.copy_dst = contiguous_strides(e.shape);
+    for (std::size_t d = 0; d < perm.size(); ++d) {
+      if (k.in[0].shape[perm[d]] != e.shape[d])
+        bad(g, v, "transpose: output extent " + std::to_string(d) + " differs from the operand's");
+      k.copy_src.push_back(k.in[0].strides[perm[d]]);
+    }
   } else if (op == "einsum") {
     try {
       plan_einsum(e.einsum, k.in, e.shape, k);

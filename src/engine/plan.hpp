@@ -1,8 +1,8 @@
 #pragma once
 // Internal: a graph compiled into executable block kernels. Compilation resolves every operand
 // to a strided view of its producer's buffer, plans each einsum as batched SGEMM calls, caches
-// input and fill values and rotary tables, and sizes synthetic kernels; running a kernel then
-// only reads its plan.
+// input, fill and load values and rotary tables, and sizes synthetic kernels; running a kernel
+// then only reads its plan.
 #include <cstdint>
 #include <vector>
 
@@ -23,11 +23,12 @@ struct View {
 
 /// What a kernel does.
 enum class KernelOp : std::uint8_t {
-  constant,     ///< copy cached values (input, fill)
+  constant,     ///< copy cached values (input, fill, load)
   gemm,         ///< einsum as batched SGEMM
   einsum_loop,  ///< einsum by a plain loop (specs that are not one batched GEMM)
   aggregate,    ///< elementwise sum / max of k operands
   pieces,       ///< assemble / select: strided copies of operand regions into the output
+  copy,         ///< reshape / transpose: one strided copy of the operand (KernelPlan::copy_*)
   unary,        ///< elementwise f(x)
   binary,       ///< elementwise f(a, b) with broadcasting
   reduce,       ///< last-axis reduction
@@ -42,7 +43,15 @@ enum class Fn : std::uint8_t {
   exp,
   silu,
   scale,
-  rsqrt,  // unary
+  rsqrt,
+  sqrt,
+  sigmoid,
+  tanh,
+  erf,
+  gelu,
+  neg,
+  pow,
+  identity,  // unary
   add,
   sub,
   mul,
@@ -97,7 +106,7 @@ struct Piece {
 struct KernelPlan {
   KernelOp op = KernelOp::empty;
   Fn fn = Fn::add;
-  float p0 = 1, p1 = 0;       ///< scale / eps
+  float p0 = 1, p1 = 0;       ///< scale / eps (pow: p0 = exponent)
   std::int64_t numel = 1;     ///< output elements
   Dims shape;                 ///< output shape
   std::vector<View> in;       ///< operands in kernel order (synthetic / empty: predecessors)
@@ -106,6 +115,9 @@ struct KernelPlan {
   EinsumLoop loop;
   std::vector<Piece> pieces;  ///< one per operand (pieces)
   std::vector<Dims> bcast;    ///< binary: per operand, strides over the output's dimensions
+  Dims copy_shape;            ///< copy: the extents iterated
+  Dims copy_src;              ///< copy: their strides in the operand's buffer (from its offset)
+  Dims copy_dst;              ///< copy: their strides in the output
   std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times
   double flops = 0;                       ///< FLOPs executed
 };

@@ -1,6 +1,9 @@
 #include "doppler/graph/graph.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "doppler/util/error.hpp"
 
 namespace doppler {
 
@@ -50,6 +53,42 @@ EdgeId Graph::find_edge(NodeId u, NodeId v) const {
 std::string Graph::label(NodeId v) const {
   const Node& n = node(v);
   return n.name.empty() ? "#" + std::to_string(v) : n.name;
+}
+
+const std::vector<ConstantTensor>& Graph::constants() const {
+  static const std::vector<ConstantTensor> kNone;
+  return constants_ ? *constants_ : kNone;
+}
+
+void Graph::set_constants(std::vector<ConstantTensor> constants) {
+  for (std::size_t t = 0; t < constants.size(); ++t) {
+    const ConstantTensor& c = constants[t];
+    const std::string what = "constant " + std::to_string(t) + " ('" + c.name + "')";
+    bool zero = false;
+    for (auto e : c.shape) {
+      if (e < 0) throw InputError(what + ": negative extent " + std::to_string(e));
+      zero = zero || e == 0;
+    }
+    // The product of the extents, stopping as soon as it exceeds the value count (no overflow).
+    const std::size_t have = c.values.size();
+    std::size_t want = zero ? 0 : 1;
+    bool above = false;
+    for (auto e : c.shape) {
+      if (zero || above) break;
+      const auto ue = static_cast<std::size_t>(e);
+      if (want > have / ue)
+        above = true;
+      else
+        want *= ue;
+    }
+    if (above || want != have)
+      throw InputError(what + ": " + std::to_string(have) +
+                       " values do not match the product of its shape");
+  }
+  if (constants.empty())
+    constants_.reset();
+  else
+    constants_ = std::make_shared<const std::vector<ConstantTensor>>(std::move(constants));
 }
 
 }  // namespace doppler

@@ -36,6 +36,8 @@ ReadLimits ReadLimits::from_environment() {
   from_env("DOPPLER_MAX_OPS", 1, kIndexMax, l.max_ops);
   from_env("DOPPLER_MAX_EDGES", 1, kIndexMax, l.max_edges);
   from_env("DOPPLER_MAX_FILE_BYTES", 1, std::numeric_limits<std::int64_t>::max(), l.max_file_bytes);
+  from_env("DOPPLER_MAX_CONSTANT_BYTES", 0, std::numeric_limits<std::int64_t>::max(),
+           l.max_constant_bytes);
   return l;
 }
 

@@ -120,7 +120,12 @@ void BlockedProgram::materialize_input(BlockedTensor& t, std::vector<Cuts> cuts)
       x.origin.push_back(lo);
       x.shape.push_back(t.cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
     }
-    x.attrs = {{"seed", info.seed}, {"scale", info.scale}, {"offset", info.offset}};
+    if (info.constant >= 0) {
+      x.op = "load";
+      x.attrs = {{"tensor", info.constant}};
+    } else {
+      x.attrs = {{"seed", info.seed}, {"scale", info.scale}, {"offset", info.offset}};
+    }
     n.exec = std::move(x);
     t.blocks.push_back(add_block(std::move(n)));
   });
@@ -137,6 +142,20 @@ const BlockedTensor& BlockedProgram::input(const std::string& name, std::vector<
     materialize_input(t, std::move(cuts));
   }
   return t;
+}
+
+const BlockedTensor& BlockedProgram::constant(const std::string& name,
+                                              std::vector<std::int64_t> shape, int index) {
+  double elements = 1;
+  for (auto e : shape) elements *= static_cast<double>(std::max<std::int64_t>(e, 1));
+  BlockedTensor& t = new_tensor(name, std::move(shape), {}, elements, true);
+  inputs_[t.id] = {0, 1, 0, index};
+  return t;
+}
+
+const BlockedTensor& BlockedProgram::placed(const BlockedTensor& t) {
+  if (!t.blocks.empty()) return t;
+  return ensure_layout(t, std::vector<std::optional<Cuts>>(t.shape.size()));
 }
 
 const BlockedTensor& BlockedProgram::ensure_layout(

@@ -8,20 +8,31 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 24> kKernels = {{
+constexpr std::array<KernelInfo, 35> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
+    {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
     {"einsum", OpKind::einsum, -1, 2, "contraction by spec; 2 FLOPs per iteration point"},
     {"sum", OpKind::aggregate, -1, 1, "elementwise sum of k partial blocks"},
     {"max", OpKind::aggregate, -1, 1, "elementwise max of k partial blocks"},
     {"assemble", OpKind::aggregate, -1, 0, "re-blocking: pieces placed by global position"},
     {"select", OpKind::select, 1, 0, "copy of one region"},
+    {"reshape", OpKind::select, 1, 0, "the operand's elements in row-major order, reshaped"},
+    {"transpose", OpKind::select, 1, 0, "permutation of the dimensions by a one-operand spec"},
     {"relu", OpKind::elementwise, 1, 1, "max(x, 0)"},
     {"exp", OpKind::elementwise, 1, 1, "exp(x)"},
     {"silu", OpKind::elementwise, 1, 4, "x / (1 + exp(-x))"},
     {"scale", OpKind::elementwise, 1, 1, "scale * x"},
     {"rsqrt", OpKind::elementwise, 1, 3, "1 / sqrt(scale * x + eps)"},
     {"rotary", OpKind::elementwise, 1, 3, "rotary position embedding of adjacent pairs"},
+    {"sqrt", OpKind::elementwise, 1, 1, "sqrt(x)"},
+    {"sigmoid", OpKind::elementwise, 1, 4, "1 / (1 + exp(-x))"},
+    {"tanh", OpKind::elementwise, 1, 1, "tanh(x)"},
+    {"erf", OpKind::elementwise, 1, 1, "erf(x)"},
+    {"gelu", OpKind::elementwise, 1, 5, "0.5 x (1 + erf(x / sqrt 2))"},
+    {"neg", OpKind::elementwise, 1, 1, "-x"},
+    {"pow", OpKind::elementwise, 1, 1, "x^exponent"},
+    {"identity", OpKind::elementwise, 1, 0, "copy of x"},
     {"add", OpKind::elementwise, 2, 1, "a + b (broadcast)"},
     {"sub", OpKind::elementwise, 2, 1, "a - b (broadcast)"},
     {"mul", OpKind::elementwise, 2, 1, "a * b (broadcast)"},

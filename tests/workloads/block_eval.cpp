@@ -76,6 +76,14 @@ double unary(const std::string& op, double x, const ExecDesc& e) {
   if (op == "silu") return x * sigmoid(x);
   if (op == "scale") return e.attr("scale", 1) * x;
   if (op == "rsqrt") return 1 / std::sqrt(e.attr("scale", 1) * x + e.attr("eps", 0));
+  if (op == "sqrt") return std::sqrt(x);
+  if (op == "sigmoid") return sigmoid(x);
+  if (op == "tanh") return std::tanh(x);
+  if (op == "erf") return std::erf(x);
+  if (op == "gelu") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  if (op == "neg") return -x;
+  if (op == "pow") return std::pow(x, e.attr("exponent", 1));
+  if (op == "identity") return x;
   throw std::runtime_error("unknown unary " + op);
 }
 
@@ -199,6 +207,43 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
     }
     for (int c : covered)
       if (c != 1) fail(g, v, "assemble pieces do not tile the block");
+  } else if (op == "load") {
+    const double t = e.attr("tensor", -1);
+    const auto& cs = g.constants();
+    if (t < 0 || t >= static_cast<double>(cs.size()) || t != std::floor(t))
+      fail(g, v, "load of a missing constant");
+    const ConstantTensor& c = cs[static_cast<std::size_t>(t)];
+    if (c.shape.size() != e.shape.size()) fail(g, v, "load rank differs from the constant's");
+    for (std::size_t d = 0; d < e.shape.size(); ++d)
+      if (e.origin[d] < 0 || e.origin[d] + e.shape[d] > c.shape[d])
+        fail(g, v, "load block outside the constant");
+    do {
+      std::int64_t flat = 0;  // row-major offset of origin + idx in the constant
+      for (std::size_t d = 0; d < idx.size(); ++d) flat = flat * c.shape[d] + e.origin[d] + idx[d];
+      r[idx] = c.values.at(static_cast<std::size_t>(flat));
+    } while (next_index(idx, e.shape));
+  } else if (op == "reshape") {
+    if (ops.size() != 1 || ops[0].numel() != r.numel()) fail(g, v, "reshape element count");
+    r.data = ops[0].data;  // both row-major
+  } else if (op == "transpose") {
+    const auto arrow = e.einsum.find("->");
+    if (ops.size() != 1 || arrow == std::string::npos) fail(g, v, "transpose spec");
+    const std::string in = e.einsum.substr(0, arrow), out = e.einsum.substr(arrow + 2);
+    if (in.size() != ops[0].shape.size() || out.size() != e.shape.size() || in.size() != out.size())
+      fail(g, v, "transpose spec rank");
+    for (std::size_t d = 0; d < in.size(); ++d) {
+      const auto k = out.find(in[d]);
+      if (k == std::string::npos || out.rfind(in[d]) != k || in.rfind(in[d]) != d)
+        fail(g, v, "transpose spec is not a permutation");
+      if (e.shape[k] != ops[0].shape[d]) fail(g, v, "transpose extents");
+    }
+    Idx src(in.size());
+    do {
+      for (std::size_t d = 0; d < in.size(); ++d) {
+        src[d] = idx[out.find(in[d])];
+      }
+      r[idx] = ops[0][src];
+    } while (next_index(idx, e.shape));
   } else if (op == "select") {
     if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "select region shape");
     r = ops[0];

@@ -27,7 +27,8 @@ struct ExecDesc {
   std::vector<std::int64_t> shape;   ///< output block shape (elements per dimension, row-major)
   std::vector<std::int64_t> origin;  ///< offset of this block inside its full tensor
   std::vector<ExecInput> inputs;     ///< operands in kernel order
-  std::string einsum;                ///< contraction for op "einsum", e.g. "ij,jk->ik"
+  std::string einsum;                ///< contraction for op "einsum" ("ij,jk->ik"), permutation for
+                                     ///< op "transpose" ("abc->cab")
   std::vector<std::pair<std::string, double>> attrs;  ///< named scalars (scale, eps, seed, ...)
 
   /// Value of attribute `name`, or `fallback` when absent.

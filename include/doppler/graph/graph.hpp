@@ -2,11 +2,13 @@
 // The dataflow graph: an immutable DAG of block operations with CSR adjacency and a cached
 // topological order. Build one with GraphBuilder.
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "doppler/graph/constant_tensor.hpp"
 #include "doppler/graph/exec_desc.hpp"
 #include "doppler/graph/op_kind.hpp"
 #include "doppler/graph/types.hpp"
@@ -102,6 +104,13 @@ public:
   /// Display name of node v: its name, or "#v" when it has none.
   std::string label(NodeId v) const;
 
+  /// Constant tensors read by `load` kernels (ExecDesc attr `tensor` indexes them); empty by
+  /// default. Shared between copies of the graph.
+  const std::vector<ConstantTensor>& constants() const;
+  /// Replaces the constant tensors. Throws InputError naming the tensor when an extent is
+  /// negative or values.size() differs from the product of its shape.
+  void set_constants(std::vector<ConstantTensor> constants);
+
 private:
   friend class GraphBuilder;
   std::vector<Node> nodes_;
@@ -117,6 +126,7 @@ private:
   bool has_reference_costs_ = false;
   bool has_edge_transfer_costs_ = false;
   GraphMeta meta_;
+  std::shared_ptr<const std::vector<ConstantTensor>> constants_;  // null = none
 };
 
 }  // namespace doppler

@@ -49,6 +49,11 @@ public:
   const BlockedTensor& input(const std::string& name, std::vector<std::int64_t> shape,
                              double scale = 1, double offset = 0, std::vector<Cuts> cuts = {});
 
+  /// Declares a constant tensor whose values are Graph::constants()[index] (kernel "load", node
+  /// kind input); its layout is fixed by its first reader, as for input().
+  const BlockedTensor& constant(const std::string& name, std::vector<std::int64_t> shape,
+                                int index);
+
   /// Blocked einsum (e.g. "bsd,dhe->bshe") of `operands` with label cuts `cuts`. With the
   /// contracted labels cut into K > 1 blocks, partial products `name[out..., k...]` are summed
   /// by aggregation blocks `agg:name[out...]` (kernel "sum"); otherwise blocks are `name[...]`.
@@ -78,9 +83,32 @@ public:
                               std::vector<std::int64_t> offset, std::vector<std::int64_t> shape,
                               std::vector<Cuts> cuts);
 
+  /// `a` with the dimensions permuted: output dimension k is a's dimension perm[k] (kernel
+  /// "transpose", one block per block of a, 0 FLOPs).
+  const BlockedTensor& transpose(const std::string& name, const BlockedTensor& a,
+                                 const std::vector<int>& perm);
+
+  /// `a` viewed with shape `shape` (same element count, row-major order kept; kernel "reshape",
+  /// 0 FLOPs). Dimensions are matched in groups of equal products; within a group only the
+  /// first input dimension may be cut, at multiples of the group's inner extent (a relayout is
+  /// inserted otherwise); every output block is one whole input block.
+  const BlockedTensor& reshape(const std::string& name, const BlockedTensor& a,
+                               std::vector<std::int64_t> shape);
+
+  /// Concatenation of `parts` along dimension `axis` (kernel "select" copying whole blocks; the
+  /// other dimensions take the first part's cuts, relayouts inserted where parts differ).
+  const BlockedTensor& concat(const std::string& name,
+                              const std::vector<const BlockedTensor*>& parts, int axis);
+
   /// `a` re-blocked by `cuts`: blocks `relayout:name[...]` assemble the pieces of a's blocks
   /// they overlap (kernel "assemble"). Cached: the same (a, cuts) gives the same tensor.
   const BlockedTensor& relayout(const BlockedTensor& a, const std::vector<Cuts>& cuts);
+
+  /// `t` in a layout whose blocks nest in `required` (per dimension; nullopt = any): t itself
+  /// when they already do, else a cached relayout. An input read for the first time takes
+  /// `required` (unsplit where nullopt).
+  const BlockedTensor& ensure_layout(const BlockedTensor& t,
+                                     const std::vector<std::optional<Cuts>>& required);
 
   /// The cuts of `t` keyed by the labels `labels` (one letter per dimension of t).
   static LabelCuts label_cuts(const BlockedTensor& t, const std::string& labels);
@@ -100,13 +128,13 @@ private:
   };
   struct InputInfo {
     double seed = 0, scale = 1, offset = 0;
+    int constant = -1;  ///< Graph constant read by "load" blocks; -1: generated "input" values
   };
   BlockedTensor& new_tensor(const std::string& name, std::vector<std::int64_t> shape,
                             std::vector<Cuts> cuts, double reference_c, bool is_input = false);
   int new_group(double reference_c, bool is_input);
-  const BlockedTensor& ensure_layout(const BlockedTensor& t,
-                                     const std::vector<std::optional<Cuts>>& required);
   void materialize_input(BlockedTensor& t, std::vector<Cuts> cuts);
+  const BlockedTensor& placed(const BlockedTensor& t);
   ExecInput read(const BlockedTensor& t, const Region& r) const;
   NodeId add_block(Node node);
   void reserve_nodes(std::int64_t count, const std::string& what) const;

@@ -1,10 +1,13 @@
 #include "doppler/graph/io/graph_json.hpp"
 
+#include <bit>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "doppler/graph/graph_builder.hpp"
+#include "doppler/util/base64.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/json_doc.hpp"
 
@@ -82,6 +85,87 @@ ojson exec_to_json(const ExecDesc& x) {
     j["attrs"] = std::move(a);
   }
   return j;
+}
+
+// Reverses each 4-byte group on big-endian hosts (the format stores little-endian f32).
+void to_little_endian(std::string& bytes) {
+  if constexpr (std::endian::native == std::endian::big) {
+    for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+      std::swap(bytes[i], bytes[i + 3]);
+      std::swap(bytes[i + 1], bytes[i + 2]);
+    }
+  }
+}
+
+// The little-endian bytes of f32 values.
+std::string f32_bytes(const std::vector<float>& values) {
+  std::string bytes(values.size() * 4, '\0');
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  to_little_endian(bytes);
+  return bytes;
+}
+
+// f32 values from little-endian bytes (4 * out.size() of them); `bytes` is reused.
+void f32_values(std::string& bytes, std::vector<float>& out) {
+  to_little_endian(bytes);
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+}
+
+// The "constants" array: [{"name", "shape", "dtype": "f32", "data": base64}...]. The total
+// decoded size is limited by `limits.max_constant_bytes`, checked before anything is decoded.
+std::vector<ConstantTensor> parse_constants(const JsonDoc& doc, const json& arr,
+                                            const ReadLimits& limits) {
+  doc.expect_array(arr, "/constants");
+  std::vector<ConstantTensor> out;
+  std::uint64_t total = 0;
+  for (std::size_t t = 0; t < arr.size(); ++t) {
+    const std::string p = fmt::format("/constants/{}", t);
+    const json& jc = arr[t];
+    doc.expect_object(jc, p);
+    for (const auto& [key, val] : jc.items())
+      if (key != "name" && key != "shape" && key != "dtype" && key != "data")
+        doc.fail(p + "/" + key,
+                 fmt::format("constant {}: unknown field '{}' (expected name, shape, dtype, data)",
+                             t, key));
+    ConstantTensor c;
+    if (jc.contains("name")) c.name = doc.string(jc["name"], p + "/name");
+    c.shape = int_list(doc, doc.require(jc, p, "shape"), p + "/shape");
+    const std::string dtype = doc.string(doc.require(jc, p, "dtype"), p + "/dtype");
+    if (dtype != "f32")
+      doc.fail(p + "/dtype",
+               fmt::format("constant {}: unsupported dtype \"{}\" (expected \"f32\")", t, dtype));
+    const json& data = doc.require(jc, p, "data");
+    if (!data.is_string()) doc.string(data, p + "/data");  // throws: expected a string
+    // Element count, refused as soon as the bytes exceed what is left of the limit.
+    const std::uint64_t left = limits.max_constant_bytes - total;
+    const auto too_large = [&] {
+      doc.fail(p + "/shape",
+               fmt::format("constant {}: constant tensors hold more than {} bytes, the limit "
+                           "(raise it with DOPPLER_MAX_CONSTANT_BYTES)",
+                           t, limits.max_constant_bytes));
+    };
+    std::uint64_t count = 1;
+    for (auto e : c.shape) count = e == 0 ? 0 : count;
+    for (auto e : c.shape) {
+      if (count == 0) break;
+      const auto ue = static_cast<std::uint64_t>(e);
+      if (count > left / 4 / ue) too_large();
+      count *= ue;
+    }
+    if (count * 4 > left) too_large();
+    total += count * 4;
+    std::string bytes, why;
+    if (!base64_decode(data.get_ref<const std::string&>(), bytes, why))
+      doc.fail(p + "/data", fmt::format("constant {}: {}", t, why));
+    if (bytes.size() != count * 4)
+      doc.fail(p + "/data",
+               fmt::format("constant {}: data holds {} bytes, the shape needs {} (4 per f32)", t,
+                           bytes.size(), count * 4));
+    c.values.resize(static_cast<std::size_t>(count));
+    f32_values(bytes, c.values);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 }  // namespace
@@ -186,8 +270,8 @@ Graph parse_graph_json(std::string_view text, const std::string& file,
     }
   }
   for (const auto& [key, val] : root.items()) {
-    static const char* known[] = {"format", "version", "name",  "origin",
-                                  "params", "units",   "nodes", "edges"};
+    static const char* known[] = {"format", "version", "name",  "origin",   "params",
+                                  "units",  "nodes",   "edges", "constants"};
     bool ok = false;
     for (const char* k : known) ok = ok || key == k;
     if (!ok) doc.fail("/" + key, fmt::format("unknown field '{}'", key));
@@ -205,6 +289,14 @@ Graph parse_graph_json(std::string_view text, const std::string& file,
   if (b.duplicates_collapsed() > 0 && warnings)
     warnings->push_back(
         fmt::format("{}: {} duplicate edge(s) collapsed", file, b.duplicates_collapsed()));
+  if (root.contains("constants")) {
+    try {
+      g.set_constants(parse_constants(doc, root["constants"], limits));
+    } catch (const InputError& e) {
+      if (!e.file().empty()) throw;
+      doc.fail("/constants", e.problem());
+    }
+  }
   // Exec operands must be real predecessors.
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     if (!g.node(v).exec) continue;
@@ -259,7 +351,20 @@ std::string format_graph_json(const Graph& g) {
     }
     out += (e ? ",\n    " : "\n    ") + j.dump();
   }
-  out += g.num_edges() ? "\n  ]\n}\n" : "]\n}\n";
+  out += g.num_edges() ? "\n  ]" : "]";
+  if (!g.constants().empty()) {
+    out += ",\n  \"constants\": [";
+    for (std::size_t t = 0; t < g.constants().size(); ++t) {
+      const ConstantTensor& c = g.constants()[t];
+      ojson j = {{"name", c.name},
+                 {"shape", c.shape},
+                 {"dtype", "f32"},
+                 {"data", base64_encode(f32_bytes(c.values))}};
+      out += (t ? ",\n    " : "\n    ") + j.dump();
+    }
+    out += "\n  ]";
+  }
+  out += "\n}\n";
   return out;
 }
 

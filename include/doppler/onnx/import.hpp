@@ -1,0 +1,77 @@
+#pragma once
+// Importing ONNX models (e.g. exported by torch.onnx.export) as blocked dataflow graphs
+// (docs/onnx.md): the model is read with libonnx, its shapes inferred, shape subgraphs folded to
+// constants, and every remaining op lowered to blocked tensor operations of workloads/ with real
+// FLOPs, bytes and executable descriptions; weights become Graph constants read by "load" blocks.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "doppler/graph/graph.hpp"
+#include "doppler/workloads/dtype.hpp"
+
+namespace doppler::onnx_import {
+
+/// How to import a model.
+struct ImportOptions {
+  int devices = 1;  ///< P: the auto partition aims at P blocks per op (>= 1)
+  /// Block counts per output dimension for named tensors (ONNX tensor names), overriding the
+  /// automatic rule for the op that produces them.
+  std::map<std::string, std::vector<std::int64_t>> partition;
+  workloads::DType dtype = workloads::DType::f32;  ///< storage type (sets bytes only)
+  /// Shapes of graph inputs, replacing the model's (needed for dynamic dimensions).
+  std::map<std::string, std::vector<std::int64_t>> input_shapes;
+  /// Values of graph inputs from .npy files; inputs without one take generated values in
+  /// [-1, 1) (kernel "input", seeded by the input's name).
+  std::map<std::string, std::string> input_files;
+};
+
+/// What became of one ONNX node.
+struct NodeReport {
+  std::string name;                  ///< node name (or its first output's name)
+  std::string op_type;               ///< ONNX op type
+  std::vector<std::int64_t> shape;   ///< shape of its first output
+  bool folded = false;               ///< evaluated at import (constant inputs)
+  int blocks = 0;                    ///< graph nodes it created (relayouts included)
+  double flops = 0;                  ///< FLOPs of those nodes
+};
+
+/// Summary of an import.
+struct ImportReport {
+  std::string model;                          ///< file name
+  std::int64_t opset = 0;                     ///< default-domain opset of the model
+  std::string producer;                       ///< producer_name producer_version
+  int onnx_nodes = 0;                         ///< nodes of the ONNX graph
+  int folded_nodes = 0;                       ///< of which folded to constants
+  int blocks = 0;                             ///< nodes of the imported graph
+  double total_flops = 0;                     ///< sum of node FLOPs
+  double einsum_flops = 0;                    ///< FLOPs of the blocks of MatMul and Gemm
+  std::int64_t parameters = 0;                ///< elements of the constants loaded by blocks
+  std::vector<std::string> outputs;           ///< graph output tensor names
+  std::vector<NodeReport> nodes;              ///< per ONNX node, in graph order
+};
+
+/// A model imported as a graph.
+struct ImportResult {
+  Graph graph;
+  ImportReport report;
+};
+
+/// Imports the ONNX model in file `path`. Throws InputError ("FILE: problem (node NAME)") for
+/// unreadable or malformed files, unsupported ops (all listed, with counts), unsupported opsets,
+/// dynamic dimensions without an override and shapes that do not agree.
+ImportResult import_onnx(const std::string& path, const ImportOptions& options);
+
+/// As import_onnx, from the serialized model `bytes`; `name` is used in messages.
+ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name,
+                               const ImportOptions& options);
+
+/// The ONNX op types the importer supports, sorted.
+std::vector<std::string> supported_ops();
+
+/// Parses a partition spec "auto" (empty map) or "TENSOR=2x1x4,OTHER=4" (block counts per
+/// dimension); throws InputError on bad syntax.
+std::map<std::string, std::vector<std::int64_t>> parse_partition(const std::string& spec);
+
+}  // namespace doppler::onnx_import

@@ -1,0 +1,289 @@
+// Constant folding of ONNX nodes whose inputs are all constants: the shape subgraphs PyTorch
+// exports (Shape -> Gather -> Unsqueeze -> Concat -> Reshape), masks and scalar arithmetic.
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "host_tensor.hpp"
+
+namespace doppler::onnx_import {
+
+namespace {
+
+// out[idx] = a[src(idx)] for every multi-index of `shape` (src returns a flat offset into a).
+template <class Src>
+HostTensor remap(const HostTensor& a, const Shape& shape, Src src) {
+  HostTensor out{shape, {}, a.integer};
+  const auto n = numel_of(shape);
+  out.data.resize(static_cast<std::size_t>(n));
+  Shape idx(shape.size(), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    out.data[static_cast<std::size_t>(i)] = a.data[static_cast<std::size_t>(src(idx))];
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// Flat offset in a tensor of shape `s` read with broadcasting at output index `idx`.
+std::int64_t bcast_offset(const Shape& s, const Shape& st, const Shape& idx) {
+  std::int64_t off = 0;
+  const std::size_t lead = idx.size() - s.size();
+  for (std::size_t d = 0; d < s.size(); ++d)
+    if (s[d] != 1) off += idx[lead + d] * st[d];
+  return off;
+}
+
+HostTensor broadcast_to(const HostTensor& a, const Shape& shape) {
+  const Shape st = strides_of(a.shape);
+  return remap(a, shape, [&](const Shape& idx) { return bcast_offset(a.shape, st, idx); });
+}
+
+template <class F>
+HostTensor binary(const HostTensor& a, const HostTensor& b, F f, bool integer) {
+  const Shape s = broadcast_shapes(a.shape, b.shape);
+  HostTensor x = broadcast_to(a, s), y = broadcast_to(b, s);
+  for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = f(x.data[i], y.data[i]);
+  x.integer = integer;
+  return x;
+}
+
+template <class F>
+HostTensor unary(HostTensor a, F f) {
+  for (double& v : a.data) v = f(v);
+  return a;
+}
+
+HostTensor constant_value(const onnx::NodeProto& n) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "value") return decode_tensor(a.t());
+    if (a.name() == "value_float") return {{}, {static_cast<double>(a.f())}, false};
+    if (a.name() == "value_int") return {{}, {static_cast<double>(a.i())}, true};
+    if (a.name() == "value_floats")
+      return {{a.floats_size()}, {a.floats().begin(), a.floats().end()}, false};
+    if (a.name() == "value_ints") {
+      HostTensor t{{a.ints_size()}, {}, true};
+      for (auto v : a.ints()) t.data.push_back(static_cast<double>(v));
+      return t;
+    }
+  }
+  throw std::runtime_error("Constant without a supported value attribute");
+}
+
+HostTensor gather(const HostTensor& a, const HostTensor& ind, std::int64_t axis) {
+  const auto ax = static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(a.shape.size())));
+  Shape shape(a.shape.begin(), a.shape.begin() + static_cast<std::ptrdiff_t>(ax));
+  shape.insert(shape.end(), ind.shape.begin(), ind.shape.end());
+  shape.insert(shape.end(), a.shape.begin() + static_cast<std::ptrdiff_t>(ax) + 1, a.shape.end());
+  const Shape st = strides_of(a.shape), ist = strides_of(ind.shape);
+  const auto q = ind.shape.size();
+  return remap(a, shape, [&](const Shape& idx) {
+    std::int64_t off = 0, k = 0;
+    for (std::size_t d = 0; d < q; ++d) k += idx[ax + d] * ist[d];
+    auto i = static_cast<std::int64_t>(ind.data[static_cast<std::size_t>(k)]);
+    if (i < 0) i += a.shape[ax];
+    if (i < 0 || i >= a.shape[ax]) throw std::runtime_error("gather index out of range");
+    for (std::size_t d = 0; d < ax; ++d) off += idx[d] * st[d];
+    off += i * st[ax];
+    for (std::size_t d = ax + 1; d < a.shape.size(); ++d) off += idx[d + q - 1] * st[d];
+    return off;
+  });
+}
+
+HostTensor concat(const std::vector<HostTensor>& in, std::int64_t axis) {
+  if (in.empty()) throw std::runtime_error("concat of nothing");
+  const auto ax = static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(in[0].shape.size())));
+  Shape shape = in[0].shape;
+  shape[ax] = 0;
+  for (const auto& t : in) {
+    if (t.shape.size() != shape.size()) throw std::runtime_error("concat: ranks differ");
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (d != ax && t.shape[d] != in[0].shape[d]) throw std::runtime_error("concat: shapes differ");
+    shape[ax] += t.shape[ax];
+  }
+  HostTensor out{shape, {}, in[0].integer};
+  const auto outer = numel_of(Shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(ax)));
+  for (std::int64_t o = 0; o < outer; ++o)
+    for (const auto& t : in) {
+      const auto chunk = t.numel() / std::max<std::int64_t>(outer, 1);
+      const auto* p = t.data.data() + o * chunk;
+      out.data.insert(out.data.end(), p, p + chunk);
+    }
+  return out;
+}
+
+HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
+  const auto r = a.shape.size();
+  if (perm.empty())
+    for (std::size_t d = 0; d < r; ++d) perm.push_back(static_cast<std::int64_t>(r - 1 - d));
+  if (perm.size() != r) throw std::runtime_error("transpose: bad perm");
+  Shape shape;
+  for (auto p : perm) shape.push_back(a.shape.at(static_cast<std::size_t>(p)));
+  const Shape st = strides_of(a.shape);
+  return remap(a, shape, [&](const Shape& idx) {
+    std::int64_t off = 0;
+    for (std::size_t k = 0; k < r; ++k) off += idx[k] * st[static_cast<std::size_t>(perm[k])];
+    return off;
+  });
+}
+
+Shape squeeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
+  std::vector<bool> drop(s.size(), axes.empty());
+  for (auto a : axes) drop[static_cast<std::size_t>(normalize_axis(a, static_cast<std::int64_t>(s.size())))] = true;
+  Shape out;
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (drop[d] && s[d] == 1) continue;
+    if (drop[d] && !axes.empty()) throw std::runtime_error("squeeze of a dimension above 1");
+    out.push_back(s[d]);
+  }
+  return out;
+}
+
+Shape unsqueeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
+  const auto r = static_cast<std::int64_t>(s.size() + axes.size());
+  std::vector<bool> ins(static_cast<std::size_t>(r), false);
+  for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
+  Shape out;
+  std::size_t k = 0;
+  for (std::int64_t d = 0; d < r; ++d) out.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
+  return out;
+}
+
+const HostTensor* opt(const std::vector<HostTensor>& in, std::size_t i) {
+  return i < in.size() && (!in[i].shape.empty() || !in[i].data.empty()) ? &in[i] : nullptr;
+}
+
+bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
+                   HostTensor& r) {
+  const std::string& op = n.op_type();
+  if (op == "Reshape") {
+    r = in.at(0);
+    r.shape = reshape_target(in[0].shape, in.at(1).ints(), attr_int(n, "allowzero", 0) != 0);
+  } else if (op == "Flatten") {
+    const auto ax = attr_int(n, "axis", 1);
+    const auto rank = static_cast<std::int64_t>(in.at(0).shape.size());
+    const auto a = ax < 0 ? ax + rank : ax;
+    r = in[0];
+    r.shape = {numel_of(Shape(in[0].shape.begin(), in[0].shape.begin() + a)),
+               numel_of(Shape(in[0].shape.begin() + a, in[0].shape.end()))};
+  } else if (op == "Squeeze" || op == "Unsqueeze") {
+    const auto axes = axes_of(n, opset >= 13 ? opt(in, 1) : nullptr);
+    r = in.at(0);
+    r.shape = op == "Squeeze" ? squeeze_shape(r.shape, axes) : unsqueeze_shape(r.shape, axes);
+  } else if (op == "Slice") {
+    SliceBox b = opset >= 10
+                     ? slice_box(in.at(0).shape, in.at(1).ints(), in.at(2).ints(),
+                                 opt(in, 3) ? in[3].ints() : std::vector<std::int64_t>{},
+                                 opt(in, 4) ? in[4].ints() : std::vector<std::int64_t>{})
+                     : slice_box(in.at(0).shape, attr_ints(n, "starts"), attr_ints(n, "ends"),
+                                 attr_ints(n, "axes"), {});
+    const Shape st = strides_of(in[0].shape);
+    r = remap(in[0], b.length, [&](const Shape& idx) {
+      std::int64_t off = 0;
+      for (std::size_t d = 0; d < idx.size(); ++d) off += (idx[d] + b.offset[d]) * st[d];
+      return off;
+    });
+  } else if (op == "Gather") {
+    r = gather(in.at(0), in.at(1), attr_int(n, "axis", 0));
+  } else if (op == "Concat") {
+    r = concat(in, attr_int(n, "axis", 0));
+  } else if (op == "Transpose") {
+    r = transpose(in.at(0), attr_ints(n, "perm"));
+  } else if (op == "Expand") {
+    r = broadcast_to(in.at(0), broadcast_shapes(in[0].shape, in.at(1).ints()));
+  } else if (op == "ConstantOfShape") {
+    const auto* v = find_attr(n, "value");
+    HostTensor val = v ? decode_tensor(v->t()) : HostTensor{{1}, {0.0}, false};
+    const Shape s = in.at(0).ints();
+    r = {s, std::vector<double>(static_cast<std::size_t>(numel_of(s)), val.data.at(0)), val.integer};
+  } else if (op == "Range") {
+    const double s = in.at(0).data.at(0), l = in.at(1).data.at(0), d = in.at(2).data.at(0);
+    if (d == 0) throw std::runtime_error("range with delta 0");
+    const auto count = std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil((l - s) / d)), 0);
+    r = {{count}, {}, in[0].integer};
+    for (std::int64_t i = 0; i < count; ++i) r.data.push_back(s + static_cast<double>(i) * d);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, HostTensor& r) {
+  static const std::map<std::string, double (*)(double, double)> bin = {
+      {"Add", [](double a, double b) { return a + b; }},
+      {"Sub", [](double a, double b) { return a - b; }},
+      {"Mul", [](double a, double b) { return a * b; }},
+      {"Pow", [](double a, double b) { return std::pow(a, b); }},
+      {"Equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }},
+      {"Less", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
+      {"Greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }},
+      {"And", [](double a, double b) { return a != 0 && b != 0 ? 1.0 : 0.0; }},
+      {"Or", [](double a, double b) { return a != 0 || b != 0 ? 1.0 : 0.0; }}};
+  static const std::map<std::string, double (*)(double)> un = {
+      {"Sqrt", [](double a) { return std::sqrt(a); }},
+      {"Neg", [](double a) { return -a; }},
+      {"Relu", [](double a) { return a > 0 ? a : 0.0; }},
+      {"Erf", [](double a) { return std::erf(a); }},
+      {"Tanh", [](double a) { return std::tanh(a); }},
+      {"Sigmoid", [](double a) { return 1 / (1 + std::exp(-a)); }},
+      {"Not", [](double a) { return a == 0 ? 1.0 : 0.0; }}};
+  const std::string& op = n.op_type();
+  if (op == "Div") {
+    const bool integer = in.at(0).integer && in.at(1).integer;
+    r = binary(
+        in[0], in[1],
+        [integer](double a, double b) {
+          if (integer && b == 0) throw std::runtime_error("integer division by zero");
+          return integer ? std::trunc(a / b) : a / b;
+        },
+        integer);
+  } else if (auto b = bin.find(op); b != bin.end()) {
+    const bool logical = op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+    r = binary(in.at(0), in.at(1), b->second, logical || (in[0].integer && in[1].integer));
+  } else if (auto u = un.find(op); u != un.end()) {
+    r = unary(in.at(0), u->second);
+  } else if (op == "Where") {
+    const Shape s = broadcast_shapes(broadcast_shapes(in.at(0).shape, in.at(1).shape), in.at(2).shape);
+    const HostTensor c = broadcast_to(in[0], s), x = broadcast_to(in[1], s), y = broadcast_to(in[2], s);
+    r = x;
+    for (std::size_t i = 0; i < r.data.size(); ++i) r.data[i] = c.data[i] != 0 ? x.data[i] : y.data[i];
+    r.integer = in[1].integer && in[2].integer;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
+               std::vector<HostTensor>& out) {
+  const std::string& op = n.op_type();
+  HostTensor r;
+  if (op == "Constant") {
+    r = constant_value(n);
+  } else if (op == "Identity") {
+    r = in.at(0);
+  } else if (op == "Cast") {
+    r = in.at(0);
+    const auto to = attr_int(n, "to", onnx::TensorProto::FLOAT);
+    using TP = onnx::TensorProto;
+    r.integer = !(to == TP::FLOAT || to == TP::DOUBLE || to == TP::FLOAT16 || to == TP::BFLOAT16);
+    if (r.integer)
+      for (double& v : r.data) v = to == TP::BOOL ? (v != 0 ? 1.0 : 0.0) : std::trunc(v);
+    else if (to == TP::FLOAT)
+      for (double& v : r.data) v = static_cast<float>(v);
+  } else if (op == "Split") {
+    return false;  // several outputs: lowered (cheap) even when constant
+  } else if (!fold_shape_op(n, opset, in, r) && !fold_math_op(n, in, r)) {
+    return false;
+  }
+  out.assign(1, std::move(r));
+  return true;
+}
+
+}  // namespace doppler::onnx_import

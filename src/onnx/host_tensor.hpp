@@ -1,0 +1,82 @@
+#pragma once
+// Internal: constant tensors evaluated at import time (initializers, Constant nodes and folded
+// shape subgraphs), and the ONNX decoding of tensors and attributes.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+namespace doppler::onnx_import {
+
+using Shape = std::vector<std::int64_t>;
+
+/// A dense row-major constant. Values are doubles (exact for integers below 2^53); `integer`
+/// records an integer or boolean ONNX type.
+struct HostTensor {
+  Shape shape;
+  std::vector<double> data;
+  bool integer = false;
+
+  /// Number of elements.
+  std::int64_t numel() const;
+  /// The values as int64 (shape vectors, axes, indices).
+  std::vector<std::int64_t> ints() const;
+};
+
+/// Elements of `s` (1 for a scalar).
+std::int64_t numel_of(const Shape& s);
+
+/// Row-major strides of `s`.
+Shape strides_of(const Shape& s);
+
+/// "2x3x4" ("scalar" for rank 0).
+std::string shape_text(const Shape& s);
+
+/// Decodes an ONNX tensor (raw or typed fields; float, double, float16, int8/16/32/64, uint8,
+/// bool). Throws std::runtime_error with the problem (external data, unknown type, size
+/// mismatch); the caller adds the file and node.
+HostTensor decode_tensor(const onnx::TensorProto& t);
+
+/// NumPy broadcast of two shapes; throws std::runtime_error when they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+/// Axis `axis` of a rank-`rank` tensor normalised to [0, rank); throws when out of range.
+std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank);
+
+/// Evaluates node `n` (of opset `opset`) on constant inputs (an empty tensor for a missing
+/// optional input). Returns false when the op cannot be folded here; throws std::runtime_error
+/// on inconsistent inputs.
+bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
+               std::vector<HostTensor>& out);
+
+/// Attribute `name` of `n`, or nullptr.
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name);
+/// Integer attribute `name`, or `fallback`.
+std::int64_t attr_int(const onnx::NodeProto& n, const std::string& name, std::int64_t fallback);
+/// Float attribute `name`, or `fallback`.
+double attr_float(const onnx::NodeProto& n, const std::string& name, double fallback);
+/// Integer-list attribute `name` (empty when absent).
+std::vector<std::int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name);
+
+/// The target shape of Reshape(data of shape `in`, `spec`): 0 copies the input extent (unless
+/// `allowzero`), one -1 is inferred. Throws when the element counts differ.
+Shape reshape_target(const Shape& in, const std::vector<std::int64_t>& spec, bool allowzero);
+
+/// Slice parameters per dimension of a rank-`rank` tensor: offset and length (step 1 only).
+struct SliceBox {
+  Shape offset, length;
+};
+
+/// The region of Slice(in, starts, ends, axes, steps) (ONNX clamping rules); throws for steps
+/// other than 1 or bad axes.
+SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
+                   const std::vector<std::int64_t>& ends, std::vector<std::int64_t> axes,
+                   const std::vector<std::int64_t>& steps);
+
+/// The axes of Squeeze / Unsqueeze / Reduce*: from the attribute `axes` (older opsets) or the
+/// constant input `axes_input` (newer ones, nullptr when absent); empty when neither is given.
+std::vector<std::int64_t> axes_of(const onnx::NodeProto& n, const HostTensor* axes_input);
+
+}  // namespace doppler::onnx_import

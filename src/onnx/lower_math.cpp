@@ -1,0 +1,258 @@
+// Lowering of the ONNX math ops: MatMul, Gemm, elementwise ops, Softmax, reductions,
+// LayerNormalization and Where (docs/onnx.md lists the kernels and FLOPs of each).
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "lowerer.hpp"
+
+#include "doppler/workloads/layers.hpp"
+
+namespace doppler::onnx_import {
+
+namespace {
+
+// Einsum labels of the batch dimensions, and of size-1 batch dimensions broadcast against a
+// larger extent (summed over: an extent-1 contraction).
+constexpr char kBatch[] = "abcdefgh";
+constexpr char kSingle[] = "pqrstuvw";
+
+bool scalar(const Value& v) {
+  return v.constant && v.constant->numel() == 1;
+}
+
+}  // namespace
+
+const BlockedTensor& Lowerer::map(const std::string& name, const std::string& kernel,
+                                  const std::vector<const BlockedTensor*>& operands,
+                                  workloads::Attrs attrs) {
+  Shape shape;
+  const BlockedTensor* like = nullptr;
+  for (const auto* o : operands) shape = broadcast_shapes(shape, o->shape);
+  for (const auto* o : operands)
+    if (!like && o->shape == shape && !o->blocks.empty()) like = o;
+  return p_.map(name, kernel, operands, cuts_for(name, shape, like), std::move(attrs));
+}
+
+const BlockedTensor& Lowerer::einsum(const std::string& name, const std::string& spec,
+                                     const BlockedTensor& a, const BlockedTensor& b,
+                                     const std::string& out_labels, const Shape& out_shape) {
+  const auto cuts = cuts_for(name, out_shape, nullptr);
+  workloads::LabelCuts lc;
+  for (std::size_t d = 0; d < out_labels.size(); ++d) lc[out_labels[d]] = cuts[d];
+  return p_.einsum(name, spec, {&a, &b}, lc);
+}
+
+void Lowerer::matmul(const onnx::NodeProto& n) {
+  const Shape sa = in(n, 0).shape, sb = in(n, 1).shape;
+  if (sa.empty() || sb.empty()) throw std::runtime_error("MatMul of a scalar");
+  if (sa.size() == 1 && sb.size() == 1) throw std::runtime_error("MatMul of two vectors is not supported");
+  if (sa.back() != sb[sb.size() >= 2 ? sb.size() - 2 : 0])
+    throw std::runtime_error(fmt::format("MatMul of {} and {}: inner extents differ",
+                                         shape_text(sa), shape_text(sb)));
+  const Shape bb(sb.begin(), sb.end() - (sb.size() >= 2 ? 2 : 1));
+  const Shape batch = broadcast_shapes(sa.size() >= 2 ? Shape(sa.begin(), sa.end() - 2) : Shape{}, bb);
+  if (batch.size() > 8) throw std::runtime_error("MatMul with more than 8 batch dimensions");
+  std::string la, lb, lo, single = kSingle;
+  Shape out_shape;
+  const auto batch_labels = [&](const Shape& s, std::size_t nb) {
+    std::string l;
+    for (std::size_t d = 0; d < nb; ++d) {
+      const std::size_t bd = batch.size() - nb + d;
+      if (s[d] == 1 && batch[bd] != 1) {
+        l += single.front();
+        single.erase(0, 1);
+      } else {
+        l += kBatch[bd];
+      }
+    }
+    return l;
+  };
+  for (std::size_t d = 0; d < batch.size(); ++d) lo += kBatch[d];
+  out_shape = batch;
+  if (sa.size() >= 2) {
+    la = batch_labels(sa, sa.size() - 2) + "mk";
+    lo += 'm';
+    out_shape.push_back(sa[sa.size() - 2]);
+  } else {
+    la = "k";
+  }
+  if (sb.size() >= 2) {
+    lb = batch_labels(sb, sb.size() - 2) + "kn";
+    lo += 'n';
+    out_shape.push_back(sb.back());
+  } else {
+    lb = "k";
+  }
+  const auto& a = blocked(n, 0);
+  const auto& b = blocked(n, 1);
+  define(n.output(0), einsum(out(n), la + "," + lb + "->" + lo, a, b, lo, out_shape));
+}
+
+void Lowerer::gemm(const onnx::NodeProto& n) {
+  const bool ta = attr_int(n, "transA", 0) != 0, tb = attr_int(n, "transB", 0) != 0;
+  const double alpha = attr_float(n, "alpha", 1), beta = attr_float(n, "beta", 1);
+  const Shape sa = in(n, 0).shape, sb = in(n, 1).shape;
+  if (sa.size() != 2 || sb.size() != 2) throw std::runtime_error("Gemm operands must be matrices");
+  const auto m = ta ? sa[1] : sa[0], k = ta ? sa[0] : sa[1];
+  const auto kb = tb ? sb[1] : sb[0], nn = tb ? sb[0] : sb[1];
+  if (k != kb)
+    throw std::runtime_error(fmt::format("Gemm of {} and {}: inner extents differ", shape_text(sa),
+                                         shape_text(sb)));
+  const std::string spec = std::string(ta ? "km" : "mk") + "," + (tb ? "nk" : "kn") + "->mn";
+  const bool bias = has_in(n, 2);
+  const bool scaled = alpha != 1;
+  const std::string mm_name = bias || scaled ? out(n, ".mm") : out(n);
+  const BlockedTensor* y = &einsum(mm_name, spec, blocked(n, 0), blocked(n, 1), "mn", {m, nn});
+  if (scaled) y = &map(bias ? out(n, ".alpha") : out(n), "scale", {y}, {{"scale", alpha}});
+  if (bias) {
+    const Value& c = in(n, 2);
+    const BlockedTensor* cb;
+    if (c.constant && beta != 1) {
+      HostTensor s = *c.constant;
+      for (double& v : s.data) v *= beta;
+      cb = &load(n.input(2) + ".beta", s);
+    } else {
+      cb = &blocked(n, 2);
+      if (beta != 1) cb = &map(out(n, ".beta"), "scale", {cb}, {{"scale", beta}});
+    }
+    y = &map(out(n), "add", {y, cb});
+  }
+  define(n.output(0), *y);
+}
+
+void Lowerer::binary(const onnx::NodeProto& n) {
+  static const std::map<std::string, std::string> kernels = {
+      {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}};
+  const std::string& op = n.op_type();
+  const Value &a = in(n, 0), &b = in(n, 1);
+  if (op == "Pow") {
+    if (!scalar(b)) throw std::runtime_error("Pow with a non-constant or non-scalar exponent");
+    define(n.output(0), map(out(n), "pow", {&blocked(n, 0)}, {{"exponent", b.constant->data[0]}}));
+    return;
+  }
+  // Scaling by a constant scalar: one "scale" kernel (1 FLOP per element, like mul / div).
+  if ((op == "Mul" || op == "Div") && scalar(b) && !a.constant) {
+    const double c = b.constant->data[0];
+    define(n.output(0), map(out(n), "scale", {&blocked(n, 0)}, {{"scale", op == "Mul" ? c : 1 / c}}));
+    return;
+  }
+  if (op == "Mul" && scalar(a) && !b.constant) {
+    define(n.output(0), map(out(n), "scale", {&blocked(n, 1)}, {{"scale", a.constant->data[0]}}));
+    return;
+  }
+  define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0), &blocked(n, 1)}));
+}
+
+void Lowerer::unary(const onnx::NodeProto& n) {
+  static const std::map<std::string, std::string> kernels = {
+      {"Relu", "relu"}, {"Sqrt", "sqrt"}, {"Neg", "neg"},   {"Sigmoid", "sigmoid"},
+      {"Tanh", "tanh"}, {"Erf", "erf"},   {"Gelu", "gelu"}, {"Exp", "exp"}};
+  const std::string& op = n.op_type();
+  if (op == "Gelu") {
+    const auto* a = find_attr(n, "approximate");
+    if (a && a->s() != "none") throw std::runtime_error("Gelu with approximate='" + a->s() + "' is not supported");
+  }
+  define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0)}));
+}
+
+const BlockedTensor& Lowerer::last_axis_whole(const BlockedTensor& t) {
+  std::vector<std::optional<Cuts>> req(t.shape.size());
+  if (t.blocks.empty()) {  // a loaded constant or input: take the partition rule's layout
+    auto cuts = cuts_for(t.name, t.shape, nullptr);
+    for (std::size_t d = 0; d < req.size(); ++d) req[d] = cuts[d];
+  }
+  if (!req.empty()) req.back() = Cuts{0, t.shape.back()};
+  return p_.ensure_layout(t, req);
+}
+
+void Lowerer::softmax(const onnx::NodeProto& n) {
+  const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
+  const auto axis = normalize_axis(attr_int(n, "axis", opset_ >= 13 ? -1 : 1), rank);
+  if (axis != rank - 1) throw std::runtime_error("Softmax over an axis other than the last is not supported");
+  const auto& x = last_axis_whole(blocked(n, 0));
+  define(n.output(0), workloads::softmax(p_, out(n), x));
+}
+
+void Lowerer::reduce(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  const bool input_axes = n.op_type() == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
+  const HostTensor* axes_in = input_axes && has_in(n, 1) ? &const_in(n, 1, "axes") : nullptr;
+  auto axes = axes_of(n, axes_in);
+  if (axes.empty() && rank == 1) axes = {0};
+  if (axes.size() != 1 || normalize_axis(axes[0], rank) != rank - 1)
+    throw std::runtime_error(n.op_type() + " over axes other than the last one is not supported");
+  const auto& x = last_axis_whole(blocked(n, 0));
+  const bool keep = attr_int(n, "keepdims", 1) != 0, mean = n.op_type() == "ReduceMean";
+  const std::string name = keep ? out(n) : out(n, ".keep");
+  const BlockedTensor* r = &p_.reduce(mean ? name + ".sum" : name, "reduce_sum", x);
+  if (mean) r = &map(name, "scale", {r}, {{"scale", 1.0 / static_cast<double>(s.back())}});
+  if (!keep) r = &reshaped(out(n), *r, Shape(s.begin(), s.end() - 1));
+  define(n.output(0), *r);
+}
+
+void Lowerer::layer_norm(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  if (normalize_axis(attr_int(n, "axis", -1), rank) != rank - 1)
+    throw std::runtime_error("LayerNormalization over axes other than the last one is not supported");
+  if (n.output_size() > 1 && !n.output(1).empty())
+    throw std::runtime_error("LayerNormalization's Mean / InvStdDev outputs are not supported");
+  const double eps = attr_float(n, "epsilon", 1e-5), inv_d = 1.0 / static_cast<double>(s.back());
+  const std::string y = out(n);
+  const auto& x = last_axis_whole(blocked(n, 0));
+  const auto& sum = p_.reduce(y + ".sum", "reduce_sum", x);
+  const auto& mean = map(y + ".mean", "scale", {&sum}, {{"scale", inv_d}});
+  const auto& xc = p_.map(y + ".center", "sub", {&x, &mean}, x.cuts);
+  const auto& ss = p_.reduce(y + ".sumsq", "reduce_sumsq", xc);
+  const auto& r = map(y + ".rstd", "rsqrt", {&ss}, {{"scale", inv_d}, {"eps", eps}});
+  const auto& xn = p_.map(y + ".norm", "mul", {&xc, &r}, x.cuts);
+  const bool bias = has_in(n, 2);
+  const auto& g = p_.map(bias ? y + ".gain" : y, "mul", {&xn, &blocked(n, 1)}, x.cuts);
+  define(n.output(0), bias ? p_.map(y, "add", {&g, &blocked(n, 2)}, x.cuts) : g);
+}
+
+void Lowerer::where(const onnx::NodeProto& n) {
+  const HostTensor& c = const_in(n, 0, "condition");
+  const Value &x = in(n, 1), &y = in(n, 2);
+  const auto pick = [&](const HostTensor& t, bool when) {  // t where c == when, else 0
+    const Shape s = broadcast_shapes(c.shape, t.shape);
+    HostTensor r{s, {}, false};
+    const Shape cs = strides_of(c.shape), ts = strides_of(t.shape);
+    Shape idx(s.size(), 0);
+    for (std::int64_t i = 0; i < numel_of(s); ++i) {
+      std::int64_t co = 0, to = 0;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        const std::size_t dc = d + c.shape.size() - s.size(), dt = d + t.shape.size() - s.size();
+        if (d + c.shape.size() >= s.size() && c.shape[dc] != 1) co += idx[d] * cs[dc];
+        if (d + t.shape.size() >= s.size() && t.shape[dt] != 1) to += idx[d] * ts[dt];
+      }
+      const bool on = c.data[static_cast<std::size_t>(co)] != 0;
+      r.data.push_back(on == when ? t.data[static_cast<std::size_t>(to)] : 0.0);
+      for (std::size_t d = s.size(); d-- > 0;) {
+        if (++idx[d] < s[d]) break;
+        idx[d] = 0;
+      }
+    }
+    return r;
+  };
+  const HostTensor ones{{}, {1.0}, false};
+  if (x.constant || y.constant) {
+    const bool xc = x.constant.has_value();
+    // out = other * keep + fixed: keep is 1 where the computed branch is taken, fixed holds the
+    // constant branch's values elsewhere (2 FLOPs per element).
+    const auto& keep = load(out(n, ".keep"), pick(ones, !xc));
+    const auto& fixed = load(out(n, ".fixed"), pick(xc ? *x.constant : *y.constant, xc));
+    const auto& kept = map(out(n, ".kept"), "mul", {&blocked(n, xc ? 2 : 1), &keep});
+    define(n.output(0), map(out(n), "add", {&kept, &fixed}));
+    return;
+  }
+  const auto& on = load(out(n, ".on"), pick(ones, true));
+  const auto& off = load(out(n, ".off"), pick(ones, false));
+  const auto& a = map(out(n, ".x"), "mul", {&blocked(n, 1), &on});
+  const auto& b = map(out(n, ".y"), "mul", {&blocked(n, 2), &off});
+  define(n.output(0), map(out(n), "add", {&a, &b}));
+}
+
+}  // namespace doppler::onnx_import

@@ -1,0 +1,178 @@
+// Lowering of the ONNX data-movement ops: Identity/Cast (aliases), Shape, Transpose, Reshape,
+// Flatten, Squeeze, Unsqueeze, Concat, Split, Slice and Gather on constant indices.
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "lowerer.hpp"
+
+namespace doppler::onnx_import {
+
+void Lowerer::alias(const onnx::NodeProto& n) {
+  values_[n.output(0)] = in(n, 0);
+}
+
+void Lowerer::shape_of(const onnx::NodeProto& n) {
+  const Shape& s = in(n, 0).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  auto clampi = [rank](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  const auto lo = clampi(attr_int(n, "start", 0)), hi = clampi(attr_int(n, "end", rank));
+  HostTensor t{{std::max<std::int64_t>(hi - lo, 0)}, {}, true};
+  for (auto d = lo; d < hi; ++d) t.data.push_back(static_cast<double>(s[static_cast<std::size_t>(d)]));
+  set_constant(n.output(0), std::move(t));
+}
+
+void Lowerer::transpose(const onnx::NodeProto& n) {
+  const auto rank = in(n, 0).shape.size();
+  std::vector<int> perm;
+  for (auto p : attr_ints(n, "perm")) perm.push_back(static_cast<int>(normalize_axis(p, static_cast<std::int64_t>(rank))));
+  if (perm.empty())
+    for (std::size_t d = 0; d < rank; ++d) perm.push_back(static_cast<int>(rank - 1 - d));
+  std::vector<int> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (std::size_t d = 0; d < sorted.size(); ++d)
+    if (sorted[d] != static_cast<int>(d) || sorted.size() != rank)
+      throw std::runtime_error("Transpose: perm is not a permutation");
+  define(n.output(0), p_.transpose(out(n), blocked(n, 0), perm));
+}
+
+const BlockedTensor& Lowerer::reshaped(const std::string& name, const BlockedTensor& a,
+                                       const Shape& shape) {
+  if (shape == a.shape) return a;
+  return p_.reshape(name, a, shape);
+}
+
+void Lowerer::reshape(const onnx::NodeProto& n) {
+  const std::string& op = n.op_type();
+  const Shape s = in(n, 0).shape;
+  Shape target;
+  if (op == "Reshape") {
+    const auto spec = opset_ >= 5 ? const_in(n, 1, "shape").ints() : attr_ints(n, "shape");
+    target = reshape_target(s, spec, attr_int(n, "allowzero", 0) != 0);
+  } else if (op == "Flatten") {
+    const auto rank = static_cast<std::int64_t>(s.size());
+    auto ax = attr_int(n, "axis", 1);
+    if (ax < 0) ax += rank;
+    if (ax < 0 || ax > rank) throw std::runtime_error("Flatten: axis out of range");
+    target = {numel_of(Shape(s.begin(), s.begin() + ax)), numel_of(Shape(s.begin() + ax, s.end()))};
+  } else {
+    const HostTensor* axes_in = opset_ >= 13 && has_in(n, 1) ? &const_in(n, 1, "axes") : nullptr;
+    const auto axes = axes_of(n, axes_in);
+    // Squeeze / Unsqueeze.
+    const auto rank = static_cast<std::int64_t>(s.size());
+    if (op == "Squeeze") {
+      std::vector<bool> drop(s.size(), axes.empty());
+      for (auto a : axes) drop[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
+      for (std::size_t d = 0; d < s.size(); ++d) {
+        if (drop[d] && s[d] != 1 && !axes.empty()) throw std::runtime_error("Squeeze of a dimension above 1");
+        if (!(drop[d] && s[d] == 1)) target.push_back(s[d]);
+      }
+    } else {
+      const auto r = rank + static_cast<std::int64_t>(axes.size());
+      std::vector<bool> ins(static_cast<std::size_t>(r), false);
+      for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
+      std::size_t k = 0;
+      for (std::int64_t d = 0; d < r; ++d) target.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
+    }
+  }
+  define(n.output(0), reshaped(out(n), blocked(n, 0), target));
+}
+
+void Lowerer::concat(const onnx::NodeProto& n) {
+  const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
+  const auto axis = static_cast<int>(normalize_axis(attr_int(n, "axis", 0), rank));
+  std::vector<const BlockedTensor*> parts;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const Value& v = in(n, static_cast<std::size_t>(i));
+    if (v.shape.size() != static_cast<std::size_t>(rank)) throw std::runtime_error("Concat: ranks differ");
+    if (v.shape[static_cast<std::size_t>(axis)] == 0) continue;
+    parts.push_back(&blocked(n, static_cast<std::size_t>(i)));
+  }
+  define(n.output(0), parts.size() == 1 ? *parts[0] : p_.concat(out(n), parts, axis));
+}
+
+const BlockedTensor& Lowerer::select(const std::string& name, const BlockedTensor& a,
+                                     const Shape& offset, const Shape& length) {
+  if (offset == Shape(a.shape.size(), 0) && length == a.shape) return a;
+  const BlockedTensor& src = a.blocks.empty() ? p_.ensure_layout(a, std::vector<std::optional<Cuts>>(a.shape.size())) : a;
+  // The output keeps the source's cuts inside the region, so each block reads one source block.
+  std::vector<Cuts> cuts;
+  for (std::size_t d = 0; d < src.shape.size(); ++d) {
+    if (length[d] < 1) throw std::runtime_error("empty slice");
+    Cuts c{0};
+    for (auto x : src.cuts[d])
+      if (x > offset[d] && x < offset[d] + length[d]) c.push_back(x - offset[d]);
+    c.push_back(length[d]);
+    cuts.push_back(std::move(c));
+  }
+  return p_.select(name, src, offset, length, cuts);
+}
+
+void Lowerer::split(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
+  std::vector<std::int64_t> sizes =
+      opset_ >= 13 ? (has_in(n, 1) ? const_in(n, 1, "split").ints() : std::vector<std::int64_t>{})
+                   : attr_ints(n, "split");
+  const auto parts = static_cast<std::int64_t>(n.output_size());
+  if (sizes.empty()) {
+    if (s[axis] % parts != 0) throw std::runtime_error("Split: extent not divisible by the outputs");
+    sizes.assign(static_cast<std::size_t>(parts), s[axis] / parts);
+  }
+  if (static_cast<std::int64_t>(sizes.size()) != parts ||
+      std::accumulate(sizes.begin(), sizes.end(), std::int64_t{0}) != s[axis])
+    throw std::runtime_error("Split: sizes do not add up to the extent");
+  const auto& x = blocked(n, 0);
+  std::int64_t at = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    Shape off(s.size(), 0), len = s;
+    off[axis] = at;
+    len[axis] = sizes[i];
+    at += sizes[i];
+    if (!n.output(static_cast<int>(i)).empty())
+      define(n.output(static_cast<int>(i)), select(n.output(static_cast<int>(i)), x, off, len));
+  }
+}
+
+void Lowerer::slice(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto ints = [&](std::size_t i, const char* what) {
+    return has_in(n, i) ? const_in(n, i, what).ints() : std::vector<std::int64_t>{};
+  };
+  const SliceBox b = opset_ >= 10 ? slice_box(s, ints(1, "starts"), ints(2, "ends"), ints(3, "axes"), ints(4, "steps"))
+                                  : slice_box(s, attr_ints(n, "starts"), attr_ints(n, "ends"), attr_ints(n, "axes"), {});
+  define(n.output(0), select(out(n), blocked(n, 0), b.offset, b.length));
+}
+
+void Lowerer::gather(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
+  const HostTensor& ind = const_in(n, 1, "indices");
+  std::vector<std::int64_t> idx = ind.ints();
+  for (auto& i : idx) {
+    if (i < 0) i += s[axis];
+    if (i < 0 || i >= s[axis]) throw std::runtime_error("Gather: index out of range");
+  }
+  if (idx.empty()) throw std::runtime_error("Gather with no indices");
+  const auto& x = blocked(n, 0);
+  // Runs of consecutive indices become one select each, concatenated along the axis.
+  std::vector<const BlockedTensor*> parts;
+  for (std::size_t i = 0; i < idx.size();) {
+    std::size_t j = i + 1;
+    while (j < idx.size() && idx[j] == idx[j - 1] + 1) ++j;
+    Shape off(s.size(), 0), len = s;
+    off[axis] = idx[i];
+    len[axis] = static_cast<std::int64_t>(j - i);
+    parts.push_back(&select(fmt::format("{}.part{}", out(n), parts.size()), x, off, len));
+    i = j;
+  }
+  const BlockedTensor& g = parts.size() == 1 ? *parts[0] : p_.concat(out(n, ".gather"), parts, static_cast<int>(axis));
+  Shape target(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
+  target.insert(target.end(), ind.shape.begin(), ind.shape.end());
+  target.insert(target.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
+  define(n.output(0), reshaped(out(n), g, target));
+}
+
+}  // namespace doppler::onnx_import

@@ -1,0 +1,191 @@
+// The lowering state: values, constants, the partition rule and the per-op dispatch.
+#include "lowerer.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace doppler::onnx_import {
+
+std::vector<std::int64_t> auto_parts(const Shape& shape, int devices) {
+  std::vector<std::size_t> order(shape.size());
+  for (std::size_t d = 0; d < order.size(); ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return shape[a] > shape[b]; });
+  std::vector<std::int64_t> parts(shape.size(), 1);
+  std::int64_t have = 1;
+  for (std::size_t d : order) {
+    if (have >= devices) break;
+    const auto need = (devices + have - 1) / have;
+    parts[d] = std::min<std::int64_t>(shape[d], need);
+    have *= parts[d];
+  }
+  return parts;
+}
+
+Lowerer::Lowerer(const ImportOptions& options, std::int64_t opset)
+    : options_(options), opset_(opset), p_(options.dtype) {}
+
+const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
+  static const std::map<std::string, Op> m = {
+      {"MatMul", &Lowerer::matmul},       {"Gemm", &Lowerer::gemm},
+      {"Add", &Lowerer::binary},          {"Sub", &Lowerer::binary},
+      {"Mul", &Lowerer::binary},          {"Div", &Lowerer::binary},
+      {"Pow", &Lowerer::binary},          {"Relu", &Lowerer::unary},
+      {"Sqrt", &Lowerer::unary},          {"Neg", &Lowerer::unary},
+      {"Sigmoid", &Lowerer::unary},       {"Tanh", &Lowerer::unary},
+      {"Erf", &Lowerer::unary},           {"Gelu", &Lowerer::unary},
+      {"Exp", &Lowerer::unary},           {"Softmax", &Lowerer::softmax},
+      {"ReduceMean", &Lowerer::reduce},   {"ReduceSum", &Lowerer::reduce},
+      {"LayerNormalization", &Lowerer::layer_norm},
+      {"Where", &Lowerer::where},         {"Identity", &Lowerer::alias},
+      {"Cast", &Lowerer::alias},          {"Dropout", &Lowerer::alias},
+      {"Shape", &Lowerer::shape_of},      {"Transpose", &Lowerer::transpose},
+      {"Reshape", &Lowerer::reshape},     {"Flatten", &Lowerer::reshape},
+      {"Squeeze", &Lowerer::reshape},     {"Unsqueeze", &Lowerer::reshape},
+      {"Concat", &Lowerer::concat},       {"Split", &Lowerer::split},
+      {"Slice", &Lowerer::slice},         {"Gather", &Lowerer::gather}};
+  return m;
+}
+
+std::vector<std::string> supported_ops() {
+  // Ops evaluated at import only (their inputs must be constants).
+  std::vector<std::string> v = {"And",   "Constant", "ConstantOfShape", "Equal", "Expand",
+                                "Greater", "Less",   "Not",             "Or",    "Range"};
+  for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+void Lowerer::set_constant(const std::string& name, HostTensor t) {
+  Value v;
+  v.shape = t.shape;
+  v.constant = std::move(t);
+  values_[name] = std::move(v);
+}
+
+void Lowerer::set_input(const std::string& name, const Shape& shape) {
+  define(name, p_.input(name, shape));
+}
+
+void Lowerer::set_loaded_input(const std::string& name, const HostTensor& t) {
+  define(name, load(name, t));
+}
+
+const Value* Lowerer::find(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+bool Lowerer::has_in(const onnx::NodeProto& n, std::size_t i) const {
+  return static_cast<int>(i) < n.input_size() && !n.input(static_cast<int>(i)).empty();
+}
+
+const Value& Lowerer::in(const onnx::NodeProto& n, std::size_t i) const {
+  if (!has_in(n, i)) throw std::runtime_error(fmt::format("input {} is missing", i));
+  const Value* v = find(n.input(static_cast<int>(i)));
+  if (!v) throw std::runtime_error("reads undefined tensor '" + n.input(static_cast<int>(i)) + "'");
+  return *v;
+}
+
+const HostTensor& Lowerer::const_in(const onnx::NodeProto& n, std::size_t i, const char* what) const {
+  const Value& v = in(n, i);
+  if (!v.constant) throw std::runtime_error(fmt::format("{} must be a constant", what));
+  return *v.constant;
+}
+
+const BlockedTensor& Lowerer::load(const std::string& name, const HostTensor& t) {
+  ConstantTensor c;
+  c.name = name;
+  c.shape = t.shape.empty() ? Shape{1} : t.shape;
+  c.values.reserve(t.data.size());
+  for (double x : t.data) c.values.push_back(static_cast<float>(x));
+  parameters_ += static_cast<std::int64_t>(c.values.size());
+  const Shape shape = c.shape;
+  constants_.push_back(std::move(c));
+  return p_.constant(name, shape, static_cast<int>(constants_.size()) - 1);
+}
+
+const BlockedTensor& Lowerer::blocked(const onnx::NodeProto& n, std::size_t i) {
+  in(n, i);
+  Value& v = values_.at(n.input(static_cast<int>(i)));
+  if (!v.blocked) v.blocked = &load(n.input(static_cast<int>(i)), *v.constant);
+  return *v.blocked;
+}
+
+void Lowerer::define(const std::string& name, const BlockedTensor& t) {
+  Value v;
+  v.shape = t.shape;
+  v.blocked = &t;
+  values_[name] = std::move(v);
+}
+
+std::string Lowerer::out(const onnx::NodeProto& n, const std::string& suffix) const {
+  return (n.output_size() > 0 && !n.output(0).empty() ? n.output(0) : n.name()) + suffix;
+}
+
+std::vector<Cuts> Lowerer::cuts_for(const std::string& tensor, const Shape& shape,
+                                    const BlockedTensor* like) const {
+  if (auto it = options_.partition.find(tensor); it != options_.partition.end()) {
+    if (it->second.size() != shape.size())
+      throw std::runtime_error(fmt::format("--partition {}: {} block counts for a rank-{} tensor",
+                                           tensor, it->second.size(), shape.size()));
+    return workloads::even_grid(shape, it->second);
+  }
+  if (like && like->shape == shape && !like->blocks.empty()) return like->cuts;
+  return workloads::even_grid(shape, auto_parts(shape, options_.devices));
+}
+
+bool Lowerer::lower(const onnx::NodeProto& n) {
+  std::vector<HostTensor> consts;
+  bool all_const = true;
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (n.input(i).empty()) {
+      consts.emplace_back();
+      continue;
+    }
+    const Value& v = in(n, static_cast<std::size_t>(i));
+    if (v.constant)
+      consts.push_back(*v.constant);
+    else
+      all_const = false;
+  }
+  const std::string& op = n.op_type();
+  if (op == "Shape") {
+    shape_of(n);
+    return true;
+  }
+  if (all_const) {
+    std::vector<HostTensor> outs;
+    if (fold_node(n, opset_, consts, outs)) {
+      for (std::size_t i = 0; i < outs.size() && static_cast<int>(i) < n.output_size(); ++i)
+        set_constant(n.output(static_cast<int>(i)), std::move(outs[i]));
+      return true;
+    }
+  }
+  auto it = ops().find(op);
+  if (it == ops().end()) throw std::runtime_error(op + " is only supported on constant inputs");
+  (this->*it->second)(n);
+  return false;
+}
+
+Graph Lowerer::finish(const std::vector<std::string>& outputs, GraphMeta meta) {
+  for (const std::string& name : outputs) {
+    const Value* v = find(name);
+    if (!v) throw std::runtime_error("graph output '" + name + "' is never computed");
+    const BlockedTensor* t = v->blocked;
+    if (!t) t = &load(name + ".value", *v->constant);
+    if (t->name != name) {
+      const auto cuts = t->blocks.empty() ? cuts_for(name, t->shape, nullptr) : t->cuts;
+      t = &p_.map(name, "identity", {t}, cuts);
+    }
+    define(name, *t);
+  }
+  Graph g = p_.build(std::move(meta));
+  g.set_constants(std::move(constants_));
+  constants_.clear();
+  return g;
+}
+
+}  // namespace doppler::onnx_import

@@ -1,0 +1,119 @@
+#pragma once
+// Internal: lowers ONNX nodes, one at a time in graph order, to blocked tensor operations of a
+// workloads::BlockedProgram. Every ONNX tensor is a Value: a constant (folded at import) or a
+// blocked tensor; constants read by blocked ops become Graph constants ("load" blocks).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host_tensor.hpp"
+
+#include "doppler/graph/constant_tensor.hpp"
+#include "doppler/onnx/import.hpp"
+#include "doppler/workloads/blocked_program.hpp"
+
+namespace doppler::onnx_import {
+
+using workloads::BlockedTensor;
+using workloads::Cuts;
+
+/// One ONNX tensor during lowering.
+struct Value {
+  Shape shape;
+  std::optional<HostTensor> constant;   ///< set for constants
+  const BlockedTensor* blocked = nullptr;  ///< set for computed tensors (and loaded constants)
+};
+
+/// The lowering state of one model.
+class Lowerer {
+public:
+  /// A lowering for `options`, of a model whose default-domain opset is `opset`.
+  Lowerer(const ImportOptions& options, std::int64_t opset);
+
+  /// Defines a constant tensor (initializer or folded value).
+  void set_constant(const std::string& name, HostTensor t);
+  /// Defines a graph input with generated values (kernel "input").
+  void set_input(const std::string& name, const Shape& shape);
+  /// Defines a graph input whose values are `t` (a Graph constant read by "load" blocks, never
+  /// folded into the ops that read it).
+  void set_loaded_input(const std::string& name, const HostTensor& t);
+  /// The value named `name`, or nullptr.
+  const Value* find(const std::string& name) const;
+
+  /// Lowers node `n` (whose inputs are defined); folds it when it can. Returns true when folded.
+  /// Throws std::exception with the problem (the caller adds file and node).
+  bool lower(const onnx::NodeProto& n);
+
+  /// Makes every output a blocked tensor named after it, builds the graph and attaches the
+  /// constants. The lowerer is left empty.
+  Graph finish(const std::vector<std::string>& outputs, GraphMeta meta);
+
+  /// Nodes created so far.
+  int num_nodes() const { return p_.num_nodes(); }
+  /// Elements of the constants loaded by blocks so far.
+  std::int64_t parameters() const { return parameters_; }
+
+  /// Lowering function of an op type.
+  using Op = void (Lowerer::*)(const onnx::NodeProto&);
+  /// The op types lowered to blocks, with their functions.
+  static const std::map<std::string, Op>& ops();
+
+private:
+
+  const Value& in(const onnx::NodeProto& n, std::size_t i) const;
+  bool has_in(const onnx::NodeProto& n, std::size_t i) const;
+  const HostTensor& const_in(const onnx::NodeProto& n, std::size_t i, const char* what) const;
+  const BlockedTensor& blocked(const onnx::NodeProto& n, std::size_t i);
+  const BlockedTensor& materialize(const std::string& name, const Value& v);
+  const BlockedTensor& load(const std::string& name, const HostTensor& t);
+  void define(const std::string& name, const BlockedTensor& t);
+  std::vector<Cuts> cuts_for(const std::string& tensor, const Shape& shape,
+                             const BlockedTensor* like) const;
+  const BlockedTensor& last_axis_whole(const BlockedTensor& t);
+  std::string out(const onnx::NodeProto& n, const std::string& suffix = "") const;
+
+  // Math ops (lower_math.cpp).
+  void matmul(const onnx::NodeProto& n);
+  void gemm(const onnx::NodeProto& n);
+  void binary(const onnx::NodeProto& n);
+  void unary(const onnx::NodeProto& n);
+  void softmax(const onnx::NodeProto& n);
+  void reduce(const onnx::NodeProto& n);
+  void layer_norm(const onnx::NodeProto& n);
+  void where(const onnx::NodeProto& n);
+  const BlockedTensor& einsum(const std::string& name, const std::string& spec,
+                             const BlockedTensor& a, const BlockedTensor& b,
+                             const std::string& out_labels, const Shape& out_shape);
+  const BlockedTensor& map(const std::string& name, const std::string& kernel,
+                           const std::vector<const BlockedTensor*>& operands,
+                           workloads::Attrs attrs = {});
+
+  // Shape ops (lower_shape.cpp).
+  void alias(const onnx::NodeProto& n);
+  void shape_of(const onnx::NodeProto& n);
+  void transpose(const onnx::NodeProto& n);
+  void reshape(const onnx::NodeProto& n);
+  void concat(const onnx::NodeProto& n);
+  void split(const onnx::NodeProto& n);
+  void slice(const onnx::NodeProto& n);
+  void gather(const onnx::NodeProto& n);
+  const BlockedTensor& select(const std::string& name, const BlockedTensor& a,
+                              const Shape& offset, const Shape& length);
+  const BlockedTensor& reshaped(const std::string& name, const BlockedTensor& a,
+                                const Shape& shape);
+
+  ImportOptions options_;
+  std::int64_t opset_;
+  workloads::BlockedProgram p_;
+  std::map<std::string, Value> values_;
+  std::vector<ConstantTensor> constants_;
+  std::int64_t parameters_ = 0;
+};
+
+/// Block counts of the automatic partition of an op output of shape `shape` for P devices:
+/// dimensions in decreasing extent (ties: the outer one first) each take min(extent, the
+/// blocks still needed) until the product reaches P (docs/onnx.md).
+std::vector<std::int64_t> auto_parts(const Shape& shape, int devices);
+
+}  // namespace doppler::onnx_import

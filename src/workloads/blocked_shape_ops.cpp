@@ -1,0 +1,198 @@
+// The data-movement operations of BlockedProgram that change a tensor's shape: transpose,
+// reshape and concat (0 FLOPs each; used by the ONNX importer).
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+
+#include "doppler/workloads/blocked_program.hpp"
+
+namespace doppler::workloads {
+
+namespace {
+
+using Index = std::vector<std::int64_t>;
+
+// Origin and shape of the block at grid index `idx` of a tensor cut by `cuts`.
+void block_box(const std::vector<Cuts>& cuts, const Index& idx, ExecDesc& x) {
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    const auto lo = cuts[d][static_cast<std::size_t>(idx[d])];
+    x.origin.push_back(lo);
+    x.shape.push_back(cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
+  }
+}
+
+// Dimensions of extent above 1, matched in groups of equal products between `in` and `out`.
+struct DimGroup {
+  std::vector<std::size_t> in, out;
+};
+
+std::vector<DimGroup> reshape_groups(const Index& in, const Index& out) {
+  std::vector<std::size_t> a, b;
+  for (std::size_t d = 0; d < in.size(); ++d)
+    if (in[d] > 1) a.push_back(d);
+  for (std::size_t d = 0; d < out.size(); ++d)
+    if (out[d] > 1) b.push_back(d);
+  std::vector<DimGroup> groups;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    DimGroup g{{a[i]}, {b[j]}};
+    std::int64_t pa = in[a[i++]], pb = out[b[j++]];
+    while (pa != pb) {
+      if (pa < pb) {
+        if (i == a.size()) throw std::logic_error("reshape: element counts differ");
+        g.in.push_back(a[i]);
+        pa *= in[a[i++]];
+      } else {
+        if (j == b.size()) throw std::logic_error("reshape: element counts differ");
+        g.out.push_back(b[j]);
+        pb *= out[b[j++]];
+      }
+    }
+    groups.push_back(std::move(g));
+  }
+  if (i != a.size() || j != b.size()) throw std::logic_error("reshape: element counts differ");
+  return groups;
+}
+
+}  // namespace
+
+const BlockedTensor& BlockedProgram::transpose(const std::string& name, const BlockedTensor& a,
+                                               const std::vector<int>& perm) {
+  const std::size_t r = a.shape.size();
+  if (perm.size() != r || r > 26) throw std::logic_error("transpose: bad permutation");
+  std::vector<int> seen(r, 0);
+  for (int p : perm) {
+    if (p < 0 || static_cast<std::size_t>(p) >= r || seen[static_cast<std::size_t>(p)]++)
+      throw std::logic_error("transpose: bad permutation");
+  }
+  const BlockedTensor& src = placed(a);
+  const auto sid = src.id;
+  std::string in_labels, out_labels;
+  std::vector<std::int64_t> shape;
+  std::vector<Cuts> cuts;
+  for (std::size_t d = 0; d < r; ++d) in_labels += static_cast<char>('a' + d);
+  for (int p : perm) {
+    out_labels += static_cast<char>('a' + p);
+    shape.push_back(src.shape[static_cast<std::size_t>(p)]);
+    cuts.push_back(src.cuts[static_cast<std::size_t>(p)]);
+  }
+  BlockedTensor& t = new_tensor(name, shape, cuts, static_cast<double>(src.numel()));
+  const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];
+  reserve_nodes(product(t.grid()), name);
+  for_each_index(t.grid(), [&](const Index& idx) {
+    ExecDesc x;
+    x.op = "transpose";
+    x.einsum = in_labels + "->" + out_labels;
+    block_box(t.cuts, idx, x);
+    Index aidx(r);
+    for (std::size_t k = 0; k < r; ++k) aidx[static_cast<std::size_t>(perm[k])] = idx[k];
+    x.inputs.push_back({in.block(aidx), {}, {}});
+    Node n;
+    n.name = block_name(name, idx);
+    n.kind = OpKind::select;
+    n.group = t.group;
+    n.exec = std::move(x);
+    t.blocks.push_back(add_block(std::move(n)));
+  });
+  return t;
+}
+
+const BlockedTensor& BlockedProgram::reshape(const std::string& name, const BlockedTensor& a,
+                                             std::vector<std::int64_t> shape) {
+  if (product(shape) != a.numel()) throw std::logic_error("reshape: element counts differ");
+  const auto groups = reshape_groups(a.shape, shape);
+  // Required input layout: inner dimensions of each group whole, the first one cut only where
+  // the flattened offset is a multiple of the output group's inner extent.
+  std::vector<std::optional<Cuts>> req(a.shape.size());
+  for (std::size_t d = 0; d < a.shape.size(); ++d)
+    if (a.shape[d] == 1) req[d] = Cuts{0, 1};
+  std::vector<Cuts> out_cuts(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) out_cuts[d] = {0, shape[d]};
+  const BlockedTensor& cur = placed(a);
+  for (const DimGroup& g : groups) {
+    std::int64_t in_inner = 1, out_inner = 1;
+    for (std::size_t k = 1; k < g.in.size(); ++k) in_inner *= a.shape[g.in[k]];
+    for (std::size_t k = 1; k < g.out.size(); ++k) out_inner *= shape[g.out[k]];
+    Cuts keep, oc;
+    for (auto c : cur.cuts[g.in[0]]) {
+      if ((c * in_inner) % out_inner != 0) continue;
+      keep.push_back(c);
+      oc.push_back(c * in_inner / out_inner);
+    }
+    req[g.in[0]] = keep;
+    for (std::size_t k = 1; k < g.in.size(); ++k) req[g.in[k]] = Cuts{0, a.shape[g.in[k]]};
+    out_cuts[g.out[0]] = oc;
+  }
+  const BlockedTensor& src = ensure_layout(cur, req);
+  const auto sid = src.id;
+  BlockedTensor& t = new_tensor(name, shape, out_cuts, static_cast<double>(a.numel()));
+  const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];
+  reserve_nodes(product(t.grid()), name);
+  for_each_index(t.grid(), [&](const Index& idx) {
+    ExecDesc x;
+    x.op = "reshape";
+    block_box(t.cuts, idx, x);
+    Index aidx(in.shape.size(), 0);
+    for (const DimGroup& g : groups) aidx[g.in[0]] = idx[g.out[0]];
+    x.inputs.push_back({in.block(aidx), {}, {}});
+    Node n;
+    n.name = block_name(name, idx);
+    n.kind = OpKind::select;
+    n.group = t.group;
+    n.exec = std::move(x);
+    t.blocks.push_back(add_block(std::move(n)));
+  });
+  return t;
+}
+
+const BlockedTensor& BlockedProgram::concat(const std::string& name,
+                                            const std::vector<const BlockedTensor*>& parts,
+                                            int axis) {
+  if (parts.empty()) throw std::logic_error("concat of nothing");
+  const auto ax = static_cast<std::size_t>(axis);
+  const BlockedTensor& first = placed(*parts.front());
+  if (ax >= first.shape.size()) throw std::logic_error("concat: bad axis");
+  std::vector<const BlockedTensor*> srcs;
+  std::vector<std::int64_t> shape = first.shape;
+  std::vector<Cuts> cuts = first.cuts;
+  shape[ax] = 0;
+  cuts[ax] = {0};
+  for (const BlockedTensor* p : parts) {
+    if (p->shape.size() != shape.size()) throw std::logic_error("concat: rank mismatch");
+    std::vector<std::optional<Cuts>> req(shape.size());
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (d == ax) continue;
+      if (p->shape[d] != first.shape[d]) throw std::logic_error("concat: shape mismatch");
+      req[d] = first.cuts[d];
+    }
+    const BlockedTensor& s = ensure_layout(*p, req);
+    for (std::size_t c = 1; c < s.cuts[ax].size(); ++c) cuts[ax].push_back(shape[ax] + s.cuts[ax][c]);
+    shape[ax] += s.shape[ax];
+    srcs.push_back(&s);
+  }
+  BlockedTensor& t = new_tensor(name, shape, cuts, static_cast<double>(product(shape)));
+  reserve_nodes(product(t.grid()), name);
+  for_each_index(t.grid(), [&](const Index& idx) {
+    ExecDesc x;
+    x.op = "select";
+    block_box(t.cuts, idx, x);
+    Index sidx = idx;
+    for (const BlockedTensor* s : srcs) {
+      const auto nb = static_cast<std::int64_t>(s->cuts[ax].size()) - 1;
+      if (sidx[ax] < nb) {
+        x.inputs.push_back({s->block(sidx), {}, {}});
+        break;
+      }
+      sidx[ax] -= nb;
+    }
+    Node n;
+    n.name = block_name(name, idx);
+    n.kind = OpKind::select;
+    n.group = t.group;
+    n.exec = std::move(x);
+    t.blocks.push_back(add_block(std::move(n)));
+  });
+  return t;
+}
+
+}  // namespace doppler::workloads

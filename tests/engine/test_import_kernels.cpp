@@ -1,0 +1,288 @@
+// The kernels for imported models (docs/exec.md): load from Graph constants, the unary kernels
+// sqrt .. identity, reshape and transpose. Small hand-built graphs run by the engine are checked
+// against hand-computed values and against the independent evaluator (block_eval.cpp); bad
+// descriptions are refused when the engine compiles the graph, naming the node.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine_support.hpp"
+#include "workloads/block_eval.hpp"
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/graph/io/graph_json.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/workloads/kernels.hpp"
+
+namespace doppler {
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+// Builds a graph of exec nodes, one edge per operand.
+class Program {
+public:
+  NodeId add(const std::string& name, ExecDesc e) {
+    Node n;
+    n.name = name;
+    n.kind = workloads::find_kernel(e.op)->kind;
+    n.out_bytes = 4.0 * static_cast<double>(e.numel());
+    std::vector<NodeId> srcs;
+    for (const ExecInput& in : e.inputs) srcs.push_back(in.src);
+    n.exec = std::move(e);
+    const NodeId v = b_.add_node(std::move(n));
+    for (NodeId u : srcs) b_.add_edge(u, v);
+    return v;
+  }
+  NodeId load(const std::string& name, int tensor, Shape shape, Shape origin) {
+    return add(name, {"load", std::move(shape), std::move(origin), {}, "", {{"tensor", tensor}}});
+  }
+  NodeId unary(const std::string& op, NodeId x, Shape shape, double exponent = -99) {
+    ExecDesc e{op, shape, Shape(shape.size(), 0), {{x, {}, {}}}, "", {}};
+    if (exponent != -99) e.attrs.emplace_back("exponent", exponent);
+    return add(op + "(" + std::to_string(x) + ")", std::move(e));
+  }
+  Graph build(std::vector<ConstantTensor> constants) {
+    Graph g = b_.build();
+    g.set_constants(std::move(constants));
+    return g;
+  }
+
+private:
+  GraphBuilder b_;
+};
+
+// Outputs of every node of g run on one device; also checks them against block_eval.
+std::vector<std::vector<float>> run(const Graph& g) {
+  Engine e(g, {});
+  EXPECT_EQ(e.kernel_mode(), KernelMode::real);
+  e.run(test::single_device(g, 1));
+  const auto out = test::all_outputs(e);
+  const auto want = test::evaluate_blocks(g, true);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto& w = want[static_cast<std::size_t>(v)];
+    const auto& o = out[static_cast<std::size_t>(v)];
+    EXPECT_EQ(e.output_shape(v), w.shape) << g.label(v);
+    EXPECT_EQ(o.size(), w.data.size()) << g.label(v);
+    for (std::size_t i = 0; i < o.size() && i < w.data.size(); ++i)
+      EXPECT_NEAR(o[i], w.data[i], 1e-6 * (1 + std::abs(w.data[i])))
+          << g.label(v) << " [" << i << "]";
+  }
+  return out;
+}
+
+// Row-major values f(index) of a tensor of `shape`.
+template <class F>
+std::vector<float> tabulate(const Shape& shape, F f) {
+  std::vector<float> v;
+  Shape idx(shape.size(), 0);
+  std::int64_t n = 1;
+  for (auto e : shape) n *= e;
+  for (std::int64_t i = 0; i < n; ++i) {
+    v.push_back(static_cast<float>(f(idx)));
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return v;
+}
+
+// w[r][c] = 10 r + c, 3 x 4.
+ConstantTensor grid() {
+  return {"grid", {3, 4}, tabulate({3, 4}, [](const Shape& i) { return 10 * i[0] + i[1]; })};
+}
+
+std::string compile_error(const Graph& g) {
+  try {
+    Engine e(g, {});
+  } catch (const InputError& err) {
+    return err.what();
+  }
+  return "no error";
+}
+
+TEST(ImportKernels, LoadCutsTheConstantAtTheBlockOrigin) {
+  Program p;
+  const NodeId inner = p.load("inner", 0, {2, 2}, {1, 2});
+  const NodeId whole = p.load("whole", 0, {3, 4}, {0, 0});
+  const NodeId corner = p.load("corner", 0, {1, 1}, {2, 3});
+  const NodeId column = p.load("column", 0, {3, 1}, {0, 1});
+  const NodeId scalar = p.load("scalar", 1, {}, {});
+  const NodeId vec = p.load("vec", 2, {2}, {1});
+  const Graph g = p.build({grid(), {"s", {}, {-2.5f}}, {"v", {3}, {7, 8, 9}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[inner], (std::vector<float>{12, 13, 22, 23}));
+  EXPECT_EQ(out[whole], (std::vector<float>{0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}));
+  EXPECT_EQ(out[corner], (std::vector<float>{23}));
+  EXPECT_EQ(out[column], (std::vector<float>{1, 11, 21}));
+  EXPECT_EQ(out[scalar], (std::vector<float>{-2.5f}));
+  EXPECT_EQ(out[vec], (std::vector<float>{8, 9}));
+}
+
+TEST(ImportKernels, UnaryKernelsMatchHandComputedValues) {
+  Program p;
+  const NodeId x = p.load("x", 0, {4}, {0});        // 0.25, 1, 2.25, 4
+  const NodeId y = p.load("y", 1, {2, 2}, {0, 0});  // -2, -0.5, 0, 1
+  const NodeId sq = p.unary("sqrt", x, {4});
+  const NodeId sq2 = p.unary("pow", x, {4}, 2);
+  const NodeId half = p.unary("pow", x, {4}, 0.5);
+  const NodeId pow1 = p.unary("pow", x, {4});  // default exponent 1
+  const NodeId neg = p.unary("neg", x, {4});
+  const NodeId id = p.unary("identity", y, {2, 2});
+  const NodeId sig = p.unary("sigmoid", y, {2, 2});
+  const NodeId th = p.unary("tanh", y, {2, 2});
+  const NodeId erf = p.unary("erf", y, {2, 2});
+  const NodeId gelu = p.unary("gelu", y, {2, 2});
+  const Graph g = p.build({{"x", {4}, {0.25f, 1, 2.25f, 4}}, {"y", {2, 2}, {-2, -0.5f, 0, 1}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[sq], (std::vector<float>{0.5f, 1, 1.5f, 2}));
+  EXPECT_EQ(out[sq2], (std::vector<float>{0.0625f, 1, 5.0625f, 16}));
+  EXPECT_EQ(out[half], (std::vector<float>{0.5f, 1, 1.5f, 2}));
+  EXPECT_EQ(out[pow1], (std::vector<float>{0.25f, 1, 2.25f, 4}));
+  EXPECT_EQ(out[neg], (std::vector<float>{-0.25f, -1, -2.25f, -4}));
+  EXPECT_EQ(out[id], (std::vector<float>{-2, -0.5f, 0, 1}));
+  // Reference values (to 10 digits) of the functions at -2, -0.5, 0, 1.
+  const std::vector<std::pair<NodeId, std::vector<double>>> want = {
+      {sig, {0.1192029220, 0.3775406688, 0.5, 0.7310585786}},
+      {th, {-0.9640275801, -0.4621171573, 0.0, 0.7615941560}},
+      {erf, {-0.9953222650, -0.5204998778, 0.0, 0.8427007929}},
+      {gelu, {-0.04550026390, -0.1542687694, 0.0, 0.8413447461}},
+  };
+  for (const auto& [v, w] : want)
+    for (std::size_t i = 0; i < 4; ++i)
+      EXPECT_NEAR(out[v][i], w[i], 1e-6) << g.label(v) << " [" << i << "]";
+}
+
+TEST(ImportKernels, ReshapeReadsAStridedRegionInRowMajorOrder) {
+  Program p;
+  const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+  // The region rows 1..2, columns 1..3 of w: 11 12 13 / 21 22 23, not contiguous in w's buffer.
+  const NodeId r32 = p.add("r32", {"reshape", {3, 2}, {0, 0}, {{w, {1, 1}, {2, 3}}}, "", {}});
+  const NodeId r6 = p.add("r6", {"reshape", {6}, {0}, {{w, {1, 1}, {2, 3}}}, "", {}});
+  const NodeId r123 =
+      p.add("r123", {"reshape", {1, 2, 3}, {0, 0, 0}, {{w, {1, 1}, {2, 3}}}, "", {}});
+  const NodeId col = p.add("col", {"reshape", {3}, {0}, {{w, {0, 2}, {3, 1}}}, "", {}});
+  const NodeId all = p.add("all", {"reshape", {2, 2, 3}, {0, 0, 0}, {{w, {}, {}}}, "", {}});
+  const NodeId back = p.add("back", {"reshape", {3, 4}, {0, 0}, {{all, {}, {}}}, "", {}});
+  const Graph g = p.build({grid()});
+  const auto out = run(g);
+  const std::vector<float> region = {11, 12, 13, 21, 22, 23};
+  EXPECT_EQ(out[r32], region);
+  EXPECT_EQ(out[r6], region);
+  EXPECT_EQ(out[r123], region);
+  EXPECT_EQ(out[col], (std::vector<float>{2, 12, 22}));
+  EXPECT_EQ(out[all], out[w]);
+  EXPECT_EQ(out[back], out[w]);
+  Engine e(g, {});
+  EXPECT_EQ(e.output_shape(r32), (Shape{3, 2}));
+  EXPECT_EQ(e.output_shape(r123), (Shape{1, 2, 3}));
+}
+
+TEST(ImportKernels, TransposePermutesA3DBlock) {
+  Program p;
+  const Shape xs = {2, 3, 4};  // x[a][b][c] = 100 a + 10 b + c
+  const NodeId x = p.load("x", 0, xs, {0, 0, 0});
+  const NodeId cab =
+      p.add("cab", {"transpose", {4, 2, 3}, {0, 0, 0}, {{x, {}, {}}}, "abc->cab", {}});
+  // A region (all a, b in 1..2, c in 1..3) with its first two dimensions swapped.
+  const NodeId bac = p.add(
+      "bac", {"transpose", {2, 2, 3}, {0, 0, 0}, {{x, {0, 1, 1}, {2, 2, 3}}}, "abc->bac", {}});
+  const NodeId same = p.add("same", {"transpose", xs, {0, 0, 0}, {{x, {}, {}}}, "xyz->xyz", {}});
+  const NodeId mat = p.add("mat", {"reshape", {6, 4}, {0, 0}, {{x, {}, {}}}, "", {}});
+  const NodeId matT = p.add("matT", {"transpose", {4, 6}, {0, 0}, {{mat, {}, {}}}, "ij->ji", {}});
+  const Graph g = p.build(
+      {{"x", xs, tabulate(xs, [](const Shape& i) { return 100 * i[0] + 10 * i[1] + i[2]; })}});
+  const auto out = run(g);
+  // cab: out[i][j][k] = x[j][k][i] = 100 j + 10 k + i.
+  EXPECT_EQ(out[cab],
+            tabulate({4, 2, 3}, [](const Shape& i) { return 100 * i[1] + 10 * i[2] + i[0]; }));
+  EXPECT_EQ(std::vector<float>(out[cab].begin(), out[cab].begin() + 8),
+            (std::vector<float>{0, 10, 20, 100, 110, 120, 1, 11}));
+  EXPECT_EQ(out[cab].back(), 123.0f);
+  // bac: out[i][j][k] = region[j][i][k] = x[j][i + 1][k + 1].
+  EXPECT_EQ(out[bac], (std::vector<float>{11, 12, 13, 111, 112, 113, 21, 22, 23, 121, 122, 123}));
+  EXPECT_EQ(out[same], out[x]);
+  EXPECT_EQ(std::vector<float>(out[matT].begin(), out[matT].begin() + 6),
+            (std::vector<float>{0, 10, 20, 100, 110, 120}));
+}
+
+TEST(ImportKernels, AnyAssignmentReproducesTheSingleDeviceRun) {
+  Program p;
+  const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+  const NodeId t = p.add("t", {"transpose", {4, 3}, {0, 0}, {{w, {}, {}}}, "ab->ba", {}});
+  const NodeId s = p.unary("sigmoid", t, {4, 3});
+  const NodeId r = p.add("r", {"reshape", {2, 6}, {0, 0}, {{s, {}, {}}}, "", {}});
+  p.unary("gelu", r, {2, 6});
+  const Graph g = p.build({grid()});
+  const auto want = run(g);
+  EngineOptions o;
+  o.devices = 3;
+  Engine e(g, o);
+  std::mt19937_64 rng(3);
+  for (int rep = 0; rep < 6; ++rep) {
+    e.run(test::random_assignment(g, 3, rng));
+    EXPECT_EQ(test::all_outputs(e), want);
+  }
+}
+
+TEST(ImportKernels, LoadSurvivesTheJsonRoundTrip) {
+  Program p;
+  const NodeId w = p.load("w", 0, {2, 2}, {1, 1});
+  p.unary("neg", w, {2, 2});
+  const Graph g = p.build({grid()});
+  const Graph g2 = parse_graph_json(format_graph_json(g), "g.json");
+  EXPECT_EQ(run(g2), run(g));
+  EXPECT_EQ(run(g2)[1], (std::vector<float>{-11, -12, -21, -22}));
+}
+
+TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
+  const auto error = [](auto build) {
+    Program p;
+    build(p);
+    return compile_error(p.build({grid()}));
+  };
+  EXPECT_EQ(error([](Program& p) {
+              p.load("w", 1, {2, 2}, {0, 0});
+            }),
+            "node 0 (w): load: attribute 'tensor' must index the graph's 1 constant tensor(s)");
+  EXPECT_EQ(error([](Program& p) {
+              p.add("w", {"load", {2}, {0}, {}, "", {}});  // no tensor attribute
+            }),
+            "node 0 (w): load: attribute 'tensor' must index the graph's 1 constant tensor(s)");
+  EXPECT_EQ(error([](Program& p) { p.load("w", 0, {2}, {0}); }),
+            "node 0 (w): load: constant 0 ('grid') has rank 2, the block 1");
+  EXPECT_EQ(error([](Program& p) {
+              p.load("w", 0, {2, 2}, {1, 3});
+            }),
+            "node 0 (w): load: constant 0 ('grid'): block outside the constant along dimension 1");
+  EXPECT_EQ(error([](Program& p) {
+              p.load("w", 0, {4, 1}, {0, 0});
+            }),
+            "node 0 (w): load: constant 0 ('grid'): block outside the constant along dimension 0");
+  EXPECT_EQ(error([](Program& p) {
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              p.add("r", {"reshape", {5}, {0}, {{w, {}, {}}}, "", {}});
+            }),
+            "node 1 (r): reshape: the operand's element count differs from the output's");
+  for (const char* spec : {"ab->aa", "ab->ac", "aa->aa", "ab", "abc->ab", "AB->BA"}) {
+    const std::string e = error([&](Program& p) {
+      const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+      p.add("t", {"transpose", {4, 3}, {0, 0}, {{w, {}, {}}}, spec, {}});
+    });
+    EXPECT_EQ(e.rfind("node 1 (t): transpose", 0), 0u) << spec << ": " << e;
+  }
+  EXPECT_EQ(error([](Program& p) {
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              p.add("t", {"transpose", {3, 4}, {0, 0}, {{w, {}, {}}}, "ab->ba", {}});
+            }),
+            "node 1 (t): transpose: output extent 0 differs from the operand's");
+}
+
+}  // namespace
+}  // namespace doppler

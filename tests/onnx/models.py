@@ -1,0 +1,324 @@
+#!/usr/bin/python3
+"""End-to-end ONNX test models for `doppler import` (tests/onnx/test_onnx_e2e.cpp).
+
+Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-onnx 1.12, python3-numpy):
+
+    python3 models.py export NAME SIZE OUTDIR   # OUTDIR/model.onnx, x.npy, y.npy, flops.json
+    python3 models.py onnx-flops MODEL.onnx     # total FLOPs of an ONNX file (one number)
+    python3 models.py op-types MODEL.onnx       # op types with counts, one per line
+    python3 models.py list                      # the models and sizes
+
+Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the input):
+
+    mlp      Linear-ReLU-Linear-ReLU-Linear on x [batch, d0]
+    encoder  torch.nn.TransformerEncoderLayer(d, h, ff, dropout=0, batch_first=True), eval mode,
+             on x [B, S, d]
+    gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
+             constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
+             residual connections, on x [B, S, d]
+
+`export` writes the model with torch.onnx.export (opset 14, do_constant_folding=True, static
+shapes, input "x", output "y"), the seeded input x.npy, PyTorch's output y.npy (float32) and
+flops.json = {"einsum_flops": N, "params": n}, where N is counted from the module's own sizes,
+not from the ONNX file: 2*M*N*K for every linear layer applied to M rows, and for attention
+2*B*h*S*S*(d/h) for Q K^T plus the same for (softmax) V.
+
+`onnx-flops` counts the FLOPs of any ONNX file independently of Doppler, with the shapes of
+onnx.shape_inference.infer_shapes and these conventions (per output element unless said):
+
+    MatMul               2*K per output element (2*M*N*K; K = the first operand's last extent)
+    Gemm                 2*M*N*K, plus 1 per output element for the bias C when present;
+                         alpha and beta are ignored when 1 (else 1 more per output element each)
+    Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
+    Sigmoid              4
+    Gelu                 5
+    Softmax              5 (max, subtract, exp, sum, divide)
+    ReduceMean           1 per input element, plus 1 per output element (the scale)
+    ReduceSum            1 per input element
+    LayerNormalization   per element 1 (sum) + 1 (subtract the mean) + 2 (sum of squares)
+                         + 1 (normalise) + 1 (gain) + 1 (bias); per normalised row 1 (the scale
+                         of the mean) + 3 (the reciprocal square root)
+    Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather Cast Identity
+    Constant Where Shape ConstantOfShape Expand   0
+
+A node whose inputs are all constants (initializers, Constant outputs, outputs of other such
+nodes, and Shape outputs, which are static) counts 0: the importer folds it. Any other op type
+is an error, so that no FLOPs are silently missed.
+"""
+
+import json
+import math
+import os
+import sys
+
+SIZES = {
+    "mlp": {
+        "small": {"batch": 64, "dims": [128, 256, 256, 64]},
+        "large": {"batch": 128, "dims": [512, 1024, 1024, 256]},
+    },
+    "encoder": {
+        "small": {"B": 2, "S": 16, "d": 64, "h": 4, "ff": 128},
+        "large": {"B": 2, "S": 64, "d": 256, "h": 8, "ff": 1024},
+    },
+    "gpt": {
+        "small": {"B": 2, "S": 16, "d": 64, "h": 4},
+        "large": {"B": 2, "S": 64, "d": 256, "h": 8},
+    },
+}
+
+# FLOPs per output element of the elementwise ops.
+ELEMENTWISE = {
+    "Add": 1, "Sub": 1, "Mul": 1, "Div": 1, "Pow": 1, "Sqrt": 1, "Neg": 1, "Relu": 1,
+    "Erf": 1, "Tanh": 1, "Sigmoid": 4, "Gelu": 5, "Softmax": 5,
+}
+# Data movement and shape ops: no FLOPs.
+FREE = {
+    "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
+    "Gather", "Cast", "Identity", "Constant", "Where", "Shape", "ConstantOfShape", "Expand",
+}
+
+
+def fail(message):
+    print(f"models.py: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+# --- the models ----------------------------------------------------------------------------
+
+
+def build(name, size):
+    """(module in eval mode, example input, einsum FLOPs counted from the sizes)."""
+    import torch
+    from torch import nn
+
+    if name not in SIZES:
+        fail(f"unknown model '{name}' (known: {', '.join(SIZES)})")
+    if size not in SIZES[name]:
+        fail(f"unknown size '{size}' (known: {', '.join(SIZES[name])})")
+    p = SIZES[name][size]
+    torch.manual_seed(0)
+    if name == "mlp":
+        dims, batch = p["dims"], p["batch"]
+        layers = []
+        for i in range(len(dims) - 1):
+            layers.append(nn.Linear(dims[i], dims[i + 1]))
+            if i + 2 < len(dims):
+                layers.append(nn.ReLU())
+        module = nn.Sequential(*layers)
+        shape = [batch, dims[0]]
+        flops = sum(2 * batch * dims[i] * dims[i + 1] for i in range(len(dims) - 1))
+    elif name == "encoder":
+        B, S, d, h, ff = p["B"], p["S"], p["d"], p["h"], p["ff"]
+        module = nn.TransformerEncoderLayer(d, h, dim_feedforward=ff, dropout=0.0,
+                                            batch_first=True)
+        shape = [B, S, d]
+        tokens = B * S
+        flops = (2 * tokens * d * 3 * d            # in-projection (Q, K, V)
+                 + 2 * (2 * B * h * S * S * (d // h))  # Q K^T and P V
+                 + 2 * tokens * d * d              # out-projection
+                 + 2 * tokens * d * ff + 2 * tokens * ff * d)  # feed-forward
+    else:
+        B, S, d, h = p["B"], p["S"], p["d"], p["h"]
+        module = GptBlock(d, h, S)
+        shape = [B, S, d]
+        tokens = B * S
+        flops = (2 * tokens * d * 3 * d
+                 + 2 * (2 * B * h * S * S * (d // h))
+                 + 2 * tokens * d * d
+                 + 2 * tokens * d * 4 * d + 2 * tokens * 4 * d * d)
+    module.eval()
+    generator = torch.Generator().manual_seed(1)
+    x = torch.randn(*shape, generator=generator, dtype=torch.float32)
+    return module, x, flops
+
+
+def gpt_block_class():
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    class GptBlockImpl(nn.Module):
+        """Pre-LayerNorm GPT decoder block with causal self-attention and a GELU MLP."""
+
+        def __init__(self, d, h, seq):
+            super().__init__()
+            self.h = h
+            self.hd = d // h
+            self.ln1 = nn.LayerNorm(d)
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.ln2 = nn.LayerNorm(d)
+            self.fc = nn.Linear(d, 4 * d)
+            self.fc2 = nn.Linear(4 * d, d)
+            # True above the diagonal: key positions after the query are masked.
+            self.register_buffer("causal",
+                                 torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1))
+
+        def forward(self, x):
+            B, S, d = x.shape
+            hd = self.hd
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q = q.view(B, S, self.h, hd).transpose(1, 2)
+            k = k.view(B, S, self.h, hd).transpose(1, 2)
+            v = v.view(B, S, self.h, hd).transpose(1, 2)
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
+            att = att.masked_fill(self.causal, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            y = (att @ v).transpose(1, 2).reshape(B, S, d)
+            x = x + self.proj(y)
+            return x + self.fc2(F.gelu(self.fc(self.ln2(x))))
+
+    return GptBlockImpl
+
+
+def GptBlock(d, h, seq):  # noqa: N802 (a class factory: torch is imported lazily)
+    return gpt_block_class()(d, h, seq)
+
+
+def export(name, size, outdir):
+    import numpy as np
+    import torch
+
+    module, x, einsum_flops = build(name, size)
+    os.makedirs(outdir, exist_ok=True)
+    with torch.no_grad():
+        y = module(x)
+    torch.onnx.export(module, (x,), os.path.join(outdir, "model.onnx"), opset_version=14,
+                      do_constant_folding=True, input_names=["x"], output_names=["y"])
+    np.save(os.path.join(outdir, "x.npy"), x.numpy().astype(np.float32))
+    np.save(os.path.join(outdir, "y.npy"), y.numpy().astype(np.float32))
+    params = sum(p.numel() for p in module.parameters())
+    with open(os.path.join(outdir, "flops.json"), "w") as f:
+        json.dump({"einsum_flops": einsum_flops, "params": params}, f)
+        f.write("\n")
+
+
+# --- independent FLOP counter --------------------------------------------------------------
+
+
+def shapes_of(model):
+    """name -> static shape (list of ints) of every tensor onnx's shape inference knows."""
+    import onnx
+    from onnx import numpy_helper
+
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    shapes = {}
+    g = inferred.graph
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        t = vi.type.tensor_type
+        if not t.HasField("shape"):
+            continue
+        dims = []
+        for dim in t.shape.dim:
+            dims.append(dim.dim_value if dim.HasField("dim_value") else None)
+        shapes[vi.name] = dims
+    for init in g.initializer:
+        shapes[init.name] = list(numpy_helper.to_array(init).shape)
+    return shapes
+
+
+def numel(shape, what):
+    if shape is None or any(d is None for d in shape):
+        fail(f"no static shape for {what}")
+    return math.prod(shape)
+
+
+def node_flops(node, shapes):
+    def shape(i=None, out=None):
+        name = node.input[i] if out is None else node.output[out]
+        s = shapes.get(name)
+        if s is None or any(d is None for d in s):
+            fail(f"no static shape for '{name}' ({node.op_type} node '{node.name}')")
+        return s
+
+    def attr(key, default):
+        for a in node.attribute:
+            if a.name == key:
+                import onnx
+                return onnx.helper.get_attribute_value(a)
+        return default
+
+    op = node.op_type
+    if op in FREE:
+        return 0
+    out = shape(out=0)
+    n_out = numel(out, node.output[0])
+    if op in ELEMENTWISE:
+        return ELEMENTWISE[op] * n_out
+    if op == "MatMul":
+        a = shape(0)
+        return 2 * n_out * a[-1]
+    if op == "Gemm":
+        a = shape(0)
+        k = a[0] if attr("transA", 0) else a[1]
+        flops = 2 * n_out * k
+        has_c = len(node.input) > 2 and node.input[2] != ""
+        if has_c:
+            flops += n_out
+        if attr("alpha", 1.0) != 1.0:
+            flops += n_out
+        if has_c and attr("beta", 1.0) != 1.0:
+            flops += n_out
+        return flops
+    if op == "ReduceMean":
+        return numel(shape(0), node.input[0]) + n_out
+    if op == "ReduceSum":
+        return numel(shape(0), node.input[0])
+    if op == "LayerNormalization":
+        x = shape(0)
+        axis = attr("axis", -1)
+        axis = axis + len(x) if axis < 0 else axis
+        n = numel(x, node.input[0])
+        rows = math.prod(x[:axis])
+        return 7 * n + 4 * rows
+    fail(f"no FLOP convention for op {op} (node '{node.name}')")
+
+
+def onnx_flops(path):
+    import onnx
+
+    model = onnx.load(path)
+    shapes = shapes_of(model)
+    g = model.graph
+    constant = {init.name for init in g.initializer}
+    total = 0
+    for node in g.node:  # ONNX requires topological order
+        inputs = [i for i in node.input if i]
+        if node.op_type == "Shape" or all(i in constant for i in inputs):
+            constant.update(o for o in node.output if o)
+            continue
+        total += node_flops(node, shapes)
+    return total
+
+
+def op_types(path):
+    import collections
+
+    import onnx
+
+    model = onnx.load(path)
+    return collections.Counter(node.op_type for node in model.graph.node)
+
+
+def main(argv):
+    if len(argv) >= 1 and argv[0] == "list":
+        for name, sizes in SIZES.items():
+            for size, p in sizes.items():
+                print(name, size, json.dumps(p))
+        return 0
+    if len(argv) == 4 and argv[0] == "export":
+        export(argv[1], argv[2], argv[3])
+        return 0
+    if len(argv) == 2 and argv[0] == "onnx-flops":
+        print(onnx_flops(argv[1]))
+        return 0
+    if len(argv) == 2 and argv[0] == "op-types":
+        for op, count in sorted(op_types(argv[1]).items()):
+            print(op, count)
+        return 0
+    print(__doc__.split("\n\n")[1], file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,205 @@
+// ONNX import on small hand-built models: values (block evaluator of docs/exec.md against plain
+// loops), FLOPs, partitioning, constant folding of shape subgraphs.
+#include <cmath>
+
+#include "support/support.hpp"
+
+#include <gtest/gtest.h>
+
+#include "onnx/model_builder.hpp"
+#include "workloads/block_eval.hpp"
+
+#include "doppler/onnx/import.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+namespace {
+
+using onnx_import::ImportOptions;
+using test::Dense;
+using test::ModelBuilder;
+
+std::vector<float> iota_values(std::size_t n, float scale, float offset) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 11);
+  return v;
+}
+
+struct Evaluated {
+  onnx_import::ImportResult res;
+  std::vector<Dense> values;
+  Dense tensor(const std::string& name) const {
+    return test::assemble_tensor(res.graph, values, name);
+  }
+};
+
+Evaluated import_and_eval(const ModelBuilder& m, int devices) {
+  ImportOptions o;
+  o.devices = devices;
+  Evaluated e{onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o), {}};
+  e.values = test::evaluate_blocks(e.res.graph, false);
+  return e;
+}
+
+double max_abs_diff(const Dense& a, const std::vector<double>& b) {
+  EXPECT_EQ(a.data.size(), b.size());
+  double m = 0;
+  for (std::size_t i = 0; i < std::min(a.data.size(), b.size()); ++i)
+    m = std::max(m, std::abs(a.data[i] - b[i]));
+  return m;
+}
+
+TEST(OnnxImport, LinearReluMatchesLoopsFlopsAndBlocks) {
+  const auto w = iota_values(8 * 6, 0.1f, -0.5f), b = iota_values(6, 0.2f, -1.0f);
+  ModelBuilder m;
+  m.input("x", {4, 8}).output("y", {4, 6}).weight("w", {8, 6}, w).weight("b", {6}, b);
+  m.node("MatMul", {"x", "w"}, {"xw"}).node("Add", {"xw", "b"}, {"h"}).node("Relu", {"h"}, {"y"});
+  for (int p : {1, 2, 3}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    std::vector<double> want(24);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 6; ++j) {
+        double s = b[static_cast<std::size_t>(j)];
+        for (int k = 0; k < 8; ++k) s += x(i, k) * w[static_cast<std::size_t>(k * 6 + j)];
+        want[static_cast<std::size_t>(i * 6 + j)] = std::max(s, 0.0);
+      }
+    EXPECT_LT(max_abs_diff(y, want), 1e-5) << "P=" << p;
+    // 2MNK for the product, one FLOP per element for the bias and for the ReLU.
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 2.0 * 4 * 8 * 6 + 24 + 24);
+    EXPECT_DOUBLE_EQ(e.res.report.einsum_flops, 2.0 * 4 * 8 * 6);
+    // Auto partition: the output [4, 6] is cut along its largest dimension (6) into P blocks.
+    EXPECT_EQ(e.res.report.nodes.back().blocks, p) << "P=" << p;
+    EXPECT_EQ(e.res.report.parameters, 8 * 6 + 6);
+  }
+}
+
+TEST(OnnxImport, FoldsShapeSubgraphAndLowersAttentionScores) {
+  // x [2, 4, 6] -> reshape to [2, 4, 2, 3] with a shape computed by Shape/Gather/Unsqueeze/
+  // Concat (as PyTorch exports it) -> transpose to heads -> q k^T / sqrt(3) -> softmax.
+  ModelBuilder m;
+  m.input("x", {2, 4, 6}).output("y", {2, 2, 4, 4});
+  m.ints("i0", {}, {0}).ints("i1", {}, {1}).ints("ax0", {1}, {0}).ints("tail", {2}, {2, 3});
+  m.weight("scale", {}, {std::sqrt(3.0f)});
+  m.node("Shape", {"x"}, {"s"})
+      .node("Gather", {"s", "i0"}, {"b"})
+      .node("Gather", {"s", "i1"}, {"t"})
+      .node("Unsqueeze", {"b", "ax0"}, {"bu"})
+      .node("Unsqueeze", {"t", "ax0"}, {"tu"})
+      .node("Concat", {"bu", "tu", "tail"}, {"shape"}, {{"axis", 0}})
+      .node("Reshape", {"x", "shape"}, {"xr"})
+      .node("Transpose", {"xr"}, {"q"}, {}, {{"perm", {0, 2, 1, 3}}})
+      .node("Transpose", {"xr"}, {"kt"}, {}, {{"perm", {0, 2, 3, 1}}})
+      .node("MatMul", {"q", "kt"}, {"qk"})
+      .node("Div", {"qk", "scale"}, {"a"})
+      .node("Softmax", {"a"}, {"y"}, {{"axis", -1}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    EXPECT_EQ(e.res.report.folded_nodes, 6);  // Shape, 2 Gather, 2 Unsqueeze, Concat
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{2, 2, 4, 4}));
+    std::vector<double> want;
+    for (int bb = 0; bb < 2; ++bb)
+      for (int h = 0; h < 2; ++h)
+        for (int i = 0; i < 4; ++i) {
+          std::vector<double> row(4);
+          double mx = -1e300, sum = 0;
+          for (int j = 0; j < 4; ++j) {
+            double s = 0;
+            for (int d = 0; d < 3; ++d) s += x[{bb, i, h * 3 + d}] * x[{bb, j, h * 3 + d}];
+            row[static_cast<std::size_t>(j)] = s / std::sqrt(3.0);
+            mx = std::max(mx, row[static_cast<std::size_t>(j)]);
+          }
+          for (double& r : row) sum += (r = std::exp(r - mx));
+          for (double r : row) want.push_back(r / sum);
+        }
+    EXPECT_LT(max_abs_diff(y, want), 1e-5) << "P=" << p;
+    // QK^T: 2 * batch 2 * heads 2 * 4 * 4 * 3; scale 1 and softmax 5 per score.
+    EXPECT_DOUBLE_EQ(e.res.report.einsum_flops, 2.0 * 2 * 2 * 4 * 4 * 3);
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 2.0 * 2 * 2 * 4 * 4 * 3 + 64 * (1 + 5));
+  }
+}
+
+TEST(OnnxImport, LayerNormGemmWhereSliceConcatMatchLoops) {
+  // y = concat(slice(LN(x)), Where(mask, -3, gemm(x, W^T) * 0.5 + 2 * c))
+  const auto w = iota_values(5 * 4, 0.1f, -0.4f), c = iota_values(5, 0.3f, -0.7f);
+  const auto g = iota_values(4, 0.2f, 0.5f), bias = iota_values(4, 0.1f, -0.2f);
+  ModelBuilder m(17);
+  m.input("x", {3, 4}).output("y", {3, 8});
+  m.weight("w", {5, 4}, w).weight("c", {5}, c).weight("g", {4}, g).weight("bias", {4}, bias);
+  m.weight("minus3", {}, {-3.0f});
+  m.ints("starts", {1}, {1}).ints("ends", {1}, {4}).ints("axes", {1}, {1});
+  {
+    auto& mb = m.node("LayerNormalization", {"x", "g", "bias"}, {"ln"}, {{"axis", -1}}, {},
+                      {{"epsilon", 1e-3f}});
+    mb.node("Slice", {"ln", "starts", "ends", "axes"}, {"lns"});
+    mb.node("Gemm", {"x", "w", "c"}, {"gm"}, {{"transB", 1}}, {}, {{"alpha", 0.5f}, {"beta", 2.0f}});
+  }
+  // mask: column 1 and row 2 masked (a constant computed by the model: Equal of constants).
+  auto* t = m.proto().mutable_graph()->add_initializer();
+  t->set_name("mask");
+  t->set_data_type(onnx::TensorProto::BOOL);
+  t->add_dims(3);
+  t->add_dims(5);
+  for (int i = 0; i < 15; ++i) t->add_int32_data(i % 5 == 1 || i / 5 == 2 ? 1 : 0);
+  m.node("Where", {"mask", "minus3", "gm"}, {"wh"});
+  m.node("Concat", {"lns", "wh"}, {"y"}, {{"axis", 1}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{3, 8}));
+    std::vector<double> want;
+    for (int i = 0; i < 3; ++i) {
+      double mean = 0, var = 0;
+      for (int k = 0; k < 4; ++k) mean += x(i, k) / 4;
+      for (int k = 0; k < 4; ++k) var += (x(i, k) - mean) * (x(i, k) - mean) / 4;
+      for (int k = 1; k < 4; ++k)
+        want.push_back((x(i, k) - mean) / std::sqrt(var + 1e-3) * g[static_cast<std::size_t>(k)] +
+                       bias[static_cast<std::size_t>(k)]);
+      for (int j = 0; j < 5; ++j) {
+        double s = 0;
+        for (int k = 0; k < 4; ++k) s += x(i, k) * w[static_cast<std::size_t>(j * 4 + k)];
+        const double v = 0.5 * s + 2.0 * c[static_cast<std::size_t>(j)];
+        want.push_back(j == 1 || i == 2 ? -3.0 : v);
+      }
+    }
+    EXPECT_LT(max_abs_diff(y, want), 1e-4) << "P=" << p;
+  }
+}
+
+TEST(OnnxImport, SplitAndGatherOfActivations) {
+  // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
+  ModelBuilder m;
+  m.input("x", {2, 6}).output("y", {2}).ints("one", {}, {1});
+  m.node("Split", {"x"}, {"a", "b", "c"}, {{"axis", 1}});
+  m.node("Add", {"a", "c"}, {"s"});
+  m.node("Mul", {"s", "b"}, {"p"});
+  m.node("Gather", {"p", "one"}, {"y"}, {{"axis", 0}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{2}));
+    for (int j = 0; j < 2; ++j)
+      EXPECT_NEAR(y.data[static_cast<std::size_t>(j)], (x(1, j) + x(1, j + 4)) * x(1, j + 2), 1e-6);
+  }
+}
+
+TEST(OnnxImport, PartitionOverrideSetsBlockCounts) {
+  ModelBuilder m;
+  m.input("x", {8, 8}).output("y", {8, 8}).weight("w", {8, 8}, iota_values(64, 0.1f, 0));
+  m.node("MatMul", {"x", "w"}, {"y"});
+  ImportOptions o;
+  o.devices = 4;
+  o.partition = onnx_import::parse_partition("y=2x4");
+  const auto r = onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o);
+  int y_blocks = 0;
+  for (NodeId v = 0; v < r.graph.num_nodes(); ++v) y_blocks += r.graph.label(v).rfind("y[", 0) == 0;
+  EXPECT_EQ(y_blocks, 8);
+  o.partition = onnx_import::parse_partition("y=2");
+  EXPECT_NE(test::error_of([&] { onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o); })
+                .find("rank-2"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace doppler

@@ -1,0 +1,143 @@
+// ONNX import errors: every malformed or unsupported case gives one InputError naming the file
+// and the problem (and the node where one is involved).
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "onnx/model_builder.hpp"
+#include "support/support.hpp"
+
+#include "doppler/onnx/import.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+namespace {
+
+using onnx_import::ImportOptions;
+using test::ModelBuilder;
+
+std::string import_error(const std::string& bytes, ImportOptions o = {}) {
+  return test::error_of([&] { onnx_import::import_onnx_bytes(bytes, "m.onnx", o); });
+}
+
+ModelBuilder linear() {
+  ModelBuilder m;
+  m.input("x", {4, 8}).output("y", {4, 6}).weight("w", {8, 6}, std::vector<float>(48, 0.5f));
+  m.node("MatMul", {"x", "w"}, {"y"});
+  return m;
+}
+
+void expect_has(const std::string& e, const std::string& part) {
+  EXPECT_NE(e.find(part), std::string::npos) << "error: " << e << "\nexpected: " << part;
+}
+
+TEST(OnnxImportErrors, ListsEveryUnsupportedOpWithCounts) {
+  ModelBuilder m = linear();
+  m.node("Conv", {"y"}, {"c1"}).node("Conv", {"c1"}, {"c2"}).node("LSTM", {"c2"}, {"c3"});
+  const auto e = import_error(m.bytes());
+  expect_has(e, "m.onnx: unsupported ONNX ops: Conv (2), LSTM (1)");
+}
+
+TEST(OnnxImportErrors, CustomDomainOpsAreUnsupported) {
+  ModelBuilder m = linear();
+  m.node("Relu", {"y"}, {"r"});
+  m.proto().mutable_graph()->mutable_node(1)->set_domain("com.example");
+  expect_has(import_error(m.bytes()), "com.example.Relu (1)");
+}
+
+TEST(OnnxImportErrors, TruncatedOrGarbageProtobuf) {
+  const std::string b = linear().bytes();
+  expect_has(import_error(b.substr(0, b.size() / 2)), "m.onnx: not a readable ONNX protobuf");
+  expect_has(import_error("definitely not a model"), "m.onnx:");
+  expect_has(import_error(""), "m.onnx: the model has no graph");
+}
+
+TEST(OnnxImportErrors, UnsupportedOpset) {
+  ModelBuilder m(3);
+  m.input("x", {2}).output("y", {2}).node("Relu", {"x"}, {"y"});
+  expect_has(import_error(m.bytes()), "m.onnx: unsupported opset 3");
+  ModelBuilder none;
+  none.proto().clear_opset_import();
+  expect_has(import_error(none.bytes()), "no default-domain");
+}
+
+TEST(OnnxImportErrors, DynamicDimsNeedAnOverride) {
+  ModelBuilder m;
+  m.input("x", {std::string("batch"), 8}).output("y", {std::string("batch"), 6});
+  m.weight("w", {8, 6}, std::vector<float>(48, 0.5f)).node("MatMul", {"x", "w"}, {"y"});
+  const auto e = import_error(m.bytes());
+  expect_has(e, "graph input 'x': dimension 0 ('batch') is dynamic");
+  expect_has(e, "--input x:");
+  ImportOptions o;
+  o.input_shapes["x"] = {5, 8};
+  const auto r = onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o);
+  EXPECT_DOUBLE_EQ(r.report.total_flops, 2.0 * 5 * 8 * 6);
+  o.input_shapes["z"] = {1};
+  expect_has(import_error(m.bytes(), o), "--input z: the model has no such graph input");
+}
+
+TEST(OnnxImportErrors, ShapesThatDoNotAgree) {
+  ModelBuilder m;
+  m.input("x", {4, 8}).output("y", {4, 6}).weight("w", {7, 6}, std::vector<float>(42, 0.5f));
+  m.node("MatMul", {"x", "w"}, {"y"});
+  expect_has(import_error(m.bytes()), "m.onnx: shape inference:");
+  ModelBuilder a;
+  a.input("x", {4, 8}).output("y", {4, 6}).weight("w", {8, 6}, std::vector<float>(48, 0.5f));
+  a.node("Relu", {"x"}, {"h"}).node("MatMul", {"h", "w"}, {"y"}).annotate("h", {4, 5});
+  expect_has(import_error(a.bytes()), "m.onnx: shape inference:");
+}
+
+TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
+  ModelBuilder s;
+  s.input("x", {4, 8}).output("y", {4, 8}).node("Softmax", {"x"}, {"y"}, {{"axis", 0}});
+  expect_has(import_error(s.bytes()), "Softmax over an axis other than the last is not supported "
+                                      "(node Softmax_1 (Softmax))");
+  ModelBuilder g;
+  g.input("x", {4, 8}).input("i", {2}, onnx::TensorProto::INT64).output("y", {2, 8}).node("Gather", {"x", "i"}, {"y"});
+  expect_has(import_error(g.bytes()), "indices must be a constant (node Gather_1 (Gather))");
+  ModelBuilder p;
+  p.input("x", {4, 8}).input("e", {1}).output("y", {4, 8}).node("Pow", {"x", "e"}, {"y"});
+  expect_has(import_error(p.bytes()), "Pow with a non-constant");
+  ModelBuilder r;
+  r.input("x", {4, 8}).output("y", {1, 8}).node("ReduceMean", {"x"}, {"y"}, {}, {{"axes", {0}}});
+  expect_has(import_error(r.bytes()), "ReduceMean over axes other than the last one");
+}
+
+TEST(OnnxImportErrors, BadPartitionSpecs) {
+  for (const char* bad : {"y", "=2", "y=", "y=0", "y=2xx3", "y=-1", "y=2,z"})
+    expect_has(test::error_of([&] { onnx_import::parse_partition(bad); }), "--partition");
+  EXPECT_TRUE(onnx_import::parse_partition("auto").empty());
+  EXPECT_EQ(onnx_import::parse_partition("a=2x1,b:c=4").at("b:c"), std::vector<std::int64_t>{4});
+}
+
+TEST(OnnxImportErrors, CliExitsTwoAndWritesNothing) {
+  const auto dir = std::filesystem::temp_directory_path() / "doppler_onnx_cli_errors";
+  std::filesystem::create_directories(dir);
+  ModelBuilder m = linear();
+  m.node("Conv", {"y"}, {"c"});
+  {
+    std::ofstream f(dir / "bad.onnx", std::ios::binary);
+    f << m.bytes();
+  }
+  const auto out = dir / "g.json";
+  std::filesystem::remove(out);
+  const auto r = test::run_cli("import " + (dir / "bad.onnx").string() + " --devices 2 -o " +
+                               out.string());
+  EXPECT_EQ(r.exit_code, 2);
+  expect_has(r.err, "bad.onnx: unsupported ONNX ops: Conv (1)");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  {
+    std::ofstream f(dir / "good.onnx", std::ios::binary);
+    f << linear().bytes();
+  }
+  const auto ok = test::run_cli("import " + (dir / "good.onnx").string() + " --devices 2 -o " +
+                                out.string() + " --json");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  expect_has(ok.out, "\"total_flops\": 384.0");
+  EXPECT_TRUE(std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace doppler

@@ -1,0 +1,176 @@
+// End to end: ONNX models exported by PyTorch (tests/onnx/models.py: an MLP, a
+// TransformerEncoderLayer and a GPT block, each at two sizes) are imported by `doppler import`
+// for 1, 2 and 4 devices; the FLOPs it reports must equal the independent counts of models.py
+// (onnx-flops: onnx's shape inference and the conventions of its docstring; einsum FLOPs from the
+// module's sizes) and, for the small sizes, the model output computed by the engine after a HEFT
+// placement must equal PyTorch's. Skipped when /usr/bin/python3 cannot import torch and onnx.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/support.hpp"
+
+#include "doppler/util/npy.hpp"
+
+namespace doppler {
+namespace {
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string q(const std::filesystem::path& p) {
+  return "'" + p.string() + "'";
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command in the source directory; exit code, stdout and stderr.
+test::CliResult run_shell(const std::string& command) {
+  test::TempDir dir;
+  const std::string cmd = std::string("cd '") + DOPPLER_SOURCE_DIR + "' && " + command + " >'" +
+                          (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
+  const int status = std::system(cmd.c_str());
+  test::CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(dir / "out");
+  r.err = slurp(dir / "err");
+  return r;
+}
+
+// models.py with arguments.
+test::CliResult models_py(const std::string& args) {
+  return run_shell(std::string(kPython) + " tests/onnx/models.py " + args);
+}
+
+// Why the Python side cannot run ("" when it can), checked once.
+const std::string& python_missing() {
+  static const std::string why = [] {
+    const auto r = run_shell(std::string(kPython) + " -c 'import numpy, onnx, torch'");
+    if (r.exit_code == 0) return std::string();
+    return std::string(kPython) + " cannot import numpy, onnx and torch (Debian packages " +
+           "python3-numpy, python3-onnx, python3-torch): " + r.err.substr(0, 200);
+  }();
+  return why;
+}
+
+// A number printed alone on stdout.
+double number_of(const std::string& out) {
+  std::size_t used = 0;
+  const double x = std::stod(out, &used);
+  EXPECT_TRUE(std::all_of(out.begin() + static_cast<std::ptrdiff_t>(used), out.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c));
+  })) << out;
+  return x;
+}
+
+class OnnxEndToEnd : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+
+TEST_P(OnnxEndToEnd, ImportFlopsAndOutputMatchPyTorch) {
+  if (!python_missing().empty()) GTEST_SKIP() << python_missing();
+  const auto& [model, size] = GetParam();
+  test::TempDir dir;
+  const std::filesystem::path m = dir / "model";
+  auto r = models_py("export " + model + " " + size + " " + q(m));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto expected = nlohmann::json::parse(slurp(m / "flops.json"));
+  const double einsum_flops = expected["einsum_flops"].get<double>();
+  r = models_py("onnx-flops " + q(m / "model.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double total_flops = number_of(r.out);
+  EXPECT_GT(total_flops, einsum_flops);
+  r = models_py("op-types " + q(m / "model.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int onnx_nodes = 0;
+  {
+    std::istringstream lines(r.out);
+    std::string op;
+    int count = 0;
+    while (lines >> op >> count) onnx_nodes += count;
+  }
+  ASSERT_GT(onnx_nodes, 0) << r.out;
+  const NpyArray want = read_npy((m / "y.npy").string());
+  double scale = 1;
+  for (const float y : want.values) scale = std::max(scale, std::abs(static_cast<double>(y)));
+
+  for (const int devices : {1, 2, 4}) {
+    SCOPED_TRACE(model + " " + size + " on " + std::to_string(devices) + " devices");
+    const std::string p = std::to_string(devices);
+    const auto graph = dir / ("g" + p + ".json");
+    r = test::run_cli("import " + q(m / "model.onnx") + " --devices " + p +
+                      " --inputs x=" + q(m / "x.npy") + " -o " + q(graph) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["total_flops"].get<double>(), total_flops);
+    EXPECT_EQ(j["einsum_flops"].get<double>(), einsum_flops);
+    EXPECT_EQ(j["ops_before"].get<int>(), onnx_nodes);
+    EXPECT_GE(j["blocks"].get<int>(), 1);
+    if (size != "small") continue;  // the large sizes: import and FLOPs only
+
+    const auto assignment = dir / ("a" + p + ".json");
+    r = test::run_cli("place " + q(graph) + " --devices " + p +
+                      " --hardware cpu --method heft -o " + q(assignment));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto got_file = dir / ("got" + p + ".npy");
+    r = test::run_cli("execute " + q(graph) + " --assignment " + q(assignment) +
+                      " --repeat 1 --warmup 0 --save y=" + q(got_file));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const NpyArray got = read_npy(got_file.string());
+    ASSERT_EQ(got.shape, want.shape);
+    ASSERT_EQ(got.values.size(), want.values.size());
+    double err = 0;
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < want.values.size(); ++i) {
+      const double e =
+          std::abs(static_cast<double>(got.values[i]) - static_cast<double>(want.values[i]));
+      if (!(e <= err)) {  // NaN counts as the worst
+        err = std::isnan(e) ? INFINITY : e;
+        worst = i;
+      }
+    }
+    EXPECT_LE(err, 1e-4 * scale) << "element " << worst << ": got " << got.values[worst]
+                                 << ", PyTorch " << want.values[worst];
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OnnxEndToEnd,
+                         ::testing::Combine(::testing::Values("mlp", "encoder", "gpt"),
+                                            ::testing::Values("small", "large")),
+                         [](const ::testing::TestParamInfo<OnnxEndToEnd::ParamType>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
+
+// The independent counter on a hand-checkable model: the small MLP's FLOPs are its three
+// matmuls, bias additions and ReLUs, 64 x (128 -> 256 -> 256 -> 64).
+TEST(OnnxModels, FlopCounterAgreesWithAHandCount) {
+  if (!python_missing().empty()) GTEST_SKIP() << python_missing();
+  test::TempDir dir;
+  auto r = models_py("export mlp small " + q(dir / "m"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double matmuls = 2.0 * 64 * (128 * 256 + 256 * 256 + 256 * 64);
+  const double biases = 64.0 * (256 + 256 + 64), relus = 64.0 * (256 + 256);
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "m" / "flops.json"))["einsum_flops"], matmuls);
+  r = models_py("onnx-flops " + q(dir / "m" / "model.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(number_of(r.out), matmuls + biases + relus);
+  const NpyArray x = read_npy((dir / "m" / "x.npy").string());
+  const NpyArray y = read_npy((dir / "m" / "y.npy").string());
+  EXPECT_EQ(x.shape, (std::vector<std::int64_t>{64, 128}));
+  EXPECT_EQ(y.shape, (std::vector<std::int64_t>{64, 64}));
+}
+
+}  // namespace
+}  // namespace doppler
