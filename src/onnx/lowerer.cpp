@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "doppler/util/read_limits.hpp"
+
 namespace doppler::onnx_import {
 
 std::vector<std::int64_t> auto_parts(const Shape& shape, int devices) {
@@ -102,6 +104,10 @@ const BlockedTensor& Lowerer::load(const std::string& name, const HostTensor& t)
   c.values.reserve(t.data.size());
   for (double x : t.data) c.values.push_back(static_cast<float>(x));
   parameters_ += static_cast<std::int64_t>(c.values.size());
+  if (static_cast<std::uint64_t>(parameters_) * sizeof(float) > read_limits().max_constant_bytes)
+    throw std::runtime_error(fmt::format(
+        "the model's constants exceed {} bytes (DOPPLER_MAX_CONSTANT_BYTES)",
+        read_limits().max_constant_bytes));
   const Shape shape = c.shape;
   constants_.push_back(std::move(c));
   return p_.constant(name, shape, static_cast<int>(constants_.size()) - 1);

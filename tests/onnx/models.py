@@ -28,7 +28,8 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
 
     MatMul               2*K per output element (2*M*N*K; K = the first operand's last extent)
     Gemm                 2*M*N*K, plus 1 per output element for the bias C when present;
-                         alpha and beta are ignored when 1 (else 1 more per output element each)
+                         1 more per output element when alpha != 1, and when beta != 1 with a
+                         computed C (a constant C is scaled at import)
     Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
     Sigmoid              4
     Gelu                 5
@@ -39,7 +40,10 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          + 1 (normalise) + 1 (gain) + 1 (bias); per normalised row 1 (the scale
                          of the mean) + 3 (the reciprocal square root)
     Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather Cast Identity
-    Constant Where Shape ConstantOfShape Expand   0
+    Constant Shape ConstantOfShape Expand   0
+    Where                (constant condition) 2 per element when one branch is computed (the
+                         computed branch times a 0/1 mask, plus the constant branch's values),
+                         3 when both are (two masked products and their sum)
 
 A node whose inputs are all constants (initializers, Constant outputs, outputs of other such
 nodes, and Shape outputs, which are static) counts 0: the importer folds it. Any other op type
@@ -74,7 +78,7 @@ ELEMENTWISE = {
 # Data movement and shape ops: no FLOPs.
 FREE = {
     "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
-    "Gather", "Cast", "Identity", "Constant", "Where", "Shape", "ConstantOfShape", "Expand",
+    "Gather", "Cast", "Identity", "Constant", "Shape", "ConstantOfShape", "Expand",
 }
 
 
@@ -223,7 +227,7 @@ def numel(shape, what):
     return math.prod(shape)
 
 
-def node_flops(node, shapes):
+def node_flops(node, shapes, constant=frozenset()):
     def shape(i=None, out=None):
         name = node.input[i] if out is None else node.output[out]
         s = shapes.get(name)
@@ -245,6 +249,9 @@ def node_flops(node, shapes):
     n_out = numel(out, node.output[0])
     if op in ELEMENTWISE:
         return ELEMENTWISE[op] * n_out
+    if op == "Where":
+        computed = sum(1 for i in node.input[1:] if i not in constant)
+        return (2 if computed == 1 else 3) * n_out
     if op == "MatMul":
         a = shape(0)
         return 2 * n_out * a[-1]
@@ -257,7 +264,7 @@ def node_flops(node, shapes):
             flops += n_out
         if attr("alpha", 1.0) != 1.0:
             flops += n_out
-        if has_c and attr("beta", 1.0) != 1.0:
+        if has_c and attr("beta", 1.0) != 1.0 and node.input[2] not in constant:
             flops += n_out
         return flops
     if op == "ReduceMean":
@@ -287,7 +294,7 @@ def onnx_flops(path):
         if node.op_type == "Shape" or all(i in constant for i in inputs):
             constant.update(o for o in node.output if o)
             continue
-        total += node_flops(node, shapes)
+        total += node_flops(node, shapes, constant)
     return total
 
 
@@ -316,7 +323,7 @@ def main(argv):
         for op, count in sorted(op_types(argv[1]).items()):
             print(op, count)
         return 0
-    print(__doc__.split("\n\n")[1], file=sys.stderr)
+    print("\n\n".join(__doc__.split("\n\n")[1:3]), file=sys.stderr)
     return 2
 
 

@@ -7,6 +7,7 @@
 
 #include "onnx/model_builder.hpp"
 #include "support/support.hpp"
+#include "util/env_guard.hpp"
 
 #include "doppler/onnx/import.hpp"
 #include "doppler/util/error.hpp"
@@ -102,6 +103,14 @@ TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
   ModelBuilder r;
   r.input("x", {4, 8}).output("y", {1, 8}).node("ReduceMean", {"x"}, {"y"}, {}, {{"axes", {0}}});
   expect_has(import_error(r.bytes()), "ReduceMean over axes other than the last one");
+}
+
+TEST(OnnxImportErrors, ConstantBytesAreLimited) {
+  // linear() loads 48 weights = 192 bytes; the generated input x is not a constant.
+  test::EnvGuard limit("DOPPLER_MAX_CONSTANT_BYTES", "191");
+  expect_has(import_error(linear().bytes()), "constants exceed 191 bytes");
+  test::EnvGuard enough("DOPPLER_MAX_CONSTANT_BYTES", "192");
+  EXPECT_EQ(import_error(linear().bytes()), "");
 }
 
 TEST(OnnxImportErrors, BadPartitionSpecs) {
