@@ -69,8 +69,12 @@ ojson report_json(const onnx_import::ImportReport& r, double seconds, const std:
   j["outputs"] = r.outputs;
   ojson nodes = ojson::array();
   for (const auto& n : r.nodes)
-    nodes.push_back({{"name", n.name}, {"op", n.op_type}, {"shape", n.shape}, {"folded", n.folded},
-                     {"blocks", n.blocks}, {"flops", n.flops}});
+    nodes.push_back({{"name", n.name},
+                     {"op", n.op_type},
+                     {"shape", n.shape},
+                     {"folded", n.folded},
+                     {"blocks", n.blocks},
+                     {"flops", n.flops}});
   j["nodes"] = std::move(nodes);
   return j;
 }
@@ -106,7 +110,8 @@ void print_text(const onnx_import::ImportReport& r, double seconds, const std::s
   nt.add_column("shape", true);
   for (const char* c : {"blocks", "FLOPs"}) nt.add_column(c);
   for (const auto& n : r.nodes)
-    nt.add_row({n.name, n.op_type, n.folded ? "(folded)" : fmt::format("{}", fmt::join(n.shape, "x")),
+    nt.add_row({n.name, n.op_type,
+                n.folded ? "(folded)" : fmt::format("{}", fmt::join(n.shape, "x")),
                 std::to_string(n.blocks), format_sig(n.flops)});
   std::cout << '\n' << nt.to_text();
 }
@@ -114,7 +119,8 @@ void print_text(const onnx_import::ImportReport& r, double seconds, const std::s
 void run_import(const ImportCliOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto res = onnx_import::import_onnx(o.model, import_options(o));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   save_graph(o.out, res.graph, GraphFormat::json, nullptr);
   if (o.json)
     print_json(report_json(res.report, seconds, o.out));
@@ -135,7 +141,8 @@ void add_import(CLI::App& app) {
       "are folded at import; each remaining op is split into blocks (docs/onnx.md).");
   cmd->add_option("model", o->model, "ONNX model file (.onnx, weights inside)")->required();
   add_devices_option(*cmd, o->devices, true);
-  cmd->add_option("-o,--output", o->out, "graph file to write (Doppler JSON), atomically")->required();
+  cmd->add_option("-o,--output", o->out, "graph file to write (Doppler JSON), atomically")
+      ->required();
   cmd->add_option("--partition", o->partition,
                   "auto (default): every op's output gets at least P blocks, cutting its largest "
                   "dimensions first (contracted dimensions never); or TENSOR=AxBxC,... block "

@@ -75,7 +75,8 @@ HostTensor constant_value(const onnx::NodeProto& n) {
 }
 
 HostTensor gather(const HostTensor& a, const HostTensor& ind, std::int64_t axis) {
-  const auto ax = static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(a.shape.size())));
+  const auto ax =
+      static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(a.shape.size())));
   Shape shape(a.shape.begin(), a.shape.begin() + static_cast<std::ptrdiff_t>(ax));
   shape.insert(shape.end(), ind.shape.begin(), ind.shape.end());
   shape.insert(shape.end(), a.shape.begin() + static_cast<std::ptrdiff_t>(ax) + 1, a.shape.end());
@@ -96,17 +97,20 @@ HostTensor gather(const HostTensor& a, const HostTensor& ind, std::int64_t axis)
 
 HostTensor concat(const std::vector<HostTensor>& in, std::int64_t axis) {
   if (in.empty()) throw std::runtime_error("concat of nothing");
-  const auto ax = static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(in[0].shape.size())));
+  const auto ax =
+      static_cast<std::size_t>(normalize_axis(axis, static_cast<std::int64_t>(in[0].shape.size())));
   Shape shape = in[0].shape;
   shape[ax] = 0;
   for (const auto& t : in) {
     if (t.shape.size() != shape.size()) throw std::runtime_error("concat: ranks differ");
     for (std::size_t d = 0; d < shape.size(); ++d)
-      if (d != ax && t.shape[d] != in[0].shape[d]) throw std::runtime_error("concat: shapes differ");
+      if (d != ax && t.shape[d] != in[0].shape[d])
+        throw std::runtime_error("concat: shapes differ");
     shape[ax] += t.shape[ax];
   }
   HostTensor out{shape, {}, in[0].integer};
-  const auto outer = numel_of(Shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(ax)));
+  const auto outer =
+      numel_of(Shape(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(ax)));
   for (std::int64_t o = 0; o < outer; ++o)
     for (const auto& t : in) {
       const auto chunk = t.numel() / std::max<std::int64_t>(outer, 1);
@@ -133,7 +137,8 @@ HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
 
 Shape squeeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
   std::vector<bool> drop(s.size(), axes.empty());
-  for (auto a : axes) drop[static_cast<std::size_t>(normalize_axis(a, static_cast<std::int64_t>(s.size())))] = true;
+  for (auto a : axes)
+    drop[static_cast<std::size_t>(normalize_axis(a, static_cast<std::int64_t>(s.size())))] = true;
   Shape out;
   for (std::size_t d = 0; d < s.size(); ++d) {
     if (drop[d] && s[d] == 1) continue;
@@ -149,7 +154,8 @@ Shape unsqueeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
   for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
   Shape out;
   std::size_t k = 0;
-  for (std::int64_t d = 0; d < r; ++d) out.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
+  for (std::int64_t d = 0; d < r; ++d)
+    out.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
   return out;
 }
 
@@ -175,12 +181,11 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     r = in.at(0);
     r.shape = op == "Squeeze" ? squeeze_shape(r.shape, axes) : unsqueeze_shape(r.shape, axes);
   } else if (op == "Slice") {
-    SliceBox b = opset >= 10
-                     ? slice_box(in.at(0).shape, in.at(1).ints(), in.at(2).ints(),
-                                 opt(in, 3) ? in[3].ints() : std::vector<std::int64_t>{},
-                                 opt(in, 4) ? in[4].ints() : std::vector<std::int64_t>{})
-                     : slice_box(in.at(0).shape, attr_ints(n, "starts"), attr_ints(n, "ends"),
-                                 attr_ints(n, "axes"), {});
+    SliceBox b = opset >= 10 ? slice_box(in.at(0).shape, in.at(1).ints(), in.at(2).ints(),
+                                         opt(in, 3) ? in[3].ints() : std::vector<std::int64_t>{},
+                                         opt(in, 4) ? in[4].ints() : std::vector<std::int64_t>{})
+                             : slice_box(in.at(0).shape, attr_ints(n, "starts"),
+                                         attr_ints(n, "ends"), attr_ints(n, "axes"), {});
     const Shape st = strides_of(in[0].shape);
     r = remap(in[0], b.length, [&](const Shape& idx) {
       std::int64_t off = 0;
@@ -199,7 +204,8 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     const auto* v = find_attr(n, "value");
     HostTensor val = v ? decode_tensor(v->t()) : HostTensor{{1}, {0.0}, false};
     const Shape s = in.at(0).ints();
-    r = {s, std::vector<double>(static_cast<std::size_t>(numel_of(s)), val.data.at(0)), val.integer};
+    r = {s, std::vector<double>(static_cast<std::size_t>(numel_of(s)), val.data.at(0)),
+         val.integer};
   } else if (op == "Range") {
     const double s = in.at(0).data.at(0), l = in.at(1).data.at(0), d = in.at(2).data.at(0);
     if (d == 0) throw std::runtime_error("range with delta 0");
@@ -242,15 +248,19 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
         },
         integer);
   } else if (auto b = bin.find(op); b != bin.end()) {
-    const bool logical = op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+    const bool logical =
+        op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
     r = binary(in.at(0), in.at(1), b->second, logical || (in[0].integer && in[1].integer));
   } else if (auto u = un.find(op); u != un.end()) {
     r = unary(in.at(0), u->second);
   } else if (op == "Where") {
-    const Shape s = broadcast_shapes(broadcast_shapes(in.at(0).shape, in.at(1).shape), in.at(2).shape);
-    const HostTensor c = broadcast_to(in[0], s), x = broadcast_to(in[1], s), y = broadcast_to(in[2], s);
+    const Shape s =
+        broadcast_shapes(broadcast_shapes(in.at(0).shape, in.at(1).shape), in.at(2).shape);
+    const HostTensor c = broadcast_to(in[0], s), x = broadcast_to(in[1], s),
+                     y = broadcast_to(in[2], s);
     r = x;
-    for (std::size_t i = 0; i < r.data.size(); ++i) r.data[i] = c.data[i] != 0 ? x.data[i] : y.data[i];
+    for (std::size_t i = 0; i < r.data.size(); ++i)
+      r.data[i] = c.data[i] != 0 ? x.data[i] : y.data[i];
     r.integer = in[1].integer && in[2].integer;
   } else {
     return false;

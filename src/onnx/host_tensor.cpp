@@ -78,14 +78,14 @@ void decode_field(const Field& f, std::int64_t n, std::vector<double>& out, bool
 
 HostTensor decode_tensor(const onnx::TensorProto& t) {
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    throw std::runtime_error("external tensor data is not supported (save with the weights inside)");
+    throw std::runtime_error(
+        "external tensor data is not supported (save with the weights inside)");
   HostTensor h;
   for (auto d : t.dims()) {
     if (d < 0 || d > (std::int64_t{1} << 31)) throw std::runtime_error("bad tensor dimension");
     h.shape.push_back(d);
   }
-  if (static_cast<double>(numel_of(h.shape)) > 0x1p31)
-    throw std::runtime_error("tensor too large");
+  if (static_cast<double>(numel_of(h.shape)) > 0x1p31) throw std::runtime_error("tensor too large");
   const std::int64_t n = numel_of(h.shape);
   const bool raw = t.has_raw_data();
   using TP = onnx::TensorProto;
@@ -127,8 +127,9 @@ HostTensor decode_tensor(const onnx::TensorProto& t) {
           : decode_field(t.int32_data(), n, h.data);
       break;
     default:
-      throw std::runtime_error(fmt::format("tensor element type {} is not supported",
-                                           TP::DataType_Name(static_cast<TP::DataType>(t.data_type()))));
+      throw std::runtime_error(
+          fmt::format("tensor element type {} is not supported",
+                      TP::DataType_Name(static_cast<TP::DataType>(t.data_type()))));
   }
   return h;
 }
@@ -140,8 +141,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
     const auto x = d + a.size() >= r ? a[d + a.size() - r] : 1;
     const auto y = d + b.size() >= r ? b[d + b.size() - r] : 1;
     if (x != y && x != 1 && y != 1)
-      throw std::runtime_error(fmt::format("shapes {} and {} do not broadcast", shape_text(a),
-                                           shape_text(b)));
+      throw std::runtime_error(
+          fmt::format("shapes {} and {} do not broadcast", shape_text(a), shape_text(b)));
     s[d] = x == 1 ? y : x;
   }
   return s;
@@ -209,15 +210,18 @@ Shape reshape_target(const Shape& in, const std::vector<std::int64_t>& spec, boo
 SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
                    const std::vector<std::int64_t>& ends, std::vector<std::int64_t> axes,
                    const std::vector<std::int64_t>& steps) {
-  if (starts.size() != ends.size()) throw std::runtime_error("slice: starts and ends differ in length");
+  if (starts.size() != ends.size())
+    throw std::runtime_error("slice: starts and ends differ in length");
   if (axes.empty())
     for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
-  if (axes.size() != starts.size()) throw std::runtime_error("slice: axes and starts differ in length");
+  if (axes.size() != starts.size())
+    throw std::runtime_error("slice: axes and starts differ in length");
   SliceBox b{Shape(in.size(), 0), in};
   for (std::size_t i = 0; i < axes.size(); ++i) {
     if (!steps.empty() && steps[i] != 1)
       throw std::runtime_error("slice: only step 1 is supported");
-    const auto ax = static_cast<std::size_t>(normalize_axis(axes[i], static_cast<std::int64_t>(in.size())));
+    const auto ax =
+        static_cast<std::size_t>(normalize_axis(axes[i], static_cast<std::int64_t>(in.size())));
     const auto n = in[ax];
     auto s = starts[i] < 0 ? starts[i] + n : starts[i];
     auto e = ends[i] < 0 ? ends[i] + n : ends[i];

@@ -1,12 +1,12 @@
 #pragma once
 // Internal: constant tensors evaluated at import time (initializers, Constant nodes and folded
 // shape subgraphs), and the ONNX decoding of tensors and attributes.
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace doppler::onnx_import {
 

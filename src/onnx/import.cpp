@@ -2,15 +2,16 @@
 // infer shapes, then fold and lower node by node and build the graph.
 #include "doppler/onnx/import.hpp"
 
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <set>
 
 #include <fmt/format.h>
-#include <onnx/checker.h>
-#include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "lowerer.hpp"
 
@@ -44,19 +45,22 @@ void check_opset_and_ops(Model& m) {
     if (o.domain().empty() || o.domain() == "ai.onnx") m.opset = o.version();
   if (m.opset == 0) fail(m.file, "the model imports no default-domain (ai.onnx) opset");
   if (m.opset < kMinOpset || m.opset > kMaxOpset)
-    fail(m.file, fmt::format("unsupported opset {} (supported: {} to {})", m.opset, kMinOpset, kMaxOpset));
+    fail(m.file,
+         fmt::format("unsupported opset {} (supported: {} to {})", m.opset, kMinOpset, kMaxOpset));
   const auto supported = supported_ops();
   std::map<std::string, int> bad;
   for (const auto& n : m.proto.graph().node()) {
     const bool std_domain = n.domain().empty() || n.domain() == "ai.onnx";
     const std::string key = std_domain ? n.op_type() : n.domain() + "." + n.op_type();
-    if (!std_domain || !std::binary_search(supported.begin(), supported.end(), n.op_type())) ++bad[key];
+    if (!std_domain || !std::binary_search(supported.begin(), supported.end(), n.op_type()))
+      ++bad[key];
   }
   if (bad.empty()) return;
   std::vector<std::string> parts;
   for (const auto& [op, count] : bad) parts.push_back(fmt::format("{} ({})", op, count));
-  fail(m.file, fmt::format("unsupported ONNX ops: {} (see `doppler import --help` for the supported list)",
-                           fmt::join(parts, ", ")));
+  fail(m.file,
+       fmt::format("unsupported ONNX ops: {} (see `doppler import --help` for the supported list)",
+                   fmt::join(parts, ", ")));
 }
 
 std::set<std::string> initializer_names(const onnx::GraphProto& g) {
@@ -72,7 +76,8 @@ void apply_input_shapes(Model& m, const ImportOptions& o) {
   std::set<std::string> seen;
   for (auto& vi : *g->mutable_input()) {
     if (inits.count(vi.name())) continue;
-    if (!vi.type().has_tensor_type()) fail(m.file, "graph input '" + vi.name() + "' is not a tensor");
+    if (!vi.type().has_tensor_type())
+      fail(m.file, "graph input '" + vi.name() + "' is not a tensor");
     auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
     if (auto it = o.input_shapes.find(vi.name()); it != o.input_shapes.end()) {
       seen.insert(vi.name());
@@ -81,11 +86,13 @@ void apply_input_shapes(Model& m, const ImportOptions& o) {
     }
     for (int d = 0; d < shape->dim_size(); ++d)
       if (!shape->dim(d).has_dim_value() || shape->dim(d).dim_value() < 1)
-        fail(m.file, fmt::format("graph input '{}': dimension {}{} is dynamic; give its shape with "
-                                 "--input {}:DIMS (e.g. 1x128)",
-                                 vi.name(), d,
-                                 shape->dim(d).has_dim_param() ? " ('" + shape->dim(d).dim_param() + "')" : "",
-                                 vi.name()));
+        fail(m.file,
+             fmt::format(
+                 "graph input '{}': dimension {}{} is dynamic; give its shape with "
+                 "--input {}:DIMS (e.g. 1x128)",
+                 vi.name(), d,
+                 shape->dim(d).has_dim_param() ? " ('" + shape->dim(d).dim_param() + "')" : "",
+                 vi.name()));
   }
   for (const auto& [name, dims] : o.input_shapes)
     if (!seen.count(name)) fail(m.file, "--input " + name + ": the model has no such graph input");
@@ -94,7 +101,8 @@ void apply_input_shapes(Model& m, const ImportOptions& o) {
 Model read_model(const std::string& bytes, const std::string& file, const ImportOptions& o) {
   Model m;
   m.file = file;
-  if (!m.proto.ParseFromString(bytes)) fail(file, "not a readable ONNX protobuf (truncated or corrupt)");
+  if (!m.proto.ParseFromString(bytes))
+    fail(file, "not a readable ONNX protobuf (truncated or corrupt)");
   if (!m.proto.has_graph()) fail(file, "the model has no graph");
   check_opset_and_ops(m);
   apply_input_shapes(m, o);
@@ -151,9 +159,10 @@ void define_inputs(const Model& m, const ImportOptions& o, Lowerer& low) {
       used.insert(vi.name());
       const NpyArray a = read_npy(it->second);
       if (a.shape != s)
-        fail(it->second, fmt::format("holds a {} array; graph input '{}' is {}", shape_text(a.shape),
-                                     vi.name(), shape_text(s)));
-      low.set_loaded_input(vi.name(), HostTensor{a.shape, {a.values.begin(), a.values.end()}, false});
+        fail(it->second, fmt::format("holds a {} array; graph input '{}' is {}",
+                                     shape_text(a.shape), vi.name(), shape_text(s)));
+      low.set_loaded_input(vi.name(),
+                           HostTensor{a.shape, {a.values.begin(), a.values.end()}, false});
     } else {
       low.set_input(vi.name(), s);
     }
@@ -183,7 +192,8 @@ void fill_report(const Graph& g, const std::vector<std::pair<int, int>>& ranges,
     for (NodeId v = ranges[i].first; v < ranges[i].second; ++v) {
       const Node& node = g.node(v);
       nr.flops += node.flops;
-      if ((nr.op_type == "MatMul" || nr.op_type == "Gemm") && node.exec && node.exec->op == "einsum")
+      if ((nr.op_type == "MatMul" || nr.op_type == "Gemm") && node.exec &&
+          node.exec->op == "einsum")
         r.einsum_flops += node.flops;
     }
   }
@@ -230,7 +240,8 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name
   GraphMeta meta;
   meta.name = std::filesystem::path(name).stem().string();
   meta.origin = "onnx";
-  meta.params = {{"model", r.model}, {"opset", std::to_string(m.opset)},
+  meta.params = {{"model", r.model},
+                 {"opset", std::to_string(m.opset)},
                  {"devices", std::to_string(options.devices)},
                  {"dtype", std::string(workloads::dtype_name(options.dtype))}};
   try {

@@ -46,12 +46,14 @@ const BlockedTensor& Lowerer::einsum(const std::string& name, const std::string&
 void Lowerer::matmul(const onnx::NodeProto& n) {
   const Shape sa = in(n, 0).shape, sb = in(n, 1).shape;
   if (sa.empty() || sb.empty()) throw std::runtime_error("MatMul of a scalar");
-  if (sa.size() == 1 && sb.size() == 1) throw std::runtime_error("MatMul of two vectors is not supported");
+  if (sa.size() == 1 && sb.size() == 1)
+    throw std::runtime_error("MatMul of two vectors is not supported");
   if (sa.back() != sb[sb.size() >= 2 ? sb.size() - 2 : 0])
-    throw std::runtime_error(fmt::format("MatMul of {} and {}: inner extents differ",
-                                         shape_text(sa), shape_text(sb)));
+    throw std::runtime_error(
+        fmt::format("MatMul of {} and {}: inner extents differ", shape_text(sa), shape_text(sb)));
   const Shape bb(sb.begin(), sb.end() - (sb.size() >= 2 ? 2 : 1));
-  const Shape batch = broadcast_shapes(sa.size() >= 2 ? Shape(sa.begin(), sa.end() - 2) : Shape{}, bb);
+  const Shape batch =
+      broadcast_shapes(sa.size() >= 2 ? Shape(sa.begin(), sa.end() - 2) : Shape{}, bb);
   if (batch.size() > 8) throw std::runtime_error("MatMul with more than 8 batch dimensions");
   std::string la, lb, lo, single = kSingle;
   Shape out_shape;
@@ -97,8 +99,8 @@ void Lowerer::gemm(const onnx::NodeProto& n) {
   const auto m = ta ? sa[1] : sa[0], k = ta ? sa[0] : sa[1];
   const auto kb = tb ? sb[1] : sb[0], nn = tb ? sb[0] : sb[1];
   if (k != kb)
-    throw std::runtime_error(fmt::format("Gemm of {} and {}: inner extents differ", shape_text(sa),
-                                         shape_text(sb)));
+    throw std::runtime_error(
+        fmt::format("Gemm of {} and {}: inner extents differ", shape_text(sa), shape_text(sb)));
   const std::string spec = std::string(ta ? "km" : "mk") + "," + (tb ? "nk" : "kn") + "->mn";
   const bool bias = has_in(n, 2);
   const bool scaled = alpha != 1;
@@ -134,7 +136,8 @@ void Lowerer::binary(const onnx::NodeProto& n) {
   // Scaling by a constant scalar: one "scale" kernel (1 FLOP per element, like mul / div).
   if ((op == "Mul" || op == "Div") && scalar(b) && !a.constant) {
     const double c = b.constant->data[0];
-    define(n.output(0), map(out(n), "scale", {&blocked(n, 0)}, {{"scale", op == "Mul" ? c : 1 / c}}));
+    define(n.output(0),
+           map(out(n), "scale", {&blocked(n, 0)}, {{"scale", op == "Mul" ? c : 1 / c}}));
     return;
   }
   if (op == "Mul" && scalar(a) && !b.constant) {
@@ -151,7 +154,8 @@ void Lowerer::unary(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (op == "Gelu") {
     const auto* a = find_attr(n, "approximate");
-    if (a && a->s() != "none") throw std::runtime_error("Gelu with approximate='" + a->s() + "' is not supported");
+    if (a && a->s() != "none")
+      throw std::runtime_error("Gelu with approximate='" + a->s() + "' is not supported");
   }
   define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0)}));
 }
@@ -169,7 +173,8 @@ const BlockedTensor& Lowerer::last_axis_whole(const BlockedTensor& t) {
 void Lowerer::softmax(const onnx::NodeProto& n) {
   const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
   const auto axis = normalize_axis(attr_int(n, "axis", opset_ >= 13 ? -1 : 1), rank);
-  if (axis != rank - 1) throw std::runtime_error("Softmax over an axis other than the last is not supported");
+  if (axis != rank - 1)
+    throw std::runtime_error("Softmax over an axis other than the last is not supported");
   const auto& x = last_axis_whole(blocked(n, 0));
   define(n.output(0), workloads::softmax(p_, out(n), x));
 }
@@ -196,7 +201,8 @@ void Lowerer::layer_norm(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
   if (normalize_axis(attr_int(n, "axis", -1), rank) != rank - 1)
-    throw std::runtime_error("LayerNormalization over axes other than the last one is not supported");
+    throw std::runtime_error(
+        "LayerNormalization over axes other than the last one is not supported");
   if (n.output_size() > 1 && !n.output(1).empty())
     throw std::runtime_error("LayerNormalization's Mean / InvStdDev outputs are not supported");
   const double eps = attr_float(n, "epsilon", 1e-5), inv_d = 1.0 / static_cast<double>(s.back());

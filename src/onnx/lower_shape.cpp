@@ -17,17 +17,21 @@ void Lowerer::alias(const onnx::NodeProto& n) {
 void Lowerer::shape_of(const onnx::NodeProto& n) {
   const Shape& s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
-  auto clampi = [rank](std::int64_t v) { return std::clamp<std::int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  auto clampi = [rank](std::int64_t v) {
+    return std::clamp<std::int64_t>(v < 0 ? v + rank : v, 0, rank);
+  };
   const auto lo = clampi(attr_int(n, "start", 0)), hi = clampi(attr_int(n, "end", rank));
   HostTensor t{{std::max<std::int64_t>(hi - lo, 0)}, {}, true};
-  for (auto d = lo; d < hi; ++d) t.data.push_back(static_cast<double>(s[static_cast<std::size_t>(d)]));
+  for (auto d = lo; d < hi; ++d)
+    t.data.push_back(static_cast<double>(s[static_cast<std::size_t>(d)]));
   set_constant(n.output(0), std::move(t));
 }
 
 void Lowerer::transpose(const onnx::NodeProto& n) {
   const auto rank = in(n, 0).shape.size();
   std::vector<int> perm;
-  for (auto p : attr_ints(n, "perm")) perm.push_back(static_cast<int>(normalize_axis(p, static_cast<std::int64_t>(rank))));
+  for (auto p : attr_ints(n, "perm"))
+    perm.push_back(static_cast<int>(normalize_axis(p, static_cast<std::int64_t>(rank))));
   if (perm.empty())
     for (std::size_t d = 0; d < rank; ++d) perm.push_back(static_cast<int>(rank - 1 - d));
   std::vector<int> sorted = perm;
@@ -66,7 +70,8 @@ void Lowerer::reshape(const onnx::NodeProto& n) {
       std::vector<bool> drop(s.size(), axes.empty());
       for (auto a : axes) drop[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
       for (std::size_t d = 0; d < s.size(); ++d) {
-        if (drop[d] && s[d] != 1 && !axes.empty()) throw std::runtime_error("Squeeze of a dimension above 1");
+        if (drop[d] && s[d] != 1 && !axes.empty())
+          throw std::runtime_error("Squeeze of a dimension above 1");
         if (!(drop[d] && s[d] == 1)) target.push_back(s[d]);
       }
     } else {
@@ -74,7 +79,8 @@ void Lowerer::reshape(const onnx::NodeProto& n) {
       std::vector<bool> ins(static_cast<std::size_t>(r), false);
       for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
       std::size_t k = 0;
-      for (std::int64_t d = 0; d < r; ++d) target.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
+      for (std::int64_t d = 0; d < r; ++d)
+        target.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
     }
   }
   define(n.output(0), reshaped(out(n), blocked(n, 0), target));
@@ -86,7 +92,8 @@ void Lowerer::concat(const onnx::NodeProto& n) {
   std::vector<const BlockedTensor*> parts;
   for (int i = 0; i < n.input_size(); ++i) {
     const Value& v = in(n, static_cast<std::size_t>(i));
-    if (v.shape.size() != static_cast<std::size_t>(rank)) throw std::runtime_error("Concat: ranks differ");
+    if (v.shape.size() != static_cast<std::size_t>(rank))
+      throw std::runtime_error("Concat: ranks differ");
     if (v.shape[static_cast<std::size_t>(axis)] == 0) continue;
     parts.push_back(&blocked(n, static_cast<std::size_t>(i)));
   }
@@ -96,7 +103,8 @@ void Lowerer::concat(const onnx::NodeProto& n) {
 const BlockedTensor& Lowerer::select(const std::string& name, const BlockedTensor& a,
                                      const Shape& offset, const Shape& length) {
   if (offset == Shape(a.shape.size(), 0) && length == a.shape) return a;
-  const BlockedTensor& src = a.blocks.empty() ? p_.ensure_layout(a, std::vector<std::optional<Cuts>>(a.shape.size())) : a;
+  const BlockedTensor& src =
+      a.blocks.empty() ? p_.ensure_layout(a, std::vector<std::optional<Cuts>>(a.shape.size())) : a;
   // The output keeps the source's cuts inside the region, so each block reads one source block.
   std::vector<Cuts> cuts;
   for (std::size_t d = 0; d < src.shape.size(); ++d) {
@@ -112,13 +120,15 @@ const BlockedTensor& Lowerer::select(const std::string& name, const BlockedTenso
 
 void Lowerer::split(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
-  const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
+  const auto axis = static_cast<std::size_t>(
+      normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
   std::vector<std::int64_t> sizes =
       opset_ >= 13 ? (has_in(n, 1) ? const_in(n, 1, "split").ints() : std::vector<std::int64_t>{})
                    : attr_ints(n, "split");
   const auto parts = static_cast<std::int64_t>(n.output_size());
   if (sizes.empty()) {
-    if (s[axis] % parts != 0) throw std::runtime_error("Split: extent not divisible by the outputs");
+    if (s[axis] % parts != 0)
+      throw std::runtime_error("Split: extent not divisible by the outputs");
     sizes.assign(static_cast<std::size_t>(parts), s[axis] / parts);
   }
   if (static_cast<std::int64_t>(sizes.size()) != parts ||
@@ -141,14 +151,17 @@ void Lowerer::slice(const onnx::NodeProto& n) {
   const auto ints = [&](std::size_t i, const char* what) {
     return has_in(n, i) ? const_in(n, i, what).ints() : std::vector<std::int64_t>{};
   };
-  const SliceBox b = opset_ >= 10 ? slice_box(s, ints(1, "starts"), ints(2, "ends"), ints(3, "axes"), ints(4, "steps"))
-                                  : slice_box(s, attr_ints(n, "starts"), attr_ints(n, "ends"), attr_ints(n, "axes"), {});
+  const SliceBox b =
+      opset_ >= 10
+          ? slice_box(s, ints(1, "starts"), ints(2, "ends"), ints(3, "axes"), ints(4, "steps"))
+          : slice_box(s, attr_ints(n, "starts"), attr_ints(n, "ends"), attr_ints(n, "axes"), {});
   define(n.output(0), select(out(n), blocked(n, 0), b.offset, b.length));
 }
 
 void Lowerer::gather(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
-  const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
+  const auto axis = static_cast<std::size_t>(
+      normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
   const HostTensor& ind = const_in(n, 1, "indices");
   std::vector<std::int64_t> idx = ind.ints();
   for (auto& i : idx) {
@@ -168,7 +181,8 @@ void Lowerer::gather(const onnx::NodeProto& n) {
     parts.push_back(&select(fmt::format("{}.part{}", out(n), parts.size()), x, off, len));
     i = j;
   }
-  const BlockedTensor& g = parts.size() == 1 ? *parts[0] : p_.concat(out(n, ".gather"), parts, static_cast<int>(axis));
+  const BlockedTensor& g =
+      parts.size() == 1 ? *parts[0] : p_.concat(out(n, ".gather"), parts, static_cast<int>(axis));
   Shape target(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(axis));
   target.insert(target.end(), ind.shape.begin(), ind.shape.end());
   target.insert(target.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());

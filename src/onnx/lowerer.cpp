@@ -30,31 +30,47 @@ Lowerer::Lowerer(const ImportOptions& options, std::int64_t opset)
     : options_(options), opset_(opset), p_(options.dtype) {}
 
 const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
-  static const std::map<std::string, Op> m = {
-      {"MatMul", &Lowerer::matmul},       {"Gemm", &Lowerer::gemm},
-      {"Add", &Lowerer::binary},          {"Sub", &Lowerer::binary},
-      {"Mul", &Lowerer::binary},          {"Div", &Lowerer::binary},
-      {"Pow", &Lowerer::binary},          {"Relu", &Lowerer::unary},
-      {"Sqrt", &Lowerer::unary},          {"Neg", &Lowerer::unary},
-      {"Sigmoid", &Lowerer::unary},       {"Tanh", &Lowerer::unary},
-      {"Erf", &Lowerer::unary},           {"Gelu", &Lowerer::unary},
-      {"Exp", &Lowerer::unary},           {"Softmax", &Lowerer::softmax},
-      {"ReduceMean", &Lowerer::reduce},   {"ReduceSum", &Lowerer::reduce},
-      {"LayerNormalization", &Lowerer::layer_norm},
-      {"Where", &Lowerer::where},         {"Identity", &Lowerer::alias},
-      {"Cast", &Lowerer::alias},          {"Dropout", &Lowerer::alias},
-      {"Shape", &Lowerer::shape_of},      {"Transpose", &Lowerer::transpose},
-      {"Reshape", &Lowerer::reshape},     {"Flatten", &Lowerer::reshape},
-      {"Squeeze", &Lowerer::reshape},     {"Unsqueeze", &Lowerer::reshape},
-      {"Concat", &Lowerer::concat},       {"Split", &Lowerer::split},
-      {"Slice", &Lowerer::slice},         {"Gather", &Lowerer::gather}};
+  static const std::map<std::string, Op> m = {{"MatMul", &Lowerer::matmul},
+                                              {"Gemm", &Lowerer::gemm},
+                                              {"Add", &Lowerer::binary},
+                                              {"Sub", &Lowerer::binary},
+                                              {"Mul", &Lowerer::binary},
+                                              {"Div", &Lowerer::binary},
+                                              {"Pow", &Lowerer::binary},
+                                              {"Relu", &Lowerer::unary},
+                                              {"Sqrt", &Lowerer::unary},
+                                              {"Neg", &Lowerer::unary},
+                                              {"Sigmoid", &Lowerer::unary},
+                                              {"Tanh", &Lowerer::unary},
+                                              {"Erf", &Lowerer::unary},
+                                              {"Gelu", &Lowerer::unary},
+                                              {"Exp", &Lowerer::unary},
+                                              {"Softmax", &Lowerer::softmax},
+                                              {"ReduceMean", &Lowerer::reduce},
+                                              {"ReduceSum", &Lowerer::reduce},
+                                              {"LayerNormalization", &Lowerer::layer_norm},
+                                              {"Where", &Lowerer::where},
+                                              {"Identity", &Lowerer::alias},
+                                              {"Cast", &Lowerer::alias},
+                                              {"Dropout", &Lowerer::alias},
+                                              {"Shape", &Lowerer::shape_of},
+                                              {"Transpose", &Lowerer::transpose},
+                                              {"Reshape", &Lowerer::reshape},
+                                              {"Flatten", &Lowerer::reshape},
+                                              {"Squeeze", &Lowerer::reshape},
+                                              {"Unsqueeze", &Lowerer::reshape},
+                                              {"Concat", &Lowerer::concat},
+                                              {"Split", &Lowerer::split},
+                                              {"Slice", &Lowerer::slice},
+                                              {"Gather", &Lowerer::gather}};
   return m;
 }
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"And",   "Constant", "ConstantOfShape", "Equal", "Expand",
-                                "Greater", "Less",   "Not",             "Or",    "Range"};
+  std::vector<std::string> v = {
+      "And", "Constant", "ConstantOfShape", "Equal", "Expand", "Greater", "Less", "Not",
+      "Or",  "Range"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;
@@ -91,7 +107,8 @@ const Value& Lowerer::in(const onnx::NodeProto& n, std::size_t i) const {
   return *v;
 }
 
-const HostTensor& Lowerer::const_in(const onnx::NodeProto& n, std::size_t i, const char* what) const {
+const HostTensor& Lowerer::const_in(const onnx::NodeProto& n, std::size_t i,
+                                    const char* what) const {
   const Value& v = in(n, i);
   if (!v.constant) throw std::runtime_error(fmt::format("{} must be a constant", what));
   return *v.constant;
@@ -105,9 +122,9 @@ const BlockedTensor& Lowerer::load(const std::string& name, const HostTensor& t)
   for (double x : t.data) c.values.push_back(static_cast<float>(x));
   parameters_ += static_cast<std::int64_t>(c.values.size());
   if (static_cast<std::uint64_t>(parameters_) * sizeof(float) > read_limits().max_constant_bytes)
-    throw std::runtime_error(fmt::format(
-        "the model's constants exceed {} bytes (DOPPLER_MAX_CONSTANT_BYTES)",
-        read_limits().max_constant_bytes));
+    throw std::runtime_error(
+        fmt::format("the model's constants exceed {} bytes (DOPPLER_MAX_CONSTANT_BYTES)",
+                    read_limits().max_constant_bytes));
   const Shape shape = c.shape;
   constants_.push_back(std::move(c));
   return p_.constant(name, shape, static_cast<int>(constants_.size()) - 1);

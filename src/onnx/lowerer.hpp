@@ -21,7 +21,7 @@ using workloads::Cuts;
 /// One ONNX tensor during lowering.
 struct Value {
   Shape shape;
-  std::optional<HostTensor> constant;   ///< set for constants
+  std::optional<HostTensor> constant;      ///< set for constants
   const BlockedTensor* blocked = nullptr;  ///< set for computed tensors (and loaded constants)
 };
 
@@ -60,7 +60,6 @@ public:
   static const std::map<std::string, Op>& ops();
 
 private:
-
   const Value& in(const onnx::NodeProto& n, std::size_t i) const;
   bool has_in(const onnx::NodeProto& n, std::size_t i) const;
   const HostTensor& const_in(const onnx::NodeProto& n, std::size_t i, const char* what) const;
@@ -83,8 +82,8 @@ private:
   void layer_norm(const onnx::NodeProto& n);
   void where(const onnx::NodeProto& n);
   const BlockedTensor& einsum(const std::string& name, const std::string& spec,
-                             const BlockedTensor& a, const BlockedTensor& b,
-                             const std::string& out_labels, const Shape& out_shape);
+                              const BlockedTensor& a, const BlockedTensor& b,
+                              const std::string& out_labels, const Shape& out_shape);
   const BlockedTensor& map(const std::string& name, const std::string& kernel,
                            const std::vector<const BlockedTensor*>& operands,
                            workloads::Attrs attrs = {});
@@ -98,8 +97,8 @@ private:
   void split(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
   void gather(const onnx::NodeProto& n);
-  const BlockedTensor& select(const std::string& name, const BlockedTensor& a,
-                              const Shape& offset, const Shape& length);
+  const BlockedTensor& select(const std::string& name, const BlockedTensor& a, const Shape& offset,
+                              const Shape& length);
   const BlockedTensor& reshaped(const std::string& name, const BlockedTensor& a,
                                 const Shape& shape);
 

@@ -166,7 +166,8 @@ const BlockedTensor& BlockedProgram::concat(const std::string& name,
       req[d] = first.cuts[d];
     }
     const BlockedTensor& s = ensure_layout(*p, req);
-    for (std::size_t c = 1; c < s.cuts[ax].size(); ++c) cuts[ax].push_back(shape[ax] + s.cuts[ax][c]);
+    for (std::size_t c = 1; c < s.cuts[ax].size(); ++c)
+      cuts[ax].push_back(shape[ax] + s.cuts[ax][c]);
     shape[ax] += s.shape[ax];
     srcs.push_back(&s);
   }

@@ -1,12 +1,12 @@
 #pragma once
 // Test-only: small ONNX models built with the protobuf API, serialised for import_onnx_bytes.
+#include <onnx/onnx_pb.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <onnx/onnx_pb.h>
 
 namespace doppler::test {
 
@@ -63,11 +63,12 @@ public:
     return *this;
   }
   /// A node; `int_attrs` and `ints_attrs` are integer and integer-list attributes.
-  ModelBuilder& node(const std::string& op, const std::vector<std::string>& in,
-                     const std::vector<std::string>& out,
-                     const std::vector<std::pair<std::string, std::int64_t>>& int_attrs = {},
-                     const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& ints_attrs = {},
-                     const std::vector<std::pair<std::string, float>>& float_attrs = {}) {
+  ModelBuilder& node(
+      const std::string& op, const std::vector<std::string>& in,
+      const std::vector<std::string>& out,
+      const std::vector<std::pair<std::string, std::int64_t>>& int_attrs = {},
+      const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& ints_attrs = {},
+      const std::vector<std::pair<std::string, float>>& float_attrs = {}) {
     auto* n = model_.mutable_graph()->add_node();
     n->set_op_type(op);
     n->set_name(op + "_" + std::to_string(model_.graph().node_size()));

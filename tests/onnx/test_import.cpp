@@ -2,11 +2,10 @@
 // loops), FLOPs, partitioning, constant folding of shape subgraphs.
 #include <cmath>
 
-#include "support/support.hpp"
-
 #include <gtest/gtest.h>
 
 #include "onnx/model_builder.hpp"
+#include "support/support.hpp"
 #include "workloads/block_eval.hpp"
 
 #include "doppler/onnx/import.hpp"
@@ -133,7 +132,8 @@ TEST(OnnxImport, LayerNormGemmWhereSliceConcatMatchLoops) {
     auto& mb = m.node("LayerNormalization", {"x", "g", "bias"}, {"ln"}, {{"axis", -1}}, {},
                       {{"epsilon", 1e-3f}});
     mb.node("Slice", {"ln", "starts", "ends", "axes"}, {"lns"});
-    mb.node("Gemm", {"x", "w", "c"}, {"gm"}, {{"transB", 1}}, {}, {{"alpha", 0.5f}, {"beta", 2.0f}});
+    mb.node("Gemm", {"x", "w", "c"}, {"gm"}, {{"transB", 1}}, {},
+            {{"alpha", 0.5f}, {"beta", 2.0f}});
   }
   // mask: column 1 and row 2 masked (a constant computed by the model: Equal of constants).
   auto* t = m.proto().mutable_graph()->add_initializer();
@@ -196,8 +196,9 @@ TEST(OnnxImport, PartitionOverrideSetsBlockCounts) {
   for (NodeId v = 0; v < r.graph.num_nodes(); ++v) y_blocks += r.graph.label(v).rfind("y[", 0) == 0;
   EXPECT_EQ(y_blocks, 8);
   o.partition = onnx_import::parse_partition("y=2");
-  EXPECT_NE(test::error_of([&] { onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o); })
-                .find("rank-2"),
+  EXPECT_NE(test::error_of([&] {
+              onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o);
+            }).find("rank-2"),
             std::string::npos);
 }
 

@@ -92,10 +92,14 @@ TEST(OnnxImportErrors, ShapesThatDoNotAgree) {
 TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
   ModelBuilder s;
   s.input("x", {4, 8}).output("y", {4, 8}).node("Softmax", {"x"}, {"y"}, {{"axis", 0}});
-  expect_has(import_error(s.bytes()), "Softmax over an axis other than the last is not supported "
-                                      "(node Softmax_1 (Softmax))");
+  expect_has(import_error(s.bytes()),
+             "Softmax over an axis other than the last is not supported "
+             "(node Softmax_1 (Softmax))");
   ModelBuilder g;
-  g.input("x", {4, 8}).input("i", {2}, onnx::TensorProto::INT64).output("y", {2, 8}).node("Gather", {"x", "i"}, {"y"});
+  g.input("x", {4, 8})
+      .input("i", {2}, onnx::TensorProto::INT64)
+      .output("y", {2, 8})
+      .node("Gather", {"x", "i"}, {"y"});
   expect_has(import_error(g.bytes()), "indices must be a constant (node Gather_1 (Gather))");
   ModelBuilder p;
   p.input("x", {4, 8}).input("e", {1}).output("y", {4, 8}).node("Pow", {"x", "e"}, {"y"});
@@ -131,8 +135,8 @@ TEST(OnnxImportErrors, CliExitsTwoAndWritesNothing) {
   }
   const auto out = dir / "g.json";
   std::filesystem::remove(out);
-  const auto r = test::run_cli("import " + (dir / "bad.onnx").string() + " --devices 2 -o " +
-                               out.string());
+  const auto r =
+      test::run_cli("import " + (dir / "bad.onnx").string() + " --devices 2 -o " + out.string());
   EXPECT_EQ(r.exit_code, 2);
   expect_has(r.err, "bad.onnx: unsupported ONNX ops: Conv (1)");
   EXPECT_FALSE(std::filesystem::exists(out));

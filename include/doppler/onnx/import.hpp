@@ -29,27 +29,27 @@ struct ImportOptions {
 
 /// What became of one ONNX node.
 struct NodeReport {
-  std::string name;                  ///< node name (or its first output's name)
-  std::string op_type;               ///< ONNX op type
-  std::vector<std::int64_t> shape;   ///< shape of its first output
-  bool folded = false;               ///< evaluated at import (constant inputs)
-  int blocks = 0;                    ///< graph nodes it created (relayouts included)
-  double flops = 0;                  ///< FLOPs of those nodes
+  std::string name;                 ///< node name (or its first output's name)
+  std::string op_type;              ///< ONNX op type
+  std::vector<std::int64_t> shape;  ///< shape of its first output
+  bool folded = false;              ///< evaluated at import (constant inputs)
+  int blocks = 0;                   ///< graph nodes it created (relayouts included)
+  double flops = 0;                 ///< FLOPs of those nodes
 };
 
 /// Summary of an import.
 struct ImportReport {
-  std::string model;                          ///< file name
-  std::int64_t opset = 0;                     ///< default-domain opset of the model
-  std::string producer;                       ///< producer_name producer_version
-  int onnx_nodes = 0;                         ///< nodes of the ONNX graph
-  int folded_nodes = 0;                       ///< of which folded to constants
-  int blocks = 0;                             ///< nodes of the imported graph
-  double total_flops = 0;                     ///< sum of node FLOPs
-  double einsum_flops = 0;                    ///< FLOPs of the blocks of MatMul and Gemm
-  std::int64_t parameters = 0;                ///< elements of the constants loaded by blocks
-  std::vector<std::string> outputs;           ///< graph output tensor names
-  std::vector<NodeReport> nodes;              ///< per ONNX node, in graph order
+  std::string model;                 ///< file name
+  std::int64_t opset = 0;            ///< default-domain opset of the model
+  std::string producer;              ///< producer_name producer_version
+  int onnx_nodes = 0;                ///< nodes of the ONNX graph
+  int folded_nodes = 0;              ///< of which folded to constants
+  int blocks = 0;                    ///< nodes of the imported graph
+  double total_flops = 0;            ///< sum of node FLOPs
+  double einsum_flops = 0;           ///< FLOPs of the blocks of MatMul and Gemm
+  std::int64_t parameters = 0;       ///< elements of the constants loaded by blocks
+  std::vector<std::string> outputs;  ///< graph output tensor names
+  std::vector<NodeReport> nodes;     ///< per ONNX node, in graph order
 };
 
 /// A model imported as a graph.
