@@ -13,10 +13,13 @@ devices=${3:-4}
 seeds=${4:-3}
 budget=${5:-5000}
 hardware=${HARDWARE:-v100}
-methods=${METHODS:-critical-path,heft,etf,local-search,doppler:samples=16}
+here=$(cd "$(dirname "$0")/.." && pwd)
+policy="$here/models/doppler-pretrained.pt"
+# Doppler: the shipped pretrained model zero-shot (16 samples = 16 simulator calls) and
+# fine-tuned on the graph (Stage II from the model, then the best of 64 samples) within budget.
+methods=${METHODS:-critical-path,heft,etf,local-search,doppler:samples=16,doppler-sim:policy=$policy,il=0,sim=1000,samples=64,doppler-sim:policy=$policy,il=0,sim=4000,samples=64}
 python=${PYTHON:-/usr/bin/python3}
 doppler="$build/doppler"
-here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 for model in mlp encoder gpt; do
   for size in small large; do
@@ -28,6 +31,7 @@ for model in mlp encoder gpt; do
       --method heft -o "$dir/heft.json" >/dev/null
     "$doppler" -q execute "$dir/graph.json" --assignment "$dir/heft.json" --repeat 1 --warmup 0 \
       --save "y=$dir/got.npy" --json > "$dir/execute.json"
+    [ -f "$dir/compare.json" ] && [ -z "${FORCE:-}" ] && continue
     "$doppler" -q compare "$dir/graph.json" --devices "$devices" --hardware "$hardware" \
       --methods "$methods" --seeds "$seeds" --budget "$budget" \
       --json-file "$dir/compare.json" > "$dir/compare.txt"

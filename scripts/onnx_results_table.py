@@ -13,6 +13,16 @@ import sys
 import numpy as np
 
 
+def label(spec):
+    """Short column name of a method spec."""
+    if spec.startswith("doppler:"):
+        return "Doppler zero-shot (" + spec.split("samples=")[-1] + " samples)"
+    if spec.startswith("doppler-sim:") and "policy=" in spec:
+        sim = spec.split("sim=")[-1].split(",")[0]
+        return f"Doppler fine-tune {sim}"
+    return spec
+
+
 def fmt_time(s):
     return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} us"
 
@@ -29,7 +39,9 @@ def row(d):
     for m in cmp_["methods"]:
         std = f" ± {fmt_time(m['std'])}" if len(m["makespans"]) > 1 else ""
         cells.append(f"{fmt_time(m['mean'])}{std} ({m['mean'] / best:.3f})")
-    return [m["method"] for m in cmp_["methods"]], cells, cmp_
+    times = [os.path.basename(d)] + [f"{m['seconds_mean']:.2g} s ({m['evaluations']})"
+                                     for m in cmp_["methods"]]
+    return [label(m["method"]) for m in cmp_["methods"]], cells, cmp_, times
 
 
 def main():
@@ -40,15 +52,20 @@ def main():
         (m, s) for m in ("mlp", "encoder", "gpt") for s in ("small", "large"))}
     dirs.sort(key=lambda d: order.get(os.path.basename(d), 99))
     rows = [row(d) for d in dirs]
-    methods, _, first = rows[0]
-    head = ["model", "ONNX ops", "blocks", "params", "FLOPs", "import", "max |engine - torch|"]
+    methods, _, first, _ = rows[0]
+    head = ["model", "ONNX ops", "blocks", "constants", "FLOPs", "import", "max |engine - torch|"]
     print(f"{first['devices']} devices, {first['model']}; mean simulated makespan over "
           f"{first['seeds']} seeds (ratio to the row's best); search budget "
           f"{first['budget_evaluations']} simulator calls\n")
     print("| " + " | ".join(head + methods) + " |")
     print("|" + "|".join(["---"] + ["---:"] * (len(head) + len(methods) - 1)) + "|")
-    for _, cells, _ in rows:
+    for _, cells, _, _ in rows:
         print("| " + " | ".join(cells) + " |")
+    print("\nPlacement time per run (simulator calls, training included):\n")
+    print("| " + " | ".join(["model"] + methods) + " |")
+    print("|" + "|".join(["---"] + ["---:"] * len(methods)) + "|")
+    for _, _, _, times in rows:
+        print("| " + " | ".join(times) + " |")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 // doppler import MODEL.onnx --devices P -o GRAPH.json: an ONNX model as a blocked graph.
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -47,8 +48,16 @@ onnx_import::ImportOptions import_options(const ImportCliOptions& o) {
   for (const auto& s : o.inputs) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
-      throw InputError("--inputs: expected NAME=FILE.npy, got '" + s + "'");
-    io.input_files[s.substr(0, eq)] = s.substr(eq + 1);
+      throw InputError("--inputs: expected NAME=FILE.npy or NAME=seed:N, got '" + s + "'");
+    const std::string name = s.substr(0, eq), value = s.substr(eq + 1);
+    if (value.rfind("seed:", 0) == 0) {
+      const std::string n = value.substr(5);
+      if (n.empty() || n.size() > 15 || !std::all_of(n.begin(), n.end(), ::isdigit))
+        throw InputError("--inputs " + name + ": bad seed '" + n + "' (an integer below 2^53)");
+      io.input_seeds[name] = std::stoull(n);
+    } else {
+      io.input_files[name] = value;
+    }
   }
   return io;
 }
@@ -152,8 +161,8 @@ void add_import(CLI::App& app) {
                   "NAME:DIMS shape of a graph input (e.g. x:1x128), required for dynamic "
                   "dimensions; repeatable");
   cmd->add_option("--inputs", o->inputs,
-                  "NAME=FILE.npy values of a graph input (default: generated values in [-1, 1) "
-                  "seeded by the input's name); repeatable");
+                  "NAME=FILE.npy values of a graph input, or NAME=seed:N generated values in "
+                  "[-1, 1) with seed N (default: seeded by the input's name); repeatable");
   cmd->add_flag("--json", o->json, "print the import report as JSON");
   cmd->add_flag("--per-node", o->per_node, "also list every ONNX node with its blocks and FLOPs");
   cmd->footer("Supported ONNX ops: " + ops +

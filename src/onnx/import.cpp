@@ -163,11 +163,16 @@ void define_inputs(const Model& m, const ImportOptions& o, Lowerer& low) {
                                      shape_text(a.shape), vi.name(), shape_text(s)));
       low.set_loaded_input(vi.name(),
                            HostTensor{a.shape, {a.values.begin(), a.values.end()}, false});
+    } else if (auto sd = o.input_seeds.find(vi.name()); sd != o.input_seeds.end()) {
+      used.insert(vi.name());
+      low.set_input(vi.name(), s, sd->second);
     } else {
       low.set_input(vi.name(), s);
     }
   }
   for (const auto& [name, path] : o.input_files)
+    if (!used.count(name)) fail(m.file, "--inputs " + name + ": the model has no such graph input");
+  for (const auto& [name, seed] : o.input_seeds)
     if (!used.count(name)) fail(m.file, "--inputs " + name + ": the model has no such graph input");
 }
 

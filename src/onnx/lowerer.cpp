@@ -83,12 +83,14 @@ void Lowerer::set_constant(const std::string& name, HostTensor t) {
   values_[name] = std::move(v);
 }
 
-void Lowerer::set_input(const std::string& name, const Shape& shape) {
-  define(name, p_.input(name, shape));
+void Lowerer::set_input(const std::string& name, const Shape& shape,
+                        std::optional<std::uint64_t> seed) {
+  define(name, seed ? p_.input_seeded(name, shape, *seed) : p_.input(name, shape));
 }
 
 void Lowerer::set_loaded_input(const std::string& name, const HostTensor& t) {
   define(name, load(name, t));
+  parameters_ -= static_cast<std::int64_t>(constants_.back().values.size());  // not a weight
 }
 
 const Value* Lowerer::find(const std::string& name) const {

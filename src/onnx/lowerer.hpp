@@ -33,8 +33,10 @@ public:
 
   /// Defines a constant tensor (initializer or folded value).
   void set_constant(const std::string& name, HostTensor t);
-  /// Defines a graph input with generated values (kernel "input").
-  void set_input(const std::string& name, const Shape& shape);
+  /// Defines a graph input with generated values (kernel "input"; seeded by `seed`, else by
+  /// the name).
+  void set_input(const std::string& name, const Shape& shape,
+                 std::optional<std::uint64_t> seed = std::nullopt);
   /// Defines a graph input whose values are `t` (a Graph constant read by "load" blocks, never
   /// folded into the ops that read it).
   void set_loaded_input(const std::string& name, const HostTensor& t);
@@ -51,7 +53,7 @@ public:
 
   /// Nodes created so far.
   int num_nodes() const { return p_.num_nodes(); }
-  /// Elements of the constants loaded by blocks so far.
+  /// Elements of the constants loaded by blocks so far (weights; not .npy graph inputs).
   std::int64_t parameters() const { return parameters_; }
 
   /// Lowering function of an op type.

@@ -158,6 +158,15 @@ const BlockedTensor& BlockedProgram::placed(const BlockedTensor& t) {
   return ensure_layout(t, std::vector<std::optional<Cuts>>(t.shape.size()));
 }
 
+const BlockedTensor& BlockedProgram::input_seeded(const std::string& name,
+                                                  std::vector<std::int64_t> shape,
+                                                  std::uint64_t seed) {
+  if (seed >= (std::uint64_t{1} << 53)) throw InputError("input seeds must be below 2^53");
+  const BlockedTensor& t = input(name, std::move(shape));
+  inputs_[t.id].seed = static_cast<double>(seed);
+  return t;
+}
+
 const BlockedTensor& BlockedProgram::ensure_layout(
     const BlockedTensor& t, const std::vector<std::optional<Cuts>>& required) {
   BlockedTensor& mt = tensors_[static_cast<std::size_t>(t.id)];

@@ -184,6 +184,23 @@ TEST(OnnxImport, SplitAndGatherOfActivations) {
   }
 }
 
+TEST(OnnxImport, GeneratedInputsFollowTheDocumentedSeed) {
+  ModelBuilder m;
+  m.input("x", {3, 5}).output("y", {3, 5}).node("Relu", {"x"}, {"y"});
+  ImportOptions o;
+  o.devices = 2;
+  o.input_seeds["x"] = 7;
+  const auto r = onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o);
+  const Dense x = test::assemble_tensor(r.graph, test::evaluate_blocks(r.graph, false), "x");
+  for (std::int64_t i = 0; i < 3; ++i)
+    for (std::int64_t j = 0; j < 5; ++j) EXPECT_EQ(x(i, j), test::doc_input_unit(7, {i, j}));
+  o.input_seeds = {{"z", 1}};
+  EXPECT_NE(test::error_of([&] {
+              onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o);
+            }).find("--inputs z: the model has no such graph input"),
+            std::string::npos);
+}
+
 TEST(OnnxImport, PartitionOverrideSetsBlockCounts) {
   ModelBuilder m;
   m.input("x", {8, 8}).output("y", {8, 8}).weight("w", {8, 8}, iota_values(64, 0.1f, 0));

@@ -23,8 +23,10 @@ struct ImportOptions {
   /// Shapes of graph inputs, replacing the model's (needed for dynamic dimensions).
   std::map<std::string, std::vector<std::int64_t>> input_shapes;
   /// Values of graph inputs from .npy files; inputs without one take generated values in
-  /// [-1, 1) (kernel "input", seeded by the input's name).
+  /// [-1, 1) (kernel "input", seeded by `input_seeds` or else by the input's name).
   std::map<std::string, std::string> input_files;
+  /// Seeds of generated graph inputs (kernel "input" attribute `seed`, below 2^53), by name.
+  std::map<std::string, std::uint64_t> input_seeds;
 };
 
 /// What became of one ONNX node.
@@ -47,7 +49,7 @@ struct ImportReport {
   int blocks = 0;                    ///< nodes of the imported graph
   double total_flops = 0;            ///< sum of node FLOPs
   double einsum_flops = 0;           ///< FLOPs of the blocks of MatMul and Gemm
-  std::int64_t parameters = 0;       ///< elements of the constants loaded by blocks
+  std::int64_t parameters = 0;       ///< elements of the weights loaded by blocks (not inputs)
   std::vector<std::string> outputs;  ///< graph output tensor names
   std::vector<NodeReport> nodes;     ///< per ONNX node, in graph order
 };

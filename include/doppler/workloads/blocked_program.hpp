@@ -49,6 +49,10 @@ public:
   const BlockedTensor& input(const std::string& name, std::vector<std::int64_t> shape,
                              double scale = 1, double offset = 0, std::vector<Cuts> cuts = {});
 
+  /// As input(), with the kernel's `seed` given (an integer below 2^53) instead of the name's.
+  const BlockedTensor& input_seeded(const std::string& name, std::vector<std::int64_t> shape,
+                                    std::uint64_t seed);
+
   /// Declares a constant tensor whose values are Graph::constants()[index] (kernel "load", node
   /// kind input); its layout is fixed by its first reader, as for input().
   const BlockedTensor& constant(const std::string& name, std::vector<std::int64_t> shape,
