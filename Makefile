@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 # Test binaries (ctest labels) run under ASan + UBSan: every one that does not link libtorch;
 # the tests that run the CLI use $(BUILD)/doppler, which is not instrumented.
-ASAN_TESTS := util graph report hardware workloads sim heuristics engine validate
+ASAN_TESTS := util graph report hardware workloads sim heuristics engine validate onnx
 SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=OFF \
               -DDOPPLER_TEST_CLI=$(abspath $(BUILD))/doppler
 empty :=

@@ -23,7 +23,7 @@ namespace doppler::onnx_import {
 
 namespace {
 
-constexpr std::int64_t kMinOpset = 7, kMaxOpset = 18;
+constexpr std::int64_t kMinOpset = 7, kMaxOpset = 17;  // libonnx 1.12 knows opsets up to 17
 
 struct Model {
   std::string file;

@@ -184,6 +184,50 @@ TEST(OnnxImport, SplitAndGatherOfActivations) {
   }
 }
 
+TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
+  // y = sqrt(exp(concat(squeeze(unsqueeze(reduce_sum(identity(cast(sigmoid(x) - tanh(x))))),
+  //                     flatten(x))))), x [2, 3, 4]
+  ModelBuilder m;
+  m.input("x", {2, 3, 4}).output("y", {2, 15}).ints("last", {1}, {-1}).ints("zero", {1}, {0});
+  m.weight("half", {}, {0.5f});
+  m.node("Sigmoid", {"x"}, {"a"})
+      .node("Tanh", {"x"}, {"b"})
+      .node("Neg", {"b"}, {"c"})
+      .node("Add", {"a", "c"}, {"d"})
+      .node("Cast", {"d"}, {"e"}, {{"to", onnx::TensorProto::FLOAT}})
+      .node("Identity", {"e"}, {"f"})
+      .node("ReduceSum", {"f", "last"}, {"g"}, {{"keepdims", 0}})
+      .node("Unsqueeze", {"g", "zero"}, {"h"})
+      .node("Squeeze", {"h", "zero"}, {"i"})
+      .node("Flatten", {"x"}, {"j"}, {{"axis", 1}})
+      .node("Concat", {"i", "j"}, {"k"}, {{"axis", 1}})
+      .node("Exp", {"k"}, {"l"})
+      .node("Pow", {"l", "half"}, {"y"});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    std::vector<double> want;
+    for (int b = 0; b < 2; ++b) {
+      std::vector<double> row;
+      for (int i = 0; i < 3; ++i) {
+        double s = 0;
+        for (int k = 0; k < 4; ++k) {
+          const double v = x[{b, i, k}];
+          s += 1 / (1 + std::exp(-v)) - std::tanh(v);
+        }
+        row.push_back(s);
+      }
+      for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 4; ++k) row.push_back(x[{b, i, k}]);
+      for (double v : row) want.push_back(std::sqrt(std::exp(v)));
+    }
+    EXPECT_LT(max_abs_diff(y, want), 1e-5) << "P=" << p;
+    // sigmoid 4, tanh 1, neg 1, add 1 per element of x (24); reduce_sum 1 per element (24);
+    // exp 1 and pow 1 per element of y (30).
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 * (4 + 1 + 1 + 1) + 24 + 30 * 2);
+  }
+}
+
 TEST(OnnxImport, GeneratedInputsFollowTheDocumentedSeed) {
   ModelBuilder m;
   m.input("x", {3, 5}).output("y", {3, 5}).node("Relu", {"x"}, {"y"});
