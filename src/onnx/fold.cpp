@@ -15,6 +15,7 @@ namespace {
 // out[idx] = a[src(idx)] for every multi-index of `shape` (src returns a flat offset into a).
 template <class Src>
 HostTensor remap(const HostTensor& a, const Shape& shape, Src src) {
+  check_foldable(shape);
   HostTensor out{shape, {}, a.integer};
   const auto n = numel_of(shape);
   out.data.resize(static_cast<std::size_t>(n));
@@ -85,7 +86,9 @@ HostTensor gather(const HostTensor& a, const HostTensor& ind, std::int64_t axis)
   return remap(a, shape, [&](const Shape& idx) {
     std::int64_t off = 0, k = 0;
     for (std::size_t d = 0; d < q; ++d) k += idx[ax + d] * ist[d];
-    auto i = static_cast<std::int64_t>(ind.data[static_cast<std::size_t>(k)]);
+    const double raw = ind.data[static_cast<std::size_t>(k)];
+    if (!(std::abs(raw) < 0x1p62)) throw std::runtime_error("gather index out of range");
+    auto i = static_cast<std::int64_t>(raw);
     if (i < 0) i += a.shape[ax];
     if (i < 0 || i >= a.shape[ax]) throw std::runtime_error("gather index out of range");
     for (std::size_t d = 0; d < ax; ++d) off += idx[d] * st[d];
@@ -173,6 +176,7 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     const auto ax = attr_int(n, "axis", 1);
     const auto rank = static_cast<std::int64_t>(in.at(0).shape.size());
     const auto a = ax < 0 ? ax + rank : ax;
+    if (a < 0 || a > rank) throw std::runtime_error("Flatten: axis out of range");
     r = in[0];
     r.shape = {numel_of(Shape(in[0].shape.begin(), in[0].shape.begin() + a)),
                numel_of(Shape(in[0].shape.begin() + a, in[0].shape.end()))};
@@ -204,12 +208,16 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     const auto* v = find_attr(n, "value");
     HostTensor val = v ? decode_tensor(v->t()) : HostTensor{{1}, {0.0}, false};
     const Shape s = in.at(0).ints();
+    check_foldable(s);
     r = {s, std::vector<double>(static_cast<std::size_t>(numel_of(s)), val.data.at(0)),
          val.integer};
   } else if (op == "Range") {
     const double s = in.at(0).data.at(0), l = in.at(1).data.at(0), d = in.at(2).data.at(0);
     if (d == 0) throw std::runtime_error("range with delta 0");
-    const auto count = std::max<std::int64_t>(static_cast<std::int64_t>(std::ceil((l - s) / d)), 0);
+    const double steps = std::ceil((l - s) / d);
+    if (!(steps < static_cast<double>(kMaxFoldElements)))
+      throw std::runtime_error("range too long");
+    const auto count = std::max<std::int64_t>(static_cast<std::int64_t>(steps), 0);
     r = {{count}, {}, in[0].integer};
     for (std::int64_t i = 0; i < count; ++i) r.data.push_back(s + static_cast<double>(i) * d);
   } else {

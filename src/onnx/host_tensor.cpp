@@ -12,8 +12,20 @@ namespace doppler::onnx_import {
 
 std::int64_t numel_of(const Shape& s) {
   std::int64_t n = 1;
-  for (auto e : s) n *= e;
+  double approx = 1;
+  for (auto e : s) {
+    if (e < 0) throw std::runtime_error(fmt::format("negative extent {}", e));
+    approx *= static_cast<double>(e);
+    if (approx > 0x1p62) throw std::runtime_error("tensor of more than 2^62 elements");
+    n *= e;
+  }
   return n;
+}
+
+void check_foldable(const Shape& s) {
+  if (numel_of(s) > kMaxFoldElements)
+    throw std::runtime_error(fmt::format("constant of {} elements is too large to fold (limit {})",
+                                         numel_of(s), kMaxFoldElements));
 }
 
 std::int64_t HostTensor::numel() const {
@@ -23,7 +35,11 @@ std::int64_t HostTensor::numel() const {
 std::vector<std::int64_t> HostTensor::ints() const {
   std::vector<std::int64_t> v;
   v.reserve(data.size());
-  for (double x : data) v.push_back(static_cast<std::int64_t>(x));
+  for (double x : data) {
+    if (!(x >= -0x1p62 && x <= 0x1p62))
+      throw std::runtime_error(fmt::format("integer value {} out of range", x));
+    v.push_back(static_cast<std::int64_t>(x));
+  }
   return v;
 }
 

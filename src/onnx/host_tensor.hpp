@@ -25,8 +25,15 @@ struct HostTensor {
   std::vector<std::int64_t> ints() const;
 };
 
-/// Elements of `s` (1 for a scalar).
+/// Elements of `s` (1 for a scalar); throws std::runtime_error for a negative extent or more
+/// than 2^62 elements.
 std::int64_t numel_of(const Shape& s);
+
+/// Largest constant the importer evaluates (elements).
+inline constexpr std::int64_t kMaxFoldElements = std::int64_t{1} << 26;
+
+/// Throws std::runtime_error when a constant of shape `s` exceeds kMaxFoldElements.
+void check_foldable(const Shape& s);
 
 /// Row-major strides of `s`.
 Shape strides_of(const Shape& s);

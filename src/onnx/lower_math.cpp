@@ -15,7 +15,7 @@ namespace {
 // Einsum labels of the batch dimensions, and of size-1 batch dimensions broadcast against a
 // larger extent (summed over: an extent-1 contraction).
 constexpr char kBatch[] = "abcdefgh";
-constexpr char kSingle[] = "pqrstuvw";
+constexpr char kSingle[] = "ijlopqrstuvwxyz";
 
 bool scalar(const Value& v) {
   return v.constant && v.constant->numel() == 1;
@@ -54,7 +54,7 @@ void Lowerer::matmul(const onnx::NodeProto& n) {
   const Shape bb(sb.begin(), sb.end() - (sb.size() >= 2 ? 2 : 1));
   const Shape batch =
       broadcast_shapes(sa.size() >= 2 ? Shape(sa.begin(), sa.end() - 2) : Shape{}, bb);
-  if (batch.size() > 8) throw std::runtime_error("MatMul with more than 8 batch dimensions");
+  if (batch.size() > 6) throw std::runtime_error("MatMul with more than 6 batch dimensions");
   std::string la, lb, lo, single = kSingle;
   Shape out_shape;
   const auto batch_labels = [&](const Shape& s, std::size_t nb) {
@@ -224,6 +224,7 @@ void Lowerer::where(const onnx::NodeProto& n) {
   const Value &x = in(n, 1), &y = in(n, 2);
   const auto pick = [&](const HostTensor& t, bool when) {  // t where c == when, else 0
     const Shape s = broadcast_shapes(c.shape, t.shape);
+    check_foldable(s);
     HostTensor r{s, {}, false};
     const Shape cs = strides_of(c.shape), ts = strides_of(t.shape);
     Shape idx(s.size(), 0);
