@@ -64,6 +64,7 @@ for t in "${targets[@]}"; do
     assignment) opts+=(-max_len=16384) ;;
     hardware_profile) dirs+=(hardware); opts+=(-max_len=16384) ;;
     dot | stg) opts+=(-max_len=16384) ;;
+    onnx) opts+=(-max_len=65536) ;;
     checkpoint) opts+=(-max_len=131072) ;;
     *) echo "fuzz: unknown target '$t'" >&2; exit 2 ;;
   esac

@@ -210,7 +210,8 @@ Shape reshape_target(const Shape& in, const std::vector<std::int64_t>& spec, boo
     }
     if (e < 0) throw std::runtime_error(fmt::format("reshape: bad extent {}", e));
     out[d] = e;
-    known *= e;
+    if (__builtin_mul_overflow(known, e, &known) || known > (std::int64_t{1} << 62))
+      throw std::runtime_error("reshape: target of more than 2^62 elements");
   }
   const auto total = numel_of(in);
   if (infer >= 0) {

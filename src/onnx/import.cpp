@@ -18,6 +18,7 @@
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/npy.hpp"
+#include "doppler/util/utf8.hpp"
 
 namespace doppler::onnx_import {
 
@@ -38,6 +39,30 @@ struct Model {
 std::string node_label(const onnx::NodeProto& n) {
   const std::string name = !n.name().empty() ? n.name() : n.output_size() ? n.output(0) : "?";
   return fmt::format("node {} ({})", name, n.op_type());
+}
+
+// Every name that reaches the graph or the report must be UTF-8 (JSON requires it); protobuf's
+// proto2 strings are not checked by the parser.
+void check_names(const Model& m) {
+  const auto check = [&](const std::string& s, const std::string& what) {
+    if (!valid_utf8(s)) fail(m.file, what + " is not valid UTF-8");
+  };
+  const auto& g = m.proto.graph();
+  check(m.proto.producer_name(), "the producer name");
+  check(m.proto.producer_version(), "the producer version");
+  for (const auto& o : m.proto.opset_import()) check(o.domain(), "an opset domain");
+  for (const auto& t : g.initializer()) check(t.name(), "an initializer name");
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()})
+    for (const auto& vi : *list) check(vi.name(), "a graph input, output or value name");
+  for (int k = 0; k < g.node_size(); ++k) {
+    const auto& n = g.node(k);
+    const std::string where = fmt::format("node #{}", k);
+    check(n.name(), "the name of " + where);
+    check(n.op_type(), "the op type of " + where);
+    check(n.domain(), "the domain of " + where);
+    for (const auto& s : n.input()) check(s, "an input name of " + where);
+    for (const auto& s : n.output()) check(s, "an output name of " + where);
+  }
 }
 
 void check_opset_and_ops(Model& m) {
@@ -104,6 +129,7 @@ Model read_model(const std::string& bytes, const std::string& file, const Import
   if (!m.proto.ParseFromString(bytes))
     fail(file, "not a readable ONNX protobuf (truncated or corrupt)");
   if (!m.proto.has_graph()) fail(file, "the model has no graph");
+  check_names(m);
   check_opset_and_ops(m);
   apply_input_shapes(m, o);
   try {

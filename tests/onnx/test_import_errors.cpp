@@ -54,6 +54,12 @@ TEST(OnnxImportErrors, TruncatedOrGarbageProtobuf) {
   expect_has(import_error(""), "m.onnx: the model has no graph");
 }
 
+TEST(OnnxImportErrors, NamesMustBeUtf8) {
+  ModelBuilder m = linear();
+  m.proto().mutable_graph()->mutable_node(0)->set_output(0, "y\xF9");
+  expect_has(import_error(m.bytes()), "m.onnx: an output name of node #0 is not valid UTF-8");
+}
+
 TEST(OnnxImportErrors, UnsupportedOpset) {
   ModelBuilder m(3);
   m.input("x", {2}).output("y", {2}).node("Relu", {"x"}, {"y"});

@@ -1,5 +1,6 @@
 #include "doppler/graph/io/graph_json.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -80,8 +81,12 @@ ojson exec_to_json(const ExecDesc& x) {
     j["inputs"] = std::move(ins);
   }
   if (!x.attrs.empty()) {
+    // Sorted by name, as the reader returns them: a written graph reads back to the same text.
+    auto sorted = x.attrs;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     ojson a = ojson::object();
-    for (const auto& [k, v] : x.attrs) a[k] = v;
+    for (const auto& [k, v] : sorted) a[k] = v;
     j["attrs"] = std::move(a);
   }
   return j;
