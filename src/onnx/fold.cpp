@@ -12,38 +12,6 @@ namespace doppler::onnx_import {
 
 namespace {
 
-// out[idx] = a[src(idx)] for every multi-index of `shape` (src returns a flat offset into a).
-template <class Src>
-HostTensor remap(const HostTensor& a, const Shape& shape, Src src) {
-  check_foldable(shape);
-  HostTensor out{shape, {}, a.integer};
-  const auto n = numel_of(shape);
-  out.data.resize(static_cast<std::size_t>(n));
-  Shape idx(shape.size(), 0);
-  for (std::int64_t i = 0; i < n; ++i) {
-    out.data[static_cast<std::size_t>(i)] = a.data[static_cast<std::size_t>(src(idx))];
-    for (std::size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
-}
-
-// Flat offset in a tensor of shape `s` read with broadcasting at output index `idx`.
-std::int64_t bcast_offset(const Shape& s, const Shape& st, const Shape& idx) {
-  std::int64_t off = 0;
-  const std::size_t lead = idx.size() - s.size();
-  for (std::size_t d = 0; d < s.size(); ++d)
-    if (s[d] != 1) off += idx[lead + d] * st[d];
-  return off;
-}
-
-HostTensor broadcast_to(const HostTensor& a, const Shape& shape) {
-  const Shape st = strides_of(a.shape);
-  return remap(a, shape, [&](const Shape& idx) { return bcast_offset(a.shape, st, idx); });
-}
-
 template <class F>
 HostTensor binary(const HostTensor& a, const HostTensor& b, F f, bool integer) {
   const Shape s = broadcast_shapes(a.shape, b.shape);
@@ -138,30 +106,6 @@ HostTensor transpose(const HostTensor& a, std::vector<std::int64_t> perm) {
   });
 }
 
-Shape squeeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
-  std::vector<bool> drop(s.size(), axes.empty());
-  for (auto a : axes)
-    drop[static_cast<std::size_t>(normalize_axis(a, static_cast<std::int64_t>(s.size())))] = true;
-  Shape out;
-  for (std::size_t d = 0; d < s.size(); ++d) {
-    if (drop[d] && s[d] == 1) continue;
-    if (drop[d] && !axes.empty()) throw std::runtime_error("squeeze of a dimension above 1");
-    out.push_back(s[d]);
-  }
-  return out;
-}
-
-Shape unsqueeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
-  const auto r = static_cast<std::int64_t>(s.size() + axes.size());
-  std::vector<bool> ins(static_cast<std::size_t>(r), false);
-  for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
-  Shape out;
-  std::size_t k = 0;
-  for (std::int64_t d = 0; d < r; ++d)
-    out.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
-  return out;
-}
-
 const HostTensor* opt(const std::vector<HostTensor>& in, std::size_t i) {
   return i < in.size() && (!in[i].shape.empty() || !in[i].data.empty()) ? &in[i] : nullptr;
 }
@@ -173,13 +117,8 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     r = in.at(0);
     r.shape = reshape_target(in[0].shape, in.at(1).ints(), attr_int(n, "allowzero", 0) != 0);
   } else if (op == "Flatten") {
-    const auto ax = attr_int(n, "axis", 1);
-    const auto rank = static_cast<std::int64_t>(in.at(0).shape.size());
-    const auto a = ax < 0 ? ax + rank : ax;
-    if (a < 0 || a > rank) throw std::runtime_error("Flatten: axis out of range");
-    r = in[0];
-    r.shape = {numel_of(Shape(in[0].shape.begin(), in[0].shape.begin() + a)),
-               numel_of(Shape(in[0].shape.begin() + a, in[0].shape.end()))};
+    r = in.at(0);
+    r.shape = flatten_shape(r.shape, attr_int(n, "axis", 1));
   } else if (op == "Squeeze" || op == "Unsqueeze") {
     const auto axes = axes_of(n, opset >= 13 ? opt(in, 1) : nullptr);
     r = in.at(0);

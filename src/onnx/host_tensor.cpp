@@ -164,6 +164,55 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return s;
 }
 
+namespace {
+
+// Flat offset in a tensor of shape `s` read with broadcasting at output index `idx`.
+std::int64_t bcast_offset(const Shape& s, const Shape& st, const Shape& idx) {
+  std::int64_t off = 0;
+  const std::size_t lead = idx.size() - s.size();
+  for (std::size_t d = 0; d < s.size(); ++d)
+    if (s[d] != 1) off += idx[lead + d] * st[d];
+  return off;
+}
+
+}  // namespace
+
+HostTensor broadcast_to(const HostTensor& a, const Shape& shape) {
+  const Shape st = strides_of(a.shape);
+  return remap(a, shape, [&](const Shape& idx) { return bcast_offset(a.shape, st, idx); });
+}
+
+Shape squeeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
+  std::vector<bool> drop(s.size(), axes.empty());
+  for (auto a : axes)
+    drop[static_cast<std::size_t>(normalize_axis(a, static_cast<std::int64_t>(s.size())))] = true;
+  Shape out;
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (drop[d] && s[d] == 1) continue;
+    if (drop[d] && !axes.empty()) throw std::runtime_error("squeeze of a dimension above 1");
+    out.push_back(s[d]);
+  }
+  return out;
+}
+
+Shape unsqueeze_shape(const Shape& s, const std::vector<std::int64_t>& axes) {
+  const auto r = static_cast<std::int64_t>(s.size() + axes.size());
+  std::vector<bool> ins(static_cast<std::size_t>(r), false);
+  for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
+  Shape out;
+  std::size_t k = 0;
+  for (std::int64_t d = 0; d < r; ++d)
+    out.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
+  return out;
+}
+
+Shape flatten_shape(const Shape& s, std::int64_t axis) {
+  const auto rank = static_cast<std::int64_t>(s.size());
+  const auto a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a > rank) throw std::runtime_error("Flatten: axis out of range");
+  return {numel_of(Shape(s.begin(), s.begin() + a)), numel_of(Shape(s.begin() + a, s.end()))};
+}
+
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank) {
   const auto a = axis < 0 ? axis + rank : axis;
   if (a < 0 || a >= rank)

@@ -49,6 +49,23 @@ HostTensor decode_tensor(const onnx::TensorProto& t);
 /// NumPy broadcast of two shapes; throws std::runtime_error when they do not broadcast.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 
+/// `a` broadcast to `shape` (NumPy rules; a constant of at most kMaxFoldElements elements).
+HostTensor broadcast_to(const HostTensor& a, const Shape& shape);
+
+/// Shape of Squeeze(s, axes): every listed axis (each of extent 1), or every extent-1 axis when
+/// `axes` is empty.
+Shape squeeze_shape(const Shape& s, const std::vector<std::int64_t>& axes);
+
+/// Shape of Unsqueeze(s, axes): extent-1 axes inserted at `axes` (of the output's rank).
+Shape unsqueeze_shape(const Shape& s, const std::vector<std::int64_t>& axes);
+
+/// Shape of Flatten(s, axis): [product of s[:axis], product of s[axis:]].
+Shape flatten_shape(const Shape& s, std::int64_t axis);
+
+/// out[idx] = a[src(idx)] for every multi-index of `shape` (src returns a flat offset into a).
+template <class Src>
+HostTensor remap(const HostTensor& a, const Shape& shape, Src src);
+
 /// Axis `axis` of a rank-`rank` tensor normalised to [0, rank); throws when out of range.
 std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank);
 
@@ -85,5 +102,22 @@ SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
 /// The axes of Squeeze / Unsqueeze / Reduce*: from the attribute `axes` (older opsets) or the
 /// constant input `axes_input` (newer ones, nullptr when absent); empty when neither is given.
 std::vector<std::int64_t> axes_of(const onnx::NodeProto& n, const HostTensor* axes_input);
+
+template <class Src>
+HostTensor remap(const HostTensor& a, const Shape& shape, Src src) {
+  check_foldable(shape);
+  HostTensor out{shape, {}, a.integer};
+  const auto n = numel_of(shape);
+  out.data.resize(static_cast<std::size_t>(n));
+  Shape idx(shape.size(), 0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    out.data[static_cast<std::size_t>(i)] = a.data[static_cast<std::size_t>(src(idx))];
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
 
 }  // namespace doppler::onnx_import

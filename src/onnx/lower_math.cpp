@@ -224,24 +224,11 @@ void Lowerer::where(const onnx::NodeProto& n) {
   const Value &x = in(n, 1), &y = in(n, 2);
   const auto pick = [&](const HostTensor& t, bool when) {  // t where c == when, else 0
     const Shape s = broadcast_shapes(c.shape, t.shape);
-    check_foldable(s);
-    HostTensor r{s, {}, false};
-    const Shape cs = strides_of(c.shape), ts = strides_of(t.shape);
-    Shape idx(s.size(), 0);
-    for (std::int64_t i = 0; i < numel_of(s); ++i) {
-      std::int64_t co = 0, to = 0;
-      for (std::size_t d = 0; d < s.size(); ++d) {
-        const std::size_t dc = d + c.shape.size() - s.size(), dt = d + t.shape.size() - s.size();
-        if (d + c.shape.size() >= s.size() && c.shape[dc] != 1) co += idx[d] * cs[dc];
-        if (d + t.shape.size() >= s.size() && t.shape[dt] != 1) to += idx[d] * ts[dt];
-      }
-      const bool on = c.data[static_cast<std::size_t>(co)] != 0;
-      r.data.push_back(on == when ? t.data[static_cast<std::size_t>(to)] : 0.0);
-      for (std::size_t d = s.size(); d-- > 0;) {
-        if (++idx[d] < s[d]) break;
-        idx[d] = 0;
-      }
-    }
+    const HostTensor cb = broadcast_to(c, s);
+    HostTensor r = broadcast_to(t, s);
+    r.integer = false;
+    for (std::size_t i = 0; i < r.data.size(); ++i)
+      if ((cb.data[i] != 0) != when) r.data[i] = 0;
     return r;
   };
   const HostTensor ones{{}, {1.0}, false};

@@ -56,32 +56,11 @@ void Lowerer::reshape(const onnx::NodeProto& n) {
     const auto spec = opset_ >= 5 ? const_in(n, 1, "shape").ints() : attr_ints(n, "shape");
     target = reshape_target(s, spec, attr_int(n, "allowzero", 0) != 0);
   } else if (op == "Flatten") {
-    const auto rank = static_cast<std::int64_t>(s.size());
-    auto ax = attr_int(n, "axis", 1);
-    if (ax < 0) ax += rank;
-    if (ax < 0 || ax > rank) throw std::runtime_error("Flatten: axis out of range");
-    target = {numel_of(Shape(s.begin(), s.begin() + ax)), numel_of(Shape(s.begin() + ax, s.end()))};
+    target = flatten_shape(s, attr_int(n, "axis", 1));
   } else {
     const HostTensor* axes_in = opset_ >= 13 && has_in(n, 1) ? &const_in(n, 1, "axes") : nullptr;
     const auto axes = axes_of(n, axes_in);
-    // Squeeze / Unsqueeze.
-    const auto rank = static_cast<std::int64_t>(s.size());
-    if (op == "Squeeze") {
-      std::vector<bool> drop(s.size(), axes.empty());
-      for (auto a : axes) drop[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
-      for (std::size_t d = 0; d < s.size(); ++d) {
-        if (drop[d] && s[d] != 1 && !axes.empty())
-          throw std::runtime_error("Squeeze of a dimension above 1");
-        if (!(drop[d] && s[d] == 1)) target.push_back(s[d]);
-      }
-    } else {
-      const auto r = rank + static_cast<std::int64_t>(axes.size());
-      std::vector<bool> ins(static_cast<std::size_t>(r), false);
-      for (auto a : axes) ins[static_cast<std::size_t>(normalize_axis(a, r))] = true;
-      std::size_t k = 0;
-      for (std::int64_t d = 0; d < r; ++d)
-        target.push_back(ins[static_cast<std::size_t>(d)] ? 1 : s.at(k++));
-    }
+    target = op == "Squeeze" ? squeeze_shape(s, axes) : unsqueeze_shape(s, axes);
   }
   define(n.output(0), reshaped(out(n), blocked(n, 0), target));
 }
