@@ -135,7 +135,14 @@ const BlockedTensor& Lowerer::load(const std::string& name, const HostTensor& t)
 const BlockedTensor& Lowerer::blocked(const onnx::NodeProto& n, std::size_t i) {
   in(n, i);
   Value& v = values_.at(n.input(static_cast<int>(i)));
-  if (!v.blocked) v.blocked = &load(n.input(static_cast<int>(i)), *v.constant);
+  if (!v.blocked) {
+    // An Identity of a constant loads the constant it names, once for all its names.
+    Value& src = v.alias_of.empty() ? v : values_.at(v.alias_of);
+    if (!src.blocked)
+      src.blocked =
+          &load(v.alias_of.empty() ? n.input(static_cast<int>(i)) : v.alias_of, *src.constant);
+    v.blocked = src.blocked;
+  }
   return *v.blocked;
 }
 
@@ -179,6 +186,12 @@ bool Lowerer::lower(const onnx::NodeProto& n) {
   const std::string& op = n.op_type();
   if (op == "Shape") {
     shape_of(n);
+    return true;
+  }
+  if (all_const && op == "Identity") {  // PyTorch shares tied or equal weights this way
+    Value alias = in(n, 0);
+    if (alias.alias_of.empty() && !alias.blocked) alias.alias_of = n.input(0);
+    values_[n.output(0)] = std::move(alias);
     return true;
   }
   if (all_const) {

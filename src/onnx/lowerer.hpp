@@ -23,6 +23,7 @@ struct Value {
   Shape shape;
   std::optional<HostTensor> constant;      ///< set for constants
   const BlockedTensor* blocked = nullptr;  ///< set for computed tensors (and loaded constants)
+  std::string alias_of;  ///< a constant that is an Identity of another: the one it names
 };
 
 /// The lowering state of one model.

@@ -228,6 +228,22 @@ TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
   }
 }
 
+TEST(OnnxImport, IdentityOfAWeightLoadsItOnce) {
+  // PyTorch exports tied or equal weights as Identity nodes of one initializer.
+  const auto w = iota_values(8 * 6, 0.1f, -0.5f);
+  ModelBuilder m;
+  m.input("x", {4, 8}).output("y", {4, 6}).weight("w", {8, 6}, w);
+  m.node("Identity", {"w"}, {"w2"})
+      .node("MatMul", {"x", "w"}, {"a"})
+      .node("MatMul", {"x", "w2"}, {"b"})
+      .node("Sub", {"a", "b"}, {"y"});
+  const auto e = import_and_eval(m, 2);
+  EXPECT_EQ(e.res.report.parameters, 8 * 6);
+  EXPECT_EQ(e.res.graph.constants().size(), 1u);
+  const Dense y = e.tensor("y");
+  EXPECT_LT(max_abs_diff(y, std::vector<double>(24, 0.0)), 1e-12);
+}
+
 TEST(OnnxImport, GeneratedInputsFollowTheDocumentedSeed) {
   ModelBuilder m;
   m.input("x", {3, 5}).output("y", {3, 5}).node("Relu", {"x"}, {"y"});
