@@ -185,13 +185,7 @@ const BlockedTensor& BlockedProgram::map(const std::string& name, const std::str
   const Index grid = t.grid();
   reserve_nodes(product(grid), name);
   for_each_index(grid, [&](const Index& idx) {
-    ExecDesc x;
-    x.op = op;
-    for (std::size_t d = 0; d < rank; ++d) {
-      const auto lo = t.cuts[d][static_cast<std::size_t>(idx[d])];
-      x.origin.push_back(lo);
-      x.shape.push_back(t.cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
-    }
+    ExecDesc x = block_desc(t, idx, op);
     for (const auto* o : ops) {
       const std::size_t off = rank - o->shape.size();
       Region r;
@@ -203,13 +197,8 @@ const BlockedTensor& BlockedProgram::map(const std::string& name, const std::str
       x.inputs.push_back(read(*o, r));
     }
     x.attrs = attrs;
-    Node n;
-    n.name = block_name(name, idx);
-    n.kind = OpKind::elementwise;
-    n.group = t.group;
-    n.flops = kern.flops_per_element * static_cast<double>(x.numel());
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    const double flops = kern.flops_per_element * static_cast<double>(x.numel());
+    add_tensor_block(t, idx, std::move(x), OpKind::elementwise, flops);
   });
   return t;
 }
@@ -284,20 +273,9 @@ const BlockedTensor& BlockedProgram::fill(const std::string& name, std::vector<s
   const Index grid = t.grid();
   reserve_nodes(product(grid), name);
   for_each_index(grid, [&](const Index& idx) {
-    ExecDesc x;
-    x.op = "fill";
-    for (std::size_t d = 0; d < idx.size(); ++d) {
-      const auto lo = t.cuts[d][static_cast<std::size_t>(idx[d])];
-      x.origin.push_back(lo);
-      x.shape.push_back(t.cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
-    }
+    ExecDesc x = block_desc(t, idx, "fill");
     x.attrs = attrs;
-    Node n;
-    n.name = block_name(name, idx);
-    n.kind = OpKind::fill;
-    n.group = t.group;
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    add_tensor_block(t, idx, std::move(x), OpKind::fill);
   });
   return t;
 }
@@ -321,23 +299,14 @@ const BlockedTensor& BlockedProgram::select(const std::string& name, const Block
   const Index grid = t.grid();
   reserve_nodes(product(grid), name);
   for_each_index(grid, [&](const Index& idx) {
-    ExecDesc x;
-    x.op = "select";
+    ExecDesc x = block_desc(t, idx, "select");
     Region r;
     for (std::size_t d = 0; d < idx.size(); ++d) {
-      const auto lo = t.cuts[d][static_cast<std::size_t>(idx[d])];
-      x.origin.push_back(lo);
-      x.shape.push_back(t.cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
-      r.lo.push_back(offset[d] + lo);
-      r.hi.push_back(offset[d] + lo + x.shape.back());
+      r.lo.push_back(offset[d] + x.origin[d]);
+      r.hi.push_back(offset[d] + x.origin[d] + x.shape[d]);
     }
     x.inputs.push_back(read(src, r));
-    Node n;
-    n.name = block_name(name, idx);
-    n.kind = OpKind::select;
-    n.group = t.group;
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
   });
   return t;
 }

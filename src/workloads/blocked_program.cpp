@@ -80,6 +80,30 @@ NodeId BlockedProgram::add_block(Node node) {
   return v;
 }
 
+// Kernel `op` for the block of `t` at grid index `idx`: origin and shape from t's cuts.
+ExecDesc BlockedProgram::block_desc(const BlockedTensor& t, const Index& idx, std::string op) {
+  ExecDesc x;
+  x.op = std::move(op);
+  for (std::size_t d = 0; d < idx.size(); ++d) {
+    const auto lo = t.cuts[d][static_cast<std::size_t>(idx[d])];
+    x.origin.push_back(lo);
+    x.shape.push_back(t.cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
+  }
+  return x;
+}
+
+// Adds block `idx` of `t` (named name[idx], in t's group) running `x`, and records it in t.
+void BlockedProgram::add_tensor_block(BlockedTensor& t, const Index& idx, ExecDesc x, OpKind kind,
+                                      double flops) {
+  Node n;
+  n.name = block_name(t.name, idx);
+  n.kind = kind;
+  n.group = t.group;
+  n.flops = flops;
+  n.exec = std::move(x);
+  t.blocks.push_back(add_block(std::move(n)));
+}
+
 ExecInput BlockedProgram::read(const BlockedTensor& t, const Region& r) const {
   ExecInput in;
   Index idx(t.shape.size()), offset(t.shape.size()), shape(t.shape.size());
@@ -109,25 +133,12 @@ void BlockedProgram::materialize_input(BlockedTensor& t, std::vector<Cuts> cuts)
   reserve_nodes(product(grid), "input " + t.name);
   const InputInfo& info = inputs_.at(t.id);
   for_each_index(grid, [&](const Index& idx) {
-    Node n;
-    n.name = block_name(t.name, idx);
-    n.kind = OpKind::input;
-    n.group = t.group;
-    ExecDesc x;
-    x.op = "input";
-    for (std::size_t d = 0; d < idx.size(); ++d) {
-      const auto lo = t.cuts[d][static_cast<std::size_t>(idx[d])];
-      x.origin.push_back(lo);
-      x.shape.push_back(t.cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
-    }
-    if (info.constant >= 0) {
-      x.op = "load";
+    ExecDesc x = block_desc(t, idx, info.constant >= 0 ? "load" : "input");
+    if (info.constant >= 0)
       x.attrs = {{"tensor", info.constant}};
-    } else {
+    else
       x.attrs = {{"seed", info.seed}, {"scale", info.scale}, {"offset", info.offset}};
-    }
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    add_tensor_block(t, idx, std::move(x), OpKind::input);
   });
 }
 

@@ -12,15 +12,6 @@ namespace {
 
 using Index = std::vector<std::int64_t>;
 
-// Origin and shape of the block at grid index `idx` of a tensor cut by `cuts`.
-void block_box(const std::vector<Cuts>& cuts, const Index& idx, ExecDesc& x) {
-  for (std::size_t d = 0; d < idx.size(); ++d) {
-    const auto lo = cuts[d][static_cast<std::size_t>(idx[d])];
-    x.origin.push_back(lo);
-    x.shape.push_back(cuts[d][static_cast<std::size_t>(idx[d]) + 1] - lo);
-  }
-}
-
 // Dimensions of extent above 1, matched in groups of equal products between `in` and `out`.
 struct DimGroup {
   std::vector<std::size_t> in, out;
@@ -80,19 +71,12 @@ const BlockedTensor& BlockedProgram::transpose(const std::string& name, const Bl
   const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];
   reserve_nodes(product(t.grid()), name);
   for_each_index(t.grid(), [&](const Index& idx) {
-    ExecDesc x;
-    x.op = "transpose";
+    ExecDesc x = block_desc(t, idx, "transpose");
     x.einsum = in_labels + "->" + out_labels;
-    block_box(t.cuts, idx, x);
     Index aidx(r);
     for (std::size_t k = 0; k < r; ++k) aidx[static_cast<std::size_t>(perm[k])] = idx[k];
     x.inputs.push_back({in.block(aidx), {}, {}});
-    Node n;
-    n.name = block_name(name, idx);
-    n.kind = OpKind::select;
-    n.group = t.group;
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
   });
   return t;
 }
@@ -129,18 +113,11 @@ const BlockedTensor& BlockedProgram::reshape(const std::string& name, const Bloc
   const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];
   reserve_nodes(product(t.grid()), name);
   for_each_index(t.grid(), [&](const Index& idx) {
-    ExecDesc x;
-    x.op = "reshape";
-    block_box(t.cuts, idx, x);
+    ExecDesc x = block_desc(t, idx, "reshape");
     Index aidx(in.shape.size(), 0);
     for (const DimGroup& g : groups) aidx[g.in[0]] = idx[g.out[0]];
     x.inputs.push_back({in.block(aidx), {}, {}});
-    Node n;
-    n.name = block_name(name, idx);
-    n.kind = OpKind::select;
-    n.group = t.group;
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
   });
   return t;
 }
@@ -174,9 +151,7 @@ const BlockedTensor& BlockedProgram::concat(const std::string& name,
   BlockedTensor& t = new_tensor(name, shape, cuts, static_cast<double>(product(shape)));
   reserve_nodes(product(t.grid()), name);
   for_each_index(t.grid(), [&](const Index& idx) {
-    ExecDesc x;
-    x.op = "select";
-    block_box(t.cuts, idx, x);
+    ExecDesc x = block_desc(t, idx, "select");
     Index sidx = idx;
     for (const BlockedTensor* s : srcs) {
       const auto nb = static_cast<std::int64_t>(s->cuts[ax].size()) - 1;
@@ -186,12 +161,7 @@ const BlockedTensor& BlockedProgram::concat(const std::string& name,
       }
       sidx[ax] -= nb;
     }
-    Node n;
-    n.name = block_name(name, idx);
-    n.kind = OpKind::select;
-    n.group = t.group;
-    n.exec = std::move(x);
-    t.blocks.push_back(add_block(std::move(n)));
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
   });
   return t;
 }

@@ -141,6 +141,10 @@ private:
   const BlockedTensor& placed(const BlockedTensor& t);
   ExecInput read(const BlockedTensor& t, const Region& r) const;
   NodeId add_block(Node node);
+  static ExecDesc block_desc(const BlockedTensor& t, const std::vector<std::int64_t>& idx,
+                             std::string op);
+  void add_tensor_block(BlockedTensor& t, const std::vector<std::int64_t>& idx, ExecDesc x,
+                        OpKind kind, double flops = 0);
   void reserve_nodes(std::int64_t count, const std::string& what) const;
   double bytes_of(double elements) const;
 
