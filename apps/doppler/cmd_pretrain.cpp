@@ -170,6 +170,38 @@ void add_pretrain(CLI::App& app) {
   cmd->add_option("--time-budget", c.time_budget,
                   "stop after this many seconds (checkpointed; continue with --resume)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--init", c.init,
+                  "start from this policy's weights (checkpoint or run directory, e.g. "
+                  "models/doppler-pretrained.pt; its architecture is kept)");
+  cmd->add_option("--distill", c.distill,
+                  "distillation from search (expert iteration): Stage II becomes --rounds rounds "
+                  "of label search on every pool problem (round 0: local-search; later rounds: "
+                  "this search, from the label: local-search, or doppler-search guided by the "
+                  "current policy), then --round-updates DAgger updates imitating the labels "
+                  "(RUN/labels.jsonl; --updates is ignored)")
+      ->check(CLI::IsMember({"local-search", "doppler-search"}));
+  cmd->add_option("--label-budget", c.label_budget, "simulator calls of each label search")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--rounds", c.rounds, "expert-iteration rounds (with --distill)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
+  cmd->add_option("--round-updates", c.round_updates, "imitation updates per round")
+      ->check(CLI::Range(1, 10000000))
+      ->capture_default_str();
+  cmd->add_option("--pg-weight", c.pg_weight,
+                  "weight of the policy-gradient term beside the imitation loss (0: imitation "
+                  "only; > 0 simulates every rollout)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--eval-pool", c.eval_pool,
+                  "pool problems on which each round's policy is evaluated (greedy and best of "
+                  "--eval-samples, gaps to the labels)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--eval-samples", c.eval_samples, "K of the rounds' best-of-K evaluations")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_option("--hidden", o->hidden, "node embedding size (default 64)");
   cmd->add_option("--edge-hidden", o->edge_hidden, "edge network width (default 32)");
   cmd->add_option("--mp-steps", o->mp_steps, "message-passing steps (default 4)");

@@ -15,9 +15,11 @@
 #include "policy/nn/agent.hpp"
 #include "policy/nn/rollout.hpp"
 #include "policy/nn/sampling.hpp"
-#include "train/checkpoint.hpp"
 #include "train/config_json.hpp"
 #include "train/fused_adam.hpp"
+#include "train/label_search.hpp"
+#include "train/label_store.hpp"
+#include "train/optimizer_checkpoint.hpp"
 #include "train/rollback.hpp"
 #include "train/run_files.hpp"
 #include "train/update.hpp"
@@ -122,7 +124,15 @@ json to_json(const PretrainConfig& c) {
           {"seed", c.seed},
           {"threads", c.threads},
           {"time_budget", c.time_budget},
-          {"policy", detail::to_json(c.policy)}};
+          {"policy", detail::to_json(c.policy)},
+          {"init", c.init},
+          {"distill", c.distill},
+          {"label_budget", c.label_budget},
+          {"rounds", c.rounds},
+          {"round_updates", c.round_updates},
+          {"pg_weight", c.pg_weight},
+          {"eval_pool", c.eval_pool},
+          {"eval_samples", c.eval_samples}};
 }
 
 PretrainConfig pretrain_config_from_json(const json& j) {
@@ -145,6 +155,14 @@ PretrainConfig pretrain_config_from_json(const json& j) {
   c.threads = j.at("threads").get<int>();
   c.time_budget = j.at("time_budget").get<double>();
   c.policy = detail::policy_config_from_json(j.at("policy"));
+  c.init = j.value("init", c.init);  // absent in runs made before distillation
+  c.distill = j.value("distill", c.distill);
+  c.label_budget = j.value("label_budget", c.label_budget);
+  c.rounds = j.value("rounds", c.rounds);
+  c.round_updates = j.value("round_updates", c.round_updates);
+  c.pg_weight = j.value("pg_weight", c.pg_weight);
+  c.eval_pool = j.value("eval_pool", c.eval_pool);
+  c.eval_samples = j.value("eval_samples", c.eval_samples);
   return c;
 }
 
@@ -170,6 +188,12 @@ void PretrainConfig::validate() const {
   if (threads < 1) bad("threads must be at least 1");
   if (checkpoint_every < 1) bad("checkpoint_every must be at least 1");
   nn::parse_teacher(teacher);
+  if (!distilling()) return;
+  detail::parse_label_source(distill);
+  if (label_budget < 1) bad("label budget must be at least 1");
+  if (rounds < 1 || round_updates < 1) bad("rounds and round updates must be at least 1");
+  if (pg_weight < 0) bad("pg weight must be non-negative");
+  if (eval_pool < 0 || eval_samples < 1) bad("eval pool must be >= 0 and eval samples >= 1");
 }
 
 struct Pretrainer::Impl {
@@ -189,10 +213,25 @@ struct Pretrainer::Impl {
   std::int64_t calls = 0;
   double seconds = 0, lr_scale = 1;
   int divergences = 0;
+  // Distillation: the labels, their prepared form, and the round's log entries.
+  std::unique_ptr<detail::LabelStore> labels;
+  std::vector<nn::ExpertLabel> experts;
+  json round_log;
 
-  void build(PretrainSpec s, PretrainConfig c, DataParallel d) {
+  void build(PretrainSpec s, PretrainConfig c, DataParallel d, bool resuming = false) {
     use_single_threaded_math();
     c.validate();
+    if (c.distilling()) c.updates = c.rounds * c.round_updates;
+    std::optional<detail::Checkpoint> init;
+    if (!c.init.empty() && !resuming) {
+      const auto path = checkpoint_path(c.init);
+      init = detail::open_checkpoint(path);
+      try {
+        c.policy = detail::policy_config_from_json(init->meta.at("policy"));
+      } catch (const std::exception&) {
+        throw InputError(path.string(), 0, "checkpoint meta has no valid policy configuration");
+      }
+    }
     spec = std::move(s);
     spec.text = spec_json_text(spec);
     cfg = c;
@@ -210,6 +249,11 @@ struct Pretrainer::Impl {
     calls += static_cast<std::int64_t>(pool.size());
     torch::manual_seed(cfg.seed);
     agent = std::make_unique<nn::DualAgent>(cfg.policy);
+    if (init) detail::load_networks(*init, *agent, checkpoint_path(cfg.init));
+    if (cfg.distilling()) {
+      labels = std::make_unique<detail::LabelStore>(static_cast<int>(pool.size()), std::nullopt);
+      experts.resize(pool.size());
+    }
     opt_sel = std::make_unique<detail::FusedAdam>(agent->sel->parameters(), cfg.lr);
     opt_plc = std::make_unique<detail::FusedAdam>(agent->plc->parameters(), cfg.lr);
     good.take(*agent, *opt_sel, *opt_plc);
@@ -223,6 +267,142 @@ struct Pretrainer::Impl {
     return scheduled_lr(LrSchedule::cosine, cfg.lr, cfg.lr_end, cfg.warmup, update - cfg.il_updates,
                         cfg.updates) *
            lr_scale;
+  }
+
+  // --- Distillation (expert iteration) -------------------------------------------------------
+  bool distill_stage() const { return cfg.distilling() && !imitation(); }
+  int round_of(int u) const { return (u - cfg.il_updates) / cfg.round_updates; }
+  // True before the first update of a round (labels are due) / after the last one.
+  bool round_starts() const {
+    return distill_stage() && (update - cfg.il_updates) % cfg.round_updates == 0;
+  }
+  bool round_ended() const {
+    return cfg.distilling() && update > cfg.il_updates &&
+           (update - cfg.il_updates) % cfg.round_updates == 0;
+  }
+
+  std::uint64_t label_seed(int round, int i) const {
+    std::seed_seq seq{static_cast<std::uint32_t>(cfg.seed),
+                      static_cast<std::uint32_t>(cfg.seed >> 32), static_cast<std::uint32_t>(round),
+                      static_cast<std::uint32_t>(i), 0x1abe1u};
+    return std::mt19937_64(seq)();
+  }
+
+  // The searches of problems [a, b) of a round: this rank's share on the threads, then (MPI) every
+  // rank's shares exchanged, so that every rank holds every result.
+  std::vector<detail::LabelSearchResult> search_chunk(int round, detail::LabelSource source, int a,
+                                                      int b) {
+    std::vector<detail::LabelSearchResult> out(static_cast<std::size_t>(b - a));
+    std::vector<int> mine;
+    for (int i = a; i < b; ++i)
+      if ((i - a) % dp.ranks == dp.rank) mine.push_back(i);
+    parallel_for(static_cast<int>(mine.size()), cfg.threads, [&](int k) {
+      const int i = mine[static_cast<std::size_t>(k)];
+      const auto u = static_cast<std::size_t>(i);
+      out[static_cast<std::size_t>(i - a)] =
+          detail::search_label(*pool[u].problem, labels->label(i), source, cfg.label_budget,
+                               label_seed(round, i), *agent, pool_gt[u]);
+    });
+    calls += static_cast<std::int64_t>(mine.size()) * cfg.label_budget;
+    if (dp.ranks > 1 && dp.average) exchange(out, source, a);
+    return out;
+  }
+
+  // MPI: device ids of every rank's results averaged (zeros elsewhere), so x ranks is exact.
+  void exchange(std::vector<detail::LabelSearchResult>& out, detail::LabelSource source, int a) {
+    std::vector<float> flat;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const auto n =
+          static_cast<std::size_t>(pool[k + static_cast<std::size_t>(a)].graph->num_nodes());
+      const bool own = static_cast<int>(k) % dp.ranks == dp.rank;
+      for (std::size_t v = 0; v < n; ++v)
+        flat.push_back(own ? static_cast<float>(out[k].device_of[v]) : 0.0f);
+    }
+    dp.average(flat);
+    std::size_t at = 0;
+    SimWorkspace ws;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const int i = static_cast<int>(k) + a;
+      const Problem& p = *pool[static_cast<std::size_t>(i)].problem;
+      auto& r = out[k];
+      r.device_of.resize(static_cast<std::size_t>(p.graph().num_nodes()));
+      for (auto& d : r.device_of) d = static_cast<DeviceId>(std::lround(flat[at++] * dp.ranks));
+      r.makespan = p.simulator().makespan(r.device_of, ws);
+      r.source =
+          labels->label(i).device_of.empty() ? "local-search" : detail::label_source_name(source);
+    }
+  }
+
+  // Rebuilds the expert form (start times) of every label that changed.
+  void refresh_experts() {
+    std::vector<int> stale;
+    for (int i = 0; i < labels->size(); ++i)
+      if (!labels->label(i).device_of.empty() &&
+          experts[static_cast<std::size_t>(i)].device_of != labels->label(i).device_of)
+        stale.push_back(i);
+    parallel_for(static_cast<int>(stale.size()), cfg.threads, [&](int k) {
+      const auto i = static_cast<std::size_t>(stale[static_cast<std::size_t>(k)]);
+      experts[i] =
+          nn::make_expert_label(*pool[i].problem, labels->label(static_cast<int>(i)).device_of);
+    });
+    calls += static_cast<std::int64_t>(stale.size());
+  }
+
+  // Round `round`'s label searches on every pool problem (resuming after the recorded ones).
+  json generate_labels(int round) {
+    const auto t0 = Clock::now();
+    const std::int64_t before = calls;
+    const auto source =
+        round == 0 ? detail::LabelSource::local_search : detail::parse_label_source(cfg.distill);
+    const int n = static_cast<int>(pool.size());
+    const int chunk = std::max(1, cfg.threads) * 4 * dp.ranks;
+    Progress progress(fmt::format("labels, round {}", round), n);
+    for (int a = labels->recorded(round); a < n; a += chunk) {
+      const int b = std::min(n, a + chunk);
+      const auto results = search_chunk(round, source, a, b);
+      for (int i = a; i < b; ++i) {
+        const auto& r = results[static_cast<std::size_t>(i - a)];
+        labels->offer(round, i, r.source, r.makespan, r.device_of);
+      }
+      progress.update(b);
+    }
+    refresh_experts();
+    double gap_cp = 0;
+    int found = 0;
+    for (int i = 0; i < n; ++i) {
+      gap_cp += (labels->label(i).makespan / pool_cp[static_cast<std::size_t>(i)] - 1) / n;
+      found += labels->label(i).round == round ? 1 : 0;
+    }
+    return {{"round", round},
+            {"source", detail::label_source_name(source)},
+            {"label_gap_critical_path", gap_cp},
+            {"improved", found},
+            {"label_calls", calls - before},
+            {"label_seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
+  }
+
+  // The imitation (+ policy-gradient) loss of one problem's rollouts, per step.
+  torch::Tensor distill_objective(int i, const nn::Prepared& prep,
+                                  const std::vector<nn::Sampled>& batch, detail::UpdateStats& us) {
+    detail::UpdateSettings s;
+    s.imitation = true;
+    s.entropy = cfg.entropy_weight;
+    s.nodes = pool[static_cast<std::size_t>(i)].problem->graph().num_nodes();
+    s.devices = pool[static_cast<std::size_t>(i)].problem->devices();
+    double steps = 0;
+    for (const auto& b : batch) steps += static_cast<double>(b.episode.steps.size()) / batch.size();
+    torch::Tensor loss =
+        detail::batch_objective(*agent, prep, batch, {}, s, us) / std::max(1.0, steps);
+    if (cfg.pg_weight <= 0) return loss;
+    std::vector<double> costs;
+    for (const auto& b : batch) costs.push_back(b.cost);
+    s.imitation = false;
+    s.entropy = 0;
+    s.temperature = cfg.temperature;
+    detail::UpdateStats pg;
+    return loss + cfg.pg_weight * detail::batch_objective(*agent, prep, batch,
+                                                          leave_one_out_advantages(costs, true), s,
+                                                          pg);
   }
 
   nn::RolloutOptions rollout_options(bool il) const {
@@ -343,6 +523,9 @@ struct Pretrainer::Impl {
                          true, cfg.threads > 1);
     // Rollouts of every problem on the threads; RL rollouts are simulated.
     const bool il = st.imitation;
+    const bool distill = distill_stage();
+    st.distill = distill;
+    const bool simulate = !il && (!distill || cfg.pg_weight > 0);
     const nn::RolloutOptions ro = rollout_options(il);
     std::vector<std::vector<nn::Sampled>> batches(
         static_cast<std::size_t>(b), std::vector<nn::Sampled>(static_cast<std::size_t>(k)));
@@ -351,13 +534,16 @@ struct Pretrainer::Impl {
       const PoolProblem& pp = pool[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])];
       std::mt19937_64 r(seeds[static_cast<std::size_t>(job)]);
       nn::Sampled& out = batches[static_cast<std::size_t>(j)][static_cast<std::size_t>(job % k)];
+      nn::RolloutOptions o = ro;
+      if (distill)
+        o.expert = &experts[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])];
       out.episode =
-          nn::rollout(*pp.problem, cfg.policy, prep[static_cast<std::size_t>(j)].nets, ro, r);
+          nn::rollout(*pp.problem, cfg.policy, prep[static_cast<std::size_t>(j)].nets, o, r);
       thread_local SimWorkspace ws;  // a simulator's own workspace is not for concurrent calls
-      out.cost = il ? out.episode.estimate
-                    : pp.problem->simulator().makespan(out.episode.assignment.device_of, ws);
+      out.cost = simulate ? pp.problem->simulator().makespan(out.episode.assignment.device_of, ws)
+                          : out.episode.estimate;
     });
-    if (!il) calls += static_cast<std::int64_t>(b * k);
+    if (simulate) calls += static_cast<std::int64_t>(b * k);
     // One loss over all problems (each problem its own baseline), one backward, one step.
     torch::Tensor loss = torch::zeros({});
     double ratio = 0, best_ratio = 0;
@@ -365,7 +551,9 @@ struct Pretrainer::Impl {
       const int i = chosen[static_cast<std::size_t>(j)];
       const auto& batch = batches[static_cast<std::size_t>(j)];
       detail::UpdateStats us;
-      loss = loss + objective(i, prep[static_cast<std::size_t>(j)], batch, il, us) / b;
+      const nn::Prepared& pj = prep[static_cast<std::size_t>(j)];
+      loss = loss +
+             (distill ? distill_objective(i, pj, batch, us) : objective(i, pj, batch, il, us)) / b;
       double mean = 0, best = std::numeric_limits<double>::infinity();
       for (const auto& s : batch) {
         mean += s.cost / k;
@@ -400,27 +588,60 @@ struct Pretrainer::Impl {
     held_ls = simulate_placer(held, "local-search", cfg.eval_budget, cfg.threads);
   }
 
-  std::vector<HeldOutResult> evaluate() {
+  // The greedy placement and the best of eval_samples rollouts of the current policy.
+  std::pair<double, double> greedy_and_best(const Problem& p, const nn::GraphTensors& gt,
+                                            bool best_of) {
+    SampleOptions so;
+    so.samples = 1;
+    so.threads = 1;
+    const double greedy = nn::sample_placement(p, *agent, gt, so).best_makespan;
+    if (!best_of) return {greedy, 0.0};
+    so.samples = cfg.eval_samples;
+    return {greedy, nn::sample_placement(p, *agent, gt, so).best_makespan};
+  }
+
+  std::vector<HeldOutResult> evaluate(bool best_of = false) {
     reference_held_out();
     std::vector<HeldOutResult> out(held.size());
-    torch::NoGradGuard no_grad;
-    for (std::size_t i = 0; i < held.size(); ++i) {
-      const Problem& p = *held[i].problem;
-      const nn::Prepared prep = agent->prepare(held_gt[i], false, false);
-      nn::RolloutOptions o;
-      o.mode = nn::ActionMode::greedy;
-      o.teacher = false;
-      std::mt19937_64 r(0);
-      const nn::Episode ep = nn::rollout(p, cfg.policy, prep.nets, o, r);
-      out[i] = {held[i].name, p.simulator().makespan(ep.assignment.device_of), held_cp[i],
-                held_ls[i]};
-    }
+    parallel_for(static_cast<int>(held.size()), cfg.threads, [&](int k) {
+      const auto i = static_cast<std::size_t>(k);
+      const auto [greedy, best] = greedy_and_best(*held[i].problem, held_gt[i], best_of);
+      out[i] = {held[i].name, greedy, held_cp[i], held_ls[i], best};
+    });
     return out;
+  }
+
+  // After a round: the policy's greedy and best-of-K gaps to the labels on eval_pool problems
+  // spread over the pool, and the held-out problems' gaps to local search.
+  json evaluate_round() {
+    const int n = static_cast<int>(pool.size());
+    const int m = std::min(n, cfg.eval_pool);
+    std::vector<double> greedy(static_cast<std::size_t>(m)), best(greedy.size());
+    parallel_for(m, cfg.threads, [&](int k) {
+      const auto i = static_cast<std::size_t>(k * n / m);
+      const auto [g, b] = greedy_and_best(*pool[i].problem, pool_gt[i], true);
+      const double label = labels->label(static_cast<int>(i)).makespan;
+      greedy[static_cast<std::size_t>(k)] = g / label - 1;
+      best[static_cast<std::size_t>(k)] = b / label - 1;
+    });
+    calls += static_cast<std::int64_t>(m) * (1 + cfg.eval_samples);
+    const auto mean = [](const std::vector<double>& x) {
+      double a = 0;
+      for (double v : x) a += v / static_cast<double>(x.size());
+      return x.empty() ? 0.0 : a;
+    };
+    json j = {{"round", round_of(update - 1)},
+              {"pool_evaluated", m},
+              {"pool_greedy_gap_label", mean(greedy)},
+              {"pool_best_gap_label", mean(best)},
+              {"samples", cfg.eval_samples}};
+    if (!held.empty()) j["held_out"] = held_out_json(evaluate(true));
+    return j;
   }
 
   json stats_json(const PretrainStats& st) const {
     return {{"update", st.update},
-            {"stage", st.imitation ? "il" : "rl"},
+            {"stage", st.imitation ? "il" : (st.distill ? "distill" : "rl")},
             {"problems", st.problems},
             {"ratio", st.ratio},
             {"best_ratio", st.best_ratio},
@@ -434,7 +655,7 @@ struct Pretrainer::Impl {
 
   json held_out_json(const std::vector<HeldOutResult>& r) const {
     json a = json::array();
-    double gap = 0;
+    double gap = 0, best_gap = 0;
     for (const auto& h : r) {
       a.push_back({{"name", h.name},
                    {"greedy", h.greedy},
@@ -443,8 +664,15 @@ struct Pretrainer::Impl {
                    {"gap_local_search", h.greedy / h.local_search - 1},
                    {"gap_critical_path", h.greedy / h.critical_path - 1}});
       gap += (h.greedy / h.local_search - 1) / static_cast<double>(r.size());
+      if (h.best_of > 0) {
+        a.back()["best_of"] = h.best_of;
+        a.back()["best_gap_local_search"] = h.best_of / h.local_search - 1;
+        best_gap += (h.best_of / h.local_search - 1) / static_cast<double>(r.size());
+      }
     }
-    return {{"problems", a}, {"mean_gap_local_search", gap}};
+    json out = {{"problems", a}, {"mean_gap_local_search", gap}};
+    if (!r.empty() && r.front().best_of > 0) out["mean_best_gap_local_search"] = best_gap;
+    return out;
   }
 
   void checkpoint() {
@@ -477,6 +705,9 @@ void Pretrainer::set_run_dir(const std::filesystem::path& dir) {
   write_file_atomic(dir / "problems.json", names.dump(2) + "\n");
   write_file_atomic(dir / "spec.json", json::parse(s.spec.text).dump(2) + "\n");
   write_file_atomic(dir / "config.json", to_json(s.cfg).dump(2) + "\n");
+  if (s.cfg.distilling())
+    s.labels =
+        std::make_unique<detail::LabelStore>(static_cast<int>(s.pool.size()), dir / "labels.jsonl");
 }
 
 std::unique_ptr<Pretrainer> Pretrainer::resume(const std::filesystem::path& dir, int updates,
@@ -499,7 +730,7 @@ std::unique_ptr<Pretrainer> Pretrainer::resume(const std::filesystem::path& dir,
     throw InputError(path.string(), 0, std::string("checkpoint meta is incomplete: ") + e.what());
   }
   if (updates > 0) cfg.updates = updates;
-  s.build(std::move(spec), cfg, std::move(dp));
+  s.build(std::move(spec), cfg, std::move(dp), /*resuming=*/true);
   detail::load_networks(c, *s.agent, path);
   detail::load_optimizers(c, *s.opt_sel, *s.opt_plc, path);
   s.update = c.meta.at("update").get<int>();
@@ -510,6 +741,11 @@ std::unique_ptr<Pretrainer> Pretrainer::resume(const std::filesystem::path& dir,
   s.good.take(*s.agent, *s.opt_sel, *s.opt_plc);
   s.run_dir = dir;
   if (s.dp.rank == 0) detail::truncate_log(dir / "log.jsonl", s.update);
+  if (s.cfg.distilling()) {  // the labels found so far (rank 0 keeps appending to the file)
+    s.labels = std::make_unique<detail::LabelStore>(detail::LabelStore::load(
+        static_cast<int>(s.pool.size()), dir / "labels.jsonl", s.dp.rank == 0));
+    s.refresh_experts();
+  }
   return p;
 }
 
@@ -518,8 +754,15 @@ void Pretrainer::run(const std::function<void(const PretrainStats&)>& on_update)
   const auto start = Clock::now();
   Progress progress("pretrain", s.total_updates());
   while (s.update < s.total_updates()) {
+    json round_labels;
+    if (s.round_starts()) {  // labels of the round, after a checkpoint of the weights they use
+      s.checkpoint();
+      round_labels = s.generate_labels(s.round_of(s.update));
+    }
     const PretrainStats st = s.run_update();
     json line = s.stats_json(st);
+    if (!round_labels.is_null()) line["labels"] = round_labels;
+    if (s.round_ended()) line["round_eval"] = s.evaluate_round();
     const bool last = s.update == s.total_updates();
     if (s.dp.rank == 0 && !s.held.empty() &&
         ((s.cfg.eval_every > 0 && s.update % s.cfg.eval_every == 0) || last))

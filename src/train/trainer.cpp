@@ -13,9 +13,9 @@
 #include "policy/nn/agent.hpp"
 #include "policy/nn/rollout.hpp"
 #include "policy/nn/sampling.hpp"
-#include "train/checkpoint.hpp"
 #include "train/config_json.hpp"
 #include "train/fused_adam.hpp"
+#include "train/optimizer_checkpoint.hpp"
 #include "train/rollback.hpp"
 #include "train/run_files.hpp"
 #include "train/update.hpp"
@@ -24,8 +24,6 @@
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace doppler {
 
@@ -50,20 +48,6 @@ std::pair<double, double> mean_std(const std::vector<double>& x) {
 }
 
 }  // namespace
-
-void use_single_threaded_math() {
-  torch::set_num_threads(1);
-  static bool interop_set = false;
-  if (!interop_set) {
-    try {
-      torch::set_num_interop_threads(1);
-    } catch (const std::exception&) {
-      // already initialised by an earlier parallel call; harmless
-    }
-    interop_set = true;
-  }
-  openblas_set_num_threads(1);
-}
 
 // An elite: a scored assignment kept as a self-imitation target, with its replayed episode.
 struct Elite {

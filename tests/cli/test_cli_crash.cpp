@@ -287,3 +287,81 @@ TEST(CliCrash, KilledPretrainingResumesToTheUninterruptedRun) {
 
 }  // namespace
 }  // namespace doppler
+
+namespace doppler {
+namespace {
+
+// Distillation: killed while the labels of a round are searched (RUN/labels.jsonl growing), the
+// resumed run searches the remaining problems and ends with the same labels and log as the
+// uninterrupted one.
+TEST(CliCrash, KilledLabelGenerationResumesToTheSameLabelsAndLog) {
+  test::TempDir dir;
+  const fs::path spec = dir / "spec.json";
+  std::ofstream(spec) << R"({"pool": 24, "seed": 4, "families": [{"workload": "random-dag",
+      "params": {"ops": {"min": 30, "max": 40, "int": true}, "width": [3, 5],
+                 "seed": {"min": 0, "max": 999, "int": true}}, "devices": [2, 3]}]})";
+  const std::vector<std::string> args = {"pretrain",
+                                         "--spec",
+                                         spec.string(),
+                                         "--il-updates",
+                                         "2",
+                                         "--distill",
+                                         "doppler-search",
+                                         "--rounds",
+                                         "2",
+                                         "--round-updates",
+                                         "3",
+                                         "--label-budget",
+                                         "4000",
+                                         "--batch",
+                                         "2",
+                                         "--rollouts",
+                                         "2",
+                                         "--hidden",
+                                         "8",
+                                         "--edge-hidden",
+                                         "4",
+                                         "--mp-steps",
+                                         "1",
+                                         "--eval-pool",
+                                         "2",
+                                         "--eval-samples",
+                                         "4",
+                                         "--seed",
+                                         "3"};
+  std::vector<std::string> ref = args;
+  ref.insert(ref.end(), {"-o", (dir / "ref").string()});
+  ASSERT_EQ(run_to_end(ref, dir / "ref.out"), 0) << slurp(dir / "ref.out");
+  ASSERT_EQ(line_count(dir / "ref" / "labels.jsonl"), 48);
+  // Kill once inside each round's label generation (8 problems a chunk on 2 threads).
+  const fs::path run = dir / "run", labels = run / "labels.jsonl";
+  int kills = 0;
+  for (int target : {9, 33}) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), {fs::exists(run / "ckpt.pt") ? "--resume" : "-o", run.string()});
+    const pid_t pid = spawn_cli(a, dir / "run.out");
+    if (wait_for_progress(pid, labels, target)) continue;  // finished first
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    ++kills;
+    EXPECT_LT(line_count(labels), target == 9 ? 24 : 48) << "killed after the round's labels";
+  }
+  EXPECT_EQ(kills, 2);
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"--resume", run.string()});
+  ASSERT_EQ(run_to_end(a, dir / "run.out"), 0) << slurp(dir / "run.out");
+  EXPECT_EQ(slurp(labels), slurp(dir / "ref" / "labels.jsonl"));
+  const auto want = log_without_seconds(dir / "ref" / "log.jsonl"),
+             got = log_without_seconds(run / "log.jsonl");
+  ASSERT_EQ(want.size(), 8u);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    auto w = want[i], g = got[i];
+    for (auto* j : {&w, &g})
+      if (j->contains("labels")) j->at("labels").erase("label_seconds");
+    EXPECT_EQ(g, w) << "log.jsonl line " << i + 1;
+  }
+}
+
+}  // namespace
+}  // namespace doppler

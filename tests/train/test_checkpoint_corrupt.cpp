@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "support/support.hpp"
-#include "train/checkpoint.hpp"
+#include "policy/nn/checkpoint.hpp"
 
 #include "doppler/util/error.hpp"
 

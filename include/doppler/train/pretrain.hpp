@@ -41,6 +41,24 @@ struct PretrainConfig {
   int threads = 2;                  ///< rollout and encoder threads (results do not depend on it)
   double time_budget = 0;           ///< stop (resumably) after this many seconds of this process
   PolicyConfig policy = pretrain_policy_defaults();
+  /// Start from this policy's weights (checkpoint or run directory; its architecture replaces
+  /// `policy`); empty: fresh networks.
+  std::string init;
+
+  // Distillation from search / expert iteration (docs/pretraining.md "Distillation"): on when
+  // `distill` is set. Stage II is then `rounds` rounds of: label search on every pool problem
+  // (round 0: local-search; later rounds: `distill`, started from the label), then
+  // `round_updates` DAgger updates imitating the labels on the policy's own rollouts (plus
+  // `pg_weight` x the policy gradient); `updates` is rounds x round_updates.
+  std::string distill;               ///< "", "local-search" or "doppler-search"
+  std::int64_t label_budget = 4000;  ///< simulator calls of each label search
+  int rounds = 3;                    ///< expert-iteration rounds
+  int round_updates = 200;           ///< imitation updates per round
+  double pg_weight = 0;              ///< weight of the policy-gradient term (0: imitation only)
+  int eval_pool = 32;                ///< pool problems evaluated after each round
+  int eval_samples = 64;             ///< the best-of-K of the round evaluations
+  /// True when distilling.
+  bool distilling() const { return !distill.empty(); }
 
   /// InputError naming the first invalid value.
   void validate() const;
@@ -60,8 +78,11 @@ struct DataParallel {
 struct PretrainStats {
   int update = 0;                     ///< 0-based over Stage I and II
   bool imitation = false;             ///< a Stage I update
+  bool distill = false;               ///< a distillation update (imitation of the search labels)
   std::vector<std::string> problems;  ///< the problems trained on (this rank)
-  double ratio = 0;       ///< mean over problems of mean rollout makespan / critical path's
+  /// Mean over problems of mean rollout makespan / critical path's (list-schedule estimates when
+  /// the rollouts are not simulated: Stage I, distillation without policy gradient).
+  double ratio = 0;
   double best_ratio = 0;  ///< mean over problems of the best rollout / critical path's
   double loss = 0, entropy_sel = 0, entropy_plc = 0;
   double lr = 0;
@@ -75,6 +96,7 @@ struct HeldOutResult {
   double greedy = 0;         ///< the policy's greedy placement, simulated
   double critical_path = 0;  ///< critical-path list scheduling, simulated
   double local_search = 0;   ///< local-search with eval_budget calls
+  double best_of = 0;        ///< the best of eval_samples rollouts (0 when not evaluated)
 };
 
 /// A pretraining run.

@@ -10,6 +10,7 @@
 #include "doppler/graph/assignment.hpp"
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/policy/doppler_policy.hpp"
+#include "doppler/policy/math_threads.hpp"
 #include "doppler/train/train_config.hpp"
 
 namespace doppler {
@@ -105,8 +106,5 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-/// Sets torch (intra- and inter-op) and OpenBLAS to one thread; call once before training.
-void use_single_threaded_math();
 
 }  // namespace doppler

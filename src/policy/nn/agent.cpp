@@ -157,7 +157,12 @@ StepTerms DualAgent::sel_terms(const Prepared& p, const std::vector<const Episod
   StepTerms out;
   out.logp = logp.index_select(0, chosen);
   out.entropy = torch::zeros({t}).index_add(0, step_of, -(logp.exp() * logp));
-  const auto te = (x - teacher_shift.index_select(0, step_of)).exp() * is_teacher;
+  // Non-teacher terms are masked before the exp: their scores may exceed the teacher's largest
+  // by more than a float's exp range (a confident policy), and inf x 0 would be NaN.
+  const auto te =
+      (x - teacher_shift.index_select(0, step_of))
+          .masked_fill(is_teacher.logical_not(), -std::numeric_limits<float>::infinity())
+          .exp();
   out.teacher = torch::zeros({t}).index_add(0, step_of, te).log() + teacher_shift - log_z;
   return out;
 }

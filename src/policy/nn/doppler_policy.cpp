@@ -3,11 +3,11 @@
 #include <cstdlib>
 
 #include "policy/nn/agent.hpp"
+#include "policy/nn/checkpoint.hpp"
+#include "policy/nn/policy_config_json.hpp"
 #include "policy/nn/sampling.hpp"
-#include "train/checkpoint.hpp"
-#include "train/config_json.hpp"
 
-#include "doppler/train/trainer.hpp"
+#include "doppler/policy/math_threads.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {

@@ -99,6 +99,12 @@ std::vector<DeviceId> teacher_devices(const ListSchedule& s, NodeId v, Teacher t
   return out;
 }
 
+// The expert's device for v, relabelled onto the rollout's devices when they are interchangeable.
+std::vector<DeviceId> expert_devices(const ExpertLabel& e, const Relabelling& r, NodeId v) {
+  const DeviceId label = e.device_of[static_cast<std::size_t>(v)];
+  return e.relabel ? r.targets(label) : std::vector<DeviceId>{label};
+}
+
 }  // namespace
 
 std::string teacher_name(Teacher t) {
@@ -250,11 +256,15 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
   std::vector<double> sums(static_cast<std::size_t>(p * std::max(hd, 1)), 0.0);
   std::vector<NodeId> devs(static_cast<std::size_t>(p));
   for (int d = 0; d < p; ++d) devs[static_cast<std::size_t>(d)] = d;
+  Relabelling relabelling(p);
   while (!s.done()) {
     Step st;
     st.candidates = s.candidates();
     std::sort(st.candidates.begin(), st.candidates.end());
-    if (o.teacher || !o.learned_sel) st.teacher_ops = teacher_selections(s, bl, o.teacher_kind);
+    if (o.expert)
+      st.teacher_ops = expert_selections(*o.expert, st.candidates);
+    else if (o.teacher || !o.learned_sel)
+      st.teacher_ops = teacher_selections(s, bl, o.teacher_kind);
     if (o.joint) {
       joint_step(s, nets, st, sums, o, rng);
       s.place(st.op, st.device);
@@ -277,7 +287,10 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     }
     // PLC
     const auto y = device_features(s, st.op);
-    if (o.teacher || !o.learned_plc) st.teacher_devices = teacher_devices(s, st.op, o.teacher_kind);
+    if (o.expert)
+      st.teacher_devices = expert_devices(*o.expert, relabelling, st.op);
+    else if (o.teacher || !o.learned_plc)
+      st.teacher_devices = teacher_devices(s, st.op, o.teacher_kind);
     if (o.learned_plc) {
       const auto scores = plc_scores(nets, st.op, y, sums, p, &st.ns);
       const auto probs = tempered_softmax(scores, devs, o.temperature);
@@ -298,6 +311,8 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
       st.device = st.teacher_devices.front();
       st.plc_greedy_match = true;
     }
+    if (o.expert)
+      relabelling.record(o.expert->device_of[static_cast<std::size_t>(st.op)], st.device);
     s.place(st.op, st.device);
     ep.steps.push_back(std::move(st));
   }

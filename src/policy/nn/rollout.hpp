@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "policy/nn/expert_label.hpp"
+
 #include "doppler/graph/assignment.hpp"
 #include "doppler/heuristics/list_schedule.hpp"
 #include "doppler/heuristics/problem.hpp"
@@ -60,6 +62,9 @@ struct RolloutOptions {
   bool learned_plc = true;  ///< false: critical-path device (earliest start, lowest id)
   bool joint = false;       ///< one network picks (op, device) pairs (PolicyVariant::joint)
   bool teacher = true;      ///< record the critical-path teacher's tied best actions
+  /// When set, the recorded teacher actions are this expert's (expert_label.hpp) instead of
+  /// `teacher_kind`'s: DAgger labels of the policy's own states. Not for the joint variant.
+  const ExpertLabel* expert = nullptr;
 };
 
 /// One step of an episode.

@@ -1,14 +1,15 @@
 #pragma once
-// Internal: checkpoint files (torch::serialize archives holding the SEL and PLC networks, their
-// Adam states and a JSON "meta" string with the configuration and the training state).
+// Internal: checkpoint files (torch::serialize archives holding the SEL and PLC networks, a JSON
+// "meta" string with the configuration, and whatever a trainer adds: its optimiser states and
+// training state; train/optimizer_checkpoint.hpp). Inference reads them from here.
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include "policy/nn/agent.hpp"
-#include "train/fused_adam.hpp"
 
 namespace doppler::detail {
 
@@ -18,9 +19,12 @@ struct Checkpoint {
   std::shared_ptr<torch::serialize::InputArchive> archive;
 };
 
-/// Writes networks, optimiser states (when given) and `meta` to `path` atomically.
-void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent, FusedAdam* opt_sel,
-                      FusedAdam* opt_plc, const nlohmann::json& meta);
+/// Records a writer adds to the root archive beside the networks and the meta (may be empty).
+using ExtraRecords = std::function<void(torch::serialize::OutputArchive& root)>;
+
+/// Writes the networks, `extra`'s records and `meta` to `path` atomically.
+void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent,
+                      const nlohmann::json& meta, const ExtraRecords& extra = {});
 
 /// Opens a checkpoint; InputError naming the file when it is missing, truncated or not a
 /// Doppler checkpoint.
@@ -28,9 +32,5 @@ Checkpoint open_checkpoint(const std::filesystem::path& path);
 
 /// Loads the networks of `c` into `agent` (built with the checkpoint's policy configuration).
 void load_networks(const Checkpoint& c, nn::DualAgent& agent, const std::filesystem::path& path);
-
-/// Loads the optimiser states of `c`.
-void load_optimizers(const Checkpoint& c, FusedAdam& opt_sel, FusedAdam& opt_plc,
-                     const std::filesystem::path& path);
 
 }  // namespace doppler::detail

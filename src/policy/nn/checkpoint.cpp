@@ -1,4 +1,4 @@
-#include "train/checkpoint.hpp"
+#include "policy/nn/checkpoint.hpp"
 
 #include <unistd.h>
 #include <zlib.h>
@@ -119,21 +119,15 @@ void verify_zip(const std::filesystem::path& path) {
 }
 }  // namespace
 
-void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent, FusedAdam* opt_sel,
-                      FusedAdam* opt_plc, const nlohmann::json& meta) {
+void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent,
+                      const nlohmann::json& meta, const ExtraRecords& extra) {
   torch::serialize::OutputArchive root;
   torch::serialize::OutputArchive sel, plc;
   agent.sel->save(sel);
   agent.plc->save(plc);
   root.write("sel", sel);
   root.write("plc", plc);
-  if (opt_sel && opt_plc) {
-    torch::serialize::OutputArchive os, op;
-    opt_sel->save(os);
-    opt_plc->save(op);
-    root.write("opt_sel", os);
-    root.write("opt_plc", op);
-  }
+  if (extra) extra(root);
   nlohmann::json m = meta;
   m["format"] = kFormat;
   m["version"] = 1;
@@ -190,19 +184,6 @@ void load_networks(const Checkpoint& c, nn::DualAgent& agent, const std::filesys
     agent.plc->load(plc);
   } catch (const std::exception& e) {
     throw InputError(path.string(), 0, "checkpoint networks do not match its configuration");
-  }
-}
-
-void load_optimizers(const Checkpoint& c, FusedAdam& opt_sel, FusedAdam& opt_plc,
-                     const std::filesystem::path& path) {
-  try {
-    torch::serialize::InputArchive os, op;
-    c.archive->read("opt_sel", os);
-    c.archive->read("opt_plc", op);
-    opt_sel.load(os);
-    opt_plc.load(op);
-  } catch (const std::exception& e) {
-    throw InputError(path.string(), 0, "checkpoint has no optimiser state (it cannot be resumed)");
   }
 }
 

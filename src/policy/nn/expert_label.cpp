@@ -1,0 +1,147 @@
+#include "policy/nn/expert_label.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "doppler/heuristics/critical_path.hpp"
+
+namespace doppler::nn {
+
+namespace {
+
+bool same_device_spec(const DeviceSpec& a, const DeviceSpec& b) {
+  return a.peak_flops == b.peak_flops && a.efficiency == b.efficiency &&
+         a.launch_overhead == b.launch_overhead && a.slots == b.slots;
+}
+
+// True when every route between distinct devices of the first p has the same link count and the
+// same uncontended times for a small and a large transfer.
+bool uniform_routes(const HardwareProfile& h, int p) {
+  const auto& r0 = h.route(0, 1);
+  const double small = h.transfer_time(0, 1, 1.0), large = h.transfer_time(0, 1, 1e9);
+  const auto same = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::abs(b); };
+  for (int s = 0; s < p; ++s)
+    for (int d = 0; d < p; ++d)
+      if (s != d &&
+          (h.route(s, d).size() != r0.size() || !same(h.transfer_time(s, d, 1.0), small) ||
+           !same(h.transfer_time(s, d, 1e9), large)))
+        return false;
+  return true;
+}
+
+}  // namespace
+
+bool devices_interchangeable(const Problem& problem) {
+  const Platform& pl = problem.platform();
+  if (pl.is_reference() || pl.devices() == 1) return true;
+  const HardwareProfile& h = pl.profile();
+  for (int d = 1; d < pl.devices(); ++d)
+    if (!same_device_spec(h.devices[0], h.devices[static_cast<std::size_t>(d)])) return false;
+  return uniform_routes(h, pl.devices());
+}
+
+ExpertLabel make_expert_label(const Problem& problem, std::vector<DeviceId> device_of) {
+  ExpertLabel e;
+  Assignment a;
+  a.devices = problem.devices();
+  a.device_of = device_of;
+  e.start = problem.simulator().simulate(a).start;
+  e.device_of = std::move(device_of);
+  e.relabel = devices_interchangeable(problem);
+  return e;
+}
+
+std::vector<NodeId> expert_selections(const ExpertLabel& label,
+                                      const std::vector<NodeId>& candidates) {
+  double best = std::numeric_limits<double>::infinity();
+  for (NodeId v : candidates) best = std::min(best, label.start[static_cast<std::size_t>(v)]);
+  const double tol = kTieTolerance * std::max(1.0, std::abs(best));
+  std::vector<NodeId> out;
+  for (NodeId v : candidates)
+    if (label.start[static_cast<std::size_t>(v)] <= best + tol) out.push_back(v);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Relabelling::Relabelling(int devices)
+    : p_(devices),
+      count_(static_cast<std::size_t>(devices * devices), 0),
+      row_total_(static_cast<std::size_t>(devices), 0),
+      col_total_(static_cast<std::size_t>(devices), 0) {}
+
+void Relabelling::record(DeviceId label, DeviceId device) {
+  ++count_[static_cast<std::size_t>(label * p_ + device)];
+  ++row_total_[static_cast<std::size_t>(label)];
+  ++col_total_[static_cast<std::size_t>(device)];
+}
+
+std::vector<DeviceId> Relabelling::targets(DeviceId label) const {
+  std::vector<double> cost(count_.size());
+  for (std::size_t i = 0; i < cost.size(); ++i) cost[i] = -static_cast<double>(count_[i]);
+  const std::vector<int> match = min_cost_matching(cost, p_);
+  const auto l = static_cast<std::size_t>(label);
+  if (row_total_[l] > 0) return {match[l]};
+  // A label device without ops yet: any unused device no used label device is matched to.
+  std::vector<bool> taken(static_cast<std::size_t>(p_), false);
+  for (int r = 0; r < p_; ++r)
+    if (row_total_[static_cast<std::size_t>(r)] > 0)
+      taken[static_cast<std::size_t>(match[static_cast<std::size_t>(r)])] = true;
+  std::vector<DeviceId> out;
+  for (int d = 0; d < p_; ++d)
+    if (col_total_[static_cast<std::size_t>(d)] == 0 && !taken[static_cast<std::size_t>(d)])
+      out.push_back(d);
+  if (out.empty()) out.push_back(match[l]);
+  return out;
+}
+
+std::vector<int> min_cost_matching(const std::vector<double>& cost, int p) {
+  // Hungarian algorithm with potentials (rows 1..p, columns 1..p; column 0 is a sentinel).
+  const auto n = static_cast<std::size_t>(p);
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> u(n + 1, 0), v(n + 1, 0);
+  std::vector<std::size_t> col_row(n + 1, 0), way(n + 1, 0);
+  for (std::size_t i = 1; i <= n; ++i) {
+    col_row[0] = i;
+    std::size_t j0 = 0;
+    std::vector<double> minv(n + 1, inf);
+    std::vector<bool> used(n + 1, false);
+    do {
+      used[j0] = true;
+      const std::size_t i0 = col_row[j0];
+      double delta = inf;
+      std::size_t j1 = 0;
+      for (std::size_t j = 1; j <= n; ++j) {
+        if (used[j]) continue;
+        const double cur = cost[(i0 - 1) * n + (j - 1)] - u[i0] - v[j];
+        if (cur < minv[j]) {
+          minv[j] = cur;
+          way[j] = j0;
+        }
+        if (minv[j] < delta) {
+          delta = minv[j];
+          j1 = j;
+        }
+      }
+      for (std::size_t j = 0; j <= n; ++j) {
+        if (used[j]) {
+          u[col_row[j]] += delta;
+          v[j] -= delta;
+        } else {
+          minv[j] -= delta;
+        }
+      }
+      j0 = j1;
+    } while (col_row[j0] != 0);
+    do {
+      const std::size_t j1 = way[j0];
+      col_row[j0] = col_row[j1];
+      j0 = j1;
+    } while (j0 != 0);
+  }
+  std::vector<int> match(n, 0);
+  for (std::size_t j = 1; j <= n; ++j) match[col_row[j] - 1] = static_cast<int>(j - 1);
+  return match;
+}
+
+}  // namespace doppler::nn
