@@ -16,11 +16,8 @@ namespace {
 using nlohmann::json;
 
 json to_json(const LabelRecord& r) {
-  json j = {{"round", r.round},
-            {"problem", r.problem},
-            {"source", r.source},
-            {"makespan", r.makespan},
-            {"improved", r.improved}};
+  json j = {{"round", r.round},       {"problem", r.problem},   {"source", r.source},
+            {"makespan", r.makespan}, {"improved", r.improved}, {"calls", r.calls}};
   if (r.improved) j["device_of"] = r.device_of;
   return j;
 }
@@ -32,6 +29,7 @@ LabelRecord record_from_json(const json& j) {
   r.source = j.at("source").get<std::string>();
   r.makespan = j.at("makespan").get<double>();
   r.improved = j.at("improved").get<bool>();
+  r.calls = j.at("calls").get<std::int64_t>();
   if (r.improved) r.device_of = j.at("device_of").get<std::vector<DeviceId>>();
   return r;
 }
@@ -69,22 +67,32 @@ LabelStore LabelStore::load(int problems, const std::filesystem::path& file, boo
 }
 
 void LabelStore::apply(const LabelRecord& r) {
-  if (static_cast<int>(recorded_.size()) <= r.round)
+  if (static_cast<int>(recorded_.size()) <= r.round) {
     recorded_.resize(static_cast<std::size_t>(r.round + 1), 0);
+    round_calls_.resize(recorded_.size(), 0);
+  }
   ++recorded_[static_cast<std::size_t>(r.round)];
+  round_calls_[static_cast<std::size_t>(r.round)] += r.calls;
+  calls_ += r.calls;
   if (!r.improved) return;
   Label& l = labels_[static_cast<std::size_t>(r.problem)];
   l = {r.device_of, r.makespan, r.round, r.source};
 }
 
 bool LabelStore::offer(int round, int i, const std::string& source, double makespan,
-                       const std::vector<DeviceId>& device_of) {
+                       const std::vector<DeviceId>& device_of, std::int64_t calls) {
   const Label& l = label(i);
-  LabelRecord r{round,    i, source, makespan, l.device_of.empty() || makespan < l.makespan,
-                device_of};
+  const bool improved = l.device_of.empty() || makespan < l.makespan;
+  LabelRecord r{round, i, source, makespan, improved, calls + (improved ? 1 : 0), device_of};
   if (file_) append_log_line(*file_, to_json(r));
   apply(r);
   return r.improved;
+}
+
+std::int64_t LabelStore::calls(int round) const {
+  return round < static_cast<int>(round_calls_.size())
+             ? round_calls_[static_cast<std::size_t>(round)]
+             : 0;
 }
 
 int LabelStore::recorded(int round) const {

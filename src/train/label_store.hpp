@@ -27,8 +27,11 @@ struct LabelRecord {
   int round = 0;
   int problem = 0;
   std::string source;
-  double makespan = 0;              ///< the search's best
-  bool improved = false;            ///< it replaced the label
+  double makespan = 0;    ///< the search's best
+  bool improved = false;  ///< it replaced the label
+  /// Simulator calls spent: the search's, plus one when improved (the new label's schedule, which
+  /// the trainer simulates once for its start times).
+  std::int64_t calls = 0;
   std::vector<DeviceId> device_of;  ///< the assignment (when improved)
 };
 
@@ -42,10 +45,15 @@ public:
   /// when a complete line is invalid.
   static LabelStore load(int problems, const std::filesystem::path& file, bool writable = true);
 
-  /// Offers a search result for problem `i`: it replaces the label when better (strictly lower
-  /// makespan, or no label yet); the record is appended to the file. Returns true when replaced.
+  /// Offers a search result for problem `i` found with `calls` simulator calls: it replaces the
+  /// label when better (strictly lower makespan, or no label yet); the record is appended to the
+  /// file. Returns true when replaced.
   bool offer(int round, int i, const std::string& source, double makespan,
-             const std::vector<DeviceId>& device_of);
+             const std::vector<DeviceId>& device_of, std::int64_t calls);
+  /// Simulator calls of every recorded search (so a resumed run counts what it did not redo).
+  std::int64_t calls() const { return calls_; }
+  /// The same for the searches of one round.
+  std::int64_t calls(int round) const;
   /// Problems of `round` already recorded (they come in problem order: 0 .. n-1).
   int recorded(int round) const;
   /// The label of problem i.
@@ -56,7 +64,9 @@ public:
 private:
   void apply(const LabelRecord& r);
   std::vector<Label> labels_;
-  std::vector<int> recorded_;  // per round
+  std::vector<int> recorded_;              // per round
+  std::vector<std::int64_t> round_calls_;  // per round
+  std::int64_t calls_ = 0;
   std::optional<std::filesystem::path> file_;
 };
 

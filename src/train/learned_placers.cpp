@@ -1,15 +1,23 @@
 #include "doppler/train/learned_placers.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/heuristics/anneal.hpp"
+#include "doppler/heuristics/critical_path.hpp"
+#include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/placer.hpp"
+#include "doppler/heuristics/simple_placers.hpp"
 #include "doppler/policy/doppler_policy.hpp"
 #include "doppler/train/baselines.hpp"
 #include "doppler/train/pipeline.hpp"
@@ -42,13 +50,64 @@ int samples_within(int samples, std::int64_t share) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(samples, share)));
 }
 
+// A loaded policy shared by the placers of the process; sample() runs under its mutex
+// (DopplerPolicy is not meant for concurrent callers).
+struct SharedPolicy {
+  explicit SharedPolicy(DopplerPolicy p) : policy(std::move(p)) {}
+  std::mutex mutex;
+  DopplerPolicy policy;
+};
+
+// The policy at `path` (a checkpoint or a run directory), loaded once per process: cached by
+// the checkpoint's canonical path, modification time and size, so a rewritten file is
+// reloaded. At most kCachedPolicies stay loaded.
+std::shared_ptr<SharedPolicy> shared_policy(const std::string& path) {
+  constexpr std::size_t kCachedPolicies = 8;
+  using Key = std::tuple<std::string, std::filesystem::file_time_type, std::uintmax_t>;
+  static std::mutex mutex;
+  static std::map<Key, std::shared_ptr<SharedPolicy>> cache;
+  std::error_code ec;
+  const std::filesystem::path file = std::filesystem::canonical(checkpoint_path(path), ec);
+  Key key;
+  if (!ec) key = {file.string(), std::filesystem::last_write_time(file, ec), 0};
+  if (!ec) std::get<2>(key) = std::filesystem::file_size(file, ec);
+  if (ec) return std::make_shared<SharedPolicy>(DopplerPolicy::load(path));  // its InputError
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  auto loaded = std::make_shared<SharedPolicy>(DopplerPolicy::load(path));
+  std::erase_if(cache, [&](const auto& e) { return std::get<0>(e.first) == std::get<0>(key); });
+  if (cache.size() >= kCachedPolicies) cache.erase(cache.begin());
+  cache.emplace(key, loaded);
+  return loaded;
+}
+
+// The policy a method loads: `given`, else the shipped one, which must exist (InputError naming
+// it). A given path is read at place() time (DopplerPolicy::load's InputError names it).
+std::string policy_path(const std::string& method, const std::string& given) {
+  if (!given.empty()) return given;
+  const std::string path = default_policy_path().string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw InputError(fmt::format(
+        "method {}: the shipped policy {} is missing (set DOPPLER_MODEL, pass policy=PATH, or run "
+        "scripts/pretrain.sh)",
+        method, path));
+  return path;
+}
+
+// The best of `o.samples` rollouts of a shared policy.
+SampledPlacement sample_shared(SharedPolicy& p, const Problem& problem, const SampleOptions& o) {
+  const std::lock_guard<std::mutex> lock(p.mutex);
+  return p.policy.sample(problem, o);
+}
+
 // doppler: a trained policy, best of K samples.
 class DopplerPolicyPlacer : public Placer {
 public:
   DopplerPolicyPlacer(std::string policy, SampleSpec s) : policy_(std::move(policy)), s_(s) {}
   std::string name() const override { return "doppler"; }
   Assignment place(const Problem& problem, const PlaceOptions& options) const override {
-    DopplerPolicy policy = DopplerPolicy::load(policy_);
+    const std::shared_ptr<SharedPolicy> policy = shared_policy(policy_);
     SampleOptions o;
     o.samples = s_.samples;
     if (options.budget.evaluations > 0)
@@ -56,7 +115,7 @@ public:
     o.seed = options.seed;
     o.temperature = s_.temperature;
     const std::int64_t before = problem.simulator().calls();
-    SampledPlacement r = policy.sample(problem, o);
+    SampledPlacement r = sample_shared(*policy, problem, o);
     evaluations_ = problem.simulator().calls() - before;
     r.best.method = name();
     return r.best;
@@ -65,6 +124,118 @@ public:
 private:
   std::string policy_;
   SampleSpec s_;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Default call budget of doppler-search without training, as local-search's.
+constexpr std::int64_t kSearchBudget = 20000;
+
+// The best placement seen so far.
+struct Best {
+  std::vector<DeviceId> devices;
+  double makespan = std::numeric_limits<double>::infinity();
+  void offer(const std::vector<DeviceId>& d, double ms) {
+    if (ms < makespan) {
+      devices = d;
+      makespan = ms;
+    }
+  }
+};
+
+// The first `limit` of local-search's starting list schedulers (critical-path, heft, etf,
+// m-etf(0.1), balanced), one simulator call each.
+void offer_list_schedulers(const Problem& problem, const PlaceOptions& options, std::int64_t limit,
+                           Best& best) {
+  const CriticalPathPlacer cp;
+  const HeftPlacer heft;
+  const EtfPlacer etf, metf(0.1);
+  const BalancedPlacer balanced;
+  std::int64_t k = 0;
+  for (const Placer* pl :
+       std::initializer_list<const Placer*>{&cp, &heft, &etf, &metf, &balanced}) {
+    if (k++ >= limit) break;
+    const Assignment a = pl->place(problem, options);
+    best.offer(a.device_of, problem.simulator().makespan(a.device_of));
+  }
+}
+
+// The better of two sample batches (the first on ties).
+SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
+  return b.best_makespan < a.best_makespan ? std::move(b) : std::move(a);
+}
+
+// doppler-search (train=0): the annealer of local-search, started from the best of the loaded
+// policy's samples and local-search's list schedulers, with reassignments drawn from PLC.
+class DopplerSearchPlacer : public Placer {
+public:
+  DopplerSearchPlacer(std::string policy, SampleSpec s, double mix)
+      : policy_(std::move(policy)), s_(s), mix_(mix) {}
+  std::string name() const override { return "doppler-search"; }
+
+  Assignment place(const Problem& problem, const PlaceOptions& options) const override {
+    const Clock::time_point t0 = Clock::now();
+    const std::int64_t before = problem.simulator().calls();
+    const auto used = [&] { return problem.simulator().calls() - before; };
+    const double seconds = options.budget.seconds;
+    const std::int64_t n = options.budget.evaluations > 0 ? options.budget.evaluations
+                           : seconds > 0                  ? 0
+                                                          : kSearchBudget;
+    const int samples = n > 0 ? samples_within(s_.samples, n / 16) : s_.samples;
+    Best best;
+    offer_list_schedulers(problem, options, n > 0 ? n - samples : 5, best);
+    if (problem.devices() > 1 && problem.graph().num_nodes() > 0) {
+      const std::shared_ptr<SharedPolicy> policy = shared_policy(policy_);
+      const SampledPlacement sp = sample(*policy, problem, options, samples, t0);
+      best.offer(sp.best.device_of, sp.best_makespan);
+      Budget b;
+      b.evaluations = n > 0 ? n - used() : 0;
+      b.seconds = seconds > 0 ? seconds - seconds_since(t0) : 0;
+      if ((n == 0 || b.evaluations > 0) && (seconds == 0 || b.seconds > 0)) {
+        const MoveProposal proposal{sp.proposal, mix_};
+        AnnealSettings as;
+        as.proposal = &proposal;
+        AnnealResult ar = anneal(problem, best.devices, best.makespan, b, as, options.seed);
+        best.offer(ar.best, ar.best_makespan);
+      }
+    }
+    evaluations_ = used();
+    return {problem.devices(), std::move(best.devices), {}, name()};
+  }
+
+private:
+  // The best of `k` samples (rollout 0 greedy). With a time budget, sampling stops at about a
+  // sixteenth of it (the load included): a first batch of 2 rollouts times them, a second batch
+  // (its own greedy rollout included) draws as many of the rest as fit.
+  SampledPlacement sample(SharedPolicy& policy, const Problem& problem, const PlaceOptions& options,
+                          int k, Clock::time_point t0) const {
+    SampleOptions o;
+    o.seed = options.seed;
+    o.temperature = s_.temperature;
+    const double share = options.budget.seconds / 16;
+    if (share <= 0) {
+      o.samples = k;
+      return sample_shared(policy, problem, o);
+    }
+    o.samples = std::min(k, seconds_since(t0) < share ? 2 : 1);
+    const Clock::time_point t1 = Clock::now();
+    SampledPlacement first = sample_shared(policy, problem, o);
+    const double per_rollout = seconds_since(t1) / o.samples;
+    const double fit = o.threads * (share - seconds_since(t0)) / per_rollout;
+    const int more = static_cast<int>(std::min<double>(k - o.samples, std::floor(fit)));
+    if (more < 2) return first;
+    o.samples = more;
+    o.seed = options.seed ^ 0x9e3779b97f4a7c15ULL;
+    return better_of(std::move(first), sample_shared(policy, problem, o));
+  }
+
+  std::string policy_;
+  SampleSpec s_;
+  double mix_;
 };
 
 // Everything a trained-inside Doppler method is configured with.
@@ -284,6 +455,34 @@ const char* const kTrainedParams =
     "entropy,si=0.1,ppo=1,sel=rl|frozen,teacher=critical-path|etf|heft,baseline=loo|mean,"
     "schedule=constant|cosine|linear,rl_temperature=2,returns,action,hidden,mp_steps,policy=CKPT";
 
+const char* const kSearchParams =
+    "policy=CKPT|RUN (default models/doppler-pretrained.pt),samples=64,temperature=1,mix=0.5,"
+    "train=0; train=F>0 trains Stages I+II on F of the budget first (policy= then initialises "
+    "them) and takes the training options of doppler-sim: il=300,sim,preset,rollouts,lr,entropy,"
+    "si,ppo,sel,teacher,baseline,schedule,rl_temperature,returns,action,hidden,mp_steps";
+
+// doppler-search: train=0 (default) searches with a loaded policy; train=F > 0 trains first.
+std::unique_ptr<Placer> make_doppler_search(PlacerParams& p) {
+  const std::string name = "doppler-search";
+  PlacerParams peek = p;
+  if (take_number(peek, name, "train", 0) > 0)
+    return std::make_unique<DopplerTrainedPlacer>(take_trained_spec(name, p));
+  for (const char* key :
+       {"il", "sim", "preset", "rollouts", "lr", "entropy", "si", "ppo", "sel", "teacher",
+        "baseline", "schedule", "rl_temperature", "returns", "action", "hidden", "mp_steps"})
+    if (p.count(key))
+      throw InputError(fmt::format(
+          "method {}: {}= is a training option; it needs train=F > 0 (train=0, the default, "
+          "searches with the loaded policy)",
+          name, key));
+  const double train = take_number(p, name, "train", 0);
+  const double mix = take_number(p, name, "mix", 0.5);
+  if (train < 0 || mix < 0 || mix > 1)
+    throw InputError(fmt::format("method {}: train and mix must be in [0, 1]", name));
+  const std::string policy = policy_path(name, take_string(p, "policy", ""));
+  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix);
+}
+
 }  // namespace
 
 void register_learned_placers() {
@@ -294,14 +493,7 @@ void register_learned_placers() {
        "policy=CKPT|RUN (default models/doppler-pretrained.pt),samples=64,temperature=1", false,
        true},
       [](PlacerParams& p) -> std::unique_ptr<Placer> {
-        std::string policy = take_string(p, "policy", "");
-        if (policy.empty()) {
-          policy = default_policy_path().string();
-          if (!std::filesystem::exists(policy))
-            throw InputError(
-                "method doppler: the shipped policy " + policy +
-                " is missing (set DOPPLER_MODEL, pass policy=PATH, or run scripts/pretrain.sh)");
-        }
+        const std::string policy = policy_path("doppler", take_string(p, "policy", ""));
         return std::make_unique<DopplerPolicyPlacer>(policy, take_sample_spec(p, "doppler"));
       });
   const std::vector<std::pair<std::string, std::string>> trained = {
@@ -311,19 +503,22 @@ void register_learned_placers() {
       {"doppler-sel", "ablation: learned SEL + critical-path PLC (as doppler-sim)"},
       {"doppler-plc", "ablation: critical-path SEL + learned PLC (as doppler-sim)"},
       {"doppler-joint", "ablation: one network scoring (op, device) pairs (as doppler-sim)"},
-      {"doppler-search",
-       "Doppler Stage I + II on train= of the budget, then local search from the best sample "
-       "with PLC-proposed moves (mix=)"},
   };
   for (const auto& [name, description] : trained)
     register_placer(
         {name, description,
-         std::string(kTrainedParams) + (name == "doppler-search" ? ",train=0.5,mix=0.5" : "") +
-             (name == "doppler-sys" ? ",real=30,repeat=3" : ""),
-         false, true},
+         std::string(kTrainedParams) + (name == "doppler-sys" ? ",real=30,repeat=3" : ""), false,
+         true},
         [name = name](PlacerParams& p) -> std::unique_ptr<Placer> {
           return std::make_unique<DopplerTrainedPlacer>(take_trained_spec(name, p));
         });
+  register_placer({"doppler-search",
+                   "search with the learned prior: local-search's annealer from the best of the "
+                   "policy's samples (at most 1/16 of the budget) and local-search's list "
+                   "schedulers, reassignments drawn from PLC (mix=); --budget (default 20,000) "
+                   "and/or --time-budget, loading and sampling included",
+                   kSearchParams, false, true},
+                  make_doppler_search);
   for (const std::string name : {"placeto", "gdp"})
     register_placer(
         {name,

@@ -303,7 +303,6 @@ struct Pretrainer::Impl {
           detail::search_label(*pool[u].problem, labels->label(i), source, cfg.label_budget,
                                label_seed(round, i), *agent, pool_gt[u]);
     });
-    calls += static_cast<std::int64_t>(mine.size()) * cfg.label_budget;
     if (dp.ranks > 1 && dp.average) exchange(out, source, a);
     return out;
   }
@@ -333,6 +332,10 @@ struct Pretrainer::Impl {
     }
   }
 
+  // Simulator calls so far: rollouts, references and evaluations, and the recorded label searches
+  // (every rank counts all of those).
+  std::int64_t total_calls() const { return calls + (labels ? labels->calls() : 0); }
+
   // Rebuilds the expert form (start times) of every label that changed.
   void refresh_experts() {
     std::vector<int> stale;
@@ -345,13 +348,11 @@ struct Pretrainer::Impl {
       experts[i] =
           nn::make_expert_label(*pool[i].problem, labels->label(static_cast<int>(i)).device_of);
     });
-    calls += static_cast<std::int64_t>(stale.size());
   }
 
   // Round `round`'s label searches on every pool problem (resuming after the recorded ones).
   json generate_labels(int round) {
     const auto t0 = Clock::now();
-    const std::int64_t before = calls;
     const auto source =
         round == 0 ? detail::LabelSource::local_search : detail::parse_label_source(cfg.distill);
     const int n = static_cast<int>(pool.size());
@@ -362,7 +363,7 @@ struct Pretrainer::Impl {
       const auto results = search_chunk(round, source, a, b);
       for (int i = a; i < b; ++i) {
         const auto& r = results[static_cast<std::size_t>(i - a)];
-        labels->offer(round, i, r.source, r.makespan, r.device_of);
+        labels->offer(round, i, r.source, r.makespan, r.device_of, cfg.label_budget);
       }
       progress.update(b);
     }
@@ -377,7 +378,7 @@ struct Pretrainer::Impl {
             {"source", detail::label_source_name(source)},
             {"label_gap_critical_path", gap_cp},
             {"improved", found},
-            {"label_calls", calls - before},
+            {"label_calls", labels->calls(round)},
             {"label_seconds", std::chrono::duration<double>(Clock::now() - t0).count()}};
   }
 
@@ -575,7 +576,7 @@ struct Pretrainer::Impl {
                    lr_scale);
     }
     ++update;
-    st.calls = calls;
+    st.calls = total_calls();
     st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     seconds += st.seconds;
     return st;
