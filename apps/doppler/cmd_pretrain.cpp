@@ -194,6 +194,11 @@ void add_pretrain(CLI::App& app) {
                   "only; > 0 simulates every rollout)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--expert-mix", c.expert_mix,
+                  "probability that a distillation rollout step takes the label's action instead "
+                  "of the policy's (DAgger's mixture; 0: the policy's own states only)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--eval-pool", c.eval_pool,
                   "pool problems on which each round's policy is evaluated (greedy and best of "
                   "--eval-samples, gaps to the labels)")

@@ -224,7 +224,7 @@ private:
     o.samples = std::min(k, seconds_since(t0) < share ? 2 : 1);
     const Clock::time_point t1 = Clock::now();
     SampledPlacement first = sample_shared(policy, problem, o);
-    const double per_rollout = seconds_since(t1) / o.samples;
+    const double per_rollout = std::max(1e-9, seconds_since(t1) / o.samples);
     const double fit = o.threads * (share - seconds_since(t0)) / per_rollout;
     const int more = static_cast<int>(std::min<double>(k - o.samples, std::floor(fit)));
     if (more < 2) return first;
@@ -457,9 +457,10 @@ const char* const kTrainedParams =
 
 const char* const kSearchParams =
     "policy=CKPT|RUN (default models/doppler-pretrained.pt),samples=64,temperature=1,mix=0.5,"
-    "train=0; train=F>0 trains Stages I+II on F of the budget first (policy= then initialises "
-    "them) and takes the training options of doppler-sim: il=300,sim,preset,rollouts,lr,entropy,"
-    "si,ppo,sel,teacher,baseline,schedule,rl_temperature,returns,action,hidden,mp_steps";
+    "train=0; train=F>0 first trains Stages I+II on F of the budget (default 4,000 calls; "
+    "--time-budget ignored; policy= initialises them) and takes doppler-sim's training options "
+    "(il=300,sim,preset,rollouts,lr,entropy,si,ppo,sel,teacher,baseline,schedule,rl_temperature,"
+    "returns,action,hidden,mp_steps), which are errors without it";
 
 // doppler-search: train=0 (default) searches with a loaded policy; train=F > 0 trains first.
 std::unique_ptr<Placer> make_doppler_search(PlacerParams& p) {

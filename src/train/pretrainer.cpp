@@ -131,6 +131,7 @@ json to_json(const PretrainConfig& c) {
           {"rounds", c.rounds},
           {"round_updates", c.round_updates},
           {"pg_weight", c.pg_weight},
+          {"expert_mix", c.expert_mix},
           {"eval_pool", c.eval_pool},
           {"eval_samples", c.eval_samples}};
 }
@@ -161,6 +162,7 @@ PretrainConfig pretrain_config_from_json(const json& j) {
   c.rounds = j.value("rounds", c.rounds);
   c.round_updates = j.value("round_updates", c.round_updates);
   c.pg_weight = j.value("pg_weight", c.pg_weight);
+  c.expert_mix = j.value("expert_mix", c.expert_mix);
   c.eval_pool = j.value("eval_pool", c.eval_pool);
   c.eval_samples = j.value("eval_samples", c.eval_samples);
   return c;
@@ -193,6 +195,7 @@ void PretrainConfig::validate() const {
   if (label_budget < 1) bad("label budget must be at least 1");
   if (rounds < 1 || round_updates < 1) bad("rounds and round updates must be at least 1");
   if (pg_weight < 0) bad("pg weight must be non-negative");
+  if (!(expert_mix >= 0 && expert_mix <= 1)) bad("expert mix must be in [0, 1]");
   if (eval_pool < 0 || eval_samples < 1) bad("eval pool must be >= 0 and eval samples >= 1");
 }
 
@@ -536,8 +539,10 @@ struct Pretrainer::Impl {
       std::mt19937_64 r(seeds[static_cast<std::size_t>(job)]);
       nn::Sampled& out = batches[static_cast<std::size_t>(j)][static_cast<std::size_t>(job % k)];
       nn::RolloutOptions o = ro;
-      if (distill)
+      if (distill) {
         o.expert = &experts[static_cast<std::size_t>(chosen[static_cast<std::size_t>(j)])];
+        o.expert_mix = cfg.expert_mix;
+      }
       out.episode =
           nn::rollout(*pp.problem, cfg.policy, prep[static_cast<std::size_t>(j)].nets, o, r);
       thread_local SimWorkspace ws;  // a simulator's own workspace is not for concurrent calls

@@ -99,6 +99,12 @@ std::vector<DeviceId> teacher_devices(const ListSchedule& s, NodeId v, Teacher t
   return out;
 }
 
+// Index of the expert's action `a` among `actions`; the step's behaviour probability is 1.
+std::size_t expert_index(const std::vector<NodeId>& actions, NodeId a, float& behaviour) {
+  behaviour = 1;
+  return static_cast<std::size_t>(std::find(actions.begin(), actions.end(), a) - actions.begin());
+}
+
 // The expert's device for v, relabelled onto the rollout's devices when they are interchangeable.
 std::vector<DeviceId> expert_devices(const ExpertLabel& e, const Relabelling& r, NodeId v) {
   const DeviceId label = e.device_of[static_cast<std::size_t>(v)];
@@ -271,11 +277,16 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
       ep.steps.push_back(std::move(st));
       continue;
     }
+    // The expert takes this step (DAgger's mixture): its first tied op and device.
+    const bool follow = o.expert && o.expert_mix > 0 &&
+                        std::uniform_real_distribution<double>(0.0, 1.0)(rng) < o.expert_mix;
     // SEL
     if (o.learned_sel) {
       const auto probs = tempered_softmax(nets.sel_score, st.candidates, o.temperature);
       const bool greedy = o.greedy_sel || o.mode == ActionMode::greedy;
-      const std::size_t i = choose(probs, o, greedy, rng, st.sel_behaviour);
+      const std::size_t i =
+          follow ? expert_index(st.candidates, st.teacher_ops.front(), st.sel_behaviour)
+                 : choose(probs, o, greedy, rng, st.sel_behaviour);
       st.op = st.candidates[i];
       st.sel_prob = static_cast<float>(probs[i]);
       const NodeId best = st.candidates[argmax(probs)];
@@ -294,7 +305,9 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
     if (o.learned_plc) {
       const auto scores = plc_scores(nets, st.op, y, sums, p, &st.ns);
       const auto probs = tempered_softmax(scores, devs, o.temperature);
-      const std::size_t i = choose(probs, o, o.mode == ActionMode::greedy, rng, st.plc_behaviour);
+      const std::size_t i =
+          follow ? expert_index(devs, st.teacher_devices.front(), st.plc_behaviour)
+                 : choose(probs, o, o.mode == ActionMode::greedy, rng, st.plc_behaviour);
       if (o.record_plc_probs) st.plc_probs.assign(probs.begin(), probs.end());
       st.device = static_cast<DeviceId>(i);
       st.plc_prob = static_cast<float>(probs[i]);

@@ -65,6 +65,9 @@ struct RolloutOptions {
   /// When set, the recorded teacher actions are this expert's (expert_label.hpp) instead of
   /// `teacher_kind`'s: DAgger labels of the policy's own states. Not for the joint variant.
   const ExpertLabel* expert = nullptr;
+  /// With an expert: the probability that a step takes the expert's action (its first tied op
+  /// and device) instead of the policy's, DAgger's mixture of the two (0: the policy's states).
+  double expert_mix = 0;
 };
 
 /// One step of an episode.
