@@ -27,6 +27,13 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+int line_count_of(const fs::path& p) {
+  std::ifstream in(p);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
 void write_spec(const fs::path& path) {
   std::ofstream(path) << R"({"pool": 6, "seed": 2, "families": [{"workload": "random-dag",
       "params": {"ops": {"min": 12, "max": 24, "int": true}, "width": [3, 5],
@@ -64,6 +71,38 @@ TEST(CliPretrain, TwoMpiRanksTrainDataParallel) {
   std::getline(b, lb);
   EXPECT_EQ(nlohmann::json::parse(la)["problems"], nlohmann::json::parse(lb)["problems"]);
   EXPECT_NE(slurp(dir / "one" / "ckpt.pt"), slurp(dir / "two" / "ckpt.pt"));
+}
+
+// Distillation over two ranks: every rank searches its share of the pool's labels and the shares
+// are exchanged, so the labels of round 0 (local-search, seeded per problem) are those of a
+// single process, and both ranks train on them (the checkpoints' weight check passes).
+TEST(CliPretrain, TwoMpiRanksSearchTheLabelsOfASingleProcess) {
+  if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
+  test::TempDir dir;
+  write_spec(dir / "spec.json");
+  const std::string run = "pretrain --spec '" + (dir / "spec.json").string() +
+                          "' --il-updates 2 --distill doppler-search --rounds 2 --round-updates 2 "
+                          "--label-budget 300 --batch 2 --rollouts 2 --hidden 8 --edge-hidden 4 "
+                          "--mp-steps 1 --eval-pool 2 --eval-samples 2 --seed 5";
+  const std::string mpi = "cd '" + dir.path().string() +
+                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" DOPPLER_CLI
+                          "' " +
+                          run + " -o two > two.out 2>&1";
+  ASSERT_EQ(std::system(mpi.c_str()), 0) << slurp(dir / "two.out");
+  const auto one = test::run_cli(run + " -o '" + (dir / "one").string() + "'");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto round0 = [](const fs::path& p) {
+    std::vector<nlohmann::json> out;
+    std::ifstream in(p);
+    for (std::string line; std::getline(in, line);)
+      if (auto j = nlohmann::json::parse(line); j["round"] == 0) out.push_back(j);
+    return out;
+  };
+  const auto a = round0(dir / "one" / "labels.jsonl"), b = round0(dir / "two" / "labels.jsonl");
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(b[i], a[i]) << "problem " << i;
+  EXPECT_EQ(line_count_of(dir / "two" / "labels.jsonl"), 12);
 }
 
 TEST(CliPretrain, BadSpecsAreOneLineErrorsNamingFileAndLine) {
