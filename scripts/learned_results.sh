@@ -20,7 +20,7 @@ jobs=${5:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
 doppler="$(cd "$(dirname "$build/doppler")" && pwd)/doppler"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 shared="$root/../shared/reference-graphs"
-methods=${METHODS:-"critical-path,heft,etf,enumopt,local-search,placeto,gdp,doppler-sim:preset=paper,doppler-sim,doppler-search"}
+methods=${METHODS:-"critical-path,heft,etf,enumopt,local-search,placeto,gdp,doppler-sim:preset=paper,doppler-sim,doppler-search:train=0.5"}
 paper_max=${PAPER_MAX_BUDGET:-4000}
 placeto_max=${PLACETO_MAX_BUDGET:-4000}
 mkdir -p "$out/graphs" "$out/runs"

@@ -11,7 +11,7 @@ cells = collections.defaultdict(dict)  # problem -> (method, budget) -> text
 meta = {}
 budgets = collections.defaultdict(set)
 order = ["critical-path", "heft", "etf", "enumopt", "local-search", "placeto", "gdp",
-         "doppler-sim:preset=paper", "doppler-sim", "doppler-search"]
+         "doppler-sim:preset=paper", "doppler-sim", "doppler-search:train=0.5"]
 for f in sorted(runs.glob("*.json")):
     problem, budget = f.name.split(".")[:2]
     j = json.loads(f.read_text())

@@ -1,16 +1,25 @@
 // The learned methods as Placers of the one registry: every name is made and places within its
 // budget of simulator calls (counted by the simulator itself), unknown options are InputErrors
-// naming the option, doppler-search improves on its own start and on random placement, and
-// doppler:policy= takes a run directory as well as its checkpoint.
+// naming the option, doppler-search (with the shipped policy, no training) is never worse than
+// local-search's list schedulers and is exactly the annealer from the best of them and the
+// policy's samples, doppler-search:train= improves on its own start and on random placement,
+// doppler:policy= takes a run directory as well as its checkpoint, and a rewritten checkpoint is
+// reloaded.
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <limits>
 #include <random>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
 #include "support/support.hpp"
 
+#include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/problem.hpp"
+#include "doppler/policy/doppler_policy.hpp"
 #include "doppler/train/learned_placers.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
@@ -23,6 +32,7 @@ const char* const kTiny = "il=10,hidden=8,mp_steps=1";
 
 std::string spec_of(const std::string& name) {
   if (name == "placeto" || name == "gdp") return name + ":hidden=8";
+  if (name == "doppler-search") return name + ":train=0.5," + kTiny + ",samples=8";
   if (name == "doppler-il") return name + ":" + kTiny + ",samples=8";
   return name + ":" + kTiny + ",samples=8";
 }
@@ -117,7 +127,8 @@ TEST(LearnedPlacers, BudgetIsCountedBySimulatorCalls) {
   const Simulator& sim = in.problem->simulator();
   for (const std::int64_t budget : {40, 97}) {
     for (const std::string& spec :
-         {std::string("doppler-sim:") + kTiny, std::string("doppler-search:") + kTiny,
+         {std::string("doppler-sim:") + kTiny, std::string("doppler-search:train=0.5,") + kTiny,
+          std::string("doppler-search"), std::string("doppler-search:samples=200"),
           std::string("doppler-il:") + kTiny, std::string("placeto:hidden=8"),
           std::string("gdp:hidden=8"), std::string("local-search")}) {
       SCOPED_TRACE(spec + " budget " + std::to_string(budget));
@@ -132,17 +143,19 @@ TEST(LearnedPlacers, BudgetIsCountedBySimulatorCalls) {
   }
 }
 
-// doppler-search anneals from the best of its samples: at the same budget it is never worse
-// than doppler-sim given the same Stage II (sim = T - 1) and samples, i.e. its own start; and on
-// a random graph it beats the mean of random placements by a wide margin.
-TEST(LearnedPlacers, DopplerSearchImprovesOnItsStartAndOnRandom) {
+// doppler-search:train=0.5 anneals from the best of its samples: at the same budget it is never
+// worse than doppler-sim given the same Stage II (sim = T - 1) and samples, i.e. its own start;
+// and on a random graph it beats the mean of random placements by a wide margin.
+TEST(LearnedPlacers, TrainingDopplerSearchImprovesOnItsStartAndOnRandom) {
   register_learned_placers();
   const Instance in = small_instance(21, 14, 3, false);
   const Simulator& sim = in.problem->simulator();
   const std::int64_t budget = 400;  // T = 200: Stage II 199 rollouts + greedy, 25 samples
   const PlaceOptions opt{3, {budget, 0}};
-  const double search = sim.makespan(
-      make_placer("doppler-search:il=30,hidden=8,mp_steps=1")->place(*in.problem, opt).device_of);
+  const double search =
+      sim.makespan(make_placer("doppler-search:train=0.5,il=30,hidden=8,mp_steps=1")
+                       ->place(*in.problem, opt)
+                       .device_of);
   const double start = sim.makespan(make_placer("doppler-sim:il=30,hidden=8,mp_steps=1,sim=199")
                                         ->place(*in.problem, opt)
                                         .device_of);
@@ -182,6 +195,169 @@ TEST(LearnedPlacers, DopplerPolicyTakesARunDirectoryOrItsCheckpoint) {
               make_placer("doppler:policy=" + (dir / "missing").string())->place(*in.problem, {});
             }),
             "");
+}
+
+// The five list schedulers local-search starts from, in its order.
+const std::vector<std::string> kListSchedulers = {"critical-path", "heft", "etf", "m-etf",
+                                                  "balanced"};
+
+// The best of local-search's list schedulers, made through the registry: the first of the
+// lowest makespan.
+std::pair<std::vector<DeviceId>, double> best_list_start(const Problem& problem,
+                                                         const PlaceOptions& options) {
+  std::pair<std::vector<DeviceId>, double> best{{}, std::numeric_limits<double>::infinity()};
+  for (const std::string& spec : kListSchedulers) {
+    const Assignment a = make_placer(spec)->place(problem, options);
+    const double ms = problem.simulator().makespan(a.device_of);
+    if (ms < best.second) best = {a.device_of, ms};
+  }
+  return best;
+}
+
+// Default doppler-search (the shipped policy, no training) never returns a placement worse than
+// the best of the five list schedulers local-search starts from, on graphs of several sizes and
+// device counts, at small budgets too.
+TEST(LearnedPlacers, DopplerSearchIsNeverWorseThanTheListSchedulers) {
+  register_learned_placers();
+  for (const auto& [seed, nodes, devices] :
+       std::vector<std::tuple<int, int, int>>{{41, 12, 2}, {42, 30, 3}, {43, 60, 4}, {44, 90, 8}}) {
+    const Instance in = small_instance(static_cast<std::uint64_t>(seed), nodes, devices, false);
+    for (const std::int64_t budget : {8, 200}) {
+      SCOPED_TRACE(::testing::Message()
+                   << nodes << " ops, " << devices << " devices, budget " << budget);
+      const PlaceOptions opt{5, {budget, 0}};
+      const double lists = best_list_start(*in.problem, opt).second;
+      const Assignment a = make_placer("doppler-search")->place(*in.problem, opt);
+      EXPECT_EQ(a.method, "doppler-search");
+      EXPECT_LE(in.problem->simulator().makespan(a.device_of), lists);
+      EXPECT_GE(in.problem->simulator().makespan(a.device_of), in.problem->lower_bound());
+    }
+  }
+}
+
+// Within its call budget, counted by the simulator: evaluations() is the simulator's own count,
+// never above the budget, and (once the budget leaves room for the annealer) all of it. Tiny
+// budgets cut the list schedulers, never the one sample.
+TEST(LearnedPlacers, DopplerSearchSpendsExactlyItsCallBudget) {
+  register_learned_placers();
+  const Instance in = small_instance(51, 40, 4, false);
+  const Simulator& sim = in.problem->simulator();
+  for (const std::int64_t budget : {1, 3, 6, 7, 50, 333, 1000}) {
+    SCOPED_TRACE(budget);
+    const auto placer = make_placer("doppler-search");
+    const std::int64_t before = sim.calls();
+    placer->place(*in.problem, {2, {budget, 0}});
+    const std::int64_t used = sim.calls() - before;
+    EXPECT_EQ(placer->evaluations(), used);
+    EXPECT_EQ(used, budget) << "up to 6: 1 sample + min(5, budget - 1) list schedulers; beyond: "
+                               "the annealer spends the rest";
+  }
+  // Time budget alone: evaluations() still counts every call, and the run ends near its limit.
+  const auto placer = make_placer("doppler-search");
+  const std::int64_t before = sim.calls();
+  const auto t0 = std::chrono::steady_clock::now();
+  placer->place(*in.problem, {2, {0, 0.3}});
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(placer->evaluations(), sim.calls() - before);
+  EXPECT_GT(placer->evaluations(), 6);
+  EXPECT_LT(took, 0.3 + 1.0);
+  // Both limits: the call budget ends this one long before the time budget.
+  const std::int64_t before2 = sim.calls();
+  placer->place(*in.problem, {2, {100, 60}});
+  EXPECT_EQ(sim.calls() - before2, 100);
+  EXPECT_EQ(placer->evaluations(), 100);
+}
+
+// Without training (train=0, the default) doppler-search is exactly the annealer with PLC's
+// proposal, started from the best of local-search's list schedulers and the shipped policy's
+// best of S = min(64, budget / 16) samples: rebuilt here from the public pieces, the assignment
+// is the same; the same seed gives the same assignment; samples= and mix= are used.
+TEST(LearnedPlacers, DefaultDopplerSearchIsTheAnnealerFromTheBestStartWithoutTraining) {
+  register_learned_placers();
+  const Instance in = small_instance(61, 50, 4, false);
+  const Problem& problem = *in.problem;
+  const std::int64_t budget = 480;  // S = 30 samples, 5 list schedulers, 445 annealer calls
+  const PlaceOptions opt{9, {budget, 0}};
+  const Assignment a = make_placer("doppler-search")->place(problem, opt);
+  EXPECT_EQ(make_placer("doppler-search")->place(problem, opt).device_of, a.device_of);
+
+  auto [start, start_ms] = best_list_start(problem, opt);
+  DopplerPolicy policy = DopplerPolicy::load(default_policy_path());
+  SampleOptions so;
+  so.samples = 30;
+  so.seed = opt.seed;
+  const SampledPlacement sp = policy.sample(problem, so);
+  if (sp.best_makespan < start_ms) {
+    start = sp.best.device_of;
+    start_ms = sp.best_makespan;
+  }
+  const MoveProposal proposal{sp.proposal, 0.5};
+  AnnealSettings settings;
+  settings.proposal = &proposal;
+  const AnnealResult r = anneal(problem, start, start_ms, {budget - 30 - 5, 0}, settings, opt.seed);
+  const std::vector<DeviceId> expected = r.best_makespan < start_ms ? r.best : start;
+  EXPECT_EQ(a.device_of, expected);
+  // The shipped policy's best sample is a start: never worse than doppler:samples=30.
+  EXPECT_LE(problem.simulator().makespan(a.device_of),
+            problem.simulator().makespan(
+                make_placer("doppler:samples=30")->place(problem, opt).device_of));
+  // Another mix= changes the proposal's share, hence (here) the search.
+  EXPECT_NE(make_placer("doppler-search:mix=1")->place(problem, opt).device_of, a.device_of);
+}
+
+// Missing policies and training options without training are one-line InputErrors naming them.
+TEST(LearnedPlacers, DopplerSearchOptionErrorsNameTheCulprit) {
+  register_learned_placers();
+  const Instance in = small_instance(81, 8, 2, false);
+  const std::string missing = test::error_of([&] {
+    make_placer("doppler-search:policy=/nonexistent/run-dir/x.pt")->place(*in.problem, {});
+  });
+  EXPECT_NE(missing.find("/nonexistent/run-dir/x.pt"), std::string::npos) << missing;
+  ::setenv("DOPPLER_MODEL", "/nonexistent/shipped.pt", 1);
+  const std::string shipped = test::error_of([] { make_placer("doppler-search"); });
+  ::unsetenv("DOPPLER_MODEL");
+  EXPECT_NE(shipped.find("/nonexistent/shipped.pt"), std::string::npos) << shipped;
+  for (const std::string option : {"il=5", "sim=10", "hidden=8", "lr=0.01", "preset=paper"}) {
+    const std::string msg = test::error_of([&] { make_placer("doppler-search:" + option); });
+    const std::string key = option.substr(0, option.find('='));
+    EXPECT_NE(msg.find(key + "="), std::string::npos) << msg;
+    EXPECT_NE(msg.find("train="), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  EXPECT_NE(test::error_of([] { make_placer("doppler-search:mix=2"); }), "");
+  EXPECT_NE(test::error_of([] { make_placer("doppler-search:train=-1"); }), "");
+  EXPECT_EQ(test::error_of([] { make_placer("doppler-search:train=0,samples=8,mix=0.3"); }), "");
+}
+
+// A checkpoint rewritten in place is reloaded (the policy cache is keyed by modification time
+// and size): the placement follows the file's current contents.
+TEST(LearnedPlacers, ARewrittenCheckpointIsReloaded) {
+  register_learned_placers();
+  const Instance in = small_instance(71, 16, 3, false);
+  TrainConfig c;
+  c.stage = TrainStage::imitation;
+  c.episodes = 10;
+  c.policy.hidden = 8;
+  c.policy.steps = 1;
+  c.parallel = false;
+  test::TempDir dir;
+  DopplerTrainer trainer(*in.problem, c);
+  trainer.set_run_dir(dir / "tiny");
+  const Assignment tiny = trainer.train().greedy;
+  const std::filesystem::path ckpt = dir / "ckpt.pt";
+  const auto greedy_of = [&] {
+    return make_placer("doppler:samples=1,policy=" + ckpt.string())
+        ->place(*in.problem, {})
+        .device_of;
+  };
+  std::filesystem::copy_file(dir / "tiny" / "ckpt.pt", ckpt);
+  EXPECT_EQ(greedy_of(), tiny.device_of);
+  const std::vector<DeviceId> shipped =
+      DopplerPolicy::load(default_policy_path()).place(*in.problem).device_of;
+  ASSERT_NE(shipped, tiny.device_of) << "precondition: the two policies place differently";
+  std::filesystem::copy_file(default_policy_path(), ckpt,
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(greedy_of(), shipped);
 }
 
 }  // namespace
