@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """Tables of distillation runs (doppler pretrain --distill) from their log.jsonl files: one row
-per expert-iteration round (the learning curve), and, with several runs, one row per run (its
-last round): the labels' mean gap to critical path, the policy's greedy and best-of-K gaps to the
+per expert-iteration round (the learning curve; with several runs, one row per run and round): the labels' mean gap to critical path, the policy's greedy and best-of-K gaps to the
 labels on the evaluated pool problems, and its greedy and best-of-K gaps to local-search on the
 held-out problems (per problem and mean).
 Usage: distill_tables.py RUN/log.jsonl [RUN2/log.jsonl ...]"""
@@ -62,9 +61,10 @@ def main(paths):
         for k, (labels, ev, calls, seconds) in enumerate(rs):
             print(row(str(k), labels, ev, calls, seconds))
         return
-    print(header("run (last round)", runs[0][1][-1][1]))
+    print(header("run, round", runs[0][1][-1][1]))
     for name, rs in runs:
-        print(row(name, *rs[-1]))
+        for k, r in enumerate(rs):
+            print(row(f"{name}, {k}", *r))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Produces the shipped pretrained policy models/doppler-pretrained.pt (docs/pretraining.md):
-# `doppler pretrain` over models/pretrain-spec.json with the reference implementation's four
-# graphs (4 devices) held out, then the weights alone exported. Resumable: run it again after an
-# interruption and it continues from RUN/ckpt.pt.
-#   scripts/pretrain.sh [RUN_DIR]     (default: runs/pretrain)
+# Produces the shipped pretrained policy models/doppler-pretrained.pt (docs/pretraining.md) in two
+# steps, both resumable (run the script again after an interruption and each step continues from
+# its checkpoint):
+#  1. v1: `doppler pretrain` by policy gradient over models/pretrain-spec-v1.json (200 Stage I +
+#     12,000 Stage II updates; 43 minutes on 2 cores). Skipped when INIT names a model, e.g. the
+#     v1 model as shipped before distillation: git show 54f07f1:models/doppler-pretrained.pt > v1.pt
+#  2. distillation from search started from v1 over models/pretrain-spec.json (1,200 problems, up
+#     to 2,000 ops): 3 expert-iteration rounds of label search (round 0 local-search, then
+#     policy-guided doppler-search, 2,000 calls per problem and round) and 400 DAgger updates.
+# The reference implementation's four graphs (4 devices) are held out of both.
+#   scripts/pretrain.sh [RUN_DIR]     (default: runs/pretrain; step 1 in RUN_DIR-v1)
 # Environment: DOPPLER (the binary; default build/doppler), REFERENCE_GRAPHS (default
-# ../shared/reference-graphs), RANKS (> 1: data-parallel under mpirun).
+# ../shared/reference-graphs), RANKS (> 1: data-parallel under mpirun), INIT (skip step 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUN=${1:-runs/pretrain}
@@ -20,11 +26,28 @@ done
 [ ${#HELD[@]} -gt 0 ] || echo "pretrain.sh: $REF is absent: no held-out evaluation" >&2
 LAUNCH=()
 [ "$RANKS" -gt 1 ] && LAUNCH=(mpirun --allow-run-as-root --oversubscribe -np "$RANKS")
+
+# Step 1: the v1 policy (policy gradient).
+INIT=${INIT:-}
+if [ -z "$INIT" ]; then
+  V1="$RUN-v1"
+  if [ -f "$V1/ckpt.pt" ]; then
+    "${LAUNCH[@]}" "$DOPPLER" pretrain --resume "$V1" --export "$V1/policy.pt"
+  else
+    "${LAUNCH[@]}" "$DOPPLER" pretrain -o "$V1" --spec models/pretrain-spec-v1.json "${HELD[@]}" \
+      --il-updates 200 --updates 12000 --batch 4 --rollouts 8 --lr 1e-3 --lr-end 3e-5 \
+      --temperature 2 --eval-every 250 --checkpoint-every 50 --seed 1 --export "$V1/policy.pt"
+  fi
+  INIT="$V1/policy.pt"
+fi
+
+# Step 2: distillation from search (expert iteration) from v1.
 if [ -f "$RUN/ckpt.pt" ]; then
   "${LAUNCH[@]}" "$DOPPLER" pretrain --resume "$RUN" --export models/doppler-pretrained.pt
 else
   "${LAUNCH[@]}" "$DOPPLER" pretrain -o "$RUN" --spec models/pretrain-spec.json "${HELD[@]}" \
-    --il-updates 200 --updates 12000 --batch 4 --rollouts 8 --lr 1e-3 --lr-end 3e-5 \
-    --temperature 2 --eval-every 250 --checkpoint-every 50 --seed 1 \
-    --export models/doppler-pretrained.pt
+    --init "$INIT" --il-updates 0 --distill doppler-search --rounds 3 --round-updates 400 \
+    --label-budget 2000 --expert-mix 0.5 --batch 4 --rollouts 4 --temperature 1 --lr 3e-4 \
+    --lr-end 3e-5 --eval-every 0 --eval-budget 20000 --eval-pool 32 --eval-samples 64 \
+    --checkpoint-every 50 --seed 1 --export models/doppler-pretrained.pt
 fi

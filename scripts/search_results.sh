@@ -62,9 +62,9 @@ print(json.dumps({
                  "latency": [[link(a, b, 1e-6, 5e-6) for b in range(n)] for a in range(n)]}}))
 PY
 # name workload devices hardware params...: none of these is in the training spec (llama-block
-# trains on 2, 3, 5 devices; llama-layer and ffnn at other sizes; chainmm at n = 4096..16384 on
-# other device counts; random DAGs up to 400 ops, reference model only). The 13B graphs are
-# those of scripts/pretrain_results.sh.
+# trains on 2, 3, 5 and 6 devices; llama-layer and ffnn at other sizes; chainmm at n = 4096,
+# 8192 and 16384; random DAGs on the reference model and 8xA100 only, never a two-node
+# profile). The 13B graphs are those of scripts/pretrain_results.sh.
 while read -r name w d hw params; do
   [ "$hw" = h100x16 ] && hw=$h100x16
   f="$out/graphs/$name.json"

@@ -339,6 +339,15 @@ struct Pretrainer::Impl {
   // (every rank counts all of those).
   std::int64_t total_calls() const { return calls + (labels ? labels->calls() : 0); }
 
+  // RUN/round-R.pt: the weights after round R (rank 0), to place with or to compare rounds.
+  void export_round() const {
+    if (!run_dir || dp.rank != 0) return;
+    json m = meta();
+    m["kind"] = "policy";
+    detail::write_checkpoint(*run_dir / fmt::format("round-{}.pt", round_of(update - 1)), *agent,
+                             nullptr, nullptr, m);
+  }
+
   // Rebuilds the expert form (start times) of every label that changed.
   void refresh_experts() {
     std::vector<int> stale;
@@ -768,7 +777,10 @@ void Pretrainer::run(const std::function<void(const PretrainStats&)>& on_update)
     const PretrainStats st = s.run_update();
     json line = s.stats_json(st);
     if (!round_labels.is_null()) line["labels"] = round_labels;
-    if (s.round_ended()) line["round_eval"] = s.evaluate_round();
+    if (s.round_ended()) {
+      line["round_eval"] = s.evaluate_round();
+      s.export_round();
+    }
     const bool last = s.update == s.total_updates();
     if (s.dp.rank == 0 && !s.held.empty() &&
         ((s.cfg.eval_every > 0 && s.update % s.cfg.eval_every == 0) || last))
