@@ -199,6 +199,11 @@ void add_pretrain(CLI::App& app) {
                   "of the policy's (DAgger's mixture; 0: the policy's own states only)")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
+  cmd->add_option("--distill-nets", c.distill_nets,
+                  "the networks that imitate the labels (the other keeps its weights unless "
+                  "--pg-weight trains it)")
+      ->check(CLI::IsMember({"both", "sel", "plc"}))
+      ->capture_default_str();
   cmd->add_option("--eval-pool", c.eval_pool,
                   "pool problems on which each round's policy is evaluated (greedy and best of "
                   "--eval-samples, gaps to the labels)")

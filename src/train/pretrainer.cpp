@@ -132,6 +132,7 @@ json to_json(const PretrainConfig& c) {
           {"round_updates", c.round_updates},
           {"pg_weight", c.pg_weight},
           {"expert_mix", c.expert_mix},
+          {"distill_nets", c.distill_nets},
           {"eval_pool", c.eval_pool},
           {"eval_samples", c.eval_samples}};
 }
@@ -163,6 +164,7 @@ PretrainConfig pretrain_config_from_json(const json& j) {
   c.round_updates = j.value("round_updates", c.round_updates);
   c.pg_weight = j.value("pg_weight", c.pg_weight);
   c.expert_mix = j.value("expert_mix", c.expert_mix);
+  c.distill_nets = j.value("distill_nets", c.distill_nets);
   c.eval_pool = j.value("eval_pool", c.eval_pool);
   c.eval_samples = j.value("eval_samples", c.eval_samples);
   return c;
@@ -196,6 +198,8 @@ void PretrainConfig::validate() const {
   if (rounds < 1 || round_updates < 1) bad("rounds and round updates must be at least 1");
   if (pg_weight < 0) bad("pg weight must be non-negative");
   if (!(expert_mix >= 0 && expert_mix <= 1)) bad("expert mix must be in [0, 1]");
+  if (distill_nets != "both" && distill_nets != "sel" && distill_nets != "plc")
+    bad("distill nets must be both, sel or plc");
   if (eval_pool < 0 || eval_samples < 1) bad("eval pool must be >= 0 and eval samples >= 1");
 }
 
@@ -399,6 +403,8 @@ struct Pretrainer::Impl {
                                   const std::vector<nn::Sampled>& batch, detail::UpdateStats& us) {
     detail::UpdateSettings s;
     s.imitation = true;
+    s.learn_sel = cfg.distill_nets != "plc";
+    s.learn_plc = cfg.distill_nets != "sel";
     s.entropy = cfg.entropy_weight;
     s.nodes = pool[static_cast<std::size_t>(i)].problem->graph().num_nodes();
     s.devices = pool[static_cast<std::size_t>(i)].problem->devices();

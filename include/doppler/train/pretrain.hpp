@@ -56,8 +56,9 @@ struct PretrainConfig {
   int round_updates = 200;           ///< imitation updates per round
   double pg_weight = 0;              ///< weight of the policy-gradient term (0: imitation only)
   double expert_mix = 0.5;  ///< probability that a rollout step takes the label's action (DAgger)
-  int eval_pool = 32;       ///< pool problems evaluated after each round
-  int eval_samples = 64;    ///< the best-of-K of the round evaluations
+  std::string distill_nets = "both";  ///< the networks that imitate the labels: both, sel or plc
+  int eval_pool = 32;                 ///< pool problems evaluated after each round
+  int eval_samples = 64;              ///< the best-of-K of the round evaluations
   /// True when distilling.
   bool distilling() const { return !distill.empty(); }
 
