@@ -18,6 +18,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include "policy/nn/checkpoint.hpp"
+
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/train/baselines.hpp"
 #include "doppler/train/policy_gradient.hpp"
@@ -138,20 +140,7 @@ inline void write_baseline_checkpoint(const std::filesystem::path& path, torch::
   meta["version"] = 1;
   meta["method"] = baseline_method_name(method);
   root.write("meta", c10::IValue(meta.dump()));
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  try {
-    root.save_to(tmp.string());
-  } catch (const c10::Error&) {
-    std::remove(tmp.c_str());
-    throw InputError(path.string(), 0, "cannot write checkpoint");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(path.string(), 0, "cannot write checkpoint: " + ec.message());
-  }
+  save_archive_atomic(root, path);
 }
 
 /// An opened baseline checkpoint.

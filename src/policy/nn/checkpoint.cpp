@@ -119,6 +119,23 @@ void verify_zip(const std::filesystem::path& path) {
 }
 }  // namespace
 
+void save_archive_atomic(torch::serialize::OutputArchive& root, const std::filesystem::path& path) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  try {
+    root.save_to(tmp.string());
+  } catch (const c10::Error&) {
+    std::remove(tmp.c_str());
+    throw InputError(path.string(), 0, "cannot write checkpoint");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw InputError(path.string(), 0, "cannot write checkpoint: " + ec.message());
+  }
+}
+
 void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent,
                       const nlohmann::json& meta, const ExtraRecords& extra) {
   torch::serialize::OutputArchive root;
@@ -132,20 +149,7 @@ void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent,
   m["format"] = kFormat;
   m["version"] = 1;
   root.write("meta", c10::IValue(m.dump()));
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  try {
-    root.save_to(tmp.string());
-  } catch (const c10::Error& e) {
-    std::remove(tmp.c_str());
-    throw InputError(path.string(), 0, "cannot write checkpoint");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InputError(path.string(), 0, "cannot write checkpoint: " + ec.message());
-  }
+  save_archive_atomic(root, path);
 }
 
 Checkpoint open_checkpoint(const std::filesystem::path& path) {

@@ -22,6 +22,10 @@ struct Checkpoint {
 /// Records a writer adds to the root archive beside the networks and the meta (may be empty).
 using ExtraRecords = std::function<void(torch::serialize::OutputArchive& root)>;
 
+/// Saves `root` to `path` atomically (a temporary file renamed over it); InputError naming the
+/// file when it cannot be written.
+void save_archive_atomic(torch::serialize::OutputArchive& root, const std::filesystem::path& path);
+
 /// Writes the networks, `extra`'s records and `meta` to `path` atomically.
 void write_checkpoint(const std::filesystem::path& path, nn::DualAgent& agent,
                       const nlohmann::json& meta, const ExtraRecords& extra = {});
