@@ -220,10 +220,9 @@ struct Pretrainer::Impl {
   std::int64_t calls = 0;
   double seconds = 0, lr_scale = 1;
   int divergences = 0;
-  // Distillation: the labels, their prepared form, and the round's log entries.
+  // Distillation: the labels and their prepared form (start times).
   std::unique_ptr<detail::LabelStore> labels;
   std::vector<nn::ExpertLabel> experts;
-  json round_log;
 
   void build(PretrainSpec s, PretrainConfig c, DataParallel d, bool resuming = false) {
     use_single_threaded_math();
