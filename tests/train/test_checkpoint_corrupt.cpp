@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "support/support.hpp"
 #include "policy/nn/checkpoint.hpp"
+#include "support/support.hpp"
 
 #include "doppler/util/error.hpp"
 
