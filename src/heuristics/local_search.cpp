@@ -10,40 +10,43 @@
 
 namespace doppler {
 
+ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions& options,
+                                     int limit) {
+  const CriticalPathPlacer cp;
+  const HeftPlacer heft;
+  const EtfPlacer etf, metf(0.1);
+  const BalancedPlacer balanced;
+  ListScheduleStart out;
+  SimWorkspace ws;
+  for (const Placer* pl :
+       std::initializer_list<const Placer*>{&cp, &heft, &etf, &metf, &balanced}) {
+    if (out.evaluations >= limit) break;
+    Assignment a = pl->place(problem, options);
+    const double ms = problem.simulator().makespan(a.device_of, ws);
+    ++out.evaluations;
+    if (ms < out.makespan) {
+      out.makespan = ms;
+      out.device_of = std::move(a.device_of);
+    }
+  }
+  return out;
+}
+
 Assignment LocalSearchPlacer::place(const Problem& problem, const PlaceOptions& options) const {
   evaluations_ = 0;
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto n = static_cast<std::size_t>(g.num_nodes());
-  const Simulator& sim = problem.simulator();
-  SimWorkspace ws;
   const std::int64_t budget_evals = options.budget.evaluations > 0
                                         ? options.budget.evaluations
                                         : (options.budget.seconds > 0 ? 0 : 20000);
   const auto t0 = std::chrono::steady_clock::now();
-  const auto eval = [&](const std::vector<DeviceId>& d) {
-    ++evaluations_;
-    return sim.makespan(d, ws);
-  };
 
   // Start from the best list scheduler.
-  std::vector<DeviceId> best;
-  double best_ms = std::numeric_limits<double>::infinity();
-  {
-    const CriticalPathPlacer cp;
-    const HeftPlacer heft;
-    const EtfPlacer etf, metf(0.1);
-    const BalancedPlacer balanced;
-    for (const Placer* pl :
-         std::initializer_list<const Placer*>{&cp, &heft, &etf, &metf, &balanced}) {
-      const Assignment a = pl->place(problem, options);
-      const double ms = eval(a.device_of);
-      if (ms < best_ms) {
-        best_ms = ms;
-        best = a.device_of;
-      }
-    }
-  }
+  ListScheduleStart start = best_list_schedule(problem, options);
+  evaluations_ += start.evaluations;
+  std::vector<DeviceId> best = std::move(start.device_of);
+  const double best_ms = start.makespan;
   if (p == 1 || n == 0) return {p, best, {}, name()};
 
   AnnealSettings settings;

@@ -14,10 +14,8 @@
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/heuristics/anneal.hpp"
-#include "doppler/heuristics/critical_path.hpp"
-#include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/placer.hpp"
-#include "doppler/heuristics/simple_placers.hpp"
+#include "doppler/heuristics/search_placers.hpp"
 #include "doppler/policy/doppler_policy.hpp"
 #include "doppler/train/baselines.hpp"
 #include "doppler/train/pipeline.hpp"
@@ -147,23 +145,6 @@ struct Best {
   }
 };
 
-// The first `limit` of local-search's starting list schedulers (critical-path, heft, etf,
-// m-etf(0.1), balanced), one simulator call each.
-void offer_list_schedulers(const Problem& problem, const PlaceOptions& options, std::int64_t limit,
-                           Best& best) {
-  const CriticalPathPlacer cp;
-  const HeftPlacer heft;
-  const EtfPlacer etf, metf(0.1);
-  const BalancedPlacer balanced;
-  std::int64_t k = 0;
-  for (const Placer* pl :
-       std::initializer_list<const Placer*>{&cp, &heft, &etf, &metf, &balanced}) {
-    if (k++ >= limit) break;
-    const Assignment a = pl->place(problem, options);
-    best.offer(a.device_of, problem.simulator().makespan(a.device_of));
-  }
-}
-
 // The better of two sample batches (the first on ties).
 SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
   return b.best_makespan < a.best_makespan ? std::move(b) : std::move(a);
@@ -187,7 +168,9 @@ public:
                                                           : kSearchBudget;
     const int samples = n > 0 ? samples_within(s_.samples, n / 16) : s_.samples;
     Best best;
-    offer_list_schedulers(problem, options, n > 0 ? n - samples : 5, best);
+    const ListScheduleStart start =
+        best_list_schedule(problem, options, static_cast<int>(n > 0 ? n - samples : 5));
+    best.offer(start.device_of, start.makespan);
     if (problem.devices() > 1 && problem.graph().num_nodes() > 0) {
       const std::shared_ptr<SharedPolicy> policy = shared_policy(policy_);
       const SampledPlacement sp = sample(*policy, problem, options, samples, t0);

@@ -1,9 +1,24 @@
 #pragma once
 // Search placers that call the simulator: the enumerative optimiser, local search (simulated
 // annealing) and the exhaustive optimum for tiny graphs.
+#include <limits>
+#include <vector>
+
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
+
+/// The best start of the list schedulers local search begins from.
+struct ListScheduleStart {
+  std::vector<DeviceId> device_of;                            ///< empty when none was tried
+  double makespan = std::numeric_limits<double>::infinity();  ///< simulated (FIFO)
+  int evaluations = 0;                                        ///< simulator calls made
+};
+
+/// The best (the first on ties) of the first `limit` of critical-path, HEFT, ETF, m-ETF(0.1) and
+/// balanced on `problem`, each simulated once: local-search's and doppler-search's start.
+ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions& options,
+                                     int limit = 5);
 
 /// The enumerative optimiser in the spirit of einsummable's placer: tensor ops (groups) in
 /// topological order; for each, every mapping of its blocks to devices (all permutations when
