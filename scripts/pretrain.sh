@@ -11,9 +11,9 @@
 #     DAgger updates of SEL, each round exported as RUN_DIR/round-R.pt.
 #  3. early stopping: scripts/distill_validate.sh scores v1 and every round on its twelve
 #     validation problems and the best is copied to models/doppler-pretrained.pt.
-# Steps 2 and 3 take about 9 minutes on 2 cores (7.5 + 1.5). Step 2 is not bit-reproducible yet
-# (two runs from the same v1 file differ by up to 0.025 in some weights after 200 updates), so a
-# rerun ships a model close to, not equal to, the committed one (docs/pretraining.md).
+# Steps 2 and 3 take about 9 minutes on 2 cores (7.5 + 1.5). They are deterministic, but today's
+# code does not reproduce the committed model bit for bit (it was made before later changes; its
+# validation score is within the spread of the rounds, docs/pretraining.md).
 # The reference implementation's four graphs (4 devices) are held out of all three steps.
 #   scripts/pretrain.sh [RUN_DIR]     (default: runs/pretrain; step 1 in RUN_DIR-v1)
 # Environment: DOPPLER (the binary; default build/doppler), REFERENCE_GRAPHS (default
