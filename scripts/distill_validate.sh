@@ -18,39 +18,41 @@ if [ -d "${1:-}" ]; then build=$1; shift; fi
 [ $# -gt 0 ] || { echo "usage: scripts/distill_validate.sh [--pick] [BUILD] MODEL [MODEL ...]" >&2; exit 2; }
 dir=runs/distill-validation-12
 mkdir -p "$dir"
-gen() { [ -s "$dir/$1.json" ] || "$build/doppler" generate "${@:2}" -o "$dir/$1.json" >/dev/null; }
-gen a random-dag -p ops=300 -p width=16 -p ccr=2 -p seed=1000123 --devices 8
-gen b random-dag -p ops=800 -p width=40 -p ccr=0.5 -p seed=1000077 --devices 4
-gen c random-dag -p ops=1500 -p width=48 -p density=0.1 -p ccr=5 -p seed=1004242 --devices 12
-gen d random-dag -p ops=120 -p width=8 -p ccr=0.2 -p seed=1000099 --devices 16
-gen e random-dag -p ops=500 -p width=24 -p ccr=1 -p seed=1002024 --devices 6
-gen f random-dag -p ops=200 -p width=6 -p density=0.3 -p ccr=8 -p seed=1000555 --devices 3
-gen g llama-layer -p seq=2048 -p dim=3072 --devices 5
-gen h llama-layer -p seq=3072 -p dim=2048 --devices 8
-gen i llama-block -p seq=2048 -p dim=3072 --training --devices 3
-gen j ffnn -p batch=16384 -p hidden=24576 --training --devices 6
-gen k chainmm -p n=6144 --devices 6
-gen l chainmm -p n=12288 --devices 3
 python3 - "$build/doppler" "$dir" "$pick" "$@" <<'PY'
-import json, subprocess, sys
+import json, os, subprocess, sys
 doppler, d, pick, models = sys.argv[1], sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
-problems = [("a", 8, []), ("b", 4, []), ("c", 12, []), ("d", 16, []),
-            ("e", 6, ["--hardware", "a100"]), ("f", 3, []), ("g", 5, ["--hardware", "v100"]),
-            ("h", 8, ["--hardware", "h100"]), ("i", 3, ["--hardware", "h100"]),
-            ("j", 6, ["--hardware", "a100"]), ("k", 6, []), ("l", 3, ["--hardware", "v100"])]
+# (name, devices, hardware options, generator and its parameters): one row per problem.
+problems = [
+    ("a", 8, [], "random-dag -p ops=300 -p width=16 -p ccr=2 -p seed=1000123"),
+    ("b", 4, [], "random-dag -p ops=800 -p width=40 -p ccr=0.5 -p seed=1000077"),
+    ("c", 12, [], "random-dag -p ops=1500 -p width=48 -p density=0.1 -p ccr=5 -p seed=1004242"),
+    ("d", 16, [], "random-dag -p ops=120 -p width=8 -p ccr=0.2 -p seed=1000099"),
+    ("e", 6, ["--hardware", "a100"], "random-dag -p ops=500 -p width=24 -p ccr=1 -p seed=1002024"),
+    ("f", 3, [], "random-dag -p ops=200 -p width=6 -p density=0.3 -p ccr=8 -p seed=1000555"),
+    ("g", 5, ["--hardware", "v100"], "llama-layer -p seq=2048 -p dim=3072"),
+    ("h", 8, ["--hardware", "h100"], "llama-layer -p seq=3072 -p dim=2048"),
+    ("i", 3, ["--hardware", "h100"], "llama-block -p seq=2048 -p dim=3072 --training"),
+    ("j", 6, ["--hardware", "a100"], "ffnn -p batch=16384 -p hidden=24576 --training"),
+    ("k", 6, [], "chainmm -p n=6144"),
+    ("l", 3, ["--hardware", "v100"], "chainmm -p n=12288")]
+for g, p, _, gen in problems:
+    path = f"{d}/{g}.json"
+    if not os.path.exists(path) or os.path.getsize(path) == 0:
+        subprocess.run([doppler, "generate", *gen.split(), "--devices", str(p), "-o", path],
+                       stdout=subprocess.DEVNULL, check=True)
 def makespan(g, p, hw, method):
     out = subprocess.run([doppler, "place", f"{d}/{g}.json", "--devices", str(p), *hw,
                           "--method", method, "--json"], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)["makespan"]
 table = sys.stderr if pick else sys.stdout
-etf = {g: makespan(g, p, hw, "etf") for g, p, hw in problems}
-print("| model | " + " | ".join(f"{g} greedy / K=64" for g, _, _ in problems) + " | mean |",
+etf = {g: makespan(g, p, hw, "etf") for g, p, hw, _ in problems}
+print("| model | " + " | ".join(f"{g} greedy / K=64" for g, *_ in problems) + " | mean |",
       file=table)
 print("|---" * (len(problems) + 2) + "|", file=table)
 scores = []
 for m in models:
-    g1 = [makespan(g, p, hw, f"doppler:policy={m},samples=1") / etf[g] for g, p, hw in problems]
-    g64 = [makespan(g, p, hw, f"doppler:policy={m},samples=64") / etf[g] for g, p, hw in problems]
+    g1 = [makespan(g, p, hw, f"doppler:policy={m},samples=1") / etf[g] for g, p, hw, _ in problems]
+    g64 = [makespan(g, p, hw, f"doppler:policy={m},samples=64") / etf[g] for g, p, hw, _ in problems]
     cells = " | ".join(f"{a:.3f} / {b:.3f}" for a, b in zip(g1, g64))
     mean1, mean64 = sum(g1) / len(g1), sum(g64) / len(g64)
     print(f"| {m} | {cells} | {mean1:.3f} / {mean64:.3f} |", file=table, flush=True)
