@@ -1,6 +1,6 @@
 // doppler generate WORKLOAD: a blocked workload graph (chainmm, ffnn, llama-block, llama-layer,
-// random-dag) or a planted instance with a known optimum (planted, with its optimal assignment),
-// written atomically in any graph format.
+// llama, random-dag) or a planted instance with a known optimum (planted, with its optimal
+// assignment), written atomically in any graph format.
 #include <iostream>
 #include <map>
 #include <memory>
@@ -153,7 +153,7 @@ void add_generate(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "generate", "Generate a blocked workload graph (per-block FLOPs, bytes, exec descriptions)");
   cmd->add_option("workload", o->workload,
-                  "chainmm, ffnn, llama-block, llama-layer, planted or random-dag");
+                  "chainmm, ffnn, llama-block, llama-layer, llama, planted or random-dag");
   cmd->add_option("-p,--param", o->params, "workload parameter NAME=VALUE (repeatable)")
       ->take_all()
       ->allow_extra_args(false);
@@ -162,7 +162,7 @@ void add_generate(CLI::App& app) {
   add_devices_option(*cmd, o->devices, false)
       ->description("devices P the default partitioning is made for (1..1024)")
       ->capture_default_str();
-  cmd->add_flag("--training", o->training, "add the backward pass (ffnn, llama-block)");
+  cmd->add_flag("--training", o->training, "add the backward pass (ffnn, llama-block, llama)");
   cmd->add_option("-o,--output", o->output, "output graph file (.json, .txt or .dot)");
   cmd->add_option("--to", o->format,
                   "output format (txt, json, dot); default: from -o's extension");

@@ -88,6 +88,11 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
     ++evaluations_;
     return sim.makespan(d, ws);
   };
+  // The makespan when it is <= cutoff, else some value above it (see makespan_below).
+  const auto eval_below = [&](const std::vector<DeviceId>& d, double cutoff) {
+    ++evaluations_;
+    return settings.early_abort ? sim.makespan_below(d, ws, cutoff) : sim.makespan(d, ws);
+  };
   std::vector<DeviceId> best = std::move(start);
   double best_ms = start_makespan;
   if (p == 1 || n == 0 || clock.spent(0)) return {best, best_ms, 0};
@@ -96,8 +101,13 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   std::uniform_int_distribution<std::size_t> pick_op(0, n - 1);
   std::uniform_int_distribution<DeviceId> pick_shift(1, p - 1);
   std::vector<std::vector<NodeId>> groups;
-  for (auto& grp : tensor_groups(g, true))
-    if (grp.size() > 1) groups.push_back(std::move(grp));
+  if (settings.groups) {
+    for (const auto& grp : *settings.groups)
+      if (grp.size() > 1) groups.push_back(grp);
+  } else {
+    for (auto& grp : tensor_groups(g, true))
+      if (grp.size() > 1) groups.push_back(std::move(grp));
+  }
 
   std::vector<DeviceId> cur = best;
   double cur_ms = best_ms;
@@ -111,15 +121,18 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
         t_start * std::pow(t_end / t_start, clock.fraction(evaluations_) / (1 - polish_));
     undo.clear();
     const double r = unit(rng);
-    if (r < 0.25 && !groups.empty()) {  // shift a group
+    const double gs = settings.group_share;
+    if (r < gs && !groups.empty()) {  // shift (or gather) a group
       const auto& grp =
           groups[std::uniform_int_distribution<std::size_t>(0, groups.size() - 1)(rng)];
       const DeviceId shift = pick_shift(rng);
+      const DeviceId to = (cur[static_cast<std::size_t>(grp.front())] + shift) % p;
       for (NodeId v : grp) {
         undo.push_back({v, cur[static_cast<std::size_t>(v)]});
-        cur[static_cast<std::size_t>(v)] = (cur[static_cast<std::size_t>(v)] + shift) % p;
+        cur[static_cast<std::size_t>(v)] =
+            settings.gather_groups ? to : (cur[static_cast<std::size_t>(v)] + shift) % p;
       }
-    } else if (r < 0.5) {  // swap two ops on different devices
+    } else if (r < gs + (1 - gs) / 3) {  // swap two ops on different devices
       for (int tries = 0; tries < 8 && undo.empty(); ++tries) {
         const auto a = pick_op(rng), b = pick_op(rng);
         if (cur[a] == cur[b]) continue;
@@ -145,8 +158,9 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       }
       cur[v] = target;
     }
-    const double ms = eval(cur);
-    if (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp)) {
+    const double threshold = cur_ms - temp * std::log1p(-unit(rng));  // Metropolis, u drawn now
+    const double ms = eval_below(cur, threshold);
+    if (ms <= threshold) {
       cur_ms = ms;
       if (ms < best_ms) {
         best_ms = ms;
@@ -178,7 +192,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
         for (DeviceId d = 0; d < p && !clock.spent(evaluations_); ++d) {
           if (d == old) continue;
           a[static_cast<std::size_t>(v)] = d;
-          const double ms = eval(a);
+          const double ms = eval_below(a, a_ms);
           if (ms < a_ms) {
             a_ms = ms;
             improved = true;

@@ -8,6 +8,7 @@
 // Templated on recording (a full Schedule) and on the dispatch rule, so the makespan-only fifo
 // loop carries no dead branches. Every hot step is forced inline.
 #include <algorithm>
+#include <limits>
 #include <span>
 
 #include <fmt/format.h>
@@ -35,14 +36,17 @@ public:
   using Ready = SimWorkspace::Ready;
 
   SimRun(const Simulator& sim, std::span<const DeviceId> dev, SimWorkspace& ws,
-         std::span<const NodeId> order, Schedule* out)
+         std::span<const NodeId> order, Schedule* out,
+         double cutoff = std::numeric_limits<double>::infinity())
       : s_(sim),
         ws_(ws),
         order_(order),
         out_(out),
         n_(static_cast<std::size_t>(sim.n_)),
         p_(static_cast<std::size_t>(sim.p_)),
-        dev_(dev.data()) {}
+        dev_(dev.data()),
+        cutoff_(cutoff * (1 + kCutoffSlack)),
+        bounded_(cutoff < std::numeric_limits<double>::infinity()) {}
 
   /// Simulates the assignment; returns the makespan (and fills the schedule when recording).
   double run() {
@@ -50,13 +54,13 @@ public:
     start_record();
     ready_sources();
     dispatch(0.0);
-    while (!ws_.events.empty()) {
+    while (!ws_.events.empty() && !aborted_) {
       const double t = ws_.events.top_time();
       apply_instant(t);
       dispatch(t);
     }
     if constexpr (kRecord) out_->makespan = makespan_;
-    return makespan_;
+    return aborted_ ? bound_ : makespan_;
   }
 
 private:
@@ -69,6 +73,18 @@ private:
     std::copy(s_.slots_.begin(), s_.slots_.end(), free_slots_);
     std::fill(ws_.link_free.begin(), ws_.link_free.end(), 0.0);
     ws_.events.clear();
+    if (bounded_) count_device_work();
+  }
+
+  // Compute time assigned to each device (the cutoff's device bound). A partial assignment
+  // (some op excluded) runs without the cutoff: the path bound would count excluded ops.
+  void count_device_work() {
+    std::fill(ws_.dev_work.begin(), ws_.dev_work.end(), 0.0);
+    for (std::size_t v = 0; v < n_ && bounded_; ++v) {
+      const DeviceId d = dev_[v];
+      bounded_ = d >= 0;
+      if (bounded_) ws_.dev_work[static_cast<std::size_t>(d)] += compute(v, static_cast<std::size_t>(d));
+    }
   }
 
   // Grows the workspace to this graph and platform (once; later calls reuse it).
@@ -91,6 +107,7 @@ private:
     ws_.dev_bytes.assign(p_, 0);
     ws_.dev_list.reserve(p_);
     ws_.rank.assign(n_, 0);
+    ws_.dev_work.assign(p_, 0);
     ws_.stamp = 0;
   }
 
@@ -232,18 +249,37 @@ private:
     n_touched_ = 0;
   }
 
+  DOPPLER_INLINE double compute(std::size_t v, std::size_t d) const {
+    return s_.homogeneous_ ? comp_[v] : comp_[v * p_ + d];
+  }
+
   DOPPLER_INLINE void start_op(NodeId v, std::size_t d, double t) {
-    const double c = s_.homogeneous_ ? comp_[v] : comp_[static_cast<std::size_t>(v) * p_ + d];
+    const double c = compute(static_cast<std::size_t>(v), d);
     const double f = t + c;
     --free_slots_[d];
     ws_.events.push(f, {v, kFinished});
     makespan_ = std::max(makespan_, f);
+    if (bounded_) check_cutoff(v, d, t, f, c);
     if constexpr (kRecord) {
       const auto i = static_cast<std::size_t>(v);
       out_->ready[i] = ready_time_[v];
       out_->start[i] = t;
       out_->finish[i] = f;
       out_->busy[d] += c;
+    }
+  }
+
+  // Lower bounds on the makespan once v starts on d at t: v's finish plus the longest
+  // compute-only path after it, and t plus d's unstarted work spread over its slots. Above the
+  // cutoff the run stops (aborted_) and returns the bound.
+  DOPPLER_INLINE void check_cutoff(NodeId v, std::size_t d, double t, double f, double c) {
+    double& left = ws_.dev_work[d];
+    left -= c;
+    const double b = std::max(f + s_.tail_[static_cast<std::size_t>(v)],
+                              t + std::max(0.0, left) / s_.slots_[d]);
+    if (b > cutoff_ && !aborted_) {
+      aborted_ = true;
+      bound_ = b;
     }
   }
 
@@ -406,6 +442,13 @@ private:
   const double* comp_ = nullptr;
   std::size_t n_touched_ = 0;
   double makespan_ = 0;
+  // Early abort (Simulator::makespan_below): the cutoff with its rounding slack, whether one is
+  // set, whether the run stopped, and the bound that stopped it.
+  static constexpr double kCutoffSlack = 1e-9;
+  double cutoff_;
+  bool bounded_;
+  bool aborted_ = false;
+  double bound_ = 0;
 };
 
 }  // namespace doppler::detail

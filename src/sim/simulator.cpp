@@ -57,6 +57,7 @@ Simulator::Simulator(const Graph& g, const Platform& platform)
       for (EdgeId e = 0; e < g.num_edges(); ++e)
         ref_edge_transfer_[static_cast<std::size_t>(e)] = g.edge_transfer_cost(e);
     }
+    compute_tails(g);
     return;
   }
   for (int d = 1; d < p_; ++d)
@@ -80,6 +81,23 @@ Simulator::Simulator(const Graph& g, const Platform& platform)
         for (int l : hw.route(s, d)) route_links_.push_back(l);
       route_begin_[k + 1] = static_cast<int>(route_links_.size());
     }
+  compute_tails(g);
+}
+
+void Simulator::compute_tails(const Graph& g) {
+  const auto p = static_cast<std::size_t>(homogeneous_ || reference_ ? 1 : p_);
+  std::vector<double> fastest(static_cast<std::size_t>(n_));
+  for (std::size_t v = 0; v < fastest.size(); ++v)
+    fastest[v] = *std::min_element(compute_.begin() + static_cast<std::ptrdiff_t>(v * p),
+                                   compute_.begin() + static_cast<std::ptrdiff_t>((v + 1) * p));
+  tail_.assign(static_cast<std::size_t>(n_), 0.0);
+  const auto& topo = g.topo_order();
+  for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
+    const auto v = static_cast<std::size_t>(*it);
+    for (NodeId w : g.successors(*it))
+      tail_[v] = std::max(tail_[v], fastest[static_cast<std::size_t>(w)] +
+                                        tail_[static_cast<std::size_t>(w)]);
+  }
 }
 
 void Simulator::check(std::span<const DeviceId> device_of, DispatchRule rule,
@@ -100,6 +118,13 @@ double Simulator::makespan(std::span<const DeviceId> device_of, SimWorkspace& ws
                            std::span<const NodeId> order) const {
   check(device_of, rule, order);
   return run(device_of, ws, rule, order, nullptr);
+}
+
+double Simulator::makespan_below(std::span<const DeviceId> device_of, SimWorkspace& ws,
+                                 double cutoff) const {
+  check(device_of, DispatchRule::fifo, {});
+  calls_.n.fetch_add(1, std::memory_order_relaxed);
+  return detail::SimRun<false, false>(*this, device_of, ws, {}, nullptr, cutoff).run();
 }
 
 double Simulator::makespan(const Assignment& a, DispatchRule rule) const {

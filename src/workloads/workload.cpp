@@ -13,6 +13,7 @@
 #include "doppler/workloads/chainmm.hpp"
 #include "doppler/workloads/ffnn.hpp"
 #include "doppler/workloads/llama.hpp"
+#include "doppler/workloads/llama_model.hpp"
 #include "doppler/workloads/planted.hpp"
 #include "doppler/workloads/random_dag.hpp"
 
@@ -63,6 +64,13 @@ public:
       throw InputError(
           fmt::format("parameter {} must be a positive number, got '{}'", name, it->second));
     return v;
+  }
+
+  // A text parameter, or nullopt when absent.
+  std::optional<std::string> text(const std::string& name) const {
+    auto it = spec_.params.find(name);
+    if (it == spec_.params.end()) return std::nullopt;
+    return it->second;
   }
 
   // Sets `field` from parameter `name` when present.
@@ -134,6 +142,35 @@ Graph llama(const WorkloadSpec& s, const ParamReader& r, bool layer) {
   return generate_llama(p);
 }
 
+// The whole model: a named size first, explicit sizes beside it override it.
+Graph llama_model(const WorkloadSpec& s, const ParamReader& r) {
+  LlamaModelParams p;
+  const auto size = r.text("size");
+  if (size) p.set_size(llama_size(*size));
+  r.set("batch", p.batch);
+  r.set("seq", p.seq);
+  r.set("dim", p.dim);
+  r.set("heads", p.heads);
+  r.set("ffn", p.ffn);
+  r.set("layers", p.layers);
+  r.set("vocab", p.vocab);
+  p.dtype = dtype_for(s, DType::f16);
+  p.training = s.training;
+  p.set_partition_for(s.devices);
+  r.set("token_blocks", p.token_blocks);
+  r.set("head_blocks", p.head_blocks);
+  r.set("ffn_blocks", p.ffn_blocks);
+  r.set("inner_blocks", p.inner_blocks);
+  r.set("vocab_blocks", p.vocab_blocks);
+  Graph g = generate_llama_model(p);
+  if (size) {
+    GraphMeta meta = g.meta();
+    meta.params["size"] = *size;
+    g.set_meta(std::move(meta));
+  }
+  return g;
+}
+
 Graph random_dag(const WorkloadSpec& s, const ParamReader& r) {
   if (!s.dtype.empty()) throw InputError("random-dag has no dtype (its costs are synthetic)");
   RandomDagParams p;
@@ -167,6 +204,23 @@ PlantedInstance planted(const WorkloadSpec& s, const ParamReader& r) {
   if (auto v = r.number("density")) p.density = *v;
   if (auto v = seed_param(r)) p.seed = *v;
   return generate_planted(p);
+}
+
+std::vector<ParamInfo> llama_model_params() {
+  return {
+      {"batch", "1", "sequences"},
+      {"seq", "4096", "tokens per sequence"},
+      {"size", "7b", "Llama-2 size 7b, 13b or 70b (sets dim, heads, ffn, layers, vocab)"},
+      {"dim", "4096", "model width (multiple of heads, dim/heads even; overrides size)"},
+      {"heads", "32", "attention heads (overrides size)"},
+      {"ffn", "11008", "SwiGLU hidden width (overrides size)"},
+      {"layers", "32", "transformer blocks (overrides size)"},
+      {"vocab", "32000", "vocabulary size (overrides size)"},
+      {"token_blocks", "P", "token blocks of row-wise ops"},
+      {"head_blocks", "P", "head blocks of projections and attention"},
+      {"ffn_blocks", "P", "blocks of the FFN hidden axis"},
+      {"inner_blocks", "2", "contraction blocks of weight projections"},
+      {"vocab_blocks", "P", "blocks of the vocabulary axis"}};
 }
 
 std::vector<ParamInfo> llama_params(bool layer) {
@@ -211,6 +265,8 @@ std::vector<WorkloadInfo> list_workloads() {
       {"llama-layer",
        "Llama block + causal mask, final norm, last-token select, vocabulary projection",
        llama_params(true), "f16", false},
+      {"llama", "whole Llama model: embedding rows, N blocks, final norm, logits of every token",
+       llama_model_params(), "f16", true},
       {"random-dag",
        "layered random DAG with synthetic reference costs (no exec descriptions)",
        {{"ops", "1000", "total ops (<= 1000000)"},
@@ -242,8 +298,8 @@ GeneratedWorkload generate_workload_with_assignment(const WorkloadSpec& spec) {
     throw InputError(
         fmt::format("device count must be in 1..{}, got {}", kMaxDevices, spec.devices));
   if (spec.training && !info.supports_training)
-    throw InputError(
-        fmt::format("workload {} has no training variant (ffnn and llama-block do)", spec.name));
+    throw InputError(fmt::format(
+        "workload {} has no training variant (ffnn, llama-block and llama do)", spec.name));
   const ParamReader reader(spec, info);
   GeneratedWorkload out;
   Graph& g = out.graph;
@@ -251,6 +307,7 @@ GeneratedWorkload generate_workload_with_assignment(const WorkloadSpec& spec) {
   if (spec.name == "ffnn") g = ffnn(spec, reader);
   if (spec.name == "llama-block") g = llama(spec, reader, false);
   if (spec.name == "llama-layer") g = llama(spec, reader, true);
+  if (spec.name == "llama") g = llama_model(spec, reader);
   if (spec.name == "random-dag") g = random_dag(spec, reader);
   if (spec.name == "planted") {
     PlantedInstance inst = planted(spec, reader);

@@ -66,15 +66,16 @@ TEST(CliGenerate, ListAndHelpNameEveryWorkloadAndParameter) {
   const auto help = test::run_cli("generate --help");
   ASSERT_EQ(list.exit_code, 0);
   ASSERT_EQ(help.exit_code, 0);
-  for (const char* word : {"chainmm", "ffnn", "llama-block", "llama-layer", "random-dag", " n ",
-                           "batch", "dim", "hidden", "seq", "heads", "ffn", "vocab", "ops", "width",
-                           "density", "ccr", "seed", "token_blocks"}) {
+  for (const char* word : {"chainmm", "ffnn",  "llama-block", "llama-layer", "llama ", "random-dag",
+                           " n ",     "batch", "dim",         "hidden",      "seq",    "heads",
+                           "ffn",     "vocab", "size",        "layers",      "ops",    "width",
+                           "density", "ccr",   "seed",        "token_blocks"}) {
     EXPECT_NE(list.out.find(word), std::string::npos) << word;
     EXPECT_NE(help.out.find(word), std::string::npos) << word;
   }
   const auto j = test::run_cli("generate --list --json");
   ASSERT_EQ(j.exit_code, 0);
-  EXPECT_EQ(nlohmann::json::parse(j.out)["workloads"].size(), 6u);
+  EXPECT_EQ(nlohmann::json::parse(j.out)["workloads"].size(), 7u);
 }
 
 TEST(CliGenerate, BadInputExitsTwoWithOneLineAndNoFile) {
@@ -84,7 +85,7 @@ TEST(CliGenerate, BadInputExitsTwoWithOneLineAndNoFile) {
            "generate resnet -o " + out, "generate chainmm -p m=3 -o " + out,
            "generate chainmm -p n=abc -o " + out, "generate chainmm -p n=-4 -o " + out,
            "generate chainmm -p n -o " + out, "generate chainmm --training -o " + out,
-           "generate llama-block -p dim=100 -o " + out,
+           "generate llama-block -p dim=100 -o " + out, "generate llama -p size=30b -o " + out,
            "generate chainmm -p n=8 -p row_blocks=9 -o " + out, std::string("generate chainmm"),
            "generate chainmm -o " + (dir / "g.xyz").string(),
            "generate chainmm -p n=8 -o " + (dir / "no/such/g.json").string()}) {

@@ -16,7 +16,8 @@ TEST(Profiles, EveryShippedProfileParsesWithFullRoutes) {
   std::set<std::string> names;
   for (const auto& s : shipped) names.insert(s.name);
   for (const char* want :
-       {"4xP100-PCIe", "8xV100-NVLink", "8xA100-NVSwitch", "8xH100-NVSwitch", "cpu-threads"})
+       {"4xP100-PCIe", "8xV100-NVLink", "8xA100-NVSwitch", "8xH100-NVSwitch", "16xH100-2node",
+        "cpu-threads"})
     EXPECT_TRUE(names.count(want)) << want;
   for (const auto& s : shipped) {
     SCOPED_TRACE(s.name);

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
 namespace doppler::test {
 
@@ -162,6 +163,21 @@ Dense reference_llama_layer(const Tensors& in) {
   Dense out({b, 1, logits.shape[1]});
   out.data = logits.data;
   return out;
+}
+
+Dense reference_llama_model(const Tensors& in, int layers) {
+  Dense x = get(in, "embedding");
+  for (int i = 0; i < layers; ++i) {
+    // Block i is a llama-block (with the causal mask) whose weights are layers.<i>.<name>.
+    const std::string prefix = "layers." + std::to_string(i) + ".";
+    Tensors block = {{"x", x}};
+    for (const char* w : {"attn_norm.g", "wq", "wk", "wv", "wo", "ffn_norm.g", "w1", "w2", "w3"})
+      block[w] = get(in, prefix + w);
+    x = reference_llama_block(block, true);
+  }
+  const auto b = x.shape[0], s = x.shape[1];
+  const Dense logits = matmul(rmsnorm(rows(x), get(in, "final_norm.g")), get(in, "w_vocab"));
+  return unrows(logits, b, s);
 }
 
 double dot(const Dense& a, const Dense& b) {

@@ -24,6 +24,10 @@ Dense reference_llama_block(const Tensors& in, bool causal);
 /// Logits [batch, 1, vocab] of a Llama layer.
 Dense reference_llama_layer(const Tensors& in);
 
+/// Logits [batch, seq, vocab] of every token of a whole model of `layers` blocks (input
+/// "embedding", block weights "layers.<i>.<name>", then final_norm.g and w_vocab).
+Dense reference_llama_model(const Tensors& in, int layers);
+
 /// sum(dy * y) for a scalar training loss whose gradient of y is dy.
 double dot(const Dense& a, const Dense& b);
 

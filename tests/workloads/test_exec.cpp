@@ -111,6 +111,24 @@ TEST(Exec, LlamaLayerMatchesUnblocked) {
   }
 }
 
+TEST(Exec, LlamaModelMatchesUnblocked) {
+  auto params = kSmallLlama;
+  params["vocab"] = "100";
+  params["layers"] = "2";
+  auto batched = params;
+  batched["batch"] = "2";
+  batched["seq"] = "9";
+  for (const auto& [p, devices] :
+       std::vector<std::pair<std::map<std::string, std::string>, int>>{{params, 4}, {batched, 3}}) {
+    const Graph g = make("llama", p, devices);
+    expect_every_node_executable(g);
+    const auto vals = test::evaluate_blocks(g, true);
+    const Dense want = test::reference_llama_model(inputs_of(g, vals), 2);
+    EXPECT_LT(test::relative_error(test::assemble_tensor(g, vals, "logits"), want), 1e-5)
+        << devices;
+  }
+}
+
 TEST(Exec, DtypeChangesBytesOnly) {
   workloads::WorkloadSpec s;
   s.name = "llama-block";

@@ -40,6 +40,7 @@ TEST(Registry, ListsEveryWorkloadWithItsParameters) {
       {"ffnn", {"batch", "dim", "hidden"}},
       {"llama-block", {"batch", "seq", "dim", "heads", "ffn"}},
       {"llama-layer", {"batch", "seq", "dim", "heads", "ffn", "vocab"}},
+      {"llama", {"batch", "seq", "size", "dim", "heads", "ffn", "layers", "vocab"}},
       {"random-dag", {"ops", "width", "density", "ccr", "seed"}},
       {"planted", {"ops", "ratio", "density", "seed"}}};
   const auto all = workloads::list_workloads();
@@ -53,7 +54,8 @@ TEST(Registry, ListsEveryWorkloadWithItsParameters) {
       EXPECT_FALSE(p.default_value.empty());
     }
     for (const auto& p : want[w.name]) EXPECT_TRUE(names.count(p)) << w.name << " " << p;
-    EXPECT_EQ(w.supports_training, w.name == "ffnn" || w.name == "llama-block");
+    EXPECT_EQ(w.supports_training,
+              w.name == "ffnn" || w.name == "llama-block" || w.name == "llama");
   }
 }
 

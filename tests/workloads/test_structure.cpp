@@ -325,6 +325,10 @@ TEST(Structure, BlocksReadExactlyTheRegionsTheyNeed) {
     check_graph(make("llama-layer", kSmall, devices));
     check_graph(make("ffnn", {{"batch", "64"}, {"dim", "8"}, {"hidden", "40"}}, devices, true));
     check_graph(make("llama-block", small_block, devices, true));
+    auto model = kSmall;
+    model["layers"] = "2";
+    check_graph(make("llama", model, devices));
+    check_graph(make("llama", model, devices, true));
   }
 }
 

@@ -95,7 +95,31 @@ TEST(Training, LlamaBlockGradientsMatchFiniteDifferences) {
   }
 }
 
-TEST(Training, OnlyFfnnAndLlamaBlockHaveATrainingVariant) {
+TEST(Training, LlamaModelGradientsMatchFiniteDifferences) {
+  // Two blocks, so that a gradient crosses a block boundary (grad.layers.1.x -> layer 0).
+  const std::map<std::string, std::string> small = {{"dim", "16"},  {"heads", "2"}, {"ffn", "24"},
+                                                    {"seq", "6"},   {"batch", "2"}, {"vocab", "20"},
+                                                    {"layers", "2"}};
+  for (int devices : {4, 3}) {
+    const Graph g = make_training("llama", small, devices);
+    const auto vals = test::evaluate_blocks(g, false);
+    test::Tensors in = inputs_of(g, vals);
+    ASSERT_TRUE(in.count("dlogits"));
+    EXPECT_LT(test::relative_error(test::assemble_tensor(g, vals, "logits"),
+                                   test::reference_llama_model(in, 2)),
+              1e-12);
+    const auto loss = [&] {
+      return test::dot(in.at("dlogits"), test::reference_llama_model(in, 2));
+    };
+    for (const char* w :
+         {"embedding", "layers.0.attn_norm.g", "layers.0.wq", "layers.0.wk", "layers.0.wv",
+          "layers.0.wo", "layers.0.ffn_norm.g", "layers.0.w1", "layers.0.w2", "layers.0.w3",
+          "layers.1.wq", "layers.1.w3", "layers.1.ffn_norm.g", "final_norm.g", "w_vocab"})
+      check_gradient(g, vals, in, w, loss);
+  }
+}
+
+TEST(Training, OnlyFfnnAndTheLlamasBlockAndModelHaveATrainingVariant) {
   for (const char* name : {"chainmm", "llama-layer", "random-dag"}) {
     workloads::WorkloadSpec s;
     s.name = name;

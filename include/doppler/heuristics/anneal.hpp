@@ -24,6 +24,16 @@ struct AnnealSettings {
   double t0 = 0.03;      ///< start temperature, as a fraction of the start makespan
   double polish = 0.15;  ///< fraction of the budget kept for descent + ILS
   const MoveProposal* proposal = nullptr;  ///< learned reassignment proposals (none: uniform)
+  /// Op groups the group move shifts by a device offset (none: the graph's tensor-op groups;
+  /// the multilevel placer passes the clusters of the next coarser level). Groups of one op are
+  /// ignored.
+  const std::vector<std::vector<NodeId>>* groups = nullptr;
+  double group_share = 0.25;   ///< probability that a move is a group move (when there are groups)
+  bool gather_groups = false;  ///< a group move puts every member on one device (the first
+                               ///< member's device + offset) instead of shifting each member
+  /// Evaluate moves with Simulator::makespan_below and the move's acceptance threshold (drawn
+  /// before the simulation), so a rejected move can stop early. Same decisions either way.
+  bool early_abort = true;
 };
 
 /// Result of an annealing run.
@@ -36,8 +46,10 @@ struct AnnealResult {
 /// Improves `start` (whose makespan `start_makespan` is known and not re-evaluated) until
 /// `budget` is spent: `budget.evaluations` simulator calls (0: no call limit) and/or
 /// `budget.seconds` (0: no time limit; at least one of the two must be set). Moves reassign one
-/// op, swap the devices of two ops, or shift a tensor-op group by a device offset; the
-/// temperature falls geometrically from t0 x start_makespan; the last `polish` fraction of the
+/// op, swap the devices of two ops, or shift a group by a device offset; a move is accepted when
+/// its makespan is at most the threshold current - T ln u (u uniform in [0, 1), drawn before the
+/// simulation: Metropolis); the temperature T falls geometrically from t0 x start_makespan; the
+/// last `polish` fraction of the
 /// budget is a first-improvement descent then iterated local search. Deterministic in `seed`.
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
                     const Budget& budget, const AnnealSettings& settings, std::uint64_t seed);

@@ -71,6 +71,7 @@ private:
   std::vector<double> dev_bytes;
   std::vector<DeviceId> dev_list;
   std::vector<int> rank;
+  std::vector<double> dev_work;  // unstarted compute per device (early abort only)
   const DeviceId* dev = nullptr;  // assignment being simulated
   int stamp = 0;
 };
@@ -89,6 +90,14 @@ public:
   /// e.g. to score a partial placement). Throws InputError on a wrong size or device.
   double makespan(std::span<const DeviceId> device_of, SimWorkspace& ws,
                   DispatchRule rule = DispatchRule::fifo, std::span<const NodeId> order = {}) const;
+  /// Early-abort evaluation (fifo rule) for searches that only need to know whether a makespan
+  /// is at most `cutoff`: returns the exact makespan when it is <= cutoff; otherwise a value
+  /// > cutoff (a lower bound of the makespan), possibly after stopping the simulation as soon as
+  /// a bound on the partial schedule exceeds the cutoff (an op's finish plus the longest
+  /// compute-only path after it, or the time plus a device's unstarted work over its slots).
+  /// The decision `result <= cutoff` always equals `makespan() <= cutoff`. Counts as one call.
+  double makespan_below(std::span<const DeviceId> device_of, SimWorkspace& ws,
+                        double cutoff) const;
   /// Same, with the simulator's own workspace (not thread-safe).
   double makespan(std::span<const DeviceId> device_of) const { return makespan(device_of, own_); }
   /// Makespan of an assignment (its order is used with DispatchRule::priority).
@@ -119,6 +128,7 @@ private:
   friend class detail::SimRun;  // the event loop (src/sim/sim_run.hpp)
   void check(std::span<const DeviceId> device_of, DispatchRule rule,
              std::span<const NodeId> order) const;
+  void compute_tails(const Graph& g);
 
   const Graph* graph_;
   Platform platform_;
@@ -132,6 +142,7 @@ private:
   std::vector<double> compute_;                   // N (homogeneous) or N x P
   std::vector<double> ref_transfer_;              // N (reference model)
   std::vector<double> ref_edge_transfer_;         // E (reference model with per-edge costs)
+  std::vector<double> tail_;  // N: longest path of fastest compute times after each op
   std::vector<int> slots_;                        // P
   std::vector<double> route_lat_, route_inv_bw_;  // P x P (hardware)
   std::vector<int> route_begin_;                  // P x P + 1 offsets into route_links_

@@ -16,10 +16,10 @@ struct LlamaParams {
   std::int64_t dim = 4096;        ///< model width (a multiple of heads; dim / heads even)
   std::int64_t heads = 32;        ///< attention heads
   std::int64_t ffn = 11008;       ///< SwiGLU hidden width
-  std::int64_t vocab = 32000;     ///< vocabulary (llama-layer only)
+  std::int64_t vocab = 32000;     ///< vocabulary (llama-layer and the whole model)
   DType dtype = DType::f16;       ///< storage type
   bool layer = false;             ///< llama-layer instead of llama-block
-  bool training = false;          ///< add the backward pass (llama-block only)
+  bool training = false;          ///< add the backward pass (llama-block and the whole model)
   std::int64_t token_blocks = 4;  ///< token blocks of row-wise ops (<= batch * seq)
   std::int64_t head_blocks = 4;   ///< head blocks of projections and attention (<= heads)
   std::int64_t ffn_blocks = 4;    ///< blocks of the FFN hidden axis (<= ffn)

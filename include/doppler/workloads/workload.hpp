@@ -17,7 +17,7 @@ struct WorkloadSpec {
   std::map<std::string, std::string> params;  ///< parameter name -> decimal value
   std::string dtype;                          ///< "f32", "f16", or empty for the default
   int devices = 4;                            ///< sets the default partitioning (1..kMaxDevices)
-  bool training = false;                      ///< add the backward pass (ffnn, llama-block)
+  bool training = false;                      ///< add the backward pass (ffnn, llama-block, llama)
 };
 
 /// One parameter of a workload.
