@@ -1,11 +1,14 @@
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <mutex>
 
 #include <fmt/format.h>
 
+#include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
 #include "doppler/heuristics/list_placers.hpp"
+#include "doppler/heuristics/multilevel.hpp"
 #include "doppler/heuristics/optimal.hpp"
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/search_placers.hpp"
@@ -62,6 +65,14 @@ std::vector<Entry>& registry() {
        [](PlacerParams&) { return std::make_unique<RandomPlacer>(); }},
       {{"balanced", "topological order, each op on the least-loaded device", "", true},
        [](PlacerParams&) { return std::make_unique<BalancedPlacer>(); }},
+      {{"dsc",
+        "Dominant Sequence Clustering (unbounded devices, zeroing dominant-sequence edges), "
+        "clusters merged onto the devices (merge=best: the best of glb, lpt, eft and comm by "
+        "simulation)",
+        "merge=best|glb|lpt|eft|comm", true},
+       [](PlacerParams& p) {
+         return std::make_unique<DscPlacer>(take_string(p, "merge", "best"));
+       }},
       {{"enumopt",
         "enumerative optimiser: per tensor op, the best block-to-device mapping by simulation",
         "limit=720,infer=1", false},
@@ -77,6 +88,27 @@ std::vector<Entry>& registry() {
        [](PlacerParams& p) {
          return std::make_unique<LocalSearchPlacer>(take_number(p, "local-search", "t0", 0.03),
                                                     take_number(p, "local-search", "polish", 0.15));
+       }},
+      {{"multilevel",
+        "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
+        "by level with cluster and op moves (budget: evaluations or seconds)",
+        "inner=local-search,coarse=0,cap=0.5,share=0.3,t0=0.005", false},
+       [](PlacerParams& p) {
+         MultilevelSettings s;
+         s.inner = take_string(p, "inner", s.inner);
+         s.coarse_nodes = static_cast<int>(take_integer(p, "multilevel", "coarse", 0, 0, 1 << 30));
+         s.cap = take_number(p, "multilevel", "cap", s.cap);
+         s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
+         s.t0 = take_number(p, "multilevel", "t0", s.t0);
+         if (s.inner.empty() || s.inner.rfind("multilevel", 0) == 0)
+           throw InputError("method multilevel: option inner must name another method");
+         std::string inner = s.inner;
+         std::replace(inner.begin(), inner.end(), ';', ',');
+         make_placer(inner);  // fails now, naming the method or option, rather than mid-run
+         if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0)
+           throw InputError(
+               "method multilevel: cap must be > 0, share in (0, 1) and t0 >= 0");
+         return std::make_unique<MultilevelPlacer>(s);
        }},
       {{"exhaustive", "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",
         "max=531441", true},
