@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "doppler/heuristics/anneal.hpp"
+#include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/coarsen.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 
@@ -87,6 +88,16 @@ Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& o
   ListScheduleStart list = best_list_schedule(problem, options);
   evaluations_ += list.evaluations;
   if (p == 1 || n == 0) return {p, list.device_of, {}, name()};
+  {  // DSC is a start too: it wins by far where transfers dominate
+    const DscPlacer dsc;
+    std::vector<DeviceId> a = dsc.place(problem, options).device_of;
+    const double ms = problem.simulator().makespan(a);
+    evaluations_ += dsc.evaluations() + 1;
+    if (ms < list.makespan) {
+      list.device_of = std::move(a);
+      list.makespan = ms;
+    }
+  }
 
   const std::vector<Coarsening> steps = build_hierarchy(problem, s_, options.seed);
   const std::size_t depth = steps.size();

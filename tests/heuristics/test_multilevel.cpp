@@ -69,7 +69,9 @@ TEST(Coarsen, RepeatedStepsStayAcyclicConserveWorkAndRespectTheCap) {
       for (NodeId x : c.cluster_of) ++size[static_cast<std::size_t>(x)];
       for (std::size_t x = 0; x < size.size(); ++x) {
         EXPECT_LE(size[x], 2);
-        if (size[x] == 2) EXPECT_LE(c.costs.compute[x], s.max_cluster);
+        if (size[x] == 2) {
+          EXPECT_LE(c.costs.compute[x], s.max_cluster);
+        }
       }
       EXPECT_LE(c.graph.num_nodes(), cur->num_nodes());
       steps.push_back(std::move(c));

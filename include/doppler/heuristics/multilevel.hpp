@@ -27,8 +27,8 @@ struct MultilevelLevel {
 /// Coarsens the graph by acyclic heavy-edge matching (coarsen_once) until it has at most
 /// `coarse_nodes` nodes or a step shrinks it by less than 5%; places the coarsest graph with the
 /// inner placer (under the reference model, with the nominal compute and transfer times of the
-/// original cost model) and projects it onto the ops; starts from that projection or the best
-/// list scheduler (as local-search), whichever the simulator scores shorter; then refines level
+/// original cost model) and projects it onto the ops; starts from the shortest (simulated) of
+/// that projection, the best list scheduler (as local-search) and `dsc`; then refines level
 /// by level, coarsest first, with the annealer on the ops themselves (exact makespans), whose
 /// group moves gather a whole cluster of the level on one device (70% of moves at coarse
 /// levels, 25% at the finest, with single-op moves and swaps). Budget: evaluations (default
