@@ -123,6 +123,19 @@ void normalise_device_features(std::vector<float>& y, int p, FeatureMode mode, d
   y = std::move(out);
 }
 
+std::vector<int> path_to_exit(const GraphFeatures& f, int v) {
+  std::vector<int> path;
+  for (int u = v; u >= 0; u = f.b_next[static_cast<std::size_t>(u)]) path.push_back(u);
+  return path;
+}
+
+std::vector<int> path_from_entry(const GraphFeatures& f, int v) {
+  std::vector<int> path;
+  for (int u = v; u >= 0; u = f.t_prev[static_cast<std::size_t>(u)]) path.push_back(u);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
 GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphAnalysis& an,
                              int devices, FeatureMode mode) {
   GraphFeatures f;
@@ -181,15 +194,8 @@ GraphFeatures graph_features(const Graph& g, const CostModel& cost, const GraphA
       }
     }
   }
-  f.b_path.assign(static_cast<std::size_t>(n), {});
-  f.t_path.assign(static_cast<std::size_t>(n), {});
-  for (NodeId v = 0; v < n; ++v) {
-    for (NodeId u = v; u >= 0; u = next[static_cast<std::size_t>(u)])
-      f.b_path[static_cast<std::size_t>(v)].push_back(u);
-    std::vector<int>& t = f.t_path[static_cast<std::size_t>(v)];
-    for (NodeId u = v; u >= 0; u = prev[static_cast<std::size_t>(u)]) t.push_back(u);
-    std::reverse(t.begin(), t.end());
-  }
+  f.b_next = std::move(next);
+  f.t_prev = std::move(prev);
   return f;
 }
 

@@ -47,8 +47,8 @@ TEST(Features, PathsAreTheLongestPathsAndBelongToTheirNode) {
     const Problem problem(g, Platform::reference(2));
     const GraphFeatures f = graph_features(g, problem.cost(), problem.analysis());
     for (NodeId v = 0; v < g.num_nodes(); ++v) {
-      const auto& b = f.b_path[static_cast<std::size_t>(v)];
-      const auto& t = f.t_path[static_cast<std::size_t>(v)];
+      const auto b = path_to_exit(f, v);
+      const auto t = path_from_entry(f, v);
       ASSERT_FALSE(b.empty());
       EXPECT_EQ(b.front(), v) << "b-path starts at its own node";
       EXPECT_TRUE(g.successors(b.back()).empty());

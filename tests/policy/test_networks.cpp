@@ -245,7 +245,7 @@ TEST(Networks, RolloutProbabilitiesMatchTheBatchedRecomputation) {
   }
 }
 
-// path_sums (Euler tour prefix sums) sums H over exactly b_path[v] / t_path[v] into row v (the
+// path_sums (Euler tour prefix sums) sums H over exactly v's b-path / t-path into row v (the
 // reference attaches these sums to the wrong rows), checked against the explicit path lists.
 TEST(Networks, PathSumsAreAttachedToTheirOwnNodes) {
   for (const int seed : {9, 10, 11}) {
@@ -256,8 +256,8 @@ TEST(Networks, PathSumsAreAttachedToTheirOwnNodes) {
     const auto t = nn::path_sums(h, f.gt.t_tour);
     for (NodeId v = 0; v < f.g.num_nodes(); ++v) {
       auto want_b = torch::zeros({4}), want_t = torch::zeros({4});
-      for (int u : feats.b_path[static_cast<std::size_t>(v)]) want_b += h[u];
-      for (int u : feats.t_path[static_cast<std::size_t>(v)]) want_t += h[u];
+      for (int u : path_to_exit(feats, v)) want_b += h[u];
+      for (int u : path_from_entry(feats, v)) want_t += h[u];
       EXPECT_TRUE(torch::allclose(b[v], want_b, 1e-5, 1e-6)) << v;
       EXPECT_TRUE(torch::allclose(t[v], want_t, 1e-5, 1e-6)) << v;
     }

@@ -38,13 +38,18 @@ struct GraphFeatures {
   /// Edge feature per message-passing edge: the transfer cost of the graph edge, z-scored
   /// (zscore) or log1p(transfer / u) (scaled).
   std::vector<float> edge;
-  /// b_path[v]: the nodes of v's longest path to an exit (v first), following at each step the
-  /// child that realises the b-level (ties: lowest id).
-  std::vector<std::vector<int>> b_path;
-  /// t_path[v]: the nodes of the longest path from an entry to v (v last), following at each
-  /// step the parent that realises the t-level (ties: lowest id).
-  std::vector<std::vector<int>> t_path;
+  /// b_next[v]: the node after v on v's longest path to an exit, the child that realises v's
+  /// b-level (ties: lowest id); -1 at an exit. v's b-path is v, b_next[v], b_next[b_next[v]]...
+  std::vector<int> b_next;
+  /// t_prev[v]: the node before v on the longest path from an entry to v, the parent that
+  /// realises v's t-level (ties: lowest id); -1 at an entry. Both are O(N), the paths O(N x depth).
+  std::vector<int> t_prev;
 };
+
+/// v's b-path listed from b_next (v first, an exit last).
+std::vector<int> path_to_exit(const GraphFeatures& f, int v);
+/// v's t-path listed from t_prev (an entry first, v last).
+std::vector<int> path_from_entry(const GraphFeatures& f, int v);
 
 /// Computes the features of `g` under `cost` with its analysis `an` for `devices` devices
 /// (used by the scaled mode's global features only).

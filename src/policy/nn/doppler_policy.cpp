@@ -57,6 +57,7 @@ Assignment DopplerPolicy::place(const Problem& problem) {
   o.learned_plc = impl_->agent->learns_plc();
   o.joint = impl_->agent->joint();
   o.teacher = !o.learned_sel || !o.learned_plc;
+  o.record_states = false;
   std::mt19937_64 rng(0);
   nn::Episode ep = nn::rollout(problem, impl_->config, prep.nets, o, rng);
   ep.assignment.method = "doppler";

@@ -16,14 +16,14 @@ torch::Tensor to_long(const std::vector<std::int64_t>& v) {
 
 namespace {
 
-// Euler tour of the forest where v's parent is the node after v on its path.
-PathTour make_tour(const std::vector<std::vector<int>>& paths, bool b) {
-  const auto n = static_cast<int>(paths.size());
+// Euler tour of the forest where v's parent is parent[v], the node after v on its path (-1: a
+// root).
+PathTour make_tour(const std::vector<int>& parent_of) {
+  const auto n = static_cast<int>(parent_of.size());
   std::vector<std::vector<int>> children(static_cast<std::size_t>(n));
   std::vector<int> roots;
   for (int v = 0; v < n; ++v) {
-    const auto& path = paths[static_cast<std::size_t>(v)];
-    const int parent = path.size() < 2 ? -1 : b ? path[1] : path[path.size() - 2];
+    const int parent = parent_of[static_cast<std::size_t>(v)];
     (parent < 0 ? roots : children[static_cast<std::size_t>(parent)]).push_back(v);
   }
   std::vector<std::int64_t> node, entry(static_cast<std::size_t>(n), -1);
@@ -123,9 +123,9 @@ GraphTensors make_graph_tensors(const GraphFeatures& f, int max_levels) {
       torch::from_blob(values.data(), {static_cast<std::int64_t>(values.size()), 1}, torch::kFloat)
           .clone();
 
-  // Path sums: parent of v = the next node of its path (b: the second, t: the second to last).
-  t.b_tour = make_tour(f.b_path, /*b=*/true);
-  t.t_tour = make_tour(f.t_path, /*b=*/false);
+  // Path sums: parent of v = the next node of its path (b: toward the exit, t: the entry).
+  t.b_tour = make_tour(f.b_next);
+  t.t_tour = make_tour(f.t_prev);
   return t;
 }
 

@@ -8,8 +8,8 @@
 
 namespace doppler::nn {
 
-/// Path sums in O(N): the paths of GraphFeatures::b_path (or t_path) form a forest (each node's
-/// path continues with its second node's path), so the sum of H over v's path is the sum over
+/// Path sums in O(N): the paths of GraphFeatures::b_next (or t_prev) form a forest (each node's
+/// path continues with its next node's path), so the sum of H over v's path is the sum over
 /// v's ancestors-or-self, read off an Euler tour: +H[u] where the tour enters u, -H[u] where it
 /// leaves, and the prefix sum at v's entry (see path_sums()).
 struct PathTour {

@@ -37,6 +37,25 @@ torch::Tensor MpnnEncoderImpl::forward(const GraphTensors& g) {
   std::vector<int64_t> sizes;
   for (std::size_t k = 0; k + 1 < g.level_begin.size(); ++k)
     sizes.push_back(g.level_begin[k + 1] - g.level_begin[k]);
+  if (!torch::GradMode::is_enabled()) {
+    // Inference: the same operations into buffers reused across the steps (no 2E x H
+    // allocation per step; the same products and sums, so bit-identical results).
+    const int64_t e = g.edge_src.size(0);
+    auto gathered = torch::empty({e, hdim}), msgs = torch::empty({e, hdim});
+    auto m = torch::empty_like(h);
+    for (int s = 0; s < c_.steps; ++s) {
+      torch::index_select_out(gathered, h, 0, g.edge_src);
+      for (std::size_t k = 0; k < sizes.size(); ++k) {
+        const int64_t b = g.level_begin[k];
+        auto out = msgs.narrow(0, b, sizes[k]);
+        torch::mm_out(out, gathered.narrow(0, b, sizes[k]), mats[k]);
+      }
+      m.zero_();
+      if (e > 0) m.index_add_(0, g.edge_dst, msgs);
+      h = gru_(torch::relu(m + conv_bias_), h);
+    }
+    return F::leaky_relu(h, F::LeakyReLUFuncOptions().negative_slope(0.1));
+  }
   for (int s = 0; s < c_.steps; ++s) {
     const auto parts = h.index_select(0, g.edge_src).split_with_sizes(sizes, 0);
     std::vector<torch::Tensor> msgs;

@@ -183,23 +183,43 @@ std::vector<double> masked_softmax(const std::vector<float>& scores,
   return p;
 }
 
+namespace {
+
+// z-scored device sums into `ns` (the arithmetic of zscore_device_sums, per column in device
+// order; rows outer so that the loops run over contiguous memory).
+void zscore_device_sums_into(const std::vector<double>& s, int p, int hd, std::vector<float>& ns,
+                             std::vector<double>& mean, std::vector<double>& var) {
+  const auto h = static_cast<std::size_t>(hd);
+  ns.resize(static_cast<std::size_t>(p) * h);
+  mean.assign(h, 0.0);
+  var.assign(h, 0.0);
+  for (int d = 0; d < p; ++d) {
+    const double* row = &s[static_cast<std::size_t>(d) * h];
+    for (std::size_t j = 0; j < h; ++j) mean[j] += row[j];
+  }
+  for (double& m : mean) m /= p;
+  for (int d = 0; d < p; ++d) {
+    const double* row = &s[static_cast<std::size_t>(d) * h];
+    for (std::size_t j = 0; j < h; ++j) {
+      const double x = row[j] - mean[j];
+      var[j] += x * x;
+    }
+  }
+  for (double& v : var) v = std::sqrt(v / p) + 1e-6;  // the std + 1e-6
+  for (int d = 0; d < p; ++d) {
+    const double* row = &s[static_cast<std::size_t>(d) * h];
+    float* out = &ns[static_cast<std::size_t>(d) * h];
+    for (std::size_t j = 0; j < h; ++j) out[j] = static_cast<float>((row[j] - mean[j]) / var[j]);
+  }
+}
+
+}  // namespace
+
 std::vector<float> zscore_device_sums(const std::vector<double>& s, int p, int hd) {
   // Over devices, population std, + 1e-6, as the batched network does.
-  std::vector<float> ns(static_cast<std::size_t>(p * hd));
-  for (int j = 0; j < hd; ++j) {
-    double mean = 0, var = 0;
-    for (int d = 0; d < p; ++d) mean += s[static_cast<std::size_t>(d * hd + j)];
-    mean /= p;
-    for (int d = 0; d < p; ++d) {
-      const double x = s[static_cast<std::size_t>(d * hd + j)] - mean;
-      var += x * x;
-    }
-    const double sd = std::sqrt(var / p) + 1e-6;
-    for (int d = 0; d < p; ++d)
-      ns[static_cast<std::size_t>(d * hd + j)] =
-          static_cast<float>((s[static_cast<std::size_t>(d * hd + j)] - mean) / sd);
-  }
-  return ns;
+  PlcScratch w;
+  zscore_device_sums_into(s, p, hd, w.ns, w.mean, w.var);
+  return std::move(w.ns);
 }
 
 void refresh_device_sums(Episode& ep, const EpisodeNets& nets, int p) {
@@ -214,40 +234,47 @@ void refresh_device_sums(Episode& ep, const EpisodeNets& nets, int p) {
   }
 }
 
-std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
-                              const std::vector<double>& s, int p, std::vector<float>* ns_out) {
+const std::vector<float>& plc_scores_into(const EpisodeNets& nets, NodeId v,
+                                          const std::vector<float>& y,
+                                          const std::vector<double>& s, int p, PlcScratch& w) {
   const int hd = nets.hidden, m = nets.mlp;
   const int dc = device_feature_count(nets.features);
-  normalise_device_features(y, p, nets.features, nets.unit);
-  const std::vector<float> ns = zscore_device_sums(s, p, hd);
-  if (ns_out) *ns_out = ns;
+  zscore_device_sums_into(s, p, hd, w.ns, w.mean, w.var);
   // First layer over the devices in two small GEMMs (OpenBLAS):
   // pre[d, :] = node_pre[v, :] + py[d, :] fc1_y^T + ns[d, :] fc1_s^T, py = leaky(proj_y(y_d)).
-  std::vector<float> py(static_cast<std::size_t>(p * hd));
+  w.py.resize(static_cast<std::size_t>(p * hd));
   for (int d = 0; d < p; ++d) {
     const float* yd = &y[static_cast<std::size_t>(d * dc)];
     for (int j = 0; j < hd; ++j) {
-      const float* w = &nets.proj_y_w[static_cast<std::size_t>(j * dc)];
+      const float* wt = &nets.proj_y_w[static_cast<std::size_t>(j * dc)];
       float a = nets.proj_y_b[static_cast<std::size_t>(j)];
-      for (int k = 0; k < dc; ++k) a += w[k] * yd[k];
-      py[static_cast<std::size_t>(d * hd + j)] = leaky(a);
+      for (int k = 0; k < dc; ++k) a += wt[k] * yd[k];
+      w.py[static_cast<std::size_t>(d * hd + j)] = leaky(a);
     }
   }
   const float* node = &nets.node_pre[static_cast<std::size_t>(v) * static_cast<std::size_t>(m)];
-  std::vector<float> pre(static_cast<std::size_t>(p * m));
-  for (int d = 0; d < p; ++d) std::copy(node, node + m, pre.begin() + d * m);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p, m, hd, 1.0f, py.data(), hd,
-              nets.fc1_y.data(), hd, 1.0f, pre.data(), m);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p, m, hd, 1.0f, ns.data(), hd,
-              nets.fc1_s.data(), hd, 1.0f, pre.data(), m);
-  std::vector<float> out(static_cast<std::size_t>(p));
+  w.pre.resize(static_cast<std::size_t>(p * m));
+  for (int d = 0; d < p; ++d) std::copy(node, node + m, w.pre.begin() + d * m);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p, m, hd, 1.0f, w.py.data(), hd,
+              nets.fc1_y.data(), hd, 1.0f, w.pre.data(), m);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p, m, hd, 1.0f, w.ns.data(), hd,
+              nets.fc1_s.data(), hd, 1.0f, w.pre.data(), m);
+  w.out.resize(static_cast<std::size_t>(p));
   for (int d = 0; d < p; ++d) {
     float score = nets.fc2_b;
-    for (int i = 0; i < m; ++i)
-      score +=
-          nets.fc2_w[static_cast<std::size_t>(i)] * leaky(pre[static_cast<std::size_t>(d * m + i)]);
-    out[static_cast<std::size_t>(d)] = score;
+    const float* pre = &w.pre[static_cast<std::size_t>(d * m)];
+    for (int i = 0; i < m; ++i) score += nets.fc2_w[static_cast<std::size_t>(i)] * leaky(pre[i]);
+    w.out[static_cast<std::size_t>(d)] = score;
   }
+  return w.out;
+}
+
+std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
+                              const std::vector<double>& s, int p, std::vector<float>* ns_out) {
+  normalise_device_features(y, p, nets.features, nets.unit);
+  PlcScratch w;
+  std::vector<float> out = plc_scores_into(nets, v, y, s, p, w);
+  if (ns_out) *ns_out = std::move(w.ns);
   return out;
 }
 
@@ -263,6 +290,7 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
   std::vector<NodeId> devs(static_cast<std::size_t>(p));
   for (int d = 0; d < p; ++d) devs[static_cast<std::size_t>(d)] = d;
   Relabelling relabelling(p);
+  PlcScratch scratch;
   while (!s.done()) {
     Step st;
     st.candidates = s.candidates();
@@ -297,13 +325,18 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
       st.sel_greedy_match = true;
     }
     // PLC
-    const auto y = device_features(s, st.op);
+    auto y = device_features(s, st.op);
     if (o.expert)
       st.teacher_devices = expert_devices(*o.expert, relabelling, st.op);
     else if (o.teacher || !o.learned_plc)
       st.teacher_devices = teacher_devices(s, st.op, o.teacher_kind);
     if (o.learned_plc) {
-      const auto scores = plc_scores(nets, st.op, y, sums, p, &st.ns);
+      normalise_device_features(y, p, nets.features, nets.unit);
+      const auto& scores = plc_scores_into(nets, st.op, y, sums, p, scratch);
+      if (o.record_states) {
+        st.ns = scratch.ns;
+        st.y = std::move(y);
+      }
       const auto probs = tempered_softmax(scores, devs, o.temperature);
       const std::size_t i =
           follow ? expert_index(devs, st.teacher_devices.front(), st.plc_behaviour)
@@ -314,8 +347,6 @@ Episode rollout(const Problem& problem, const PolicyConfig& config, const Episod
       const auto best = static_cast<DeviceId>(argmax(probs));
       st.plc_greedy_match = std::find(st.teacher_devices.begin(), st.teacher_devices.end(), best) !=
                             st.teacher_devices.end();
-      st.y = y;
-      normalise_device_features(st.y, p, nets.features, nets.unit);
       for (int j = 0; j < hd; ++j)
         sums[static_cast<std::size_t>(st.device * hd + j)] +=
             nets.h[static_cast<std::size_t>(st.op) * static_cast<std::size_t>(hd) +

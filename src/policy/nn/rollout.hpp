@@ -62,6 +62,9 @@ struct RolloutOptions {
   bool learned_plc = true;  ///< false: critical-path device (earliest start, lowest id)
   bool joint = false;       ///< one network picks (op, device) pairs (PolicyVariant::joint)
   bool teacher = true;      ///< record the critical-path teacher's tied best actions
+  /// Record the states the losses read (Step::y, Step::ns: O(P x H) floats per step); false
+  /// for inference, whose steps keep only the actions (and plc_probs when asked).
+  bool record_states = true;
   /// When set, the recorded teacher actions are this expert's (expert_label.hpp) instead of
   /// `teacher_kind`'s: DAgger labels of the policy's own states. Not for the joint variant.
   const ExpertLabel* expert = nullptr;
@@ -127,6 +130,20 @@ std::vector<double> masked_softmax(const std::vector<float>& scores,
 std::vector<float> plc_scores(const EpisodeNets& nets, NodeId v, std::vector<float> y,
                               const std::vector<double>& s, int p,
                               std::vector<float>* ns_out = nullptr);
+
+/// Scratch buffers of plc_scores_into(), reused across the steps of a rollout.
+struct PlcScratch {
+  std::vector<float> ns;          ///< [P, H] the z-scored device sums of the last call
+  std::vector<float> py, pre;     ///< [P, H] projected device features, [P, M] first layer
+  std::vector<float> out;         ///< [P] the scores of the last call
+  std::vector<double> mean, var;  ///< [H] per-column statistics of the sums
+};
+
+/// plc_scores() into `w` without allocating once `w` has grown: y [P, F] already normalised
+/// (normalise_device_features); the z-scored sums are left in w.ns. Returns w.out.
+const std::vector<float>& plc_scores_into(const EpisodeNets& nets, NodeId v,
+                                          const std::vector<float>& y,
+                                          const std::vector<double>& s, int p, PlcScratch& w);
 
 /// Device sums S [P, H] z-scored over the devices (population std + 1e-6).
 std::vector<float> zscore_device_sums(const std::vector<double>& s, int p, int hidden);

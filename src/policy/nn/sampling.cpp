@@ -40,6 +40,7 @@ SampledPlacement sample_placement(const Problem& problem, DualAgent& agent, cons
   ro.teacher = !ro.learned_sel || !ro.learned_plc;
   ro.teacher_kind = teacher;
   ro.record_plc_probs = true;
+  ro.record_states = false;
   ro.temperature = o.temperature;
   std::vector<Sampled> all = sample_rollouts(problem, agent.config(), prep.nets, ro, {0}, true, 1);
   if (o.samples > 1) {
