@@ -59,7 +59,7 @@ print(json.dumps(j))' "$name" "$method" "$t" >>"$ROWS"
 
 for g in $GRAPHS; do
   read -r file p hw < <(setup "$g")
-  for m in critical-path heft etf dsc doppler; do place "$g" "$file" "$p" "$hw" "$m"; done
+  for m in critical-path heft etf dsc doppler:samples=1; do place "$g" "$file" "$p" "$hw" "$m"; done
   for t in $SECONDS_LIST; do
     for m in local-search multilevel "multilevel:inner=dsc" doppler-search; do
       place "$g" "$file" "$p" "$hw" "$m" "$t"

@@ -143,7 +143,11 @@ Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& o
       b.evaluations = static_cast<std::int64_t>(
           static_cast<double>(std::max<std::int64_t>(0, evals - evaluations_)) / levels_left);
     if (seconds > 0) b.seconds = std::max(0.0, seconds - since(t_start)) / levels_left;
-    if (b.evaluations > 0 || (evals == 0 && b.seconds > 0)) {
+    // A level runs while both limits in force leave something (a spent time limit must not
+    // leave the annealer with an evaluation limit alone).
+    const bool time_left = seconds <= 0 || b.seconds > 0;
+    const bool evals_left = evals <= 0 || b.evaluations > 0;
+    if (time_left && evals_left) {
       AnnealSettings as;
       as.t0 = s_.t0;
       as.groups = i > 0 ? &groups[i - 1] : (depth > 0 ? &groups[0] : nullptr);
