@@ -158,9 +158,15 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       }
       cur[v] = target;
     }
-    const double threshold = cur_ms - temp * std::log1p(-unit(rng));  // Metropolis, u drawn now
-    const double ms = eval_below(cur, threshold);
-    if (ms <= threshold) {
+    // Metropolis: accept when ms <= cur_ms, else draw u and accept when u < exp(-(ms - cur_ms) /
+    // temp). Peeking at u gives the threshold before the simulation; a run stopped above it is
+    // rejected with u drawn, exactly as the full simulation would be.
+    std::mt19937_64 peek = rng;
+    const double cutoff = (cur_ms - temp * std::log(unit(peek))) * (1 + 1e-12);
+    const double ms = eval_below(cur, cutoff);
+    const bool accept = ms <= cutoff && (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp));
+    if (ms > cutoff) unit(rng);  // the draw the full simulation's rejection makes
+    if (accept) {
       cur_ms = ms;
       if (ms < best_ms) {
         best_ms = ms;

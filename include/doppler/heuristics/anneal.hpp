@@ -31,8 +31,9 @@ struct AnnealSettings {
   double group_share = 0.25;   ///< probability that a move is a group move (when there are groups)
   bool gather_groups = false;  ///< a group move puts every member on one device (the first
                                ///< member's device + offset) instead of shifting each member
-  /// Evaluate moves with Simulator::makespan_below and the move's acceptance threshold (drawn
-  /// before the simulation), so a rejected move can stop early. Same decisions either way.
+  /// Evaluate moves with Simulator::makespan_below and the move's acceptance threshold (its
+  /// random number is peeked before the simulation), so a rejected move can stop early. Same
+  /// decisions and random draws either way.
   bool early_abort = true;
 };
 
@@ -47,9 +48,9 @@ struct AnnealResult {
 /// `budget` is spent: `budget.evaluations` simulator calls (0: no call limit) and/or
 /// `budget.seconds` (0: no time limit; at least one of the two must be set). Moves reassign one
 /// op, swap the devices of two ops, or shift a group by a device offset; a move is accepted when
-/// its makespan is at most the threshold current - T ln u (u uniform in [0, 1), drawn before the
-/// simulation: Metropolis); the temperature T falls geometrically from t0 x start_makespan; the
-/// last `polish` fraction of the
+/// it is no longer, or with probability exp(-increase / T) (Metropolis; with early abort the
+/// threshold is known before the simulation, same decisions and random draws); the temperature
+/// T falls geometrically from t0 x start_makespan; the last `polish` fraction of the
 /// budget is a first-improvement descent then iterated local search. Deterministic in `seed`.
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
                     const Budget& budget, const AnnealSettings& settings, std::uint64_t seed);
