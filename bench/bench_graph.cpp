@@ -1,10 +1,12 @@
-// Graph core benchmarks: parsing the reference text format and running the analyses.
+// Graph core benchmarks: parsing the reference text format, running the analyses and the lower
+// bound with transfers.
 #include <filesystem>
 #include <random>
 
 #include <benchmark/benchmark.h>
 
 #include "doppler/graph/analysis.hpp"
+#include "doppler/graph/communication_bound.hpp"
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/graph/io/graph_json.hpp"
 #include "doppler/graph/io/reference_text.hpp"
@@ -59,6 +61,15 @@ void BM_Analysis(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
 BENCHMARK(BM_Analysis)->Arg(229)->Arg(20000)->Unit(benchmark::kMicrosecond);
+
+// The lower bound with transfers (O(N + E log E)) on the same graphs, 64 devices.
+void BM_TransferBound(benchmark::State& state) {
+  const doppler::Graph g = layered(static_cast<int>(state.range(0)), 2);
+  const doppler::CostModel cost = doppler::CostModel::reference(g);
+  for (auto _ : state) benchmark::DoNotOptimize(doppler::communication_lower_bound(g, cost, 64));
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_TransferBound)->Arg(229)->Arg(20000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

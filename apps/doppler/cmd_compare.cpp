@@ -207,6 +207,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   j["model"] = problem.platform().name();
   j["unit"] = seconds_unit ? "seconds" : "reference";
   j["lower_bound"] = lb;
+  j["lower_bound_with_transfers"] = problem.transfer_lower_bound();
   j["seeds"] = o.seeds;
   j["budget_evaluations"] = o.budget;
   j["methods"] = std::move(jrows);

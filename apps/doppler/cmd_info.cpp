@@ -1,4 +1,5 @@
 // doppler info GRAPH: structure and bounds of a graph.
+#include <algorithm>
 #include <array>
 #include <iostream>
 #include <memory>
@@ -9,6 +10,7 @@
 #include "common.hpp"
 
 #include "doppler/graph/analysis.hpp"
+#include "doppler/graph/communication_bound.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 
@@ -68,6 +70,8 @@ void run_info(const InfoOptions& o) {
       j["devices"] = o.devices;
       j["lower_bound"] = an->lower_bound(o.devices);
       if (ref_origin) j["lower_bound_div_1e10"] = an->lower_bound(o.devices) / 1e10;
+      j["lower_bound_with_transfers"] =
+          std::max(an->lower_bound(o.devices), communication_lower_bound(g, *cost, o.devices));
     }
     print_json(j);
     return;
@@ -113,6 +117,8 @@ void run_info(const InfoOptions& o) {
         val(an->critical_path_length()) + fmt::format("   [{} ops]", an->critical_path().size()));
     row("  without transfers", val(an->critical_path_no_transfer()));
     row(fmt::format("lower bound (P={})", o.devices), val(an->lower_bound(o.devices)));
+    row("  with transfers", val(std::max(an->lower_bound(o.devices),
+                                         communication_lower_bound(g, *cost, o.devices))));
   } else {
     row("cost model", "none (no reference costs: pass --hardware PROFILE for bounds)");
   }

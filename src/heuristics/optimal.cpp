@@ -126,7 +126,7 @@ public:
     t0_ = t0;
     best_ = symmetric_ ? canonical(start, order_, p_) : start;
     best_ms_ = sim_.makespan(best_, ws_);
-    root_bound_ = std::max(problem_.lower_bound(), bound_(dev_));
+    root_bound_ = std::max(problem_.transfer_lower_bound(), bound_(dev_));
     if (root_bound_ < best_ms_) descend(0, -1);
   }
 

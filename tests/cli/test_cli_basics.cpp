@@ -14,7 +14,7 @@ namespace doppler {
 namespace {
 
 // Diamond with reference costs: see tests/graph/test_analysis.cpp (critical path 13, lower
-// bound 9 on 2 devices, total work 10).
+// bound 9 on 2 devices, 10 with transfers, total work 10).
 const char* kDiamond = "4\n\n0, 0, 1, 2,\n1, 2, 3, 3,\n2,1\n3,2\n1,5\n4,0\n";
 
 void write(const std::filesystem::path& p, const std::string& text) {
@@ -57,6 +57,7 @@ TEST(Cli, InfoJsonIsOneObjectWithTheHandComputedBounds) {
   EXPECT_EQ(j["total_work"], 10.0);
   EXPECT_EQ(j["lower_bound"], 9.0);
   EXPECT_EQ(j["lower_bound_div_1e10"], 9.0 / 1e10);
+  EXPECT_EQ(j["lower_bound_with_transfers"], 10.0);  // tests/heuristics/test_transfer_bound.cpp
   EXPECT_EQ(j["graph"]["name"], "g");
 }
 

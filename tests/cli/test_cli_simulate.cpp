@@ -10,7 +10,7 @@ namespace doppler {
 namespace {
 
 // Diamond with reference costs; on [0, 0, 1, 0] the makespan is 13 (tests/sim), the lower
-// bound on 2 devices 9.
+// bound on 2 devices 9, and 10 with transfers (tests/heuristics/test_transfer_bound.cpp).
 const char* kDiamond = "4\n\n0, 0, 1, 2,\n1, 2, 3, 3,\n2,1\n3,2\n1,5\n4,0\n";
 
 void write(const std::filesystem::path& p, const std::string& text) {
@@ -30,6 +30,8 @@ TEST(CliSimulate, JsonSummaryHasTheHandComputedMakespan) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["makespan"], 13.0);
   EXPECT_EQ(j["lower_bound"], 9.0);
+  EXPECT_EQ(j["lower_bound_with_transfers"], 10.0);
+  EXPECT_DOUBLE_EQ(j["gap_to_bound_with_transfers"].get<double>(), 0.3);  // 13 / 10 - 1
   EXPECT_EQ(j["cross_transfers"], 2);
   EXPECT_EQ(j["per_device"][1]["ops"], 1);
   EXPECT_TRUE(std::filesystem::exists(dir / "t.json"));

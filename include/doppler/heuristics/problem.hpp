@@ -34,8 +34,12 @@ public:
   const GraphAnalysis& analysis() const { return *analysis_; }
   /// The simulator (the judge of every placement).
   const Simulator& simulator() const { return *sim_; }
-  /// Makespan lower bound for devices() devices.
+  /// Makespan lower bound for devices() devices: GraphAnalysis::lower_bound (critical path
+  /// without transfers, work over compute slots).
   double lower_bound() const { return lower_bound_; }
+  /// A tighter bound that also charges transfers: the larger of lower_bound() and
+  /// communication_lower_bound() (graph/communication_bound.hpp).
+  double transfer_lower_bound() const { return transfer_lower_bound_; }
 
 private:
   const Graph* graph_;
@@ -44,6 +48,7 @@ private:
   std::unique_ptr<GraphAnalysis> analysis_;
   std::unique_ptr<Simulator> sim_;
   double lower_bound_ = 0;
+  double transfer_lower_bound_ = 0;
 };
 
 }  // namespace doppler
