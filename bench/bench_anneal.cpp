@@ -1,8 +1,10 @@
-// Annealer throughput: simulator calls per second of `local-search`'s annealer with and without
-// early-abort evaluation (Simulator::makespan_below with the move's Metropolis threshold), on the
-// generated random DAG at 200, 2,000 and 20,000 ops on 8 and 64 devices, starting from ETF.
-// Both settings make identical decisions (tests/sim/test_early_abort.cpp), so the ratio of
-// calls/s is the speed-up of move evaluation.
+// Annealer throughput: simulator calls per second of `local-search`'s annealer with three ways of
+// evaluating a move: full simulation (eval 0), early abort (eval 1: Simulator::makespan_below with
+// the move's Metropolis threshold) and incremental evaluation with early abort (eval 2:
+// IncrementalSim resumes from a checkpoint before the move's first change), on the generated
+// random DAG at 200, 2,000 and 20,000 ops on 8 and 64 devices, starting from ETF. All three make
+// identical decisions (tests/sim/test_early_abort.cpp, tests/sim/test_incremental.cpp), so the
+// ratio of calls/s is the speed-up of move evaluation.
 #include <benchmark/benchmark.h>
 
 #include "doppler/heuristics/anneal.hpp"
@@ -13,7 +15,8 @@ namespace {
 
 using namespace doppler;
 
-// args: ops, devices, early abort (0/1). One iteration = 2,000 annealer calls.
+// args: ops, devices, evaluation (0 full, 1 early abort, 2 incremental + early abort). One
+// iteration = 2,000 annealer calls.
 void BM_AnnealCalls(benchmark::State& state) {
   workloads::WorkloadSpec spec;
   spec.name = "random-dag";
@@ -25,6 +28,7 @@ void BM_AnnealCalls(benchmark::State& state) {
   const double start_ms = problem.simulator().makespan(start.device_of);
   AnnealSettings settings;
   settings.early_abort = state.range(2) != 0;
+  settings.incremental = state.range(2) == 2;
   Budget b;
   b.evaluations = 2000;
   std::int64_t calls = 0;
@@ -38,8 +42,8 @@ void BM_AnnealCalls(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(calls), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_AnnealCalls)
-    ->ArgsProduct({{200, 2000, 20000}, {8, 64}, {0, 1}})
-    ->ArgNames({"ops", "devices", "early_abort"})
+    ->ArgsProduct({{200, 2000, 20000}, {8, 64}, {0, 1, 2}})
+    ->ArgNames({"ops", "devices", "eval"})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

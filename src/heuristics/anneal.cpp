@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <span>
 
 #include "doppler/heuristics/groups.hpp"
+#include "doppler/sim/incremental.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
@@ -88,11 +91,22 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
     ++evaluations_;
     return sim.makespan(d, ws);
   };
-  // The makespan when it is <= cutoff, else some value above it (see makespan_below).
-  const auto eval_below = [&](const std::vector<DeviceId>& d, double cutoff) {
+  // The makespan when it is <= cutoff, else some value above it (see makespan_below). `d`
+  // differs from the incremental base (the current assignment) in the ops `changed`.
+  IncrementalSim inc(sim);
+  const bool incremental = settings.incremental;
+  const auto eval_below = [&](const std::vector<DeviceId>& d, std::span<const NodeId> changed,
+                              double cutoff) {
     ++evaluations_;
+    const double c = settings.early_abort ? cutoff : std::numeric_limits<double>::infinity();
+    if (incremental) return inc.evaluate(d, changed, c);
     return settings.early_abort ? sim.makespan_below(d, ws, cutoff) : sim.makespan(d, ws);
   };
+  // Makes `d` the incremental base (an uncounted simulation).
+  const auto rebase = [&](const std::vector<DeviceId>& d) {
+    if (incremental) inc.reset(d, false);
+  };
+  std::vector<NodeId> changed;
   std::vector<DeviceId> best = std::move(start);
   double best_ms = start_makespan;
   if (p == 1 || n == 0 || clock.spent(0)) return {best, best_ms, 0};
@@ -111,6 +125,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
 
   std::vector<DeviceId> cur = best;
   double cur_ms = best_ms;
+  rebase(cur);
   const double t_start = t0_ * best_ms, t_end = t_start * 1e-4;
   std::vector<std::pair<NodeId, DeviceId>> undo;
   std::int64_t since_improvement = 0;
@@ -163,10 +178,13 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
     // rejected with u drawn, exactly as the full simulation would be.
     std::mt19937_64 peek = rng;
     const double cutoff = (cur_ms - temp * std::log(unit(peek))) * (1 + 1e-12);
-    const double ms = eval_below(cur, cutoff);
+    changed.clear();
+    for (const auto& [v, old] : undo) changed.push_back(v);
+    const double ms = eval_below(cur, changed, cutoff);
     const bool accept = ms <= cutoff && (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp));
     if (ms > cutoff) unit(rng);  // the draw the full simulation's rejection makes
     if (accept) {
+      if (incremental) inc.accept();
       cur_ms = ms;
       if (ms < best_ms) {
         best_ms = ms;
@@ -181,6 +199,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       cur = best;
       cur_ms = best_ms;
       since_improvement = 0;
+      rebase(cur);
     }
   }
   // Polish: first-improvement descent over single-op moves from the best assignment; while
@@ -198,8 +217,9 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
         for (DeviceId d = 0; d < p && !clock.spent(evaluations_); ++d) {
           if (d == old) continue;
           a[static_cast<std::size_t>(v)] = d;
-          const double ms = eval_below(a, a_ms);
+          const double ms = eval_below(a, std::span<const NodeId>(&v, 1), a_ms);
           if (ms < a_ms) {
+            if (incremental) inc.accept();
             a_ms = ms;
             improved = true;
             break;
@@ -210,6 +230,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       }
     }
   };
+  rebase(best);
   descend(best, best_ms);
   std::uniform_int_distribution<int> kicks(
       2, std::max(2, static_cast<int>(std::min<std::size_t>(n, 8))));
@@ -220,7 +241,12 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       const auto v = pick_op(rng);
       cur[v] = (cur[v] + pick_shift(rng)) % p;
     }
-    cur_ms = eval(cur);
+    if (incremental) {
+      ++evaluations_;
+      cur_ms = inc.reset(cur);
+    } else {
+      cur_ms = eval(cur);
+    }
     descend(cur, cur_ms);
     if (cur_ms < best_ms) {
       best_ms = cur_ms;

@@ -29,7 +29,33 @@ inline constexpr std::int32_t kFinished = -1;
 inline constexpr std::int32_t kAllDevices = -2;
 inline constexpr std::int32_t kEdgeBase = -3;
 
-template <bool kRecord, bool kPriority>
+/// A saved state of a fifo run between two instants (IncrementalSim's checkpoints). It holds
+/// nothing that depends on where the not-yet-started ops are placed, except through the queues
+/// of ops already ready, which a resumed run lays out again for its own assignment.
+struct SimState {
+  double after = 0;     ///< the last instant applied and dispatched
+  int finished = 0;     ///< ops finished by then
+  double makespan = 0;  ///< latest finish of the ops started by then
+  std::vector<int> pending;                         ///< N: inputs still missing
+  EventHeap<SimWorkspace::Event> events;            ///< pending events
+  std::vector<SimWorkspace::Ready> queued;          ///< ready ops, device by device
+  std::vector<int> q_size, free_slots;              ///< P
+  std::vector<double> link_free, started_work;      ///< per link; per device (compute started)
+};
+
+/// What a resumable run (SimRun<false, false, true>) reads and writes.
+struct ResumeHooks {
+  const SimState* from = nullptr;        ///< state to resume from (null: from time 0)
+  const int* device_ops = nullptr;       ///< P: ops on each device under the assignment
+  const double* device_work = nullptr;   ///< P: compute on each device under the assignment
+  double* finish = nullptr;              ///< N: finish of every op started by this run
+  std::vector<NodeId>* started = nullptr;  ///< ops started by this run, in start order
+  std::vector<SimState>* saves = nullptr;  ///< checkpoints taken by this run (storage reused)
+  std::size_t n_saves = 0;               ///< checkpoints written to *saves
+  int save_every = 1;                    ///< finished ops between two checkpoints
+};
+
+template <bool kRecord, bool kPriority, bool kResume>
 class SimRun {
 public:
   using Event = SimWorkspace::Event;
@@ -37,7 +63,7 @@ public:
 
   SimRun(const Simulator& sim, std::span<const DeviceId> dev, SimWorkspace& ws,
          std::span<const NodeId> order, Schedule* out,
-         double cutoff = std::numeric_limits<double>::infinity())
+         double cutoff = std::numeric_limits<double>::infinity(), ResumeHooks* hooks = nullptr)
       : s_(sim),
         ws_(ws),
         order_(order),
@@ -46,24 +72,88 @@ public:
         p_(static_cast<std::size_t>(sim.p_)),
         dev_(dev.data()),
         cutoff_(cutoff * (1 + kCutoffSlack)),
-        bounded_(cutoff < std::numeric_limits<double>::infinity()) {}
+        bounded_(cutoff < std::numeric_limits<double>::infinity()),
+        hooks_(hooks) {}
 
   /// Simulates the assignment; returns the makespan (and fills the schedule when recording).
+  /// A resumable run starts from hooks->from when set and takes checkpoints as it goes.
   double run() {
-    prepare();
-    start_record();
-    ready_sources();
-    dispatch(0.0);
+    if constexpr (kResume) {
+      static_assert(!kRecord && !kPriority, "resumable runs are fifo makespan-only runs");
+      if (hooks_->from)
+        restore(*hooks_->from);
+      else
+        start();
+    } else {
+      start();
+    }
     while (!ws_.events.empty() && !aborted_) {
       const double t = ws_.events.top_time();
       apply_instant(t);
       dispatch(t);
+      if constexpr (kResume) save_if_due(t);
     }
     if constexpr (kRecord) out_->makespan = makespan_;
     return aborted_ ? bound_ : makespan_;
   }
 
 private:
+  void start() {
+    prepare();
+    start_record();
+    ready_sources();
+    dispatch(0.0);
+    if constexpr (kResume) save_if_due(0.0);
+  }
+
+  // --- checkpoints (resumable runs) -------------------------------------------------------------
+  // Lays the saved state out for this run's assignment: queue segments from its ops per device,
+  // unstarted work per device from its totals minus the work started before the checkpoint.
+  void restore(const SimState& st) {
+    size_workspace();
+    bind_views();
+    std::copy(st.pending.begin(), st.pending.end(), pending_);
+    ws_.events = st.events;
+    std::size_t k = 0;
+    q_begin_[0] = 0;
+    for (std::size_t d = 0; d < p_; ++d) {
+      q_begin_[d + 1] = q_begin_[d] + hooks_->device_ops[d];
+      q_head_[d] = 0;
+      q_size_[d] = st.q_size[d];
+      for (int i = 0; i < q_size_[d]; ++i) queue_[q_begin_[d] + i] = st.queued[k++];
+    }
+    std::copy(st.free_slots.begin(), st.free_slots.end(), free_slots_);
+    std::copy(st.link_free.begin(), st.link_free.end(), ws_.link_free.begin());
+    std::copy(st.started_work.begin(), st.started_work.end(), ws_.dev_started.begin());
+    for (std::size_t d = 0; d < p_ && bounded_; ++d)
+      ws_.dev_work[d] = hooks_->device_work[d] - st.started_work[d];
+    makespan_ = st.makespan;
+    finished_ = st.finished;
+    next_save_ = (finished_ / hooks_->save_every + 1) * hooks_->save_every;
+  }
+
+  DOPPLER_INLINE void save_if_due(double t) {
+    if (finished_ < next_save_ || aborted_) return;
+    next_save_ = (finished_ / hooks_->save_every + 1) * hooks_->save_every;
+    auto& saves = *hooks_->saves;
+    if (hooks_->n_saves == saves.size()) saves.emplace_back();
+    SimState& st = saves[hooks_->n_saves++];
+    st.after = t;
+    st.finished = finished_;
+    st.makespan = makespan_;
+    st.pending.assign(pending_, pending_ + n_);
+    st.events = ws_.events;
+    st.queued.clear();
+    for (std::size_t d = 0; d < p_; ++d) {
+      const Ready* q = queue_ + q_begin_[d] + q_head_[d];
+      st.queued.insert(st.queued.end(), q, q + q_size_[d]);
+    }
+    st.q_size.assign(q_size_, q_size_ + p_);
+    st.free_slots.assign(free_slots_, free_slots_ + p_);
+    st.link_free = ws_.link_free;
+    st.started_work = ws_.dev_started;
+  }
+
   // --- preparation ---------------------------------------------------------------------------
   void prepare() {
     size_workspace();
@@ -74,6 +164,10 @@ private:
     std::fill(ws_.link_free.begin(), ws_.link_free.end(), 0.0);
     ws_.events.clear();
     if (bounded_) count_device_work();
+    if constexpr (kResume) {
+      std::fill(ws_.dev_started.begin(), ws_.dev_started.end(), 0.0);
+      next_save_ = 0;
+    }
   }
 
   // Compute time assigned to each device (the cutoff's device bound). A partial assignment
@@ -90,7 +184,8 @@ private:
   // Grows the workspace to this graph and platform (once; later calls reuse it).
   void size_workspace() {
     const auto links = static_cast<std::size_t>(s_.num_links_);
-    if (ws_.pending.size() == n_ && ws_.q_begin.size() == p_ + 1 && ws_.link_free.size() == links)
+    if (ws_.pending.size() == n_ && ws_.q_begin.size() == p_ + 1 && ws_.link_free.size() == links &&
+        ws_.dev_started.size() == p_)
       return;
     ws_.pending.assign(n_, 0);
     ws_.ready_time.assign(n_, 0);
@@ -108,6 +203,7 @@ private:
     ws_.dev_list.reserve(p_);
     ws_.rank.assign(n_, 0);
     ws_.dev_work.assign(p_, 0);
+    ws_.dev_started.assign(p_, 0);
     ws_.stamp = 0;
   }
 
@@ -260,6 +356,11 @@ private:
     ws_.events.push(f, {v, kFinished});
     makespan_ = std::max(makespan_, f);
     if (bounded_) check_cutoff(v, d, t, f, c);
+    if constexpr (kResume) {
+      ws_.dev_started[d] += c;
+      hooks_->finish[v] = f;
+      hooks_->started->push_back(v);
+    }
     if constexpr (kRecord) {
       const auto i = static_cast<std::size_t>(v);
       out_->ready[i] = ready_time_[v];
@@ -330,6 +431,7 @@ private:
   DOPPLER_INLINE void op_finished(NodeId u, std::size_t e0, std::size_t e1, double t) {
     const DeviceId src = dev_[u];
     ++free_slots_[src];
+    if constexpr (kResume) ++finished_;
     touch(static_cast<std::size_t>(src));
     bool remote = false;
     for (std::size_t e = e0; e < e1; ++e) {
@@ -449,6 +551,10 @@ private:
   bool bounded_;
   bool aborted_ = false;
   double bound_ = 0;
+  // Resumable runs: their hooks, ops finished so far and the count that triggers a checkpoint.
+  ResumeHooks* hooks_;
+  int finished_ = 0;
+  int next_save_ = 0;
 };
 
 }  // namespace doppler::detail

@@ -35,6 +35,11 @@ struct AnnealSettings {
   /// random number is peeked before the simulation), so a rejected move can stop early. Same
   /// decisions and random draws either way.
   bool early_abort = true;
+  /// Evaluate moves with IncrementalSim: resume each move's simulation from a checkpoint of the
+  /// current assignment's, taken before the first instant the move can change. Same makespans
+  /// and decisions (and so the same result) as full simulation. The current assignment is
+  /// simulated once more, uncounted, at the start, at each restart and before the polish.
+  bool incremental = true;
 };
 
 /// Result of an annealing run.

@@ -24,8 +24,9 @@
 
 namespace doppler {
 
+class IncrementalSim;
 namespace detail {
-template <bool kRecord, bool kPriority>
+template <bool kRecord, bool kPriority, bool kResume = false>
 class SimRun;
 }
 
@@ -55,7 +56,8 @@ public:
 
 private:
   friend class Simulator;
-  template <bool kRecord, bool kPriority>
+  friend class IncrementalSim;
+  template <bool kRecord, bool kPriority, bool kResume>
   friend class detail::SimRun;
   std::vector<int> pending;
   std::vector<double> ready_time;
@@ -72,6 +74,7 @@ private:
   std::vector<DeviceId> dev_list;
   std::vector<int> rank;
   std::vector<double> dev_work;  // unstarted compute per device (early abort only)
+  std::vector<double> dev_started;  // compute started so far per device (IncrementalSim only)
   const DeviceId* dev = nullptr;  // assignment being simulated
   int stamp = 0;
 };
@@ -124,8 +127,9 @@ public:
 private:
   double run(std::span<const DeviceId> device_of, SimWorkspace& ws, DispatchRule rule,
              std::span<const NodeId> order, Schedule* out) const;
-  template <bool kRecord, bool kPriority>
+  template <bool kRecord, bool kPriority, bool kResume>
   friend class detail::SimRun;  // the event loop (src/sim/sim_run.hpp)
+  friend class IncrementalSim;  // resumable runs (src/sim/incremental.cpp)
   void check(std::span<const DeviceId> device_of, DispatchRule rule,
              std::span<const NodeId> order) const;
   void compute_tails(const Graph& g);

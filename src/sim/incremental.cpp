@@ -1,0 +1,192 @@
+#include "doppler/sim/incremental.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "doppler/util/error.hpp"
+#include "sim_run.hpp"
+
+namespace doppler {
+
+// One run's results: finish times of the ops it started, those ops, and its checkpoints.
+struct RunRecord {
+  std::vector<double> finish;
+  std::vector<NodeId> started;
+  std::vector<detail::SimState> saves;
+  std::size_t n_saves = 0;
+};
+
+struct IncrementalSim::Impl {
+  const Simulator& sim;
+  int checkpoints;
+  std::size_t n, p;
+  SimWorkspace ws;
+  // The base: assignment, makespan, per-op finish, checkpoints, ops and work per device.
+  std::vector<DeviceId> base;
+  double base_ms = 0;
+  bool has_base = false;
+  std::vector<double> finish;
+  std::vector<detail::SimState> ckpts;
+  std::size_t n_ckpts = 0;
+  std::vector<int> base_ops;
+  std::vector<double> base_work;
+  // The last candidate: its moved ops with their new devices, its loads, how many base
+  // checkpoints it kept, whether it ran to the end, and what it recorded.
+  std::vector<std::pair<NodeId, DeviceId>> moved;
+  std::vector<int> mark;  // stamp per op, to count repeated ops in `changed` once
+  int stamp = 0;
+  std::vector<int> loads_ops;
+  std::vector<double> loads_work;
+  std::size_t cand_kept = 0;
+  bool cand_complete = false;
+  double cand_ms = 0;
+  RunRecord rec;
+  std::int64_t ops_run = 0, ops_full = 0;
+
+  Impl(const Simulator& s, int k)
+      : sim(s), checkpoints(k), n(static_cast<std::size_t>(s.n_)), p(static_cast<std::size_t>(s.p_)) {
+    finish.assign(n, 0);
+    rec.finish.assign(n, 0);
+    mark.assign(n, 0);
+  }
+
+  double compute(std::size_t v, DeviceId d) const {
+    return sim.homogeneous_ ? sim.compute_[v] : sim.compute_[v * p + static_cast<std::size_t>(d)];
+  }
+
+  // Runs `dev` (loads in loads_*) from `from` (null: time 0) into rec; returns the makespan, or
+  // a bound above `cutoff` when it stopped early.
+  double run(std::span<const DeviceId> dev, const detail::SimState* from, double cutoff) {
+    rec.started.clear();
+    detail::ResumeHooks hooks;
+    hooks.from = from;
+    hooks.device_ops = loads_ops.data();
+    hooks.device_work = loads_work.data();
+    hooks.finish = rec.finish.data();
+    hooks.started = &rec.started;
+    hooks.saves = &rec.saves;
+    hooks.save_every = std::max(1, static_cast<int>(n) / checkpoints);
+    const double ms =
+        detail::SimRun<false, false, true>(sim, dev, ws, {}, nullptr, cutoff, &hooks).run();
+    rec.n_saves = hooks.n_saves;
+    ops_run += static_cast<std::int64_t>(rec.started.size());
+    ops_full += static_cast<std::int64_t>(n);
+    return ms;
+  }
+
+  // The ops the candidate moves (each once) and its ops and work per device.
+  void diff(std::span<const DeviceId> candidate, std::span<const NodeId> changed) {
+    moved.clear();
+    ++stamp;
+    loads_ops = base_ops;
+    loads_work = base_work;
+    for (NodeId v : changed) {
+      const auto vi = static_cast<std::size_t>(v);
+      const DeviceId from = base[vi], to = candidate[vi];
+      if (from == to || mark[vi] == stamp) continue;
+      mark[vi] = stamp;
+      moved.emplace_back(v, to);
+      --loads_ops[static_cast<std::size_t>(from)];
+      ++loads_ops[static_cast<std::size_t>(to)];
+      loads_work[static_cast<std::size_t>(from)] -= compute(vi, from);
+      loads_work[static_cast<std::size_t>(to)] += compute(vi, to);
+    }
+  }
+
+  // The earliest instant the moved ops can change (see the header).
+  double first_change() const {
+    double t = std::numeric_limits<double>::infinity();
+    const Graph& g = sim.graph();
+    for (const auto& [v, to] : moved) {
+      const auto preds = g.predecessors(v);
+      if (preds.empty()) return 0;
+      for (NodeId u : preds) t = std::min(t, finish[static_cast<std::size_t>(u)]);
+    }
+    return t;
+  }
+};
+
+IncrementalSim::IncrementalSim(const Simulator& sim, int checkpoints)
+    : impl_(std::make_unique<Impl>(sim, std::max(1, checkpoints))) {}
+
+IncrementalSim::~IncrementalSim() = default;
+
+double IncrementalSim::reset(std::span<const DeviceId> base, bool count) {
+  Impl& m = *impl_;
+  m.sim.check(base, DispatchRule::fifo, {});
+  for (std::size_t v = 0; v < base.size(); ++v)
+    if (base[v] < 0)
+      throw InputError(fmt::format("incremental simulation: node {} is not placed", v));
+  if (count) m.sim.calls_.n.fetch_add(1, std::memory_order_relaxed);
+  m.base.assign(base.begin(), base.end());
+  m.loads_ops.assign(m.p, 0);
+  m.loads_work.assign(m.p, 0);
+  for (std::size_t v = 0; v < m.n; ++v) {
+    ++m.loads_ops[static_cast<std::size_t>(base[v])];
+    m.loads_work[static_cast<std::size_t>(base[v])] += m.compute(v, base[v]);
+  }
+  m.moved.clear();
+  m.cand_kept = 0;
+  m.cand_ms = m.run(base, nullptr, std::numeric_limits<double>::infinity());
+  m.cand_complete = true;
+  accept();
+  return m.base_ms;
+}
+
+double IncrementalSim::evaluate(std::span<const DeviceId> candidate,
+                                std::span<const NodeId> changed, double cutoff) {
+  Impl& m = *impl_;
+  if (!m.has_base) throw std::logic_error("IncrementalSim::evaluate before reset()");
+  if (candidate.size() != m.n)
+    throw InputError(fmt::format("assignment has {} entries, the graph has {} nodes",
+                                 candidate.size(), m.n));
+  for (NodeId v : changed) {
+    const bool op = v >= 0 && static_cast<std::size_t>(v) < m.n;
+    const DeviceId d = op ? candidate[static_cast<std::size_t>(v)] : -1;
+    if (d < 0 || static_cast<std::size_t>(d) >= m.p)
+      throw InputError(fmt::format("incremental simulation: changed op {} is not on a device", v));
+  }
+  m.sim.calls_.n.fetch_add(1, std::memory_order_relaxed);
+  m.diff(candidate, changed);
+  const double t = m.first_change();
+  // The latest checkpoint taken strictly before t (checkpoints are in time order).
+  const auto end = m.ckpts.begin() + static_cast<std::ptrdiff_t>(m.n_ckpts);
+  const auto it = std::lower_bound(m.ckpts.begin(), end, t,
+                                   [](const detail::SimState& s, double x) { return s.after < x; });
+  m.cand_kept = static_cast<std::size_t>(it - m.ckpts.begin());
+  const detail::SimState* from = m.cand_kept > 0 ? &m.ckpts[m.cand_kept - 1] : nullptr;
+  m.cand_ms = m.run(candidate, from, cutoff);
+  m.cand_complete = m.cand_ms <= cutoff;
+  return m.cand_ms;
+}
+
+void IncrementalSim::accept() {
+  Impl& m = *impl_;
+  if (!m.cand_complete)
+    throw std::logic_error("IncrementalSim::accept: the last evaluation did not run to the end");
+  for (const auto& [v, to] : m.moved) m.base[static_cast<std::size_t>(v)] = to;
+  m.base_ops = m.loads_ops;
+  m.base_work = m.loads_work;
+  m.base_ms = m.cand_ms;
+  for (NodeId v : m.rec.started)
+    m.finish[static_cast<std::size_t>(v)] = m.rec.finish[static_cast<std::size_t>(v)];
+  // Checkpoints: the base's kept ones, then the candidate's (storage swapped, not copied).
+  std::size_t k = m.cand_kept;
+  for (std::size_t i = 0; i < m.rec.n_saves; ++i, ++k) {
+    if (k == m.ckpts.size()) m.ckpts.emplace_back();
+    std::swap(m.ckpts[k], m.rec.saves[i]);
+  }
+  m.n_ckpts = k;
+  m.cand_complete = false;
+  m.has_base = true;
+}
+
+double IncrementalSim::base_makespan() const { return impl_->base_ms; }
+
+double IncrementalSim::work_share() const {
+  return impl_->ops_full > 0 ? static_cast<double>(impl_->ops_run) / static_cast<double>(impl_->ops_full)
+                             : 1.0;
+}
+
+}  // namespace doppler

@@ -1,0 +1,181 @@
+// Incremental move evaluation (IncrementalSim): over long random sequences of moves, swaps and
+// group moves, with cutoffs, on the reference model (zero-cost ops included), per-edge costs and
+// hardware profiles, every result equals the full simulator's bit for bit and every decision
+// "at most the cutoff" is the same; it skips real work; misuse is refused.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "support/builders.hpp"
+#include "support/support.hpp"
+
+#include "doppler/hardware/shipped.hpp"
+#include "doppler/heuristics/anneal.hpp"
+#include "doppler/sim/incremental.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/workloads/random_dag.hpp"
+
+namespace doppler {
+namespace {
+
+// Moves `rng`-chosen ops of `a` (one op, a swap, or a group of up to 6 gathered on one device);
+// returns the ops it touched.
+std::vector<NodeId> random_move(std::mt19937_64& rng, std::vector<DeviceId>& a, int p) {
+  const auto n = a.size();
+  std::uniform_int_distribution<std::size_t> op(0, n - 1);
+  std::uniform_int_distribution<DeviceId> dev(0, p - 1);
+  std::vector<NodeId> changed;
+  const auto kind = rng() % 3;
+  if (kind == 0) {
+    const auto v = op(rng);
+    a[v] = dev(rng);  // may leave it where it was
+    changed.push_back(static_cast<NodeId>(v));
+  } else if (kind == 1) {
+    const auto u = op(rng), v = op(rng);
+    std::swap(a[u], a[v]);
+    changed = {static_cast<NodeId>(u), static_cast<NodeId>(v)};
+  } else {
+    const DeviceId to = dev(rng);
+    for (std::size_t k = 1 + rng() % 6; k > 0; --k) {
+      const auto v = op(rng);
+      a[v] = to;
+      changed.push_back(static_cast<NodeId>(v));  // repeats allowed
+    }
+  }
+  return changed;
+}
+
+// `steps` random moves from a random start: each evaluated incrementally and in full, with a
+// cutoff that is infinite, near the base's makespan or far below; accepted half of the time
+// when the run was complete. Returns the work share.
+double check_sequence(const Simulator& sim, std::mt19937_64& rng, int steps, int checkpoints) {
+  const int n = sim.graph().num_nodes(), p = sim.devices();
+  std::uniform_int_distribution<DeviceId> dev(0, p - 1);
+  std::vector<DeviceId> base(static_cast<std::size_t>(n));
+  for (auto& d : base) d = dev(rng);
+  IncrementalSim inc(sim, checkpoints);
+  EXPECT_EQ(inc.reset(base), sim.makespan(base));
+  std::uniform_real_distribution<double> scale(0.97, 1.03);
+  for (int s = 0; s < steps; ++s) {
+    std::vector<DeviceId> cand = base;
+    const auto changed = random_move(rng, cand, p);
+    const double full = sim.makespan(cand);
+    const double cutoff = s % 4 == 0   ? std::numeric_limits<double>::infinity()
+                          : s % 4 == 1 ? 0.5 * inc.base_makespan()
+                                       : inc.base_makespan() * scale(rng);
+    const double got = inc.evaluate(cand, changed, cutoff);
+    EXPECT_EQ(got <= cutoff, full <= cutoff) << "step " << s;
+    if (full <= cutoff) {
+      EXPECT_EQ(got, full) << "step " << s;  // bit for bit
+      if (rng() % 2) {
+        inc.accept();
+        base = cand;
+        EXPECT_EQ(inc.base_makespan(), full);
+      }
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  return inc.work_share();
+}
+
+TEST(Incremental, ExactOnReferenceGraphs) {
+  std::mt19937_64 rng(31);
+  for (int g_i = 0; g_i < 12; ++g_i) {
+    test::RandomDagOptions opt;
+    opt.nodes = 10 + g_i * 25;
+    opt.edge_prob = 0.03 + 0.02 * (g_i % 5);
+    opt.max_compute = g_i % 3 == 0 ? 2 : 10;  // many zero-cost ops and ties
+    const Graph g = test::random_dag(rng, opt);
+    check_sequence(Simulator(g, Platform::reference(2 + g_i % 5)), rng, 150, 1 + g_i * 3);
+  }
+}
+
+TEST(Incremental, ExactWithPerEdgeCostsAndOnHardwareProfiles) {
+  std::mt19937_64 rng(32);
+  std::uniform_int_distribution<int> cost(0, 9);
+  for (int g_i = 0; g_i < 4; ++g_i) {
+    std::vector<double> c;
+    std::vector<test::CostEdge> edges;
+    for (int v = 0; v < 60; ++v) {
+      c.push_back(cost(rng));
+      for (int u = 0; u < v; ++u)
+        if (cost(rng) == 0) edges.push_back({u, v, static_cast<double>(cost(rng))});
+    }
+    const Graph g = test::edge_cost_graph(c, edges);
+    check_sequence(Simulator(g, Platform::reference(4)), rng, 150, 8);
+  }
+  for (const char* profile : {"p100", "v100", "h100x16", "cpu"}) {
+    workloads::RandomDagParams params;
+    params.ops = 150;
+    params.width = 10;
+    params.ccr = 0.3;
+    params.seed = rng();
+    const Graph g = workloads::generate_random_dag(params);
+    HardwareProfile hw = load_hardware_profile(profile);
+    const int p = std::min(4, hw.num_devices());
+    check_sequence(Simulator(g, Platform::hardware(std::move(hw), p)), rng, 150, 12);
+  }
+}
+
+TEST(Incremental, SkipsTheUnchangedPrefix) {
+  workloads::RandomDagParams params;
+  params.ops = 2000;
+  params.seed = 1;
+  const Graph g = workloads::generate_random_dag(params);
+  const Simulator sim(g, Platform::reference(8));
+  std::mt19937_64 rng(3);
+  // Random single-op moves: on average the first change comes halfway through the schedule.
+  const double share = check_sequence(sim, rng, 60, 16);
+  EXPECT_LT(share, 0.8);
+  EXPECT_GT(share, 0.2);
+}
+
+// The annealer (annealing with single-op, swap and group moves, restarts, descent and ILS) makes
+// the same decisions with incremental evaluation as with full simulation.
+TEST(Incremental, AnnealerResultIsIdenticalWithAndWithoutIt) {
+  std::mt19937_64 rng(33);
+  for (int g_i = 0; g_i < 6; ++g_i) {
+    test::RandomDagOptions opt;
+    opt.nodes = 40 + 30 * g_i;
+    opt.edge_prob = 0.06;
+    const Graph g = test::random_dag(rng, opt);
+    const Problem problem(g, Platform::reference(3 + g_i % 4));
+    std::vector<std::vector<NodeId>> groups;
+    for (NodeId v = 0; v + 3 < g.num_nodes(); v += 4) groups.push_back({v, v + 1, v + 2, v + 3});
+    std::uniform_int_distribution<DeviceId> dev(0, problem.devices() - 1);
+    std::vector<DeviceId> start(static_cast<std::size_t>(g.num_nodes()));
+    for (auto& d : start) d = dev(rng);
+    const double start_ms = problem.simulator().makespan(start);
+    Budget b;
+    b.evaluations = 5000;
+    AnnealSettings with, without;
+    with.groups = without.groups = &groups;
+    with.gather_groups = without.gather_groups = g_i % 2 == 0;
+    without.incremental = false;
+    const AnnealResult x = anneal(problem, start, start_ms, b, with, 9);
+    const AnnealResult y = anneal(problem, start, start_ms, b, without, 9);
+    EXPECT_EQ(x.best, y.best);
+    EXPECT_EQ(x.best_makespan, y.best_makespan);
+    EXPECT_EQ(x.evaluations, y.evaluations);
+    EXPECT_EQ(problem.simulator().makespan(x.best), x.best_makespan);
+  }
+}
+
+TEST(Incremental, RefusesMisuse) {
+  const Graph g = test::ref_graph({{5, 1}, {5, 1}, {5, 1}}, {{0, 1}, {1, 2}});
+  const Simulator sim(g, Platform::reference(2));
+  IncrementalSim inc(sim);
+  const std::vector<DeviceId> a = {0, 0, 1};
+  EXPECT_THROW(inc.evaluate(a, std::vector<NodeId>{0}), std::logic_error);
+  EXPECT_THROW(inc.reset(std::vector<DeviceId>{0, 0}), InputError);
+  EXPECT_THROW(inc.reset(std::vector<DeviceId>{0, -1, 0}), InputError);
+  EXPECT_EQ(inc.reset(a), 16);  // 5 + 5, transfer 1, + 5
+  EXPECT_THROW(inc.evaluate(std::vector<DeviceId>{0, 0, 2}, std::vector<NodeId>{2}), InputError);
+  EXPECT_EQ(inc.evaluate(std::vector<DeviceId>{0, 0, 0}, std::vector<NodeId>{2}, 10.0), 15);
+  EXPECT_GT(inc.evaluate(std::vector<DeviceId>{1, 0, 0}, std::vector<NodeId>{0}, 10.0), 10.0);
+  EXPECT_THROW(inc.accept(), std::logic_error);  // that run stopped above its cutoff
+  EXPECT_EQ(inc.base_makespan(), 16);
+}
+
+}  // namespace
+}  // namespace doppler
