@@ -1,6 +1,7 @@
 // doppler demo: the full pipeline on the default workload at a CPU-friendly size (what
 // `make demo` runs): calibrate the engine, compare the heuristics, train Doppler (Stage I, II and
 // a short Stage III on the engine), and measure every placement on the engine.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -19,10 +20,13 @@
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/train/pipeline.hpp"
+#include "doppler/train/stage3_guard.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
+#include "doppler/util/median_interval.hpp"
 #include "doppler/util/progress.hpp"
 #include "doppler/validate/calibrate.hpp"
+#include "doppler/validate/sim_to_real.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler::cli {
@@ -31,15 +35,46 @@ namespace {
 
 struct DemoOptions {
   int devices = 2;
-  int il = 200, sim = 1000, real = 32, repeat = 5;
+  int il = 200, sim = 1000, real = 32, repeat = 9, max_repeat = 41;
+  double target = 0.01;
   std::string out = "build/demo";
 };
 
 struct DemoRow {
   std::string method, trained;
   Assignment assignment;
-  double simulated = 0, measured = 0, seconds = 0;
+  double simulated = 0, seconds = 0;
+  Measurement measured;
 };
+
+// Stage III's safeguard on the demo's rows: doppler-sys keeps its placement only when an
+// interleaved re-measurement against doppler-sim's finds it at least as fast.
+void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int repeat) {
+  const Stage3Check c = check_stage3(
+      [&](const Assignment& a) { return engine.run(a, DispatchRule::fifo).makespan_seconds; },
+      sim_row.assignment, sys_row.assignment, repeat);
+  std::cout << fmt::format("   Stage III check: {} (Stage III) vs {} (Stage II), {} runs each{}\n",
+                           format_time(c.stage3.median, CostUnit::seconds),
+                           format_time(c.stage2.median, CostUnit::seconds), repeat,
+                           c.keep_stage3 ? ": Stage III's placement kept"
+                                         : ": not faster, Stage II's placement kept");
+  if (c.keep_stage3) return;
+  sys_row.assignment = sim_row.assignment;
+  sys_row.simulated = sim_row.simulated;
+  sys_row.trained += " (kept Stage II's placement)";
+}
+
+// The fastest row by measured median, and the rows whose 95% interval overlaps its own.
+std::pair<std::size_t, std::vector<std::size_t>> fastest(const std::vector<DemoRow>& rows) {
+  std::size_t w = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].measured.median < rows[w].measured.median) w = i;
+  std::vector<std::size_t> ties;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (i != w && !distinguishable(rows[i].measured.interval, rows[w].measured.interval))
+      ties.push_back(i);
+  return {w, ties};
+}
 
 void run_demo(const DemoOptions& o) {
   // The default workload (one Llama transformer layer) at a size a 2-core CPU runs in ~10 ms.
@@ -75,14 +110,14 @@ void run_demo(const DemoOptions& o) {
   std::vector<DemoRow> rows;
   for (const std::string& m : all_methods(problem)) {
     const MethodRun r = run_method(m, problem, {0, {2000, 0}});
-    rows.push_back({m, m == "local-search" || m == "enumopt" ? "2,000 simulations" : "-",
-                    r.assignment, r.makespan, 0, r.seconds});
+    rows.push_back({m, r.evaluations > 0 ? fmt::format("{} simulations", r.evaluations) : "-",
+                    r.assignment, r.makespan, r.seconds, {}});
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
   if (std::filesystem::exists(default_policy_path())) {  // the shipped model, never trained here
     const MethodRun r = run_method("doppler:samples=64", problem, {0, {2000, 0}});
     rows.push_back({"doppler-pretrained", "zero-shot: shipped model, best of 64 rollouts",
-                    r.assignment, r.makespan, 0, r.seconds});
+                    r.assignment, r.makespan, r.seconds, {}});
     std::cout << fmt::format("   doppler-pretrained placed zero-shot in {:.2f} s\n", r.seconds);
   }
 
@@ -108,34 +143,58 @@ void run_demo(const DemoOptions& o) {
     const TrainResult r = run_pipeline(trainer, spec, measured);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), 0, secs});
+    rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), secs, {}});
     std::cout << fmt::format("   {:<12} {} rollouts in {:.1f} s\n", name, r.episodes, secs);
   };
   std::cout << "4. Doppler\n";
   stage("doppler-il", o.il, 0, 0, fmt::format("Stage I: {} rollouts", o.il));
   stage("doppler-sim", 0, o.sim, 0, fmt::format("+ Stage II: {} rollouts", o.sim));
   stage("doppler-sys", 0, 0, o.real, fmt::format("+ Stage III: {} engine rollouts", o.real));
+  guard_stage3(engine, rows[rows.size() - 2], rows.back(), o.repeat);
 
-  // Measure every placement on the engine.
+  // Measure every placement on the engine until the median's interval is tight enough.
+  const RepeatPolicy policy{o.repeat, std::max(o.repeat, o.max_repeat), o.target, 2.0};
   Progress mp("5. measure", static_cast<std::int64_t>(rows.size()));
-  std::size_t winner = 0;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     mp.update(static_cast<std::int64_t>(i), rows[i].method);
-    rows[i].measured = engine.measure(rows[i].assignment, DispatchRule::fifo, o.repeat, 1).median;
-    if (rows[i].measured < rows[winner].measured) winner = i;
+    rows[i].measured = engine.measure(rows[i].assignment, DispatchRule::fifo, policy, 1);
   }
   mp.finish();
+  const auto [winner, ties] = fastest(rows);
+  const double best = rows[winner].measured.median;
   Table t;
   t.add_column("method", true);
   t.add_column("trained with", true);
   t.add_column("simulated");
   t.add_column("measured (median)");
-  t.add_column("vs best measured");
-  for (const DemoRow& r : rows)
+  t.add_column("95% interval");
+  t.add_column("runs");
+  t.add_column("vs fastest");
+  std::vector<double> sim, meas;
+  for (const DemoRow& r : rows) {
+    const MedianInterval& ci = r.measured.interval;
     t.add_row({r.method, r.trained, format_time(r.simulated, CostUnit::seconds),
-               format_time(r.measured, CostUnit::seconds),
-               fmt::format("{:.3f}", r.measured / rows[winner].measured)});
+               format_time(ci.median, CostUnit::seconds),
+               format_time(ci.lo, CostUnit::seconds) + " .. " + format_time(ci.hi, CostUnit::seconds),
+               std::to_string(ci.n), fmt::format("{:.3f}", ci.median / best)});
+    sim.push_back(r.simulated);
+    meas.push_back(ci.median);
+  }
   std::cout << "\n" << t.to_text();
+  std::cout << fmt::format(
+      "\nsimulated vs measured medians over these {} rows: Spearman {:.2f}, MAPE {:.1f}%\n",
+      rows.size(), spearman(sim, meas), 100 * mape(sim, meas));
+  if (ties.empty()) {
+    std::cout << fmt::format("{} is significantly the fastest (its 95% interval overlaps no "
+                             "other row's)\n",
+                             rows[winner].method);
+  } else {
+    std::string names;
+    for (std::size_t i : ties) names += (names.empty() ? "" : ", ") + rows[i].method;
+    std::cout << fmt::format("no significant winner: {} has the lowest median, but {} {} within "
+                             "its 95% interval\n",
+                             rows[winner].method, names, ties.size() == 1 ? "is" : "are");
+  }
   const EngineResult run = engine.run(rows[winner].assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";
   write_file_atomic(
@@ -143,9 +202,8 @@ void run_demo(const DemoOptions& o) {
                             {fmt::format("{}: {} on {} devices (measured on the CPU engine)",
                                          g.meta().name, rows[winner].method, o.devices),
                              1400, true}));
-  std::cout << fmt::format("\nwinner: {} ({} measured); Gantt chart of its engine run: {}\n",
-                           rows[winner].method,
-                           format_time(rows[winner].measured, CostUnit::seconds), svg.string());
+  std::cout << fmt::format("Gantt chart of {}'s engine run: {}\n", rows[winner].method,
+                           svg.string());
 }
 
 }  // namespace
@@ -162,7 +220,15 @@ void add_demo(CLI::App& app) {
   cmd->add_option("--il", o->il, "Stage I episodes")->capture_default_str();
   cmd->add_option("--sim", o->sim, "Stage II episodes")->capture_default_str();
   cmd->add_option("--real", o->real, "Stage III episodes (on the engine)")->capture_default_str();
-  cmd->add_option("--repeat", o->repeat, "measured runs per placement (median)")
+  cmd->add_option("--repeat", o->repeat,
+                  "measured runs per placement at least (their median and its 95% interval), and "
+                  "per placement in the Stage III check")
+      ->capture_default_str();
+  cmd->add_option("--max-repeat", o->max_repeat,
+                  "measured runs per placement at most: more runs are made until the 95% interval "
+                  "is within +-target of the median (or 2 s of runs)")
+      ->capture_default_str();
+  cmd->add_option("--target", o->target, "relative half-width of the 95% interval to reach")
       ->capture_default_str();
   cmd->add_option("--out", o->out, "directory for hw.json and winner.svg")->capture_default_str();
   cmd->callback([o] { run_demo(*o); });

@@ -127,6 +127,9 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
     j["makespan_median"] = m.median;
     j["makespan_min"] = m.min;
     j["makespan_max"] = m.max;
+    j["makespan_median_interval"] = {{"low", m.interval.lo},
+                                     {"high", m.interval.hi},
+                                     {"coverage", m.interval.coverage}};
     j["total_flops"] = total_flops;
     j["gflops_per_s"] = m.median > 0 ? total_flops / m.median / 1e9 : 0.0;
     j["copies"] = s.cross_transfers;
@@ -157,6 +160,9 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
   std::cout << fmt::format("{:<16}{}\n", "engine", engine);
   std::cout << fmt::format("{:<16}median {}, min {}, max {} ({} runs after {} warm-up)\n",
                            "makespan", t(m.median), t(m.min), t(m.max), o.repeat, o.warmup);
+  std::cout << fmt::format("{:<16}{} .. {} ({:.0f}% order-statistic interval, +-{:.1f}%)\n",
+                           "  median in", t(m.interval.lo), t(m.interval.hi),
+                           100 * m.interval.coverage, 100 * m.interval.relative_halfwidth());
   if (total_flops > 0)
     std::cout << fmt::format("{:<16}{:.2f} GFLOP/s ({} FLOPs per run)\n", "throughput",
                              total_flops / m.median / 1e9, format_sig(total_flops));

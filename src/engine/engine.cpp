@@ -122,6 +122,11 @@ Measurement Engine::measure(const Assignment& a, DispatchRule rule, int repeat, 
   return measure_runs([&] { return run(a, rule); }, repeat, warmup);
 }
 
+Measurement Engine::measure(const Assignment& a, DispatchRule rule, const RepeatPolicy& policy,
+                            int warmup) {
+  return measure_runs([&] { return run(a, rule); }, policy, warmup);
+}
+
 std::span<const float> Engine::output(NodeId v) const {
   const Impl& m = *impl_;
   if (v < 0 || v >= m.graph->num_nodes()) throw InputError(fmt::format("no node {}", v));

@@ -70,17 +70,35 @@ Measurement summarize_makespans(std::vector<double> makespans) {
   m.median = n % 2 ? makespans[n / 2] : 0.5 * (makespans[n / 2 - 1] + makespans[n / 2]);
   m.min = makespans.front();
   m.max = makespans.back();
+  m.interval = median_interval(makespans);
   return m;
 }
 
 Measurement measure_runs(const std::function<EngineResult()>& run, int repeat, int warmup) {
   if (repeat < 1) throw InputError("measure: repeat must be >= 1");
+  return measure_runs(run, RepeatPolicy::fixed(repeat), warmup);
+}
+
+Measurement measure_runs(const std::function<EngineResult()>& run, const RepeatPolicy& policy,
+                         int warmup) {
+  if (policy.min_repeat < 1 || policy.max_repeat < policy.min_repeat)
+    throw InputError(fmt::format("measure: need 1 <= min repeat ({}) <= max repeat ({})",
+                                 policy.min_repeat, policy.max_repeat));
   for (int i = 0; i < warmup; ++i) run();
   std::vector<EngineResult> runs;
   std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
+  double spent = 0;
+  const auto more = [&] {
+    const int n = static_cast<int>(ms.size());
+    if (n < policy.min_repeat) return true;
+    if (n >= policy.max_repeat || (policy.max_seconds > 0 && spent >= policy.max_seconds))
+      return false;
+    return policy.target > 0 && median_interval(ms).relative_halfwidth() > policy.target;
+  };
+  while (more()) {
     runs.push_back(run());
     ms.push_back(runs.back().makespan_seconds);
+    spent += ms.back();
   }
   Measurement out = summarize_makespans(ms);
   std::size_t best = 0;

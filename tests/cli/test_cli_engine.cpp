@@ -52,6 +52,10 @@ TEST(CliExecute, JsonReportTraceAndVerification) {
   EXPECT_GT(j["makespan_median"].get<double>(), 0);
   EXPECT_LE(j["makespan_min"].get<double>(), j["makespan_median"].get<double>());
   EXPECT_LE(j["makespan_median"].get<double>(), j["makespan_max"].get<double>());
+  // Three runs cannot give a 95% interval: it is the whole range, covering 1 - 2 / 2^3 = 75%.
+  EXPECT_EQ(j["makespan_median_interval"]["low"], j["makespan_min"]);
+  EXPECT_EQ(j["makespan_median_interval"]["high"], j["makespan_max"]);
+  EXPECT_DOUBLE_EQ(j["makespan_median_interval"]["coverage"].get<double>(), 0.75);
   EXPECT_EQ(j["verify"]["identical"], j["ops"]);
   int ops = 0;
   for (const auto& d : j["per_device"]) {

@@ -52,6 +52,9 @@ public:
 
   /// `warmup` unmeasured runs, then `repeat` (>= 1) measured runs of `a`.
   Measurement measure(const Assignment& a, DispatchRule rule, int repeat, int warmup = 1);
+  /// The same with the number of measured runs chosen by `policy`.
+  Measurement measure(const Assignment& a, DispatchRule rule, const RepeatPolicy& policy,
+                      int warmup = 1);
 
   /// Output block of node v from the last run (on the device that computed it), row-major f32.
   /// Real kernels: the block's values; synthetic kernels: element 0 is a checksum of the inputs'

@@ -1,0 +1,30 @@
+#include "doppler/train/stage3_guard.hpp"
+
+#include <vector>
+
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+Stage3Check check_stage3(const std::function<double(const Assignment&)>& sample,
+                         const Assignment& stage2, const Assignment& stage3, int repeat) {
+  if (repeat < 1) throw InputError("Stage III check: repeat must be >= 1");
+  std::vector<double> two, three;
+  for (int i = 0; i < repeat; ++i) {  // A B B A ...: a linear drift hits both alike
+    if (i % 2 == 0) {
+      two.push_back(sample(stage2));
+      three.push_back(sample(stage3));
+    } else {
+      three.push_back(sample(stage3));
+      two.push_back(sample(stage2));
+    }
+  }
+  Stage3Check c;
+  c.stage2 = median_interval(two);
+  c.stage3 = median_interval(three);
+  c.keep_stage3 = c.stage3.median <= c.stage2.median;
+  c.distinguishable = distinguishable(c.stage2, c.stage3);
+  return c;
+}
+
+}  // namespace doppler
