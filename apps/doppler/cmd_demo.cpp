@@ -53,11 +53,11 @@ void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int 
   const Stage3Check c = check_stage3(
       [&](const Assignment& a) { return engine.run(a, DispatchRule::fifo).makespan_seconds; },
       sim_row.assignment, sys_row.assignment, repeat);
-  std::cout << fmt::format("   Stage III check: {} (Stage III) vs {} (Stage II), {} runs each{}\n",
-                           format_time(c.stage3.median, CostUnit::seconds),
-                           format_time(c.stage2.median, CostUnit::seconds), repeat,
-                           c.keep_stage3 ? ": Stage III's placement kept"
-                                         : ": not faster, Stage II's placement kept");
+  std::cout << fmt::format(
+      "   Stage III check: {} (Stage III) vs {} (Stage II), {} runs each{}\n",
+      format_time(c.stage3.median, CostUnit::seconds),
+      format_time(c.stage2.median, CostUnit::seconds), repeat,
+      c.keep_stage3 ? ": Stage III's placement kept" : ": not faster, Stage II's placement kept");
   if (c.keep_stage3) return;
   sys_row.assignment = sim_row.assignment;
   sys_row.simulated = sim_row.simulated;
@@ -110,14 +110,22 @@ void run_demo(const DemoOptions& o) {
   std::vector<DemoRow> rows;
   for (const std::string& m : all_methods(problem)) {
     const MethodRun r = run_method(m, problem, {0, {2000, 0}});
-    rows.push_back({m, r.evaluations > 0 ? fmt::format("{} simulations", r.evaluations) : "-",
-                    r.assignment, r.makespan, r.seconds, {}});
+    rows.push_back({m,
+                    r.evaluations > 0 ? fmt::format("{} simulations", r.evaluations) : "-",
+                    r.assignment,
+                    r.makespan,
+                    r.seconds,
+                    {}});
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
   if (std::filesystem::exists(default_policy_path())) {  // the shipped model, never trained here
     const MethodRun r = run_method("doppler:samples=64", problem, {0, {2000, 0}});
-    rows.push_back({"doppler-pretrained", "zero-shot: shipped model, best of 64 rollouts",
-                    r.assignment, r.makespan, r.seconds, {}});
+    rows.push_back({"doppler-pretrained",
+                    "zero-shot: shipped model, best of 64 rollouts",
+                    r.assignment,
+                    r.makespan,
+                    r.seconds,
+                    {}});
     std::cout << fmt::format("   doppler-pretrained placed zero-shot in {:.2f} s\n", r.seconds);
   }
 
@@ -173,10 +181,11 @@ void run_demo(const DemoOptions& o) {
   std::vector<double> sim, meas;
   for (const DemoRow& r : rows) {
     const MedianInterval& ci = r.measured.interval;
-    t.add_row({r.method, r.trained, format_time(r.simulated, CostUnit::seconds),
-               format_time(ci.median, CostUnit::seconds),
-               format_time(ci.lo, CostUnit::seconds) + " .. " + format_time(ci.hi, CostUnit::seconds),
-               std::to_string(ci.n), fmt::format("{:.3f}", ci.median / best)});
+    t.add_row(
+        {r.method, r.trained, format_time(r.simulated, CostUnit::seconds),
+         format_time(ci.median, CostUnit::seconds),
+         format_time(ci.lo, CostUnit::seconds) + " .. " + format_time(ci.hi, CostUnit::seconds),
+         std::to_string(ci.n), fmt::format("{:.3f}", ci.median / best)});
     sim.push_back(r.simulated);
     meas.push_back(ci.median);
   }
@@ -185,15 +194,17 @@ void run_demo(const DemoOptions& o) {
       "\nsimulated vs measured medians over these {} rows: Spearman {:.2f}, MAPE {:.1f}%\n",
       rows.size(), spearman(sim, meas), 100 * mape(sim, meas));
   if (ties.empty()) {
-    std::cout << fmt::format("{} is significantly the fastest (its 95% interval overlaps no "
-                             "other row's)\n",
-                             rows[winner].method);
+    std::cout << fmt::format(
+        "{} is significantly the fastest (its 95% interval overlaps no "
+        "other row's)\n",
+        rows[winner].method);
   } else {
     std::string names;
     for (std::size_t i : ties) names += (names.empty() ? "" : ", ") + rows[i].method;
-    std::cout << fmt::format("no significant winner: {} has the lowest median, but {} {} within "
-                             "its 95% interval\n",
-                             rows[winner].method, names, ties.size() == 1 ? "is" : "are");
+    std::cout << fmt::format(
+        "no significant winner: {} has the lowest median, but {} {} within "
+        "its 95% interval\n",
+        rows[winner].method, names, ties.size() == 1 ? "is" : "are");
   }
   const EngineResult run = engine.run(rows[winner].assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";

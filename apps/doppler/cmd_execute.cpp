@@ -127,9 +127,8 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
     j["makespan_median"] = m.median;
     j["makespan_min"] = m.min;
     j["makespan_max"] = m.max;
-    j["makespan_median_interval"] = {{"low", m.interval.lo},
-                                     {"high", m.interval.hi},
-                                     {"coverage", m.interval.coverage}};
+    j["makespan_median_interval"] = {
+        {"low", m.interval.lo}, {"high", m.interval.hi}, {"coverage", m.interval.coverage}};
     j["total_flops"] = total_flops;
     j["gflops_per_s"] = m.median > 0 ? total_flops / m.median / 1e9 : 0.0;
     j["copies"] = s.cross_transfers;

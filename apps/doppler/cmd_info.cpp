@@ -117,8 +117,8 @@ void run_info(const InfoOptions& o) {
         val(an->critical_path_length()) + fmt::format("   [{} ops]", an->critical_path().size()));
     row("  without transfers", val(an->critical_path_no_transfer()));
     row(fmt::format("lower bound (P={})", o.devices), val(an->lower_bound(o.devices)));
-    row("  with transfers", val(std::max(an->lower_bound(o.devices),
-                                         communication_lower_bound(g, *cost, o.devices))));
+    row("  with transfers",
+        val(std::max(an->lower_bound(o.devices), communication_lower_bound(g, *cost, o.devices))));
   } else {
     row("cost model", "none (no reference costs: pass --hardware PROFILE for bounds)");
   }

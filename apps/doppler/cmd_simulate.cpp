@@ -65,8 +65,8 @@ ojson schedule_json(const Graph& g, const Platform& platform, const Schedule& s,
   return j;
 }
 
-void print_schedule_text(const Graph& g, const Platform& platform, const Schedule& s,
-                         double bound, double tbound) {
+void print_schedule_text(const Graph& g, const Platform& platform, const Schedule& s, double bound,
+                         double tbound) {
   const auto t = [&](double x) {
     std::string out = format_time(x, s.unit);
     if (s.unit == CostUnit::reference) out = format_sig(x) + " ref";

@@ -4,8 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "doppler/util/error.hpp"
 #include "sim_run.hpp"
+
+#include "doppler/util/error.hpp"
 
 namespace doppler {
 
@@ -45,7 +46,10 @@ struct IncrementalSim::Impl {
   std::int64_t ops_run = 0, ops_full = 0;
 
   Impl(const Simulator& s, int k)
-      : sim(s), checkpoints(k), n(static_cast<std::size_t>(s.n_)), p(static_cast<std::size_t>(s.p_)) {
+      : sim(s),
+        checkpoints(k),
+        n(static_cast<std::size_t>(s.n_)),
+        p(static_cast<std::size_t>(s.p_)) {
     finish.assign(n, 0);
     rec.finish.assign(n, 0);
     mark.assign(n, 0);
@@ -139,8 +143,8 @@ double IncrementalSim::evaluate(std::span<const DeviceId> candidate,
   Impl& m = *impl_;
   if (!m.has_base) throw std::logic_error("IncrementalSim::evaluate before reset()");
   if (candidate.size() != m.n)
-    throw InputError(fmt::format("assignment has {} entries, the graph has {} nodes",
-                                 candidate.size(), m.n));
+    throw InputError(
+        fmt::format("assignment has {} entries, the graph has {} nodes", candidate.size(), m.n));
   for (NodeId v : changed) {
     const bool op = v >= 0 && static_cast<std::size_t>(v) < m.n;
     const DeviceId d = op ? candidate[static_cast<std::size_t>(v)] : -1;
@@ -182,11 +186,14 @@ void IncrementalSim::accept() {
   m.has_base = true;
 }
 
-double IncrementalSim::base_makespan() const { return impl_->base_ms; }
+double IncrementalSim::base_makespan() const {
+  return impl_->base_ms;
+}
 
 double IncrementalSim::work_share() const {
-  return impl_->ops_full > 0 ? static_cast<double>(impl_->ops_run) / static_cast<double>(impl_->ops_full)
-                             : 1.0;
+  return impl_->ops_full > 0
+             ? static_cast<double>(impl_->ops_run) / static_cast<double>(impl_->ops_full)
+             : 1.0;
 }
 
 }  // namespace doppler

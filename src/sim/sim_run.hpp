@@ -33,26 +33,26 @@ inline constexpr std::int32_t kEdgeBase = -3;
 /// nothing that depends on where the not-yet-started ops are placed, except through the queues
 /// of ops already ready, which a resumed run lays out again for its own assignment.
 struct SimState {
-  double after = 0;     ///< the last instant applied and dispatched
-  int finished = 0;     ///< ops finished by then
-  double makespan = 0;  ///< latest finish of the ops started by then
-  std::vector<int> pending;                         ///< N: inputs still missing
-  EventHeap<SimWorkspace::Event> events;            ///< pending events
-  std::vector<SimWorkspace::Ready> queued;          ///< ready ops, device by device
-  std::vector<int> q_size, free_slots;              ///< P
-  std::vector<double> link_free, started_work;      ///< per link; per device (compute started)
+  double after = 0;                             ///< the last instant applied and dispatched
+  int finished = 0;                             ///< ops finished by then
+  double makespan = 0;                          ///< latest finish of the ops started by then
+  std::vector<int> pending;                     ///< N: inputs still missing
+  EventHeap<SimWorkspace::Event> events;        ///< pending events
+  std::vector<SimWorkspace::Ready> queued;      ///< ready ops, device by device
+  std::vector<int> q_size, free_slots;          ///< P
+  std::vector<double> link_free, started_work;  ///< per link; per device (compute started)
 };
 
 /// What a resumable run (SimRun<false, false, true>) reads and writes.
 struct ResumeHooks {
-  const SimState* from = nullptr;        ///< state to resume from (null: from time 0)
-  const int* device_ops = nullptr;       ///< P: ops on each device under the assignment
-  const double* device_work = nullptr;   ///< P: compute on each device under the assignment
-  double* finish = nullptr;              ///< N: finish of every op started by this run
+  const SimState* from = nullptr;          ///< state to resume from (null: from time 0)
+  const int* device_ops = nullptr;         ///< P: ops on each device under the assignment
+  const double* device_work = nullptr;     ///< P: compute on each device under the assignment
+  double* finish = nullptr;                ///< N: finish of every op started by this run
   std::vector<NodeId>* started = nullptr;  ///< ops started by this run, in start order
   std::vector<SimState>* saves = nullptr;  ///< checkpoints taken by this run (storage reused)
-  std::size_t n_saves = 0;               ///< checkpoints written to *saves
-  int save_every = 1;                    ///< finished ops between two checkpoints
+  std::size_t n_saves = 0;                 ///< checkpoints written to *saves
+  int save_every = 1;                      ///< finished ops between two checkpoints
 };
 
 template <bool kRecord, bool kPriority, bool kResume>
@@ -177,7 +177,8 @@ private:
     for (std::size_t v = 0; v < n_ && bounded_; ++v) {
       const DeviceId d = dev_[v];
       bounded_ = d >= 0;
-      if (bounded_) ws_.dev_work[static_cast<std::size_t>(d)] += compute(v, static_cast<std::size_t>(d));
+      if (bounded_)
+        ws_.dev_work[static_cast<std::size_t>(d)] += compute(v, static_cast<std::size_t>(d));
     }
   }
 
@@ -376,8 +377,8 @@ private:
   DOPPLER_INLINE void check_cutoff(NodeId v, std::size_t d, double t, double f, double c) {
     double& left = ws_.dev_work[d];
     left -= c;
-    const double b = std::max(f + s_.tail_[static_cast<std::size_t>(v)],
-                              t + std::max(0.0, left) / s_.slots_[d]);
+    const double b =
+        std::max(f + s_.tail_[static_cast<std::size_t>(v)], t + std::max(0.0, left) / s_.slots_[d]);
     if (b > cutoff_ && !aborted_) {
       aborted_ = true;
       bound_ = b;

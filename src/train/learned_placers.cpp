@@ -312,9 +312,10 @@ private:
         [&](const Assignment& a) { return engine.run(a, DispatchRule::fifo).makespan_seconds; },
         two.best, three.best, 2 * spec.repeat + 1);
     if (!c.keep_stage3)
-      spdlog::info("Stage III's best measured {:.4g} s against Stage II's {:.4g} s on "
-                   "re-measurement: Stage II's placement kept",
-                   c.stage3.median, c.stage2.median);
+      spdlog::info(
+          "Stage III's best measured {:.4g} s against Stage II's {:.4g} s on "
+          "re-measurement: Stage II's placement kept",
+          c.stage3.median, c.stage2.median);
     return c.keep_stage3 ? three.best : two.best;
   }
 

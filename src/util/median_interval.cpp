@@ -33,14 +33,16 @@ double MedianInterval::relative_halfwidth() const {
 MedianInterval median_interval(std::span<const double> xs, double confidence) {
   if (xs.empty()) throw InputError("median interval: no values");
   if (!(confidence > 0 && confidence < 1))
-    throw InputError(fmt::format("median interval: confidence must be in (0, 1), got {}", confidence));
+    throw InputError(
+        fmt::format("median interval: confidence must be in (0, 1), got {}", confidence));
   std::vector<double> s(xs.begin(), xs.end());
   std::sort(s.begin(), s.end());
   const int n = static_cast<int>(s.size());
   MedianInterval m;
   m.n = n;
-  m.median = n % 2 ? s[static_cast<std::size_t>(n / 2)]
-                   : 0.5 * (s[static_cast<std::size_t>(n / 2 - 1)] + s[static_cast<std::size_t>(n / 2)]);
+  m.median =
+      n % 2 ? s[static_cast<std::size_t>(n / 2)]
+            : 0.5 * (s[static_cast<std::size_t>(n / 2 - 1)] + s[static_cast<std::size_t>(n / 2)]);
   // Largest l (1-based) with 1 - 2 P(B <= l - 1) >= confidence; l = 1 when none qualifies.
   int l = 1;
   double cov = 1 - 2 * binomial_half_cdf(n, 0);

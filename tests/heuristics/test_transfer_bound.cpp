@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include "support/builders.hpp"
 #include "support/support.hpp"
 
 #include "doppler/graph/communication_bound.hpp"
-#include "doppler/graph/graph_builder.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/problem.hpp"
@@ -19,19 +19,6 @@
 
 namespace doppler {
 namespace {
-
-Graph make(const std::vector<std::pair<double, double>>& costs,
-           const std::vector<std::pair<int, int>>& edges) {
-  GraphBuilder b;
-  for (const auto& [c, m] : costs) {
-    Node n;
-    n.compute_cost = c;
-    n.transfer_cost = m;
-    b.add_node(n);
-  }
-  for (const auto& [u, v] : edges) b.add_edge(u, v);
-  return b.build();
-}
 
 double optimum(const Problem& problem) {
   return problem.simulator().makespan(ExhaustivePlacer().place(problem, {}));
@@ -43,7 +30,8 @@ double optimum(const Problem& problem) {
 // a's finish 2 + 1 + 3 = 6 on one device; so d starts at 6 or later and ends at 10 or later.
 // Optimum: everything on one device, 2 + 3 + 1 + 4 = 10.
 TEST(TransferBound, DiamondIsTightByHand) {
-  const Graph g = make({{2, 1}, {3, 2}, {1, 5}, {4, 0}}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+  const Graph g =
+      test::ref_graph({{2, 1}, {3, 2}, {1, 5}, {4, 0}}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}});
   const CostModel cost = CostModel::reference(g);
   for (int p : {2, 4}) EXPECT_EQ(communication_lower_bound(g, cost, p), 10) << p;
   EXPECT_EQ(communication_lower_bound(g, cost, 1), 10);  // total work
@@ -58,7 +46,8 @@ TEST(TransferBound, DiamondIsTightByHand) {
 // or both locally at 1 + 5 + 5 = 11: the bound is 8 + 1 = 9, reached by a, b on one device and
 // c, d on the other.
 TEST(TransferBound, ForkJoinIsTightByHand) {
-  const Graph g = make({{1, 2}, {5, 2}, {5, 2}, {1, 0}}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+  const Graph g =
+      test::ref_graph({{1, 2}, {5, 2}, {5, 2}, {1, 0}}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}});
   const CostModel cost = CostModel::reference(g);
   EXPECT_EQ(communication_lower_bound(g, cost, 2), 9);
   const Problem problem(g, Platform::reference(2));
@@ -68,7 +57,7 @@ TEST(TransferBound, ForkJoinIsTightByHand) {
 
 // A chain whose transfer costs more than the consumer: keeping it together is optimal.
 TEST(TransferBound, ExpensiveChainStaysTogether) {
-  const Graph g = make({{2, 10}, {3, 10}, {4, 0}}, {{0, 1}, {1, 2}});
+  const Graph g = test::ref_graph({{2, 10}, {3, 10}, {4, 0}}, {{0, 1}, {1, 2}});
   EXPECT_EQ(communication_lower_bound(g, CostModel::reference(g), 3), 9);
 }
 
@@ -76,10 +65,10 @@ TEST(TransferBound, ExpensiveChainStaysTogether) {
 // than the 32 enumerated prefixes. Best: the sink's device runs one producer, the others arrive
 // at 1 + 1 = 2, so the sink starts at 2 and the optimum is 3 (the bound must not exceed it).
 TEST(TransferBound, WideJoinBeyondEnumeratedPrefixes) {
-  std::vector<std::pair<double, double>> costs(41, {1, 1});
+  std::vector<test::RefNode> costs(41, {1, 1});
   std::vector<std::pair<int, int>> edges;
   for (int i = 0; i < 40; ++i) edges.emplace_back(i, 40);
-  const Graph g = make(costs, edges);
+  const Graph g = test::ref_graph(costs, edges);
   EXPECT_EQ(communication_lower_bound(g, CostModel::reference(g), 64), 3);
   // With one device everything is serial: 41.
   EXPECT_EQ(communication_lower_bound(g, CostModel::reference(g), 1), 41);

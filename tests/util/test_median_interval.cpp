@@ -18,7 +18,8 @@ double cdf(int n, int k) {
   double sum = 0;
   for (int i = 0; i <= k; ++i) {
     unsigned long long c = 1;
-    for (int j = 1; j <= i; ++j) c = c * static_cast<unsigned long long>(n - i + j) / static_cast<unsigned long long>(j);
+    for (int j = 1; j <= i; ++j)
+      c = c * static_cast<unsigned long long>(n - i + j) / static_cast<unsigned long long>(j);
     sum += static_cast<double>(c);
   }
   return sum / std::pow(2.0, n);
