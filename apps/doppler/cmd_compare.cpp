@@ -226,10 +226,11 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     return;
   }
   std::cout << fmt::format(
-      "{} ({} ops) on {} devices, model {}; lower bound {}{}; mean over {} seed(s) for randomised "
-      "methods; search budget {} simulations\n\n",
+      "{} ({} ops) on {} devices, model {}; lower bound {} ({} with transfers){}; mean over {} "
+      "seed(s) for randomised methods; search budget {} simulations\n\n",
       g.meta().name, g.num_nodes(), o.devices, problem.platform().name(), fmt_ms(lb),
-      ref_scale ? " (reference units / 1e10)" : "", o.seeds, o.budget);
+      fmt_ms(problem.transfer_lower_bound()), ref_scale ? " (reference units / 1e10)" : "", o.seeds,
+      o.budget);
   std::cout << (o.markdown ? table.to_markdown() : table.to_text());
   for (const auto& [m, calls] : refused)
     std::cout << fmt::format("not reported: {} made {} simulator calls, over the budget of {}\n", m,

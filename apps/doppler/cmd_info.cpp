@@ -130,8 +130,11 @@ void run_info(const InfoOptions& o) {
 void add_info(CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
   auto* cmd = app.add_subcommand("info",
-                                 "Print a graph's size, op kinds, critical path and the "
-                                 "makespan lower bound for P devices");
+                                 "Print a graph's size, op kinds, critical path and two "
+                                 "makespan lower bounds for P devices: the critical path "
+                                 "without transfers (or work / P), and the same with transfers "
+                                 "charged (predecessors share the op's device or pay the "
+                                 "cheapest transfer)");
   cmd->add_option("graph", o->graph, "graph file (.txt reference format or .json)")->required();
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
