@@ -202,16 +202,31 @@ double engine_overhead(const CalibrationOptions& o) {
   return e.measure(bg.assignment(o.devices), DispatchRule::fifo, o.repeat).median / (chain + 1);
 }
 
+// Copies as the dataflow sees them: on every device an op produces a block that an op on the
+// next device reads, while background kernels keep every compute worker busy; a sample is the
+// consumer's ready time minus the producer's finish. The receiving copy worker's wake-up and
+// its share of a busy core are part of it: the copy worker's own start-to-arrival time missed
+// them (10x too short a cross-device latency on 2 cores, docs/engine.md).
 std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);  // one device has no copies: measure a pair
   std::vector<CopySample> out;
   for (std::int64_t n : {1024, 16384, 262144, 2097152}) {
-    BenchGraph bg;  // on every device, 4 blocks each read by an op on the next device
+    BenchGraph bg;
+    std::vector<std::pair<NodeId, NodeId>> pairs;  // producer, consumer (lowest ids: run first)
+    for (DeviceId d = 0; d < p; ++d) {
+      const NodeId x = bg.input({n});
+      bg.place(x, d);
+      const NodeId prod = bg.op("scale", {n}, {x}, static_cast<double>(n));
+      bg.place(prod, d);
+      const NodeId cons = bg.op("reduce_sum", {1}, {prod}, static_cast<double>(n));
+      bg.place(cons, (d + 1) % p);
+      pairs.emplace_back(prod, cons);
+    }
     for (DeviceId d = 0; d < p; ++d)
-      for (int r = 0; r < 4; ++r) {
-        const NodeId x = bg.input({n});
+      for (int k = 0; k < 8; ++k) {  // background: about 8 x 0.1 ms per device
+        const NodeId x = bg.input({262144});
         bg.place(x, d);
-        bg.place(bg.op("reduce_sum", {1}, {x}, static_cast<double>(n)), (d + 1) % p);
+        bg.place(bg.op("scale", {262144}, {x}, 262144.0), d);
       }
     const Graph g = bg.build();
     EngineOptions eo;
@@ -222,9 +237,12 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
     const Assignment a = bg.assignment(p);
     std::vector<double> t;
     e.run(a);
-    for (int r = 0; r < o.repeat; ++r)
-      for (const TransferRecord& tr : e.run(a).schedule.transfers)
-        t.push_back(tr.finish - tr.start);
+    for (int r = 0; r < 2 * o.repeat; ++r) {
+      const Schedule s = e.run(a).schedule;
+      for (const auto& [prod, cons] : pairs)
+        t.push_back(s.ready[static_cast<std::size_t>(cons)] -
+                    s.finish[static_cast<std::size_t>(prod)]);
+    }
     out.push_back({4.0 * static_cast<double>(n), median(t)});
   }
   return out;

@@ -36,7 +36,7 @@ struct KernelSample {
 /// Median time of one copy size.
 struct CopySample {
   double bytes = 0;    ///< bytes per copy
-  double seconds = 0;  ///< median duration (start to arrival)
+  double seconds = 0;  ///< median latency: producer's finish to the consumer's ready time
 };
 
 /// Measurements and the fitted model: compute(v) = launch_overhead + flops(v) / peak_flops;
