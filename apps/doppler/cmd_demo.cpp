@@ -50,9 +50,7 @@ struct DemoRow {
 // Stage III's safeguard on the demo's rows: doppler-sys keeps its placement only when an
 // interleaved re-measurement against doppler-sim's finds it at least as fast.
 void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int repeat) {
-  const Stage3Check c = check_stage3(
-      [&](const Assignment& a) { return engine.run(a, DispatchRule::fifo).makespan_seconds; },
-      sim_row.assignment, sys_row.assignment, repeat);
+  const Stage3Check c = check_stage3(engine, sim_row.assignment, sys_row.assignment, repeat);
   std::cout << fmt::format(
       "   Stage III check: {} (Stage III) vs {} (Stage II), {} runs each{}\n",
       format_time(c.stage3.median, CostUnit::seconds),

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 
 #include "doppler/heuristics/groups.hpp"
@@ -87,24 +88,30 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   AnnealResult res;
   std::int64_t& evaluations_ = res.evaluations;
   BudgetClock clock(budget.evaluations, budget.seconds);
+  // With incremental evaluation, `inc` holds the current assignment as its base.
+  std::optional<IncrementalSim> inc;
+  if (settings.incremental) inc.emplace(sim);
+  // The makespan of `d` (which becomes the incremental base).
   const auto eval = [&](const std::vector<DeviceId>& d) {
     ++evaluations_;
-    return sim.makespan(d, ws);
+    return inc ? inc->reset(d) : sim.makespan(d, ws);
   };
   // The makespan when it is <= cutoff, else some value above it (see makespan_below). `d`
-  // differs from the incremental base (the current assignment) in the ops `changed`.
-  IncrementalSim inc(sim);
-  const bool incremental = settings.incremental;
+  // differs from the incremental base in the ops `changed`.
   const auto eval_below = [&](const std::vector<DeviceId>& d, std::span<const NodeId> changed,
                               double cutoff) {
     ++evaluations_;
     const double c = settings.early_abort ? cutoff : std::numeric_limits<double>::infinity();
-    if (incremental) return inc.evaluate(d, changed, c);
+    if (inc) return inc->evaluate(d, changed, c);
     return settings.early_abort ? sim.makespan_below(d, ws, cutoff) : sim.makespan(d, ws);
   };
   // Makes `d` the incremental base (an uncounted simulation).
   const auto rebase = [&](const std::vector<DeviceId>& d) {
-    if (incremental) inc.reset(d, false);
+    if (inc) inc->reset(d, false);
+  };
+  // The last eval_below()'s assignment becomes the incremental base.
+  const auto accept_base = [&] {
+    if (inc) inc->accept();
   };
   std::vector<NodeId> changed;
   std::vector<DeviceId> best = std::move(start);
@@ -181,10 +188,11 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
     changed.clear();
     for (const auto& [v, old] : undo) changed.push_back(v);
     const double ms = eval_below(cur, changed, cutoff);
-    const bool accept = ms <= cutoff && (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp));
+    const bool accept =
+        ms <= cutoff && (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp));
     if (ms > cutoff) unit(rng);  // the draw the full simulation's rejection makes
     if (accept) {
-      if (incremental) inc.accept();
+      accept_base();
       cur_ms = ms;
       if (ms < best_ms) {
         best_ms = ms;
@@ -219,7 +227,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
           a[static_cast<std::size_t>(v)] = d;
           const double ms = eval_below(a, std::span<const NodeId>(&v, 1), a_ms);
           if (ms < a_ms) {
-            if (incremental) inc.accept();
+            accept_base();
             a_ms = ms;
             improved = true;
             break;
@@ -241,12 +249,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       const auto v = pick_op(rng);
       cur[v] = (cur[v] + pick_shift(rng)) % p;
     }
-    if (incremental) {
-      ++evaluations_;
-      cur_ms = inc.reset(cur);
-    } else {
-      cur_ms = eval(cur);
-    }
+    cur_ms = eval(cur);
     descend(cur, cur_ms);
     if (cur_ms < best_ms) {
       best_ms = cur_ms;

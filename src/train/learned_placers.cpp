@@ -308,9 +308,7 @@ private:
     spec.init.clear();
     const TrainResult three = run_pipeline(trainer, spec, measured);
     if (two.best.device_of.empty()) return three.best;  // no Stage II to compare with
-    const Stage3Check c = check_stage3(
-        [&](const Assignment& a) { return engine.run(a, DispatchRule::fifo).makespan_seconds; },
-        two.best, three.best, 2 * spec.repeat + 1);
+    const Stage3Check c = check_stage3(engine, two.best, three.best, 2 * spec.repeat + 1);
     if (!c.keep_stage3)
       spdlog::info(
           "Stage III's best measured {:.4g} s against Stage II's {:.4g} s on "

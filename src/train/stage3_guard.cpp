@@ -27,4 +27,11 @@ Stage3Check check_stage3(const std::function<double(const Assignment&)>& sample,
   return c;
 }
 
+Stage3Check check_stage3(Engine& engine, const Assignment& stage2, const Assignment& stage3,
+                         int repeat) {
+  return check_stage3(
+      [&](const Assignment& a) { return engine.run(a, DispatchRule::fifo).makespan_seconds; },
+      stage2, stage3, repeat);
+}
+
 }  // namespace doppler

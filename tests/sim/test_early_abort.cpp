@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "anneal_compare.hpp"
 #include "support/builders.hpp"
 #include "support/support.hpp"
 
@@ -15,12 +16,7 @@
 namespace doppler {
 namespace {
 
-std::vector<DeviceId> random_assignment(std::mt19937_64& rng, int n, int p) {
-  std::uniform_int_distribution<DeviceId> dev(0, p - 1);
-  std::vector<DeviceId> a(static_cast<std::size_t>(n));
-  for (auto& d : a) d = dev(rng);
-  return a;
-}
+using test::random_assignment;
 
 // Checks makespan_below against makespan() for cutoffs around and at the exact makespan.
 void check_cutoffs(const Simulator& sim, std::mt19937_64& rng, int trials) {
@@ -95,17 +91,9 @@ TEST(EarlyAbort, AnnealerDecisionsAreIdenticalWithAndWithoutIt) {
     const Graph g = test::random_dag(rng, opt);
     const Problem problem(g, Platform::reference(3 + g_i % 4));
     const auto start = random_assignment(rng, g.num_nodes(), problem.devices());
-    const double start_ms = problem.simulator().makespan(start);
-    Budget b;
-    b.evaluations = 3000;
     AnnealSettings with, without;
     without.early_abort = false;
-    const AnnealResult x = anneal(problem, start, start_ms, b, with, 7);
-    const AnnealResult y = anneal(problem, start, start_ms, b, without, 7);
-    EXPECT_EQ(x.best, y.best);
-    EXPECT_EQ(x.best_makespan, y.best_makespan);
-    EXPECT_EQ(x.evaluations, y.evaluations);
-    EXPECT_EQ(problem.simulator().makespan(x.best), x.best_makespan);  // exact, not a bound
+    test::expect_same_anneal(problem, start, with, without, 3000, 7);
   }
 }
 

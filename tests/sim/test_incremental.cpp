@@ -6,11 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include "anneal_compare.hpp"
 #include "support/builders.hpp"
 #include "support/support.hpp"
 
 #include "doppler/hardware/shipped.hpp"
-#include "doppler/heuristics/anneal.hpp"
 #include "doppler/sim/incremental.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/workloads/random_dag.hpp"
@@ -49,10 +49,8 @@ std::vector<NodeId> random_move(std::mt19937_64& rng, std::vector<DeviceId>& a, 
 // cutoff that is infinite, near the base's makespan or far below; accepted half of the time
 // when the run was complete. Returns the work share.
 double check_sequence(const Simulator& sim, std::mt19937_64& rng, int steps, int checkpoints) {
-  const int n = sim.graph().num_nodes(), p = sim.devices();
-  std::uniform_int_distribution<DeviceId> dev(0, p - 1);
-  std::vector<DeviceId> base(static_cast<std::size_t>(n));
-  for (auto& d : base) d = dev(rng);
+  const int p = sim.devices();
+  std::vector<DeviceId> base = test::random_assignment(rng, sim.graph().num_nodes(), p);
   IncrementalSim inc(sim, checkpoints);
   EXPECT_EQ(inc.reset(base), sim.makespan(base));
   std::uniform_real_distribution<double> scale(0.97, 1.03);
@@ -142,22 +140,12 @@ TEST(Incremental, AnnealerResultIsIdenticalWithAndWithoutIt) {
     const Problem problem(g, Platform::reference(3 + g_i % 4));
     std::vector<std::vector<NodeId>> groups;
     for (NodeId v = 0; v + 3 < g.num_nodes(); v += 4) groups.push_back({v, v + 1, v + 2, v + 3});
-    std::uniform_int_distribution<DeviceId> dev(0, problem.devices() - 1);
-    std::vector<DeviceId> start(static_cast<std::size_t>(g.num_nodes()));
-    for (auto& d : start) d = dev(rng);
-    const double start_ms = problem.simulator().makespan(start);
-    Budget b;
-    b.evaluations = 5000;
+    const auto start = test::random_assignment(rng, g.num_nodes(), problem.devices());
     AnnealSettings with, without;
     with.groups = without.groups = &groups;
     with.gather_groups = without.gather_groups = g_i % 2 == 0;
     without.incremental = false;
-    const AnnealResult x = anneal(problem, start, start_ms, b, with, 9);
-    const AnnealResult y = anneal(problem, start, start_ms, b, without, 9);
-    EXPECT_EQ(x.best, y.best);
-    EXPECT_EQ(x.best_makespan, y.best_makespan);
-    EXPECT_EQ(x.evaluations, y.evaluations);
-    EXPECT_EQ(problem.simulator().makespan(x.best), x.best_makespan);
+    test::expect_same_anneal(problem, start, with, without, 5000, 9);
   }
 }
 

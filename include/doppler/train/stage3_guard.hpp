@@ -3,6 +3,7 @@
 // interleaved re-measurement of both says it is at least as fast.
 #include <functional>
 
+#include "doppler/engine/engine.hpp"
 #include "doppler/graph/assignment.hpp"
 #include "doppler/util/median_interval.hpp"
 
@@ -22,5 +23,8 @@ struct Stage3Check {
 /// re-measurement.
 Stage3Check check_stage3(const std::function<double(const Assignment&)>& sample,
                          const Assignment& stage2, const Assignment& stage3, int repeat);
+/// The same, each sample one fifo run of `engine`.
+Stage3Check check_stage3(Engine& engine, const Assignment& stage2, const Assignment& stage3,
+                         int repeat);
 
 }  // namespace doppler
