@@ -81,7 +81,7 @@ std::map<int, pid_t> ranks_under(pid_t root) {
     if (!is_doppler(pid)) continue;
     const auto self = stat_of(pid);
     if (!self || is_doppler(self->first)) continue;  // a forked helper, not the rank itself
-    for (pid_t p = pid; p > 1;) {  // is `root` an ancestor?
+    for (pid_t p = pid; p > 1;) {                    // is `root` an ancestor?
       const auto st = stat_of(p);
       if (!st) break;
       if (st->first == root) {
@@ -214,8 +214,8 @@ void expect_job_ends_when_a_rank_dies(const std::vector<std::string>& extra, int
   ASSERT_EQ(::kill(job.rank(victim), SIGKILL), 0);
   const auto t0 = Clock::now();
   ASSERT_TRUE(job.finished(kHangGuardSeconds))
-      << "the job still runs " << kHangGuardSeconds << " s after rank " << victim << " died: "
-      << job.err();
+      << "the job still runs " << kHangGuardSeconds << " s after rank " << victim
+      << " died: " << job.err();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::string err = job.err();
   std::cerr << "[ job ended " << seconds << " s after rank " << victim << " was killed, exit "
