@@ -1,4 +1,5 @@
 // doppler compare GRAPH --devices P: every method on the same simulator, as a table.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -19,8 +20,10 @@
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/median_interval.hpp"
 #include "doppler/util/parse.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/validate/sim_to_real.hpp"
 
 namespace doppler::cli {
 
@@ -34,6 +37,7 @@ struct Row {
   std::int64_t evaluations = 0;
   std::vector<double> measured;  // per seed: median measured makespan (--measure)
   double measured_mean = 0, measured_std = 0;
+  MedianInterval measured_pool;  // median and 95% interval of every measured run of every seed
 };
 
 // Mean and sample standard deviation.
@@ -48,6 +52,63 @@ std::string file_safe(std::string s) {
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
   return s;
+}
+
+// Runs every seed's assignment of every row on the CPU engine (o.measure_* repeats, adaptive).
+void measure_rows(const Graph& g, const CompareOptions& o, std::vector<Row>& rows) {
+  Engine engine(g, engine_options(o.engine, o.devices));
+  for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+  const RepeatPolicy policy{o.measure_repeat, std::max(o.measure_repeat, o.measure_max_repeat),
+                            o.measure_target, o.measure_seconds};
+  Progress mp("measure", static_cast<std::int64_t>(rows.size()));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    mp.update(static_cast<std::int64_t>(i), rows[i].method);
+    std::vector<double> pool;
+    for (const MethodRun& run : rows[i].runs) {
+      const Measurement m = engine.measure(run.assignment, DispatchRule::fifo, policy, 1);
+      rows[i].measured.push_back(m.median);
+      pool.insert(pool.end(), m.makespans.begin(), m.makespans.end());
+    }
+    std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);
+    rows[i].measured_pool = median_interval(pool);
+  }
+  mp.finish();
+}
+
+// The measured winner and how well the simulated means rank and predict the measured medians.
+struct MeasuredSummary {
+  FastestMedian fastest;
+  double spearman = 0, mape = 0;
+};
+
+MeasuredSummary summarize_measured(const std::vector<Row>& rows) {
+  std::vector<MedianInterval> intervals;
+  std::vector<double> sim, meas;
+  for (const Row& r : rows) {
+    intervals.push_back(r.measured_pool);
+    sim.push_back(r.mean);
+    meas.push_back(r.measured_pool.median);
+  }
+  MeasuredSummary s{fastest_median(intervals), 0, 0};
+  if (rows.size() >= 2) s.spearman = spearman(sim, meas);
+  s.mape = mape(sim, meas);
+  return s;
+}
+
+// One line naming the measured winner, or the rows it cannot be told apart from.
+std::string winner_line(const std::vector<Row>& rows, const FastestMedian& f) {
+  const std::string& w = rows[f.fastest].method;
+  if (f.significant())
+    return fmt::format(
+        "measured: {} is significantly the fastest (its 95% interval overlaps no "
+        "other row's)\n",
+        w);
+  std::string names;
+  for (std::size_t i : f.ties) names += (names.empty() ? "" : ", ") + rows[i].method;
+  return fmt::format(
+      "measured: no significant winner: {} has the lowest median, but {} {} within its 95% "
+      "interval\n",
+      w, names, f.ties.size() == 1 ? "is" : "are");
 }
 
 }  // namespace
@@ -91,18 +152,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     rows.push_back(std::move(row));
   }
   progress.finish();
-  if (o.measure) {
-    Engine engine(g, engine_options(o.engine, o.devices));
-    for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
-    Progress mp("measure", static_cast<std::int64_t>(rows.size()));
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      mp.update(static_cast<std::int64_t>(i), rows[i].method);
-      for (const MethodRun& run : rows[i].runs)
-        rows[i].measured.push_back(
-            engine.measure(run.assignment, DispatchRule::fifo, o.measure_repeat, 1).median);
-      std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);
-    }
-  }
+  if (o.measure) measure_rows(g, o, rows);
 
   if (rows.empty())
     throw InputError("compare: every method went over the budget (see the warnings)");
@@ -147,16 +197,21 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   table.add_column("seeds");
   if (o.measure) {
     table.add_column("measured");
+    table.add_column("95% interval");
+    table.add_column("runs");
     table.add_column("meas. std");
   }
   Table csv;
   for (const char* c : {"method", "makespan_mean", "makespan_std", "ratio_to_best",
                         "gap_to_lower_bound", "seconds_mean", "evaluations", "seeds"})
     csv.add_column(c);
-  if (o.measure) {
-    csv.add_column("measured_mean_seconds");
-    csv.add_column("measured_std_seconds");
-  }
+  if (o.measure)
+    for (const char* c :
+         {"measured_median_seconds", "measured_low_seconds", "measured_high_seconds",
+          "measured_runs", "measured_mean_seconds", "measured_std_seconds"})
+      csv.add_column(c);
+  MeasuredSummary summary;
+  if (o.measure) summary = summarize_measured(rows);
   ojson jrows = ojson::array();
   for (const Row& r : rows) {
     std::vector<std::string> cells = {
@@ -176,9 +231,15 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
                                           fmt::format("{}", r.seconds),
                                           std::to_string(r.evaluations),
                                           std::to_string(r.runs.size())};
+    const MedianInterval& ci = r.measured_pool;
     if (o.measure) {
-      cells.push_back(format_time(r.measured_mean, CostUnit::seconds));
+      cells.push_back(format_time(ci.median, CostUnit::seconds));
+      cells.push_back(format_time(ci.lo, CostUnit::seconds) + " .. " +
+                      format_time(ci.hi, CostUnit::seconds));
+      cells.push_back(std::to_string(ci.n));
       cells.push_back(r.measured_std > 0 ? format_time(r.measured_std, CostUnit::seconds) : "0");
+      for (double x : {ci.median, ci.lo, ci.hi}) csv_cells.push_back(fmt::format("{}", x));
+      csv_cells.push_back(std::to_string(ci.n));
       csv_cells.push_back(fmt::format("{}", r.measured_mean));
       csv_cells.push_back(fmt::format("{}", r.measured_std));
     }
@@ -195,9 +256,17 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
                      {"seconds_mean", r.seconds},
                      {"evaluations", r.evaluations}});
     if (o.measure) {
+      const auto idx = static_cast<std::size_t>(&r - rows.data());
       jrows.back()["measured_seconds"] = r.measured;
       jrows.back()["measured_mean"] = r.measured_mean;
       jrows.back()["measured_std"] = r.measured_std;
+      jrows.back()["measured_median"] = ci.median;
+      jrows.back()["measured_interval"] = {
+          {"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
+      jrows.back()["measured_fastest"] = idx == summary.fastest.fastest;
+      jrows.back()["distinguishable_from_fastest"] =
+          idx != summary.fastest.fastest &&
+          distinguishable(ci, rows[summary.fastest.fastest].measured_pool);
     }
   }
   ojson j;
@@ -216,9 +285,21 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     jrefused.push_back({{"method", m}, {"evaluations", calls}});
   j["refused_over_budget"] = jrefused;
   if (o.measure)
-    j["measured"] = {{"engine", "cpu"},
-                     {"repeat", o.measure_repeat},
-                     {"statistic", "median of repeat runs, mean over seeds"}};
+    j["measured"] = {
+        {"engine", "cpu"},
+        {"repeat", o.measure_repeat},
+        {"max_repeat", std::max(o.measure_repeat, o.measure_max_repeat)},
+        {"target", o.measure_target},
+        {"max_seconds", o.measure_seconds},
+        {"statistic",
+         "measured_median and measured_interval: median of every measured run of every seed, "
+         "with its 95% order-statistic interval; measured_mean and measured_std: over the "
+         "seeds' medians"},
+        {"fastest", rows[summary.fastest.fastest].method},
+        {"significant", summary.fastest.significant()},
+        {"spearman", summary.spearman},
+        // MAPE compares times: only meaningful when the simulator is in seconds too.
+        {"mape", seconds_unit ? ojson(summary.mape) : ojson(nullptr)}};
   if (!o.csv.empty()) write_file_atomic(o.csv, csv.to_csv());
   if (!o.json_file.empty()) write_file_atomic(o.json_file, j.dump(2) + "\n");
   if (o.json) {
@@ -235,6 +316,14 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   for (const auto& [m, calls] : refused)
     std::cout << fmt::format("not reported: {} made {} simulator calls, over the budget of {}\n", m,
                              calls, o.budget);
+  if (!o.measure) return;
+  std::cout << fmt::format(
+      "\nsimulated means vs measured medians over these {} rows: Spearman {:.2f}, {}\n",
+      rows.size(), summary.spearman,
+      seconds_unit ? fmt::format("MAPE {:.1f}%", 100 * summary.mape)
+                   : std::string("no MAPE (the reference model's units are not seconds: pass "
+                                 "--hardware)"));
+  std::cout << winner_line(rows, summary.fastest);
 }
 
 namespace {
@@ -273,11 +362,28 @@ void add_compare(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--markdown", o->markdown, "print the table as Markdown");
   cmd->add_flag("--measure", o->measure,
-                "also run every assignment on the real engine (median of --repeat runs) and add "
-                "measured columns");
+                "also run every assignment on the CPU engine and add measured columns: the median "
+                "of all runs of all seeds with its 95% interval, the runs, the std of the seeds' "
+                "medians; then Spearman and MAPE of the rows and the measured winner, named only "
+                "when no other row's interval overlaps its own");
   cmd->add_option("--repeat", o->measure_repeat,
-                  "measured runs per assignment for --measure and doppler-sys")
+                  "measured runs per assignment for --measure (at least) and doppler-sys")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--max-repeat", o->measure_max_repeat,
+                  "--measure: runs per assignment at most (never below --repeat); more runs are "
+                  "made while the median's 95% interval is wider than +-target")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--target", o->measure_target,
+                  "--measure: relative half-width of the median's 95% interval to reach (0: "
+                  "always --repeat runs)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--max-seconds", o->measure_seconds,
+                  "--measure: no further runs of an assignment once its runs took this long "
+                  "(seconds; 0: no limit)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   add_engine_options(*cmd, o->engine);
   cmd->footer(methods_help());

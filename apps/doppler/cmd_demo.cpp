@@ -62,18 +62,6 @@ void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int 
   sys_row.trained += " (kept Stage II's placement)";
 }
 
-// The fastest row by measured median, and the rows whose 95% interval overlaps its own.
-std::pair<std::size_t, std::vector<std::size_t>> fastest(const std::vector<DemoRow>& rows) {
-  std::size_t w = 0;
-  for (std::size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].measured.median < rows[w].measured.median) w = i;
-  std::vector<std::size_t> ties;
-  for (std::size_t i = 0; i < rows.size(); ++i)
-    if (i != w && !distinguishable(rows[i].measured.interval, rows[w].measured.interval))
-      ties.push_back(i);
-  return {w, ties};
-}
-
 void run_demo(const DemoOptions& o) {
   // The default workload (one Llama transformer layer) at a size a 2-core CPU runs in ~10 ms.
   workloads::WorkloadSpec spec = workloads::default_workload_spec();
@@ -166,7 +154,9 @@ void run_demo(const DemoOptions& o) {
     rows[i].measured = engine.measure(rows[i].assignment, DispatchRule::fifo, policy, 1);
   }
   mp.finish();
-  const auto [winner, ties] = fastest(rows);
+  std::vector<MedianInterval> intervals;
+  for (const DemoRow& r : rows) intervals.push_back(r.measured.interval);
+  const auto [winner, ties] = fastest_median(intervals);
   const double best = rows[winner].measured.median;
   Table t;
   t.add_column("method", true);

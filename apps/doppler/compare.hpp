@@ -17,10 +17,13 @@ struct CompareOptions {
   std::int64_t budget = 20000;
   double time_budget = 0;
   bool json = false;
-  bool markdown = false;    ///< print the table as Markdown
-  bool measure = false;     ///< also run every assignment on the engine
-  int measure_repeat = 5;   ///< measured runs per assignment (median)
-  EngineCliOptions engine;  ///< engine flags for --measure and doppler-sys
+  bool markdown = false;         ///< print the table as Markdown
+  bool measure = false;          ///< also run every assignment on the engine
+  int measure_repeat = 5;        ///< measured runs per assignment at least (median)
+  int measure_max_repeat = 41;   ///< at most (more while the 95% interval is wider than target)
+  double measure_target = 0.01;  ///< relative half-width of the median's 95% interval to reach
+  double measure_seconds = 2;    ///< seconds of measured runs per assignment before stopping
+  EngineCliOptions engine;       ///< engine flags for --measure and doppler-sys
 };
 
 /// Runs every method of `o.methods` on `g` and prints the table (or JSON), writing the

@@ -62,4 +62,14 @@ bool distinguishable(const MedianInterval& a, const MedianInterval& b) {
   return a.hi < b.lo || b.hi < a.lo;
 }
 
+FastestMedian fastest_median(std::span<const MedianInterval> rows) {
+  if (rows.empty()) throw InputError("fastest median: no rows");
+  FastestMedian f;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].median < rows[f.fastest].median) f.fastest = i;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (i != f.fastest && !distinguishable(rows[i], rows[f.fastest])) f.ties.push_back(i);
+  return f;
+}
+
 }  // namespace doppler

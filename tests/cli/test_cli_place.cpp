@@ -47,6 +47,49 @@ TEST(CliPlace, UnknownMethodOrOptionIsUsageErrorWithNoOutput) {
   EXPECT_FALSE(std::filesystem::exists(dir / "a.json"));
 }
 
+// A 30-op chain on 2 devices: critical-path keeps it on one device (no copy), round-robin
+// alternates, so each of the 29 edges is a cross-device copy and a thread hand-off on the engine.
+TEST(CliCompare, MeasureReportsIntervalsAndASignificantWinner) {
+  test::TempDir dir;
+  std::string dot = "digraph chain {\n";
+  for (int i = 0; i < 30; ++i) dot += "  n" + std::to_string(i) + " [Weight=1];\n";
+  for (int i = 0; i + 1 < 30; ++i)
+    dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + " [Weight=1];\n";
+  write(dir / "chain.dot", dot + "}\n");
+  const auto r = test::run_cli("compare " + (dir / "chain.dot").string() +
+                               " --devices 2 --methods critical-path,round-robin --measure "
+                               "--kernels empty --repeat 15 --max-repeat 15 --json --csv " +
+                               (dir / "t.csv").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& cp = j["methods"][0];
+  const auto& rr = j["methods"][1];
+  ASSERT_EQ(cp["method"], "critical-path");
+  for (const auto* row : {&cp, &rr}) {
+    const auto& ci = (*row)["measured_interval"];
+    EXPECT_EQ(ci["runs"], 15);  // --repeat = --max-repeat: no adaptive runs
+    EXPECT_LE(ci["low"].get<double>(), (*row)["measured_median"].get<double>());
+    EXPECT_LE((*row)["measured_median"].get<double>(), ci["high"].get<double>());
+    EXPECT_GE(ci["coverage"].get<double>(), 0.95);
+  }
+  EXPECT_LT(cp["measured_interval"]["high"].get<double>(),
+            rr["measured_interval"]["low"].get<double>())
+      << "29 copies should cost more than none: " << r.out;
+  EXPECT_EQ(j["measured"]["fastest"], "critical-path");
+  EXPECT_TRUE(j["measured"]["significant"]);
+  EXPECT_TRUE(cp["measured_fastest"]);
+  EXPECT_TRUE(rr["distinguishable_from_fastest"]);
+  EXPECT_EQ(j["measured"]["spearman"], 1.0);     // simulated 30 < 59, measured in the same order
+  EXPECT_TRUE(j["measured"]["mape"].is_null());  // reference units are not seconds
+  std::ifstream csv(dir / "t.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_NE(header.find(",measured_median_seconds,measured_low_seconds,measured_high_seconds,"
+                        "measured_runs,"),
+            std::string::npos)
+      << header;
+}
+
 TEST(CliCompare, TableJsonAndCsvAgree) {
   test::TempDir dir;
   write(dir / "g.txt", kThree);

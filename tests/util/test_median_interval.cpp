@@ -104,6 +104,32 @@ TEST(MedianInterval, DistinguishableOnlyWhenDisjoint) {
   EXPECT_FALSE(distinguishable(a, b));
 }
 
+MedianInterval interval(double lo, double median, double hi) {
+  MedianInterval m;
+  m.lo = lo, m.median = median, m.hi = hi;
+  return m;
+}
+
+TEST(MedianInterval, FastestAndItsTies) {
+  // Row 2 has the lowest median; row 0 overlaps it, row 1 lies wholly above it, row 3 shares its
+  // upper end (overlap counts).
+  const std::vector<MedianInterval> rows = {interval(4, 5, 6), interval(7, 8, 9),
+                                            interval(3, 3.5, 4.5), interval(4.5, 6, 7)};
+  const FastestMedian f = fastest_median(rows);
+  EXPECT_EQ(f.fastest, 2u);
+  EXPECT_EQ(f.ties, (std::vector<std::size_t>{0, 3}));
+  EXPECT_FALSE(f.significant());
+  // Alone, or with only disjoint rows, it is significant; equal medians keep the first.
+  const std::vector<MedianInterval> apart = {interval(7, 8, 9), interval(1, 2, 3),
+                                             interval(1.5, 2, 2.5)};
+  EXPECT_EQ(fastest_median(std::span(apart).first(2)).fastest, 1u);
+  EXPECT_TRUE(fastest_median(std::span(apart).first(2)).significant());
+  const FastestMedian same = fastest_median(apart);
+  EXPECT_EQ(same.fastest, 1u);
+  EXPECT_EQ(same.ties, (std::vector<std::size_t>{2}));
+  EXPECT_THROW(fastest_median(std::span<const MedianInterval>{}), InputError);
+}
+
 TEST(MedianInterval, Errors) {
   EXPECT_THROW(median_interval(std::vector<double>{}), InputError);
   EXPECT_THROW(median_interval(std::vector<double>{1, 2}, 1.0), InputError);

@@ -1,7 +1,9 @@
 #pragma once
 // Distribution-free confidence intervals for a median from repeated measurements (order
 // statistics), so that reports can say when two measured makespans are not distinguishable.
+#include <cstddef>
 #include <span>
+#include <vector>
 
 namespace doppler {
 
@@ -26,5 +28,17 @@ MedianInterval median_interval(std::span<const double> xs, double confidence = 0
 /// True when the two intervals do not overlap, so the medians differ at (about) their
 /// confidence level. Conservative: overlapping intervals can still hide a real difference.
 bool distinguishable(const MedianInterval& a, const MedianInterval& b);
+
+/// The measured winner of several rows: the lowest median and the rows that cannot be told apart
+/// from it (their intervals overlap its interval).
+struct FastestMedian {
+  std::size_t fastest = 0;        ///< index of the lowest median (the first one on ties)
+  std::vector<std::size_t> ties;  ///< other indices not distinguishable() from it, ascending
+  /// True when no other row overlaps the fastest one: it is significantly the fastest.
+  bool significant() const { return ties.empty(); }
+};
+
+/// The fastest of `rows` (non-empty, else InputError) and its ties.
+FastestMedian fastest_median(std::span<const MedianInterval> rows);
 
 }  // namespace doppler
