@@ -1,6 +1,7 @@
 # Doppler: the two commands of the README, plus bench, format, fuzz and the sanitizer tests.
 #   make demo       install missing packages, build (Release), run the main job on the default workload
 #   make test       install missing packages, build, run the whole test suite (ctest)
+#   make python     build the Python module only (build/python: PYTHONPATH=build/python)
 #   make fuzz       build the readers' libFuzzer targets (clang-14) in build-fuzz and run each for
 #                   FUZZ_SECONDS seconds (FUZZ_TARGETS: a subset); see docs/robustness.md
 #   make test-asan  the torch-free test binaries under AddressSanitizer + UBSan (build-asan)
@@ -21,7 +22,7 @@ SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=O
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: all deps configure build demo test bench format format-check clean fuzz test-asan test-tsan
+.PHONY: all deps configure build python demo test bench format format-check clean fuzz test-asan test-tsan
 
 all: build
 
@@ -35,6 +36,9 @@ configure: $(BUILD)/build.ninja
 
 build: deps configure
 	@cmake --build $(BUILD) -j $(JOBS)
+
+python: deps configure
+	@cmake --build $(BUILD) -j $(JOBS) --target doppler_python
 
 demo: build
 	@$(BUILD)/doppler demo

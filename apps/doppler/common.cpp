@@ -30,17 +30,6 @@ CLI::Option* add_devices_option(CLI::App& cmd, int& devices, bool required) {
   return opt;
 }
 
-Platform platform_for(const Graph& g, const std::string& hardware, int devices) {
-  if (!hardware.empty()) return Platform::hardware(load_hardware_profile(hardware), devices);
-  if (!g.has_reference_costs()) {
-    std::string names;
-    for (const auto& p : shipped_profiles()) names += (names.empty() ? "" : ", ") + p.name;
-    throw InputError("graph '" + g.meta().name +
-                     "' has no reference costs: pass --hardware PROFILE (shipped: " + names + ")");
-  }
-  return Platform::reference(devices);
-}
-
 CLI::Option* add_hardware_option(CLI::App& cmd, std::string& hardware) {
   std::string names;
   for (const auto& p : shipped_profiles())

@@ -9,6 +9,7 @@
 #include "doppler/graph/cost_model.hpp"
 #include "doppler/graph/graph.hpp"
 #include "doppler/hardware/platform.hpp"
+#include "doppler/hardware/platform_for.hpp"  // platform_for, used with --hardware
 
 namespace doppler::cli {
 
@@ -23,11 +24,6 @@ void print_json(const ojson& j);
 
 /// Adds `--devices P` (1..kMaxDevices) bound to `devices`.
 CLI::Option* add_devices_option(CLI::App& cmd, int& devices, bool required);
-
-/// The platform for `g` on `devices` devices: the hardware profile `hardware` (a shipped name or
-/// a JSON file) when given, else the reference model (InputError when `g` has no reference
-/// costs, naming the shipped profiles).
-Platform platform_for(const Graph& g, const std::string& hardware, int devices);
 
 /// Adds `--hardware PROFILE` bound to `hardware`.
 CLI::Option* add_hardware_option(CLI::App& cmd, std::string& hardware);

@@ -1,11 +1,10 @@
 #include "methods.hpp"
 
-#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "doppler/heuristics/optimal.hpp"
+#include "doppler/heuristics/run_placer.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
 
@@ -66,18 +65,15 @@ void validate_method(const std::string& spec) {
 }
 
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
+  PlacementRun p = run_placer(spec, problem, options);
   MethodRun r;
-  const auto placer = make_placer(spec);
-  r.assignment = placer->place(problem, options);
-  r.evaluations = placer->evaluations();
-  if (const auto* opt = dynamic_cast<const OptimalPlacer*>(placer.get()))
-    r.note = opt->last_result().describe();
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.method = spec;
   r.seed = options.seed;
-  r.assignment.method = spec;
-  r.makespan = problem.simulator().makespan(r.assignment);
+  r.assignment = std::move(p.assignment);
+  r.makespan = p.makespan;
+  r.seconds = p.seconds;
+  r.evaluations = p.evaluations;
+  r.note = std::move(p.note);
   return r;
 }
 

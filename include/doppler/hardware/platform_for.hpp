@@ -1,0 +1,16 @@
+#pragma once
+// Choosing the platform of a graph from a hardware profile name (or none): what `--hardware`
+// means for the CLI and `hardware=` for the Python binding.
+#include <string>
+
+#include "doppler/graph/graph.hpp"
+#include "doppler/hardware/platform.hpp"
+
+namespace doppler {
+
+/// The platform for `g` on `devices` devices: the hardware profile `hardware` (a shipped name or
+/// a doppler-hardware JSON file) when non-empty, else the reference model. InputError when `g`
+/// has no reference costs and no profile is given (the message names the shipped profiles).
+Platform platform_for(const Graph& g, const std::string& hardware, int devices);
+
+}  // namespace doppler

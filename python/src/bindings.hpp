@@ -1,0 +1,47 @@
+#pragma once
+// Shared pieces of the Python extension module doppler._doppler (pybind11): the Python-side
+// Graph and Problem objects and the functions that add each part of the API to the module.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+
+#include "doppler/graph/graph.hpp"
+#include "doppler/heuristics/problem.hpp"
+
+namespace doppler::python {
+
+namespace py = pybind11;
+
+/// A graph shared by Python objects (Problem keeps its graph alive).
+using GraphPtr = std::shared_ptr<Graph>;
+
+/// A placement problem as Python sees it: the graph it keeps alive, the hardware profile name
+/// ("" for the reference model) and the library Problem.
+struct PyProblem {
+  GraphPtr graph;
+  std::string hardware;
+  std::unique_ptr<Problem> problem;
+};
+using ProblemPtr = std::shared_ptr<PyProblem>;
+
+/// A 1-D NumPy array copied from `v`.
+template <typename T, typename V>
+py::array_t<T> to_array(const V& v) {
+  py::array_t<T> a(static_cast<py::ssize_t>(v.size()));
+  auto* out = a.mutable_data();
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<T>(v[i]);
+  return a;
+}
+
+/// Graph, load_graph, generate, import_onnx, graph_from_arrays, workloads().
+void bind_graph(py::module_& m);
+/// Problem (simulate, simulate_many, schedule), place, methods().
+void bind_problem(py::module_& m);
+/// The step-level environment core (doppler.env wraps it in the Gymnasium API).
+void bind_env(py::module_& m);
+/// Policy (a trained Doppler policy).
+void bind_policy(py::module_& m);
+
+}  // namespace doppler::python
