@@ -16,6 +16,7 @@ PACKAGES=(
   libgraphviz-dev
   # ONNX import (libonnx) and test models exported from PyTorch (python3-torch, python3-onnx)
   libonnx-dev libprotobuf-dev protobuf-compiler python3-torch python3-onnx python3-numpy
+  python3-torchvision
   # the Python binding (python/) and its tests; networkx for doppler.from_networkx's tests
   pybind11-dev python3-dev python3-pytest python3-networkx python3-matplotlib
   # fuzzing and sanitizers (clang + its runtime)

@@ -118,6 +118,13 @@ void run_unary(const KernelPlan& k, const float* x, float* out) {
                   [sc](float v) { return static_cast<float>(std::pow(double{v}, double{sc})); });
     case Fn::identity:
       return map1(k, x, out, [](float v) { return v; });
+    case Fn::clip:
+      return map1(k, x, out, [mn = k.p0, mx = k.p1](float v) { return lo(hi(v, mn), mx); });
+    case Fn::hardsigmoid:
+      return map1(k, x, out,
+                  [a = k.p0, b = k.p1](float v) { return hi(0.0f, lo(1.0f, a * v + b)); });
+    case Fn::hardswish:
+      return map1(k, x, out, [](float v) { return v * hi(0.0f, lo(1.0f, v / 6.0f + 0.5f)); });
     default:
       break;
   }
@@ -294,6 +301,10 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
       return run_rotary(k, inputs[0], out);
     case KernelOp::synthetic:
       return run_synthetic(plan, k, inputs, out, scratch);
+    case KernelOp::conv2d:
+    case KernelOp::maxpool2d:
+    case KernelOp::avgpool2d:
+      return run_window(k, inputs, out, scratch);
     case KernelOp::empty:
       return;
   }

@@ -31,6 +31,9 @@ const std::map<std::string, Fn>& fn_names() {
                                               {"neg", Fn::neg},
                                               {"pow", Fn::pow},
                                               {"identity", Fn::identity},
+                                              {"clip", Fn::clip},
+                                              {"hardsigmoid", Fn::hardsigmoid},
+                                              {"hardswish", Fn::hardswish},
                                               {"add", Fn::add},
                                               {"sub", Fn::sub},
                                               {"mul", Fn::mul},
@@ -185,6 +188,23 @@ void plan_binary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   k.op = KernelOp::binary;
 }
 
+// clip and hardsigmoid: their two attributes in p0, p1; FLOPs as documented (the new unary
+// kernels count their own, whatever the node charges).
+void plan_unary_attrs(const ExecDesc& e, KernelPlan& k) {
+  const auto n = static_cast<double>(k.numel);
+  if (e.op == "clip") {
+    k.p0 = static_cast<float>(e.attr("min", -3.4e38));
+    k.p1 = static_cast<float>(e.attr("max", 3.4e38));
+    k.flops = 2 * n;
+  } else if (e.op == "hardsigmoid") {
+    k.p0 = static_cast<float>(e.attr("alpha", 0.2));
+    k.p1 = static_cast<float>(e.attr("beta", 0.5));
+    k.flops = 4 * n;
+  } else if (e.op == "hardswish") {
+    k.flops = 5 * n;
+  }
+}
+
 void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
   if (!g.node(v).exec) bad(g, v, "no exec description (use synthetic kernels)");
   const ExecDesc& e = *g.node(v).exec;
@@ -204,6 +224,7 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
   k.p0 = static_cast<float>(e.attr("scale", 1));
   k.p1 = static_cast<float>(e.attr("eps", 0));
   if (e.op == "pow") k.p0 = static_cast<float>(e.attr("exponent", 1));
+  plan_unary_attrs(e, k);
   const auto fn = fn_names().find(e.op);
   if (fn != fn_names().end()) k.fn = fn->second;
   const std::string& op = e.op;
@@ -265,6 +286,12 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     k.op = KernelOp::reduce;
   } else if (op == "rotary") {
     plan_rotary(g, v, e, k);
+  } else if (op == "conv2d" || op == "maxpool2d" || op == "avgpool2d") {
+    try {
+      plan_window(e, k);
+    } catch (const InputError& err) {
+      bad(g, v, err.what());
+    }
   } else if (info->arity == 1) {
     if (k.in[0].shape != e.shape) bad(g, v, "unary operand shape differs from the output's");
     k.op = KernelOp::unary;

@@ -34,6 +34,9 @@ enum class KernelOp : std::uint8_t {
   reduce,       ///< last-axis reduction
   rotary,       ///< rotary position embedding (cached cos/sin table)
   synthetic,    ///< a sized SGEMM plus a checksum of the inputs' first elements
+  conv2d,       ///< 2-D convolution of an NCHW window (KernelPlan::window)
+  maxpool2d,    ///< max pooling of an NCHW window
+  avgpool2d,    ///< average pooling of an NCHW window
   empty,        ///< nothing
 };
 
@@ -51,7 +54,10 @@ enum class Fn : std::uint8_t {
   gelu,
   neg,
   pow,
-  identity,  // unary
+  identity,
+  clip,         ///< p0 = min, p1 = max
+  hardsigmoid,  ///< p0 = alpha, p1 = beta
+  hardswish,    // unary
   add,
   sub,
   mul,
@@ -102,11 +108,37 @@ struct Piece {
   std::int64_t dst_offset = 0;
 };
 
+/// conv2d / maxpool2d / avgpool2d (docs/exec.md, windowed kernels): the geometry of the
+/// window [nb, cw, rows, in_w] (operands 0 .. pieces - 1 stacked along rows) and of the output
+/// block [nb, cb, oh, ow] at global channel o0 and row y0.
+struct WindowPlan {
+  std::int64_t pieces = 1;                  ///< window operands
+  std::int64_t nb = 1, cw = 1, rows = 1;    ///< window batch, channels and rows
+  std::int64_t in_h = 1, in_w = 1;          ///< input height and width
+  std::int64_t row0 = 0, c0 = 0;            ///< global row and channel of the window's first
+  std::int64_t cb = 1, oh = 1, ow = 1;      ///< output block channels, rows and width
+  std::int64_t o0 = 0, y0 = 0;              ///< global channel and row of the output block
+  std::int64_t kh = 1, kw = 1;              ///< window extent
+  std::int64_t sh = 1, sw = 1;              ///< stride
+  std::int64_t ph = 0, pw = 0;              ///< top and left padding
+  std::int64_t dh = 1, dw = 1;              ///< dilation
+  std::int64_t icg = 1, out_per_group = 1;  ///< conv2d: input channels and outputs per group
+  bool bias = false;                        ///< conv2d: operand pieces + 1 is the bias
+  bool include_pad = false;                 ///< avgpool2d: divide by kh kw
+  bool pack_weight = false;                 ///< conv2d: weight gathered into scratch first
+  bool direct_1x1 = false;                  ///< conv2d: the window rows are the GEMM columns
+  Dims col_lo, col_hi, col_off;  ///< per kernel column: output columns [lo, hi) read input
+                                 ///< columns inside the input, x sw + off
+  Dims col_count;                ///< per output column: kernel columns inside the input
+  std::int64_t scratch = 0;      ///< floats of scratch needed
+};
+
 /// The compiled kernel of one node.
 struct KernelPlan {
   KernelOp op = KernelOp::empty;
   Fn fn = Fn::add;
-  float p0 = 1, p1 = 0;       ///< scale / eps (pow: p0 = exponent)
+  float p0 = 1, p1 = 0;       ///< scale / eps (pow: exponent; clip: min, max;
+                              ///< hardsigmoid: alpha, beta)
   std::int64_t numel = 1;     ///< output elements
   Dims shape;                 ///< output shape
   std::vector<View> in;       ///< operands in kernel order (synthetic / empty: predecessors)
@@ -118,6 +150,7 @@ struct KernelPlan {
   Dims copy_shape;            ///< copy: the extents iterated
   Dims copy_src;              ///< copy: their strides in the operand's buffer (from its offset)
   Dims copy_dst;              ///< copy: their strides in the output
+  WindowPlan window;          ///< conv2d / maxpool2d / avgpool2d
   std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times
   double flops = 0;                       ///< FLOPs executed
 };
@@ -148,6 +181,13 @@ void plan_einsum(const std::string& spec, const std::vector<View>& ops, const Di
                  KernelPlan& k);
 /// Runs a compiled einsum.
 void run_einsum(const KernelPlan& k, const float* const* inputs, float* out,
+                std::vector<float>& scratch);
+
+/// Compiles a conv2d / maxpool2d / avgpool2d node (operands already in k.in); sets k.flops to
+/// the documented count. InputError (without the node) when the description is malformed.
+void plan_window(const ExecDesc& e, KernelPlan& k);
+/// Runs a compiled windowed kernel.
+void run_window(const KernelPlan& k, const float* const* inputs, float* out,
                 std::vector<float>& scratch);
 
 }  // namespace doppler::engine_detail

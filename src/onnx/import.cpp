@@ -226,6 +226,8 @@ void fill_report(const Graph& g, const std::vector<std::pair<int, int>>& ranges,
       if ((nr.op_type == "MatMul" || nr.op_type == "Gemm") && node.exec &&
           node.exec->op == "einsum")
         r.einsum_flops += node.flops;
+      if (nr.op_type == "Conv" && node.exec && node.exec->op == "conv2d")
+        r.conv_flops += node.flops;
     }
   }
   r.blocks = g.num_nodes();

@@ -62,7 +62,16 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Concat", &Lowerer::concat},
                                               {"Split", &Lowerer::split},
                                               {"Slice", &Lowerer::slice},
-                                              {"Gather", &Lowerer::gather}};
+                                              {"Gather", &Lowerer::gather},
+                                              {"Conv", &Lowerer::conv},
+                                              {"MaxPool", &Lowerer::pool},
+                                              {"AveragePool", &Lowerer::pool},
+                                              {"GlobalAveragePool", &Lowerer::global_avg_pool},
+                                              {"BatchNormalization", &Lowerer::batch_norm},
+                                              {"Clip", &Lowerer::clip},
+                                              {"HardSigmoid", &Lowerer::hard_sigmoid},
+                                              {"HardSwish", &Lowerer::hard_sigmoid},
+                                              {"Pad", &Lowerer::pad}};
   return m;
 }
 

@@ -91,6 +91,16 @@ private:
                            const std::vector<const BlockedTensor*>& operands,
                            workloads::Attrs attrs = {});
 
+  // Convolutional ops (lower_conv.cpp).
+  void conv(const onnx::NodeProto& n);
+  void pool(const onnx::NodeProto& n);
+  void global_avg_pool(const onnx::NodeProto& n);
+  void batch_norm(const onnx::NodeProto& n);
+  void clip(const onnx::NodeProto& n);
+  void hard_sigmoid(const onnx::NodeProto& n);
+  void pad(const onnx::NodeProto& n);
+  std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
+
   // Shape ops (lower_shape.cpp).
   void alias(const onnx::NodeProto& n);
   void shape_of(const onnx::NodeProto& n);

@@ -4,7 +4,7 @@
 Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-onnx 1.12, python3-numpy):
 
     python3 models.py export NAME SIZE OUTDIR   # OUTDIR/model.onnx, x.npy, y.npy, flops.json
-    python3 models.py onnx-flops MODEL.onnx     # total FLOPs of an ONNX file (one number)
+    python3 models.py onnx-flops MODEL.onnx [OP] # total FLOPs of an ONNX file (of op OP only)
     python3 models.py op-types MODEL.onnx       # op types with counts, one per line
     python3 models.py list                      # the models and sizes
 
@@ -13,6 +13,12 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     mlp      Linear-ReLU-Linear-ReLU-Linear on x [batch, d0]
     encoder  torch.nn.TransformerEncoderLayer(d, h, ff, dropout=0, batch_first=True), eval mode,
              on x [B, S, d]
+    resnet18 resnet50 mobilenet_v3_small inception_v3 vit_b_16
+             torchvision 0.14 models (weights=None, seeded; inception without aux logits) on
+             [batch, 3, image, image]: sizes small (batch 1, 64 x 64; inception 80 x 80), b1 and
+             b32 (224 x 224; inception 299 x 299); flops.json adds conv_flops = 2 x the Conv2d
+             multiply-adds counted by forward hooks (no bias: the exporter folds BatchNorm into
+             the convolutions, adding a bias the module does not have)
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
              constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
              residual connections, on x [B, S, d]
@@ -31,6 +37,13 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          1 more per output element when alpha != 1, and when beta != 1 with a
                          computed C (a constant C is scaled at import)
     Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
+    Conv                 2 * (input channels per group) * KH * KW, plus 1 with a bias
+    MaxPool AveragePool  KH * KW
+    GlobalAveragePool    1 per input element, plus 1 per output element (the scale)
+    BatchNormalization   2 (multiply and add)
+    Clip                 2
+    HardSigmoid          4
+    HardSwish            5
     Sigmoid              4
     Gelu                 5
     Softmax              5 (max, subtract, exp, sum, divide)
@@ -69,16 +82,29 @@ SIZES = {
         "large": {"B": 2, "S": 64, "d": 256, "h": 8},
     },
 }
+# torchvision models (python3-torchvision, weights=None: seeded random weights), input
+# [batch, 3, image, image]; "small" for tests, "b1"/"b32" at 224 x 224 for the results
+# (inception_v3 takes 299 x 299 there, and at least 75 x 75).
+VISION = {
+    "resnet18": {"small": (1, 64)}, "resnet50": {"small": (1, 64)},
+    "mobilenet_v3_small": {"small": (1, 64)}, "inception_v3": {"small": (1, 80)},
+    "vit_b_16": {"small": (1, 64)},
+}
+for _name, _sizes in VISION.items():
+    _image = 299 if _name == "inception_v3" else 224
+    _sizes.update({"b1": (1, _image), "b32": (32, _image)})
+    SIZES[_name] = {k: {"batch": b, "image": i} for k, (b, i) in _sizes.items()}
 
 # FLOPs per output element of the elementwise ops.
 ELEMENTWISE = {
     "Add": 1, "Sub": 1, "Mul": 1, "Div": 1, "Pow": 1, "Sqrt": 1, "Neg": 1, "Relu": 1,
     "Erf": 1, "Tanh": 1, "Sigmoid": 4, "Gelu": 5, "Softmax": 5,
+    "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
 }
 # Data movement and shape ops: no FLOPs.
 FREE = {
     "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
-    "Gather", "Cast", "Identity", "Constant", "Shape", "ConstantOfShape", "Expand",
+    "Gather", "Cast", "Identity", "Constant", "Shape", "ConstantOfShape", "Expand", "Dropout", "Pad",
 }
 
 
@@ -101,7 +127,9 @@ def build(name, size):
         fail(f"unknown size '{size}' (known: {', '.join(SIZES[name])})")
     p = SIZES[name][size]
     torch.manual_seed(0)
-    if name == "mlp":
+    if name in VISION:
+        module, shape, flops = vision_model(name, p["batch"], p["image"])
+    elif name == "mlp":
         dims, batch = p["dims"], p["batch"]
         layers = []
         for i in range(len(dims) - 1):
@@ -134,6 +162,49 @@ def build(name, size):
     generator = torch.Generator().manual_seed(1)
     x = torch.randn(*shape, generator=generator, dtype=torch.float32)
     return module, x, flops
+
+
+def vision_model(name, batch, image):
+    """A torchvision model with seeded weights, its input shape and its Linear FLOPs."""
+    import torchvision
+
+    kwargs = {"weights": None}
+    if name == "vit_b_16":
+        kwargs["image_size"] = image
+    if name == "inception_v3":
+        kwargs.update(aux_logits=False, init_weights=True)
+    module = getattr(torchvision.models, name)(**kwargs)
+    module.eval()
+    shape = [batch, 3, image, image]
+    return module, shape, None  # counted by module_flops after a forward pass
+
+
+def module_flops(module, x):
+    """(Linear FLOPs, Conv2d FLOPs) of one forward pass, from the layers' sizes (hooks)."""
+    import torch
+    from torch import nn
+
+    counts = {"linear": 0, "conv": 0}
+
+    def linear_hook(m, inputs, output):
+        counts["linear"] += 2 * output.numel() * m.in_features
+
+    def conv_hook(m, inputs, output):
+        kh, kw = m.kernel_size
+        flops = 2 * output.numel() * (m.in_channels // m.groups) * kh * kw
+        counts["conv"] += flops + (output.numel() if m.bias is not None else 0)
+
+    hooks = []
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            hooks.append(m.register_forward_hook(linear_hook))
+        elif isinstance(m, nn.Conv2d):
+            hooks.append(m.register_forward_hook(conv_hook))
+    with torch.no_grad():
+        module(x)
+    for h in hooks:
+        h.remove()
+    return counts["linear"], counts["conv"]
 
 
 def gpt_block_class():
@@ -184,6 +255,9 @@ def export(name, size, outdir):
     import torch
 
     module, x, einsum_flops = build(name, size)
+    conv_flops = 0
+    if einsum_flops is None:
+        einsum_flops, conv_flops = module_flops(module, x)
     os.makedirs(outdir, exist_ok=True)
     with torch.no_grad():
         y = module(x)
@@ -193,7 +267,7 @@ def export(name, size, outdir):
     np.save(os.path.join(outdir, "y.npy"), y.numpy().astype(np.float32))
     params = sum(p.numel() for p in module.parameters())
     with open(os.path.join(outdir, "flops.json"), "w") as f:
-        json.dump({"einsum_flops": einsum_flops, "params": params}, f)
+        json.dump({"einsum_flops": einsum_flops, "conv_flops": conv_flops, "params": params}, f)
         f.write("\n")
 
 
@@ -267,6 +341,15 @@ def node_flops(node, shapes, constant=frozenset()):
         if has_c and attr("beta", 1.0) != 1.0 and node.input[2] not in constant:
             flops += n_out
         return flops
+    if op == "Conv":
+        w = shape(1)
+        flops = 2 * n_out * w[1] * w[2] * w[3]
+        return flops + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
+    if op in ("MaxPool", "AveragePool"):
+        k = attr("kernel_shape", None)
+        return n_out * k[0] * k[1]
+    if op == "GlobalAveragePool":
+        return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceMean":
         return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceSum":
@@ -281,7 +364,7 @@ def node_flops(node, shapes, constant=frozenset()):
     fail(f"no FLOP convention for op {op} (node '{node.name}')")
 
 
-def onnx_flops(path):
+def onnx_flops(path, only=None):
     import onnx
 
     model = onnx.load(path)
@@ -294,7 +377,8 @@ def onnx_flops(path):
         if node.op_type == "Shape" or all(i in constant for i in inputs):
             constant.update(o for o in node.output if o)
             continue
-        total += node_flops(node, shapes, constant)
+        if only is None or node.op_type == only:
+            total += node_flops(node, shapes, constant)
     return total
 
 
@@ -316,8 +400,8 @@ def main(argv):
     if len(argv) == 4 and argv[0] == "export":
         export(argv[1], argv[2], argv[3])
         return 0
-    if len(argv) == 2 and argv[0] == "onnx-flops":
-        print(onnx_flops(argv[1]))
+    if len(argv) in (2, 3) and argv[0] == "onnx-flops":
+        print(onnx_flops(argv[1], argv[2] if len(argv) == 3 else None))
         return 0
     if len(argv) == 2 and argv[0] == "op-types":
         for op, count in sorted(op_types(argv[1]).items()):

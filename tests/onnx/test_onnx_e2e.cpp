@@ -153,6 +153,77 @@ INSTANTIATE_TEST_SUITE_P(Models, OnnxEndToEnd,
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
                          });
 
+// Largest absolute difference between two arrays of the same shape (NaN counts as infinite).
+double max_abs_error(const NpyArray& got, const NpyArray& want, std::size_t& worst) {
+  double err = 0;
+  worst = 0;
+  for (std::size_t i = 0; i < want.values.size(); ++i) {
+    const double e =
+        std::abs(static_cast<double>(got.values[i]) - static_cast<double>(want.values[i]));
+    if (!(e <= err)) {
+      err = std::isnan(e) ? INFINITY : e;
+      worst = i;
+    }
+  }
+  return err;
+}
+
+// torchvision models (seeded random weights) at a small input size: the import's FLOPs equal the
+// independent count of the ONNX file (total and Conv), the Conv FLOPs are the module's 2 x
+// multiply-adds plus at most one bias addition per output element, and on 2 devices (HEFT on the
+// cpu profile) the engine's output equals PyTorch's, every block verified against a
+// single-device run.
+class OnnxVision : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
+  if (!python_missing().empty()) GTEST_SKIP() << python_missing();
+  const std::string model = GetParam();
+  if (run_shell(std::string(kPython) + " -c 'import torchvision'").exit_code != 0)
+    GTEST_SKIP() << kPython << " cannot import torchvision (Debian python3-torchvision)";
+  test::TempDir dir;
+  const std::filesystem::path m = dir / "model";
+  auto r = models_py("export " + model + " small " + q(m));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto expected = nlohmann::json::parse(slurp(m / "flops.json"));
+  r = models_py("onnx-flops " + q(m / "model.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double total_flops = number_of(r.out);
+  r = models_py("onnx-flops " + q(m / "model.onnx") + " Conv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double conv_flops = number_of(r.out);
+  const double module_conv = expected["conv_flops"].get<double>();
+  const auto graph = dir / "g.json";
+  for (const int devices : {1, 2, 4}) {
+    r = test::run_cli("import " + q(m / "model.onnx") + " --devices " + std::to_string(devices) +
+                      " --inputs x=" + q(m / "x.npy") + " -o " + q(graph) + " --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["total_flops"].get<double>(), total_flops) << devices;
+    EXPECT_EQ(j["conv_flops"].get<double>(), conv_flops) << devices;
+  }
+  EXPECT_GE(conv_flops, module_conv);
+  EXPECT_LE(conv_flops, module_conv * 1.06);  // a bias adds 1 per output, >= 18 per MAC term
+  const auto assignment = dir / "a.json";
+  r = test::run_cli("place " + q(graph) + " --devices 2 --hardware cpu --method heft -o " +
+                    q(assignment));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto got_file = dir / "got.npy";
+  r = test::run_cli("execute " + q(graph) + " --assignment " + q(assignment) +
+                    " --repeat 1 --warmup 0 --verify --save y=" + q(got_file));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const NpyArray want = read_npy((m / "y.npy").string()), got = read_npy(got_file.string());
+  ASSERT_EQ(got.shape, want.shape);
+  double scale = 1;
+  for (const float y : want.values) scale = std::max(scale, std::abs(static_cast<double>(y)));
+  std::size_t worst = 0;
+  EXPECT_LE(max_abs_error(got, want, worst), 1e-4 * scale)
+      << "element " << worst << ": got " << got.values[worst] << ", PyTorch " << want.values[worst];
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, OnnxVision,
+                         ::testing::Values("resnet18", "mobilenet_v3_small", "inception_v3",
+                                           "vit_b_16", "resnet50"));
+
 // The independent counter on a hand-checkable model: the small MLP's FLOPs are its three
 // matmuls, bias additions and ReLUs, 64 x (128 -> 256 -> 256 -> 64).
 TEST(OnnxModels, FlopCounterAgreesWithAHandCount) {

@@ -1,5 +1,6 @@
 #include "block_eval.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -84,6 +85,10 @@ double unary(const std::string& op, double x, const ExecDesc& e) {
   if (op == "neg") return -x;
   if (op == "pow") return std::pow(x, e.attr("exponent", 1));
   if (op == "identity") return x;
+  if (op == "clip") return std::min(std::max(x, e.attr("min", -3.4e38)), e.attr("max", 3.4e38));
+  if (op == "hardsigmoid")
+    return std::max(0.0, std::min(1.0, e.attr("alpha", 0.2) * x + e.attr("beta", 0.5)));
+  if (op == "hardswish") return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
   throw std::runtime_error("unknown unary " + op);
 }
 
@@ -151,6 +156,136 @@ Dense eval_einsum(const Graph& g, NodeId v, const ExecDesc& e, const std::vector
     for (std::size_t d = 0; d < out.size(); ++d) oi[d] = idx[labels.find(out[d])];
     r[oi] += prod;
   } while (next_index(idx, ext));
+  return r;
+}
+
+// ---- windowed kernels (docs/exec.md, "Windowed kernels") ----
+
+// Attribute `name` of a windowed kernel: an integer; `required` ones must be present.
+std::int64_t int_attr(const Graph& g, NodeId v, const ExecDesc& e, const std::string& name,
+                      bool required, double fallback) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double x = e.attr(name, required ? nan : fallback);
+  if (std::isnan(x)) fail(g, v, e.op + ": attribute " + name + " is required");
+  if (x != std::floor(x)) fail(g, v, e.op + ": attribute " + name + " is not an integer");
+  return static_cast<std::int64_t>(x);
+}
+
+// The window geometry: attributes and the output block's place.
+struct Geom {
+  std::int64_t pieces, row0, c0, in_h, in_w, sh, sw, ph, pw, dh, dw, o0, y0;
+};
+
+Geom geometry(const Graph& g, NodeId v, const ExecDesc& e) {
+  if (e.shape.size() != 4 || e.origin[3] != 0) fail(g, v, e.op + ": output block not 4-D");
+  Geom w{};
+  w.pieces = int_attr(g, v, e, "pieces", true, 0);
+  w.row0 = int_attr(g, v, e, "row0", true, 0);
+  w.c0 = int_attr(g, v, e, "c0", true, 0);
+  w.in_h = int_attr(g, v, e, "in_h", true, 0);
+  w.in_w = int_attr(g, v, e, "in_w", true, 0);
+  w.sh = int_attr(g, v, e, "stride_h", false, 1);
+  w.sw = int_attr(g, v, e, "stride_w", false, 1);
+  w.ph = int_attr(g, v, e, "pad_h", false, 0);
+  w.pw = int_attr(g, v, e, "pad_w", false, 0);
+  w.dh = int_attr(g, v, e, "dil_h", false, 1);
+  w.dw = int_attr(g, v, e, "dil_w", false, 1);
+  w.o0 = e.origin[1];
+  w.y0 = e.origin[2];
+  return w;
+}
+
+// The first `pieces` operands stacked along dimension 2.
+Dense stack_window(const Graph& g, NodeId v, const std::vector<Dense>& ops, std::int64_t pieces) {
+  if (pieces < 1 || static_cast<std::size_t>(pieces) > ops.size())
+    fail(g, v, "bad window piece count");
+  Idx shape = ops[0].shape;
+  if (shape.size() != 4) fail(g, v, "window piece not 4-D");
+  shape[2] = 0;
+  for (std::int64_t j = 0; j < pieces; ++j) {
+    const Idx& s = ops[static_cast<std::size_t>(j)].shape;
+    if (s.size() != 4 || s[0] != shape[0] || s[1] != shape[1] || s[3] != shape[3])
+      fail(g, v, "window pieces disagree");
+    shape[2] += s[2];
+  }
+  Dense win(shape);
+  std::int64_t row = 0;
+  for (std::int64_t j = 0; j < pieces; ++j) {
+    const Dense& p = ops[static_cast<std::size_t>(j)];
+    Idx i(4, 0);
+    do {
+      win[{i[0], i[1], row + i[2], i[3]}] = p[i];
+    } while (next_index(i, p.shape));
+    row += p.shape[2];
+  }
+  return win;
+}
+
+// X(n, c, iy, ix) (global channel and position, local n): false on padding.
+bool x_at(const Graph& g, NodeId v, const Dense& win, const Geom& w, std::int64_t n, std::int64_t c,
+          std::int64_t iy, std::int64_t ix, double& x) {
+  if (iy < 0 || iy >= w.in_h || ix < 0 || ix >= w.in_w) return false;
+  const std::int64_t r = iy - w.row0, cl = c - w.c0;
+  if (r < 0 || r >= win.shape[2] || cl < 0 || cl >= win.shape[1] || ix >= win.shape[3])
+    fail(g, v, "window position outside the window");
+  x = win[{n, cl, r, ix}];
+  return true;
+}
+
+Dense eval_conv2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vector<Dense>& ops) {
+  const Geom w = geometry(g, v, e);
+  const Dense win = stack_window(g, v, ops, w.pieces);
+  const bool bias = int_attr(g, v, e, "bias", false, 0) == 1;
+  const std::int64_t opg = int_attr(g, v, e, "out_per_group", true, 0);
+  if (ops.size() != static_cast<std::size_t>(w.pieces) + (bias ? 2 : 1) || opg < 1)
+    fail(g, v, "conv2d operands");
+  const Dense& wt = ops[static_cast<std::size_t>(w.pieces)];
+  if (wt.shape.size() != 4 || wt.shape[0] != e.shape[1]) fail(g, v, "conv2d weight shape");
+  const std::int64_t icg = wt.shape[1], kh = wt.shape[2], kw = wt.shape[3];
+  Dense r(e.shape);
+  Idx i(4, 0);
+  do {
+    const std::int64_t n = i[0], o = i[1], oy = w.y0 + i[2], x = i[3];
+    const std::int64_t grp = (w.o0 + o) / opg;
+    double acc = bias ? ops[static_cast<std::size_t>(w.pieces) + 1][{o}] : 0.0;
+    for (std::int64_t ci = 0; ci < icg; ++ci)
+      for (std::int64_t ky = 0; ky < kh; ++ky)
+        for (std::int64_t kx = 0; kx < kw; ++kx) {
+          const std::int64_t iy = oy * w.sh - w.ph + ky * w.dh, ix = x * w.sw - w.pw + kx * w.dw;
+          double xv = 0;
+          if (x_at(g, v, win, w, n, grp * icg + ci, iy, ix, xv)) acc += wt[{o, ci, ky, kx}] * xv;
+        }
+    r[i] = acc;
+  } while (next_index(i, e.shape));
+  return r;
+}
+
+Dense eval_pool2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vector<Dense>& ops) {
+  const Geom w = geometry(g, v, e);
+  const Dense win = stack_window(g, v, ops, w.pieces);
+  if (ops.size() != static_cast<std::size_t>(w.pieces)) fail(g, v, "pool operands");
+  const std::int64_t kh = int_attr(g, v, e, "kernel_h", true, 0);
+  const std::int64_t kw = int_attr(g, v, e, "kernel_w", true, 0);
+  const bool is_max = e.op == "maxpool2d";
+  const bool include_pad = int_attr(g, v, e, "count_include_pad", false, 0) == 1;
+  Dense r(e.shape);
+  Idx i(4, 0);
+  do {
+    const std::int64_t n = i[0], c = w.o0 + i[1], oy = w.y0 + i[2], x = i[3];
+    double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+    std::int64_t inside = 0;
+    for (std::int64_t ky = 0; ky < kh; ++ky)
+      for (std::int64_t kx = 0; kx < kw; ++kx) {
+        const std::int64_t iy = oy * w.sh - w.ph + ky * w.dh, ix = x * w.sw - w.pw + kx * w.dw;
+        double xv = 0;
+        if (!x_at(g, v, win, w, n, c, iy, ix, xv)) continue;
+        ++inside;
+        acc = is_max ? std::max(acc, xv) : acc + xv;
+      }
+    if (inside == 0) fail(g, v, "pool window entirely in the padding");
+    if (!is_max) acc /= static_cast<double>(include_pad ? kh * kw : inside);
+    r[i] = acc;
+  } while (next_index(i, e.shape));
   return r;
 }
 
@@ -262,6 +397,10 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       }
       r[idx] = acc;
     } while (next_index(idx, e.shape));
+  } else if (op == "conv2d") {
+    r = eval_conv2d(g, v, e, ops);
+  } else if (op == "maxpool2d" || op == "avgpool2d") {
+    r = eval_pool2d(g, v, e, ops);
   } else if (op == "rotary") {
     if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "rotary operand shape");
     const auto pa = static_cast<std::size_t>(e.attr("pos_axis", -1));

@@ -49,6 +49,7 @@ struct ImportReport {
   int blocks = 0;                    ///< nodes of the imported graph
   double total_flops = 0;            ///< sum of node FLOPs
   double einsum_flops = 0;           ///< FLOPs of the blocks of MatMul and Gemm
+  double conv_flops = 0;             ///< FLOPs of the conv2d blocks of Conv (bias included)
   std::int64_t parameters = 0;       ///< elements of the weights loaded by blocks (not inputs)
   std::vector<std::string> outputs;  ///< graph output tensor names
   std::vector<NodeReport> nodes;     ///< per ONNX node, in graph order

@@ -24,6 +24,16 @@ using Attrs = std::vector<std::pair<std::string, double>>;
 /// Cuts of each einsum label; labels absent from the map are not split.
 using LabelCuts = std::map<char, Cuts>;
 
+/// Geometry of a windowed NCHW kernel (conv2d, maxpool2d, avgpool2d; docs/exec.md).
+struct Window2d {
+  std::int64_t kernel_h = 1, kernel_w = 1;  ///< window extent (a conv takes it from its weight)
+  std::int64_t stride_h = 1, stride_w = 1;  ///< >= 1
+  std::int64_t pad_h = 0, pad_w = 0;        ///< top and left padding (>= 0)
+  std::int64_t dil_h = 1, dil_w = 1;        ///< dilation (>= 1)
+  std::int64_t groups = 1;                  ///< conv2d: channel groups
+  bool count_include_pad = false;           ///< avgpool2d: divide by the whole window
+};
+
 /// Incrementally builds a blocked program's graph. Costs (docs/workloads.md):
 /// - flops: einsum 2 x (iteration-space size of the block); elementwise and reductions
 ///   KernelInfo::flops_per_element x elements; aggregation of k partials (k - 1) x elements;
@@ -104,6 +114,23 @@ public:
   const BlockedTensor& concat(const std::string& name,
                               const std::vector<const BlockedTensor*>& parts, int axis);
 
+  /// 2-D convolution (kernel "conv2d") of `x` [N, C, H, W] with the weight `w` [OC, C / groups,
+  /// KH, KW] and `bias` [OC] (or nullptr), giving [N, OC, out_h, out_w] cut by `cuts` (the width
+  /// uncut). Each output block reads the rows of `x` its windows cover, halo rows included, from
+  /// every x block they overlap (x is laid out with N cut as the output, C whole, or cut as the
+  /// output for a depthwise conv, and W whole). FLOPs: 2 x C / groups x KH x KW per output
+  /// element, plus 1 with a bias.
+  const BlockedTensor& conv2d(const std::string& name, const BlockedTensor& x,
+                              const BlockedTensor& w, const BlockedTensor* bias,
+                              const Window2d& geometry, std::int64_t out_h, std::int64_t out_w,
+                              std::vector<Cuts> cuts);
+  /// Max or average pooling (`op` "maxpool2d" or "avgpool2d") of `x` [N, C, H, W] to [N, C,
+  /// out_h, out_w] cut by `cuts` (the width uncut); x is laid out with N and C cut as the output.
+  /// FLOPs: KH x KW per output element.
+  const BlockedTensor& pool2d(const std::string& name, const std::string& op,
+                              const BlockedTensor& x, const Window2d& geometry, std::int64_t out_h,
+                              std::int64_t out_w, std::vector<Cuts> cuts);
+
   /// `a` re-blocked by `cuts`: blocks `relayout:name[...]` assemble the pieces of a's blocks
   /// they overlap (kernel "assemble"). Cached: the same (a, cuts) gives the same tensor.
   const BlockedTensor& relayout(const BlockedTensor& a, const std::vector<Cuts>& cuts);
@@ -146,6 +173,12 @@ private:
   void add_tensor_block(BlockedTensor& t, const std::vector<std::int64_t>& idx, ExecDesc x,
                         OpKind kind, double flops = 0);
   void reserve_nodes(std::int64_t count, const std::string& what) const;
+  const BlockedTensor& window2d(const std::string& name, const std::string& op,
+                                const BlockedTensor& x, const BlockedTensor* w,
+                                const BlockedTensor* bias, const Window2d& geometry,
+                                const std::vector<std::int64_t>& out_shape, std::vector<Cuts> cuts);
+  void add_window_pieces(ExecDesc& desc, const BlockedTensor& x, const Window2d& geometry,
+                         std::int64_t c0, std::int64_t cw) const;
   double bytes_of(double elements) const;
 
   DType dtype_;

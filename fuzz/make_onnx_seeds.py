@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""Writes the convolutional seeds of the ONNX fuzz corpus (fuzz/corpus/onnx/conv_*.onnx).
+
+Run with Debian's /usr/bin/python3 (python3-onnx): small models that exercise Conv (stride,
+padding, groups, bias), MaxPool, Clip, depthwise Conv, HardSwish, GlobalAveragePool, Pad,
+AveragePool and BatchNormalization, so that the fuzzer mutates convolutional attributes.
+"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+
+def weight(name, shape, seed):
+    return numpy_helper.from_array(
+        np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32), name)
+
+
+def conv_pool():
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[2, 2], pads=[1, 1, 1, 1],
+                         group=2, kernel_shape=[3, 3]),
+        helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Clip", ["m", "lo", "hi"], ["y"]),
+    ]
+    inits = [weight("w", [4, 1, 3, 3], 1), weight("b", [4], 2),
+             numpy_helper.from_array(np.array(0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6, np.float32), "hi")]
+    return nodes, inits, [1, 2, 9, 9], [1, 4, 3, 3]
+
+
+def depthwise_gap():
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["p"], mode="constant"),
+        helper.make_node("Conv", ["p", "w"], ["c"], group=3, kernel_shape=[3, 3]),
+        helper.make_node("BatchNormalization", ["c", "g", "bb", "mu", "var"], ["n"]),
+        helper.make_node("HardSwish", ["n"], ["h"]),
+        helper.make_node("AveragePool", ["h"], ["a"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("GlobalAveragePool", ["a"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+             weight("w", [3, 1, 3, 3], 3), weight("g", [3], 4), weight("bb", [3], 5),
+             weight("mu", [3], 6), numpy_helper.from_array(np.ones(3, np.float32), "var")]
+    return nodes, inits, [1, 3, 8, 8], [1, 3, 1, 1]
+
+
+def main(outdir):
+    for name, build in (("conv_pool", conv_pool), ("depthwise_gap", depthwise_gap)):
+        nodes, inits, shape, out = build()
+        graph = helper.make_graph(
+            nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, out)], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        model.ir_version = 8
+        with open(os.path.join(outdir, f"{name}.onnx"), "wb") as f:
+            f.write(model.SerializeToString())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus", "onnx"))

@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Markdown table of scripts/vision_results.sh's output (one row per model, size and profile).
+
+Usage: vision_results_table.py OUT_DIR
+Columns: ONNX ops, blocks, FLOPs (Conv FLOPs beside, with the independent count of the ONNX
+file), import time, then every method's mean simulated makespan (std over seeds when
+randomised) and its ratio to the row's best method; a second table gives placement times.
+"""
+import json
+import os
+import sys
+
+ORDER = ["resnet18", "resnet50", "mobilenet_v3_small", "inception_v3", "vit_b_16"]
+
+
+def label(spec):
+    if spec.startswith("doppler:"):
+        return "Doppler zero-shot"
+    if spec.startswith("doppler-sim:"):
+        return "Doppler fine-tune " + spec.split("sim=")[-1].split(",")[0]
+    return spec
+
+
+def fmt_time(s):
+    return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} us"
+
+
+def rows(out):
+    for model in ORDER:
+        for size in ("b1", "b32"):
+            onnx = os.path.join(out, f"{model}-{size}")
+            if not os.path.isdir(onnx):
+                continue
+            conv_check = float(open(os.path.join(onnx, "conv.txt")).read())
+            for hw in sorted(os.listdir(onnx)):
+                d = os.path.join(onnx, hw)
+                if not os.path.isfile(os.path.join(d, "compare.json")):
+                    continue
+                imp = json.load(open(os.path.join(d, "import.json")))
+                cmp_ = json.load(open(os.path.join(d, "compare.json")))
+                yield model, size, hw, imp, cmp_, conv_check
+
+
+def main():
+    out = sys.argv[1]
+    data = list(rows(out))
+    if not data:
+        sys.exit("vision_results_table.py: no compare.json under " + out)
+    methods = [label(m["method"]) for m in data[0][4]["methods"]]
+    first = data[0][4]
+    print(f"mean simulated makespan over {first['seeds']} seeds (ratio to the row's best); "
+          f"search and learned budget {first['budget_evaluations']} simulator calls\n")
+    head = ["model", "batch", "profile", "ONNX ops", "blocks", "GFLOPs (Conv)", "import"]
+    print("| " + " | ".join(head + methods) + " |")
+    print("|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 3 + len(methods))) + "|")
+    times = []
+    for model, size, hw, imp, cmp_, conv_check in data:
+        best = min(m["mean"] for m in cmp_["methods"])
+        conv = imp["conv_flops"]
+        mark = "" if conv == conv_check else " (!)"
+        cells = [model, size[1:], f"{cmp_['devices']} x {hw}", str(imp["ops_before"]),
+                 str(imp["blocks"]), f"{imp['total_flops'] / 1e9:.3g} ({conv / 1e9:.3g}){mark}",
+                 f"{imp['import_seconds']:.2f} s"]
+        for m in cmp_["methods"]:
+            std = f" ± {fmt_time(m['std'])}" if len(m["makespans"]) > 1 else ""
+            cells.append(f"{fmt_time(m['mean'])}{std} ({m['mean'] / best:.3f})")
+        print("| " + " | ".join(cells) + " |")
+        times.append([model, size[1:], hw] + [f"{m['seconds_mean']:.2g} s ({m['evaluations']})"
+                                               for m in cmp_["methods"]])
+    print("\nPlacement time per run (simulator calls, training included):\n")
+    print("| " + " | ".join(["model", "batch", "profile"] + methods) + " |")
+    print("|" + "|".join(["---"] * 3 + ["---:"] * len(methods)) + "|")
+    for t in times:
+        print("| " + " | ".join(t) + " |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,262 @@
+// Lowering of the convolutional ops: Conv, MaxPool, AveragePool, GlobalAveragePool,
+// BatchNormalization (inference), Clip, HardSigmoid and HardSwish (docs/onnx.md).
+#include <array>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "lowerer.hpp"
+
+namespace doppler::onnx_import {
+
+namespace {
+
+// Pads [top, left, bottom, right] of a 2-D window op from `pads` or `auto_pad`.
+std::array<std::int64_t, 4> window_pads(const onnx::NodeProto& n, const Shape& x,
+                                        const workloads::Window2d& g) {
+  const auto* ap = find_attr(n, "auto_pad");
+  const std::string mode = ap ? ap->s() : "NOTSET";
+  if (mode == "NOTSET") {
+    const auto p = attr_ints(n, "pads");
+    if (p.empty()) return {0, 0, 0, 0};
+    if (p.size() != 4) throw std::runtime_error("pads must have 4 entries for a 2-D window");
+    for (auto v : p)
+      if (v < 0) throw std::runtime_error("negative pads are not supported");
+    return {p[0], p[1], p[2], p[3]};
+  }
+  if (mode == "VALID") return {0, 0, 0, 0};
+  if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
+    throw std::runtime_error("auto_pad '" + mode + "' is not supported");
+  std::array<std::int64_t, 4> pads{};
+  const std::int64_t in[2] = {x[2], x[3]}, k[2] = {g.kernel_h, g.kernel_w},
+                     s[2] = {g.stride_h, g.stride_w}, d[2] = {g.dil_h, g.dil_w};
+  for (int a = 0; a < 2; ++a) {
+    const std::int64_t out = (in[a] + s[a] - 1) / s[a];
+    const std::int64_t total =
+        std::max<std::int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in[a]);
+    const std::int64_t small = total / 2, big = total - small;
+    pads[static_cast<std::size_t>(a)] = mode == "SAME_UPPER" ? small : big;
+    pads[static_cast<std::size_t>(a) + 2] = mode == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+// Strides and dilations (2 entries each, default 1) of node `n`.
+void read_strides(const onnx::NodeProto& n, workloads::Window2d& g, bool dilations) {
+  const auto s = attr_ints(n, "strides");
+  if (!s.empty() && (s.size() != 2 || s[0] < 1 || s[1] < 1))
+    throw std::runtime_error("strides must be 2 positive entries for a 2-D window");
+  if (!s.empty()) g.stride_h = s[0], g.stride_w = s[1];
+  const auto d = attr_ints(n, "dilations");
+  if (!d.empty() && (d.size() != 2 || d[0] < 1 || d[1] < 1))
+    throw std::runtime_error("dilations must be 2 positive entries for a 2-D window");
+  if (!d.empty() && !dilations && (d[0] != 1 || d[1] != 1))
+    throw std::runtime_error("dilations are not supported for this pool");
+  if (!d.empty()) g.dil_h = d[0], g.dil_w = d[1];
+}
+
+// Output extent of a window along one axis, or an error when the window does not fit.
+std::int64_t window_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_hi,
+                        std::int64_t kernel, std::int64_t stride, std::int64_t dil, bool ceil) {
+  const std::int64_t span = (kernel - 1) * dil + 1, padded = in + pad_lo + pad_hi;
+  if (span > padded)
+    throw std::runtime_error(fmt::format(
+        "the kernel ({} with dilation) is larger than the padded input ({})", span, padded));
+  std::int64_t out = (padded - span) / stride + 1;
+  if (ceil && (padded - span) % stride != 0 && (out * stride - pad_lo) < in) ++out;
+  return out;
+}
+
+}  // namespace
+
+std::vector<Cuts> Lowerer::nchw_cuts(const std::string& tensor, const Shape& shape) const {
+  if (options_.partition.count(tensor)) {
+    auto cuts = cuts_for(tensor, shape, nullptr);
+    if (cuts[3].size() != 2)
+      throw std::runtime_error("--partition " + tensor +
+                               ": the width (last) dimension of a "
+                               "convolution or pooling output is never cut");
+    return cuts;
+  }
+  auto parts = auto_parts({shape[0], shape[1], shape[2]}, options_.devices);
+  parts.push_back(1);
+  return workloads::even_grid(shape, parts);
+}
+
+void Lowerer::conv(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  if (x.size() != 4) throw std::runtime_error("only 2-D Conv (NCHW input) is supported");
+  const HostTensor& w = const_in(n, 1, "weight (W)");
+  if (w.shape.size() != 4) throw std::runtime_error("the weight must be OIHW (rank 4)");
+  workloads::Window2d g;
+  g.groups = attr_int(n, "group", 1);
+  const std::int64_t oc = w.shape[0];
+  if (g.groups < 1 || x[1] % g.groups != 0 || oc % g.groups != 0)
+    throw std::runtime_error(
+        fmt::format("group {} does not divide the {} input and {} output "
+                    "channels",
+                    g.groups, x[1], oc));
+  if (w.shape[1] != x[1] / g.groups)
+    throw std::runtime_error(
+        fmt::format("the weight has {} input channels per group, the input "
+                    "{} / {} groups",
+                    w.shape[1], x[1], g.groups));
+  g.kernel_h = w.shape[2];
+  g.kernel_w = w.shape[3];
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != g.kernel_h || ks[1] != g.kernel_w))
+    throw std::runtime_error("kernel_shape differs from the weight's");
+  read_strides(n, g, true);
+  const auto pads = window_pads(n, x, g);
+  g.pad_h = pads[0];
+  g.pad_w = pads[1];
+  const std::int64_t oh =
+      window_out(x[2], pads[0], pads[2], g.kernel_h, g.stride_h, g.dil_h, false);
+  const std::int64_t ow =
+      window_out(x[3], pads[1], pads[3], g.kernel_w, g.stride_w, g.dil_w, false);
+  const BlockedTensor* bias = nullptr;
+  if (has_in(n, 2)) {
+    const HostTensor& b = const_in(n, 2, "bias (B)");
+    if (b.shape != Shape{oc})
+      throw std::runtime_error("the bias must have one value per output channel");
+    bias = &blocked(n, 2);
+  }
+  const Shape out_shape = {x[0], oc, oh, ow};
+  define(n.output(0), p_.conv2d(out(n), blocked(n, 0), blocked(n, 1), bias, g, oh, ow,
+                                nchw_cuts(out(n), out_shape)));
+}
+
+void Lowerer::pool(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  if (x.size() != 4) throw std::runtime_error("only 2-D " + n.op_type() + " (NCHW) is supported");
+  if (n.output_size() > 1 && !n.output(1).empty())
+    throw std::runtime_error("MaxPool's Indices output is not supported");
+  if (attr_int(n, "storage_order", 0) != 0)
+    throw std::runtime_error("storage_order 1 is not supported");
+  workloads::Window2d g;
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (ks.size() != 2 || ks[0] < 1 || ks[1] < 1)
+    throw std::runtime_error("kernel_shape must be 2 positive entries");
+  g.kernel_h = ks[0];
+  g.kernel_w = ks[1];
+  const bool max = n.op_type() == "MaxPool";
+  read_strides(n, g, max);
+  g.count_include_pad = attr_int(n, "count_include_pad", 0) != 0;
+  const auto pads = window_pads(n, x, g);
+  g.pad_h = pads[0];
+  g.pad_w = pads[1];
+  const bool ceil = attr_int(n, "ceil_mode", 0) != 0;
+  if (ceil && !max && g.count_include_pad)
+    throw std::runtime_error("AveragePool with ceil_mode and count_include_pad is not supported");
+  const std::int64_t oh = window_out(x[2], pads[0], pads[2], g.kernel_h, g.stride_h, g.dil_h, ceil);
+  const std::int64_t ow = window_out(x[3], pads[1], pads[3], g.kernel_w, g.stride_w, g.dil_w, ceil);
+  const Shape out_shape = {x[0], x[1], oh, ow};
+  define(n.output(0), p_.pool2d(out(n), max ? "maxpool2d" : "avgpool2d", blocked(n, 0), g, oh, ow,
+                                nchw_cuts(out(n), out_shape)));
+}
+
+// Mean over H and W: [N, C, H, W] -> [N, C, H * W] -> reduce_sum -> scale 1 / (H W) -> [N, C, 1,
+// 1].
+void Lowerer::global_avg_pool(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  if (x.size() != 4) throw std::runtime_error("only 2-D GlobalAveragePool (NCHW) is supported");
+  const auto& flat = reshaped(out(n, ":flat"), blocked(n, 0), {x[0], x[1], x[2] * x[3]});
+  const auto& sum = p_.reduce(out(n, ":sum"), "reduce_sum", flat);
+  const auto& mean =
+      map(out(n, ":mean"), "scale", {&sum}, {{"scale", 1.0 / static_cast<double>(x[2] * x[3])}});
+  define(n.output(0), reshaped(out(n), mean, {x[0], x[1], 1, 1}));
+}
+
+// Inference BatchNormalization as x * s + t with s = gamma / sqrt(var + eps), t = beta - mean s
+// (constants of shape [C, 1, ..., 1]).
+void Lowerer::batch_norm(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  if (x.size() < 2) throw std::runtime_error("BatchNormalization of a tensor of rank below 2");
+  if (attr_int(n, "training_mode", 0) != 0)
+    throw std::runtime_error("BatchNormalization in training mode is not supported");
+  const double eps = attr_float(n, "epsilon", 1e-5);
+  const char* what[4] = {"scale", "B", "input_mean", "input_var"};
+  std::vector<const HostTensor*> p;
+  for (std::size_t i = 0; i < 4; ++i) {
+    p.push_back(&const_in(n, i + 1, what[i]));
+    if (p.back()->shape != Shape{x[1]})
+      throw std::runtime_error(
+          fmt::format("{} must have one value per channel ({})", what[i], x[1]));
+  }
+  Shape cshape(x.size() - 1, 1);
+  cshape[0] = x[1];
+  HostTensor s, t;
+  s.shape = t.shape = cshape;
+  for (std::int64_t c = 0; c < x[1]; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    const double k = p[0]->data[i] / std::sqrt(p[3]->data[i] + eps);
+    s.data.push_back(k);
+    t.data.push_back(p[1]->data[i] - p[2]->data[i] * k);
+  }
+  const auto& scaled = map(out(n, ":scaled"), "mul", {&blocked(n, 0), &load(out(n, ":s"), s)});
+  define(n.output(0), map(out(n), "add", {&scaled, &load(out(n, ":t"), t)}));
+}
+
+void Lowerer::clip(const onnx::NodeProto& n) {
+  double lo = -std::numeric_limits<float>::max(), hi = std::numeric_limits<float>::max();
+  if (opset_ < 11) {
+    lo = attr_float(n, "min", lo);
+    hi = attr_float(n, "max", hi);
+  } else {
+    if (has_in(n, 1)) lo = const_in(n, 1, "min").data.at(0);
+    if (has_in(n, 2)) hi = const_in(n, 2, "max").data.at(0);
+  }
+  if (lo > hi) throw std::runtime_error(fmt::format("Clip with min {} above max {}", lo, hi));
+  define(n.output(0), map(out(n), "clip", {&blocked(n, 0)}, {{"min", lo}, {"max", hi}}));
+}
+
+void Lowerer::hard_sigmoid(const onnx::NodeProto& n) {
+  if (n.op_type() == "HardSwish") {
+    define(n.output(0), map(out(n), "hardswish", {&blocked(n, 0)}));
+    return;
+  }
+  define(n.output(0),
+         map(out(n), "hardsigmoid", {&blocked(n, 0)},
+             {{"alpha", attr_float(n, "alpha", 0.2)}, {"beta", attr_float(n, "beta", 0.5)}}));
+}
+
+// Constant-mode Pad: along each padded axis, concat(fill(pad before), x, fill(pad after)).
+void Lowerer::pad(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  const auto* mode = find_attr(n, "mode");
+  if (mode && mode->s() != "constant")
+    throw std::runtime_error("Pad mode '" + mode->s() + "' is not supported (only constant)");
+  std::vector<std::int64_t> pads =
+      opset_ < 11 ? attr_ints(n, "pads") : const_in(n, 1, "pads").ints();
+  double value = opset_ < 11 ? attr_float(n, "value", 0) : 0;
+  if (opset_ >= 11 && has_in(n, 2)) value = const_in(n, 2, "constant_value").data.at(0);
+  if (opset_ >= 18 && has_in(n, 3)) throw std::runtime_error("Pad with axes is not supported");
+  if (pads.size() != 2 * x.size())
+    throw std::runtime_error(
+        fmt::format("Pad: {} pads for a rank-{} input", pads.size(), x.size()));
+  const BlockedTensor* t = &blocked(n, 0);
+  if (t->blocks.empty()) t = &p_.ensure_layout(*t, std::vector<std::optional<Cuts>>(x.size()));
+  for (std::size_t a = 0; a < x.size(); ++a) {
+    const std::int64_t before = pads[a], after = pads[a + x.size()];
+    if (before < 0 || after < 0)
+      throw std::runtime_error("Pad with negative pads is not supported");
+    if (before == 0 && after == 0) continue;
+    std::vector<const BlockedTensor*> parts;
+    for (const auto [extent, tag] : {std::pair{before, ":before"}, std::pair{after, ":after"}}) {
+      if (extent == 0) continue;
+      Shape s = t->shape;
+      s[a] = extent;
+      std::vector<Cuts> cuts = t->cuts;
+      cuts[a] = Cuts{0, extent};
+      const std::string name = out(n, fmt::format(":axis{}{}", a, tag));
+      parts.push_back(&p_.fill(name, s, cuts, {{"value", value}}));
+    }
+    parts.insert(parts.begin() + (before > 0 ? 1 : 0), t);
+    t = &p_.concat(out(n, fmt::format(":axis{}", a)), parts, static_cast<int>(a));
+  }
+  define(n.output(0), *t);
+}
+
+}  // namespace doppler::onnx_import

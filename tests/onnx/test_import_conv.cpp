@@ -1,0 +1,270 @@
+// ONNX import of convolutional ops on small hand-built models: values (block evaluator of
+// docs/exec.md against plain loops) on 1-4 devices and with rows cut into blocks (halo rows),
+// FLOPs by the formula, and one-line errors for malformed models.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "onnx/model_builder.hpp"
+#include "support/support.hpp"
+#include "workloads/block_eval.hpp"
+
+#include "doppler/onnx/import.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+namespace {
+
+using onnx_import::ImportOptions;
+using test::Dense;
+using test::ModelBuilder;
+
+std::vector<float> values(std::size_t n, float scale, float offset) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 5) % 13);
+  return v;
+}
+
+struct Result {
+  onnx_import::ImportResult res;
+  std::vector<Dense> values;
+  Dense tensor(const std::string& name) const {
+    return test::assemble_tensor(res.graph, values, name);
+  }
+};
+
+Result import_eval(const ModelBuilder& m, int devices,
+                   std::map<std::string, std::vector<std::int64_t>> partition = {}) {
+  ImportOptions o;
+  o.devices = devices;
+  o.partition = std::move(partition);
+  Result r{onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o), {}};
+  r.values = test::evaluate_blocks(r.res.graph, false);
+  return r;
+}
+
+double max_rel_diff(const Dense& a, const Dense& b) {
+  EXPECT_EQ(a.shape, b.shape);
+  double m = 0;
+  for (std::size_t i = 0; i < std::min(a.data.size(), b.data.size()); ++i)
+    m = std::max(m, std::abs(a.data[i] - b.data[i]) / std::max(1.0, std::abs(b.data[i])));
+  return m;
+}
+
+struct ConvCase {
+  std::int64_t c, oc, h, w, k, stride, pad, dil, groups;
+  bool bias;
+};
+
+// Plain-loop NCHW convolution with zero padding.
+Dense conv_loops(const Dense& x, const std::vector<float>& w, const std::vector<float>& b,
+                 const ConvCase& cc, std::int64_t oh, std::int64_t ow) {
+  const std::int64_t n = x.shape[0], icg = cc.c / cc.groups, opg = cc.oc / cc.groups;
+  Dense y({n, cc.oc, oh, ow});
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t o = 0; o < cc.oc; ++o)
+      for (std::int64_t r = 0; r < oh; ++r)
+        for (std::int64_t q = 0; q < ow; ++q) {
+          double s = cc.bias ? b[static_cast<std::size_t>(o)] : 0.0;
+          for (std::int64_t ci = 0; ci < icg; ++ci)
+            for (std::int64_t ky = 0; ky < cc.k; ++ky)
+              for (std::int64_t kx = 0; kx < cc.k; ++kx) {
+                const std::int64_t iy = r * cc.stride - cc.pad + ky * cc.dil;
+                const std::int64_t ix = q * cc.stride - cc.pad + kx * cc.dil;
+                if (iy < 0 || iy >= cc.h || ix < 0 || ix >= cc.w) continue;
+                const std::int64_t c = (o / opg) * icg + ci;
+                s += w[static_cast<std::size_t>(((o * icg + ci) * cc.k + ky) * cc.k + kx)] *
+                     x[{i, c, iy, ix}];
+              }
+          y[{i, o, r, q}] = s;
+        }
+  return y;
+}
+
+class ConvImport : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvImport, MatchesLoopsOnAnyPartitionWithExactFlops) {
+  const ConvCase cc = GetParam();
+  const std::int64_t n = 2, icg = cc.c / cc.groups;
+  const std::int64_t oh = (cc.h + 2 * cc.pad - cc.dil * (cc.k - 1) - 1) / cc.stride + 1;
+  const std::int64_t ow = (cc.w + 2 * cc.pad - cc.dil * (cc.k - 1) - 1) / cc.stride + 1;
+  const auto w = values(static_cast<std::size_t>(cc.oc * icg * cc.k * cc.k), 0.1f, -0.6f);
+  const auto b = values(static_cast<std::size_t>(cc.oc), 0.3f, -1.0f);
+  ModelBuilder m;
+  m.input("x", {n, cc.c, cc.h, cc.w})
+      .output("y", {n, cc.oc, oh, ow})
+      .weight("w", {cc.oc, icg, cc.k, cc.k}, w);
+  std::vector<std::string> ins = {"x", "w"};
+  if (cc.bias) {
+    m.weight("b", {cc.oc}, b);
+    ins.push_back("b");
+  }
+  m.node("Conv", ins, {"y"}, {{"group", cc.groups}},
+         {{"kernel_shape", {cc.k, cc.k}},
+          {"strides", {cc.stride, cc.stride}},
+          {"pads", {cc.pad, cc.pad, cc.pad, cc.pad}},
+          {"dilations", {cc.dil, cc.dil}}});
+  const double out = static_cast<double>(n * cc.oc * oh * ow);
+  const double flops = 2 * out * static_cast<double>(icg * cc.k * cc.k) + (cc.bias ? out : 0);
+  std::vector<std::pair<int, std::map<std::string, std::vector<std::int64_t>>>> runs = {
+      {1, {}},
+      {2, {}},
+      {4, {}},
+      {3, {{"y", {1, 2, 3, 1}}}},
+      {2, {{"y", {2, 1, std::min<std::int64_t>(oh, 4), 1}}}}};
+  for (const auto& [p, partition] : runs) {
+    const Result r = import_eval(m, p, partition);
+    const Dense want = conv_loops(r.tensor("x"), w, b, cc, oh, ow);
+    EXPECT_LT(max_rel_diff(r.tensor("y"), want), 1e-5) << "P=" << p;
+    EXPECT_DOUBLE_EQ(r.res.report.total_flops, flops) << "P=" << p;
+    EXPECT_DOUBLE_EQ(r.res.report.einsum_flops, 0) << "einsum_flops counts MatMul/Gemm only";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvImport,
+    ::testing::Values(ConvCase{4, 6, 9, 7, 3, 2, 1, 1, 2, true},      // stride 2, groups 2
+                      ConvCase{3, 4, 10, 8, 3, 1, 2, 2, 1, false},    // dilation 2
+                      ConvCase{4, 4, 8, 8, 3, 1, 1, 1, 4, true},      // depthwise
+                      ConvCase{6, 5, 7, 5, 1, 1, 0, 1, 1, true},      // 1 x 1
+                      ConvCase{3, 8, 16, 16, 4, 4, 0, 1, 1, true}));  // patch embedding
+
+// Pooling, BatchNormalization and the hard activations, chained:
+// y = flatten(gap(hardswish(clip(bn(avgpool(maxpool(x))))))) and z = hardsigmoid(avgpool_pad(x)).
+TEST(ConvImportOps, PoolsBatchNormAndActivationsMatchLoops) {
+  const std::int64_t n = 2, c = 3, h = 9, w = 8;
+  ModelBuilder m(14);
+  m.input("x", {n, c, h, w}).output("y", {n, c}).output("z", {n, c, 5, 4});
+  m.weight("gamma", {c}, {1.5f, 0.5f, -1.0f}).weight("beta", {c}, {0.1f, -0.2f, 0.3f});
+  m.weight("mean", {c}, {0.2f, 0.0f, -0.1f}).weight("var", {c}, {0.5f, 2.0f, 1.0f});
+  m.weight("lo", {}, {-0.5f}).weight("hi", {}, {0.75f});
+  m.node("MaxPool", {"x"}, {"a"}, {},
+         {{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}})
+      .node("AveragePool", {"a"}, {"b"}, {{"count_include_pad", 0}},
+            {{"kernel_shape", {3, 3}}, {"strides", {1, 1}}, {"pads", {1, 1, 1, 1}}})
+      .node("BatchNormalization", {"b", "gamma", "beta", "mean", "var"}, {"bn"}, {}, {},
+            {{"epsilon", 1e-3f}})
+      .node("Clip", {"bn", "lo", "hi"}, {"cl"})
+      .node("HardSwish", {"cl"}, {"hs"})
+      .node("GlobalAveragePool", {"hs"}, {"g"})
+      .node("Flatten", {"g"}, {"y"}, {{"axis", 1}})
+      .node("AveragePool", {"x"}, {"ap"}, {{"count_include_pad", 1}},
+            {{"kernel_shape", {2, 3}}, {"strides", {2, 2}}, {"pads", {1, 0, 1, 1}}})
+      .node("HardSigmoid", {"ap"}, {"z"}, {}, {}, {{"alpha", 0.3f}, {"beta", 0.4f}});
+  for (int p : {1, 2, 4}) {
+    const Result r = import_eval(m, p);
+    const Dense x = r.tensor("x");
+    // maxpool 3x3 s2 p1: 9x8 -> 5x4; avgpool 3x3 s1 p1 (mean of the positions inside): 5x4.
+    Dense a({n, c, 5, 4}), b({n, c, 5, 4});
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < c; ++k) {
+        for (std::int64_t y = 0; y < 5; ++y)
+          for (std::int64_t q = 0; q < 4; ++q) {
+            double mx = -std::numeric_limits<double>::infinity();
+            for (std::int64_t iy = 2 * y - 1; iy <= 2 * y + 1; ++iy)
+              for (std::int64_t ix = 2 * q - 1; ix <= 2 * q + 1; ++ix)
+                if (iy >= 0 && iy < h && ix >= 0 && ix < w) mx = std::max(mx, x[{i, k, iy, ix}]);
+            a[{i, k, y, q}] = mx;
+          }
+        for (std::int64_t y = 0; y < 5; ++y)
+          for (std::int64_t q = 0; q < 4; ++q) {
+            double s = 0, cnt = 0;
+            for (std::int64_t iy = y - 1; iy <= y + 1; ++iy)
+              for (std::int64_t ix = q - 1; ix <= q + 1; ++ix)
+                if (iy >= 0 && iy < 5 && ix >= 0 && ix < 4) s += a[{i, k, iy, ix}], cnt += 1;
+            b[{i, k, y, q}] = s / cnt;
+          }
+      }
+    const double gamma[] = {1.5, 0.5, -1.0}, beta[] = {0.1, -0.2, 0.3}, mean[] = {0.2, 0.0, -0.1},
+                 var[] = {0.5, 2.0, 1.0};
+    Dense want_y({n, c});
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < c; ++k) {
+        double s = 0;
+        for (std::int64_t y = 0; y < 5; ++y)
+          for (std::int64_t q = 0; q < 4; ++q) {
+            const auto ku = static_cast<std::size_t>(k);
+            double v =
+                (b[{i, k, y, q}] - mean[ku]) / std::sqrt(var[ku] + 1e-3) * gamma[ku] + beta[ku];
+            v = std::min(std::max(v, -0.5), 0.75);
+            s += v * std::max(0.0, std::min(1.0, v / 6 + 0.5));
+          }
+        want_y(i, k) = s / 20;
+      }
+    EXPECT_LT(max_rel_diff(r.tensor("y"), want_y), 1e-5) << "P=" << p;
+    // avgpool 2x3 s2, pads (top 1, left 0, bottom 1, right 1), whole window counted: 5x4.
+    Dense want_z({n, c, 5, 4});
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t k = 0; k < c; ++k)
+        for (std::int64_t y = 0; y < 5; ++y)
+          for (std::int64_t q = 0; q < 4; ++q) {
+            double s = 0;
+            for (std::int64_t iy = 2 * y - 1; iy < 2 * y + 1; ++iy)
+              for (std::int64_t ix = 2 * q; ix < 2 * q + 3; ++ix)
+                if (iy >= 0 && iy < h && ix >= 0 && ix < w) s += x[{i, k, iy, ix}];
+            want_z[{i, k, y, q}] = std::max(0.0, std::min(1.0, 0.3 * s / 6 + 0.4));
+          }
+    EXPECT_LT(max_rel_diff(r.tensor("z"), want_z), 1e-5) << "P=" << p;
+    // maxpool 9 and avgpool 9 per output (120 each); bn 2, clip 2, hardswish 5 per element (120);
+    // gap: 1 per input element (120) + 1 per output (6), plus the sum of its K partial sums when
+    // the rows are cut into K blocks (the auto rule cuts [2, 3, 5, 4] into min(P, 5) row blocks:
+    // (K - 1) x 6); avgpool 6 and hardsigmoid 4 per z (120).
+    const double partials = 6.0 * (std::min(p, 5) - 1);
+    EXPECT_DOUBLE_EQ(r.res.report.total_flops,
+                     120.0 * 9 + 120 * 9 + 120 * (2 + 2 + 5) + 120 + 6 + partials + 120 * (6 + 4));
+  }
+}
+
+std::string import_error(const ModelBuilder& m) {
+  ImportOptions o;
+  o.devices = 2;
+  try {
+    onnx_import::import_onnx_bytes(m.bytes(), "bad.onnx", o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ConvImportErrors, MalformedModelsNameTheNode) {
+  {
+    ModelBuilder m;  // a 5x5 kernel on a 3x3 input without padding
+    m.input("x", {1, 1, 3, 3})
+        .output("y", {"n", "c", "h", "w"})
+        .weight("w", {1, 1, 5, 5}, std::vector<float>(25, 1));
+    m.node("Conv", {"x", "w"}, {"y"});
+    const std::string e = import_error(m);
+    EXPECT_NE(e.find("bad.onnx"), std::string::npos) << e;
+    EXPECT_NE(e.find("larger than the padded input"), std::string::npos) << e;
+    EXPECT_NE(e.find("Conv_1"), std::string::npos) << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+  {
+    ModelBuilder m;  // 3 groups do not divide 4 channels
+    m.input("x", {1, 4, 5, 5})
+        .output("y", {"n", "c", "h", "w"})
+        .weight("w", {3, 1, 3, 3}, std::vector<float>(27, 1));
+    m.node("Conv", {"x", "w"}, {"y"}, {{"group", 3}});
+    EXPECT_NE(import_error(m).find("group 3 does not divide"), std::string::npos)
+        << import_error(m);
+  }
+  {
+    ModelBuilder m;  // the weight is a graph input, not an initializer
+    m.input("x", {1, 2, 5, 5}).input("w", {2, 2, 3, 3}).output("y", {"n", "c", "h", "w"});
+    m.node("Conv", {"x", "w"}, {"y"});
+    EXPECT_NE(import_error(m).find("weight"), std::string::npos) << import_error(m);
+  }
+  {
+    ModelBuilder m;  // a 1-D convolution
+    m.input("x", {1, 2, 9})
+        .output("y", {"n", "c", "w"})
+        .weight("w", {2, 2, 3}, std::vector<float>(12, 1));
+    m.node("Conv", {"x", "w"}, {"y"});
+    EXPECT_NE(import_error(m).find("2-D"), std::string::npos) << import_error(m);
+  }
+}
+
+}  // namespace
+}  // namespace doppler
