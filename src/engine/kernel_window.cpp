@@ -320,12 +320,17 @@ void conv_run_gemm(const WindowPlan& w, const Win& win, const float* x, const fl
               accumulate ? 1.0f : 0.0f, out, static_cast<int>(n));
 }
 
+// The worker's scratch, grown to at least `floats` floats.
+float* grown(std::vector<float>& scratch, I64 floats) {
+  if (scratch.size() < static_cast<std::size_t>(floats))
+    scratch.resize(static_cast<std::size_t>(floats));
+  return scratch.data();
+}
+
 void run_conv(const KernelPlan& k, const float* const* inputs, float* out,
               std::vector<float>& scratch) {
   const WindowPlan& w = k.window;
-  if (scratch.size() < static_cast<std::size_t>(w.scratch))
-    scratch.resize(static_cast<std::size_t>(w.scratch));
-  float* s = scratch.data();
+  float* s = grown(scratch, w.scratch);
   const Win win = window_of(k, inputs, s);
   I64 ldw = 0;
   const float* wt = weight_of(k, inputs, s, ldw);
@@ -389,9 +394,7 @@ void pool_plane(const WindowPlan& w, const Win& win, const float* x, bool is_max
 void run_pool(const KernelPlan& k, const float* const* inputs, float* out,
               std::vector<float>& scratch) {
   const WindowPlan& w = k.window;
-  if (scratch.size() < static_cast<std::size_t>(w.scratch))
-    scratch.resize(static_cast<std::size_t>(w.scratch));
-  float* s = scratch.data();
+  float* s = grown(scratch, w.scratch);
   const Win win = window_of(k, inputs, s);
   const bool is_max = k.op == KernelOp::maxpool2d;
   for (I64 n = 0; n < w.nb; ++n)

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "onnx/import_eval.hpp"
 #include "onnx/model_builder.hpp"
 #include "support/support.hpp"
 #include "workloads/block_eval.hpp"
@@ -16,28 +17,13 @@ namespace {
 
 using onnx_import::ImportOptions;
 using test::Dense;
+using test::import_and_eval;
 using test::ModelBuilder;
 
 std::vector<float> iota_values(std::size_t n, float scale, float offset) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 11);
   return v;
-}
-
-struct Evaluated {
-  onnx_import::ImportResult res;
-  std::vector<Dense> values;
-  Dense tensor(const std::string& name) const {
-    return test::assemble_tensor(res.graph, values, name);
-  }
-};
-
-Evaluated import_and_eval(const ModelBuilder& m, int devices) {
-  ImportOptions o;
-  o.devices = devices;
-  Evaluated e{onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o), {}};
-  e.values = test::evaluate_blocks(e.res.graph, false);
-  return e;
 }
 
 double max_abs_diff(const Dense& a, const std::vector<double>& b) {

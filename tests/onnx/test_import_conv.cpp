@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "onnx/import_eval.hpp"
 #include "onnx/model_builder.hpp"
 #include "support/support.hpp"
 #include "workloads/block_eval.hpp"
@@ -19,30 +20,13 @@ namespace {
 
 using onnx_import::ImportOptions;
 using test::Dense;
+using test::import_and_eval;
 using test::ModelBuilder;
 
 std::vector<float> values(std::size_t n, float scale, float offset) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 5) % 13);
   return v;
-}
-
-struct Result {
-  onnx_import::ImportResult res;
-  std::vector<Dense> values;
-  Dense tensor(const std::string& name) const {
-    return test::assemble_tensor(res.graph, values, name);
-  }
-};
-
-Result import_eval(const ModelBuilder& m, int devices,
-                   std::map<std::string, std::vector<std::int64_t>> partition = {}) {
-  ImportOptions o;
-  o.devices = devices;
-  o.partition = std::move(partition);
-  Result r{onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o), {}};
-  r.values = test::evaluate_blocks(r.res.graph, false);
-  return r;
 }
 
 double max_rel_diff(const Dense& a, const Dense& b) {
@@ -115,7 +99,7 @@ TEST_P(ConvImport, MatchesLoopsOnAnyPartitionWithExactFlops) {
       {3, {{"y", {1, 2, 3, 1}}}},
       {2, {{"y", {2, 1, std::min<std::int64_t>(oh, 4), 1}}}}};
   for (const auto& [p, partition] : runs) {
-    const Result r = import_eval(m, p, partition);
+    const auto r = import_and_eval(m, p, partition);
     const Dense want = conv_loops(r.tensor("x"), w, b, cc, oh, ow);
     EXPECT_LT(max_rel_diff(r.tensor("y"), want), 1e-5) << "P=" << p;
     EXPECT_DOUBLE_EQ(r.res.report.total_flops, flops) << "P=" << p;
@@ -154,7 +138,7 @@ TEST(ConvImportOps, PoolsBatchNormAndActivationsMatchLoops) {
             {{"kernel_shape", {2, 3}}, {"strides", {2, 2}}, {"pads", {1, 0, 1, 1}}})
       .node("HardSigmoid", {"ap"}, {"z"}, {}, {}, {{"alpha", 0.3f}, {"beta", 0.4f}});
   for (int p : {1, 2, 4}) {
-    const Result r = import_eval(m, p);
+    const auto r = import_and_eval(m, p);
     const Dense x = r.tensor("x");
     // maxpool 3x3 s2 p1: 9x8 -> 5x4; avgpool 3x3 s1 p1 (mean of the positions inside): 5x4.
     Dense a({n, c, 5, 4}), b({n, c, 5, 4});

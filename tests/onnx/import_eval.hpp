@@ -1,0 +1,34 @@
+#pragma once
+// Test helper: import a hand-built ONNX model and evaluate its blocks with the independent
+// evaluator of docs/exec.md (tests/workloads/block_eval.hpp).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnx/model_builder.hpp"
+#include "workloads/block_eval.hpp"
+
+#include "doppler/onnx/import.hpp"
+
+namespace doppler::test {
+
+/// An imported model and the value of every block.
+struct Evaluated {
+  onnx_import::ImportResult res;
+  std::vector<Dense> values;
+  /// The full tensor `name`, reassembled from its blocks.
+  Dense tensor(const std::string& name) const { return assemble_tensor(res.graph, values, name); }
+};
+
+/// Imports `m` (as "m.onnx") for `devices` devices with `partition` overrides and evaluates it.
+inline Evaluated import_and_eval(const ModelBuilder& m, int devices,
+                                 std::map<std::string, std::vector<std::int64_t>> partition = {}) {
+  onnx_import::ImportOptions o;
+  o.devices = devices;
+  o.partition = std::move(partition);
+  Evaluated e{onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o), {}};
+  e.values = evaluate_blocks(e.res.graph, false);
+  return e;
+}
+
+}  // namespace doppler::test
