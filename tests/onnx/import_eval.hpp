@@ -12,6 +12,13 @@
 
 namespace doppler::test {
 
+/// `n` deterministic weights offset + scale * ((i * 7) mod 11), i = 0..n-1.
+inline std::vector<float> iota_values(std::size_t n, float scale, float offset) {
+  std::vector<float> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 11);
+  return v;
+}
+
 /// An imported model and the value of every block.
 struct Evaluated {
   onnx_import::ImportResult res;

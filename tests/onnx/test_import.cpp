@@ -18,13 +18,8 @@ namespace {
 using onnx_import::ImportOptions;
 using test::Dense;
 using test::import_and_eval;
+using test::iota_values;
 using test::ModelBuilder;
-
-std::vector<float> iota_values(std::size_t n, float scale, float offset) {
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 11);
-  return v;
-}
 
 double max_abs_diff(const Dense& a, const std::vector<double>& b) {
   EXPECT_EQ(a.data.size(), b.size());

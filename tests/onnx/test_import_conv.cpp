@@ -21,13 +21,8 @@ namespace {
 using onnx_import::ImportOptions;
 using test::Dense;
 using test::import_and_eval;
+using test::iota_values;
 using test::ModelBuilder;
-
-std::vector<float> values(std::size_t n, float scale, float offset) {
-  std::vector<float> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 5) % 13);
-  return v;
-}
 
 double max_rel_diff(const Dense& a, const Dense& b) {
   EXPECT_EQ(a.shape, b.shape);
@@ -74,8 +69,8 @@ TEST_P(ConvImport, MatchesLoopsOnAnyPartitionWithExactFlops) {
   const std::int64_t n = 2, icg = cc.c / cc.groups;
   const std::int64_t oh = (cc.h + 2 * cc.pad - cc.dil * (cc.k - 1) - 1) / cc.stride + 1;
   const std::int64_t ow = (cc.w + 2 * cc.pad - cc.dil * (cc.k - 1) - 1) / cc.stride + 1;
-  const auto w = values(static_cast<std::size_t>(cc.oc * icg * cc.k * cc.k), 0.1f, -0.6f);
-  const auto b = values(static_cast<std::size_t>(cc.oc), 0.3f, -1.0f);
+  const auto w = iota_values(static_cast<std::size_t>(cc.oc * icg * cc.k * cc.k), 0.1f, -0.6f);
+  const auto b = iota_values(static_cast<std::size_t>(cc.oc), 0.3f, -1.0f);
   ModelBuilder m;
   m.input("x", {n, cc.c, cc.h, cc.w})
       .output("y", {n, cc.oc, oh, ow})

@@ -21,12 +21,24 @@ TEST(ImportKernelCatalogue, KindsArityAndFlopsAreTheDocumentedOnes) {
     double flops;
   };
   const Want want[] = {
-      {"load", OpKind::input, 0, 0},           {"sqrt", OpKind::elementwise, 1, 1},
-      {"sigmoid", OpKind::elementwise, 1, 4},  {"tanh", OpKind::elementwise, 1, 1},
-      {"erf", OpKind::elementwise, 1, 1},      {"gelu", OpKind::elementwise, 1, 5},
-      {"neg", OpKind::elementwise, 1, 1},      {"pow", OpKind::elementwise, 1, 1},
-      {"identity", OpKind::elementwise, 1, 0}, {"reshape", OpKind::select, 1, 0},
+      {"load", OpKind::input, 0, 0},
+      {"sqrt", OpKind::elementwise, 1, 1},
+      {"sigmoid", OpKind::elementwise, 1, 4},
+      {"tanh", OpKind::elementwise, 1, 1},
+      {"erf", OpKind::elementwise, 1, 1},
+      {"gelu", OpKind::elementwise, 1, 5},
+      {"neg", OpKind::elementwise, 1, 1},
+      {"pow", OpKind::elementwise, 1, 1},
+      {"identity", OpKind::elementwise, 1, 0},
+      {"reshape", OpKind::select, 1, 0},
       {"transpose", OpKind::select, 1, 0},
+      // The convolutional models' kernels (tests/workloads/test_window_eval.cpp evaluates them).
+      {"clip", OpKind::elementwise, 1, 2},
+      {"hardsigmoid", OpKind::elementwise, 1, 4},
+      {"hardswish", OpKind::elementwise, 1, 5},
+      {"conv2d", OpKind::einsum, -1, 2},
+      {"maxpool2d", OpKind::einsum, -1, 1},
+      {"avgpool2d", OpKind::einsum, -1, 1},
   };
   for (const Want& w : want) {
     const workloads::KernelInfo* k = workloads::find_kernel(w.name);

@@ -1,6 +1,6 @@
 // The kernels of convolutional models (docs/exec.md): clip, hardsigmoid, hardswish and the
-// windowed conv2d, maxpool2d, avgpool2d. Their catalogue entries, and the independent
-// evaluator's results on hand-built blocks against hand-computed values.
+// windowed conv2d, maxpool2d, avgpool2d: the independent evaluator's results on hand-built blocks
+// against hand-computed values (their catalogue entries: test_import_kernels.cpp).
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -11,33 +11,11 @@
 #include "block_eval.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
-#include "doppler/workloads/kernels.hpp"
 
 namespace doppler {
 namespace {
 
 using Attrs = std::vector<std::pair<std::string, double>>;
-
-TEST(WindowKernelCatalogue, KindsArityAndFlopsAreTheDocumentedOnes) {
-  struct Want {
-    const char* name;
-    OpKind kind;
-    int arity;
-    double flops;
-  };
-  const Want want[] = {
-      {"clip", OpKind::elementwise, 1, 2},      {"hardsigmoid", OpKind::elementwise, 1, 4},
-      {"hardswish", OpKind::elementwise, 1, 5}, {"conv2d", OpKind::einsum, -1, 2},
-      {"maxpool2d", OpKind::einsum, -1, 1},     {"avgpool2d", OpKind::einsum, -1, 1},
-  };
-  for (const Want& w : want) {
-    const workloads::KernelInfo* k = workloads::find_kernel(w.name);
-    ASSERT_NE(k, nullptr) << w.name;
-    EXPECT_EQ(k->kind, w.kind) << w.name;
-    EXPECT_EQ(k->arity, w.arity) << w.name;
-    EXPECT_EQ(k->flops_per_element, w.flops) << w.name;
-  }
-}
 
 // A graph of exec nodes, one edge per distinct operand.
 class Blocks {
