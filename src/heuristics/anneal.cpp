@@ -9,6 +9,7 @@
 #include <span>
 
 #include "doppler/heuristics/groups.hpp"
+#include "doppler/sim/critical_chain.hpp"
 #include "doppler/sim/incremental.hpp"
 #include "doppler/util/error.hpp"
 
@@ -68,6 +69,38 @@ DeviceId propose(const std::vector<double>& w, DeviceId cur, int p, std::mt19937
     if (static_cast<DeviceId>(d) != cur && w[d] > 0) return static_cast<DeviceId>(d);
   return (cur + 1) % p;
 }
+
+// The critical chain of the annealer's current assignment, recomputed lazily (one counted
+// simulation) once the assignment has changed and `gap` moves have passed.
+class ChainFocus {
+public:
+  ChainFocus(const Problem& problem, int gap) : problem_(problem), gap_(std::max(1, gap)) {}
+  // The assignment changed (an accepted move or a restart).
+  void changed() { stale_ = true; }
+  // A random op of the chain of `cur` (refreshing it first when due, which adds one to
+  // `evaluations`), or -1 when there is no chain.
+  // `may_refresh` is false when the budget has no call left for the refresh.
+  NodeId pick(const std::vector<DeviceId>& cur, bool may_refresh, std::int64_t& evaluations,
+              std::mt19937_64& rng) {
+    ++moves_;
+    if (may_refresh && (chain_.empty() || (stale_ && moves_ >= gap_))) {
+      const Assignment a{problem_.devices(), cur, {}, {}};
+      chain_ = critical_chain(problem_.graph(), problem_.simulator().simulate(a));
+      ++evaluations;
+      stale_ = false;
+      moves_ = 0;
+    }
+    if (chain_.empty()) return -1;
+    return chain_[std::uniform_int_distribution<std::size_t>(0, chain_.size() - 1)(rng)];
+  }
+
+private:
+  const Problem& problem_;
+  int gap_;
+  int moves_ = 0;
+  bool stale_ = true;
+  std::vector<NodeId> chain_;
+};
 
 }  // namespace
 
@@ -133,6 +166,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   std::vector<DeviceId> cur = best;
   double cur_ms = best_ms;
   rebase(cur);
+  ChainFocus focus(problem, settings.focus_refresh);
   const double t_start = t0_ * best_ms, t_end = t_start * 1e-4;
   std::vector<std::pair<NodeId, DeviceId>> undo;
   std::int64_t since_improvement = 0;
@@ -164,7 +198,11 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       }
     }
     if (undo.empty()) {  // reassign one op: half the time to a neighbour's device
-      const auto v = pick_op(rng);
+      auto v = pick_op(rng);
+      if (settings.focus > 0 && unit(rng) < settings.focus) {
+        const NodeId c = focus.pick(cur, !clock.spent(evaluations_ + 1), evaluations_, rng);
+        if (c >= 0) v = static_cast<std::size_t>(c);
+      }
       undo.push_back({static_cast<NodeId>(v), cur[v]});
       const auto preds = g.predecessors(static_cast<NodeId>(v));
       const auto succs = g.successors(static_cast<NodeId>(v));
@@ -193,6 +231,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
     if (ms > cutoff) unit(rng);  // the draw the full simulation's rejection makes
     if (accept) {
       accept_base();
+      focus.changed();
       cur_ms = ms;
       if (ms < best_ms) {
         best_ms = ms;
@@ -208,6 +247,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
       cur_ms = best_ms;
       since_improvement = 0;
       rebase(cur);
+      focus.changed();
     }
   }
   // Polish: first-improvement descent over single-op moves from the best assignment; while

@@ -52,6 +52,7 @@ Assignment LocalSearchPlacer::place(const Problem& problem, const PlaceOptions& 
   AnnealSettings settings;
   settings.t0 = t0_;
   settings.polish = polish_;
+  settings.focus = focus_;
   // The list schedulers' simulations and time count against the budget.
   Budget b;
   b.evaluations = budget_evals > 0 ? std::max<std::int64_t>(0, budget_evals - evaluations_) : 0;

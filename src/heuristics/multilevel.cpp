@@ -52,7 +52,8 @@ std::vector<std::vector<std::vector<NodeId>>> op_groups(const std::vector<Coarse
   for (const Coarsening& c : steps) {
     for (auto& x : at) x = c.cluster_of[static_cast<std::size_t>(x)];
     std::vector<std::vector<NodeId>> groups(static_cast<std::size_t>(c.graph.num_nodes()));
-    for (NodeId v = 0; v < n; ++v) groups[static_cast<std::size_t>(at[static_cast<std::size_t>(v)])].push_back(v);
+    for (NodeId v = 0; v < n; ++v)
+      groups[static_cast<std::size_t>(at[static_cast<std::size_t>(v)])].push_back(v);
     out.push_back(std::move(groups));
   }
   return out;
@@ -114,10 +115,10 @@ Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& o
     const auto t_level = Clock::now();
     const Problem coarse(steps.back().graph, Platform::reference(p));
     PlaceOptions o = options;
-    o.budget.evaluations = evals > 0 ? std::max<std::int64_t>(1, static_cast<std::int64_t>(
-                                                                     s_.inner_share * evals) -
-                                                                     evaluations_)
-                                     : 0;
+    o.budget.evaluations =
+        evals > 0 ? std::max<std::int64_t>(
+                        1, static_cast<std::int64_t>(s_.inner_share * evals) - evaluations_)
+                  : 0;
     o.budget.seconds = seconds > 0 ? std::max(1e-3, s_.inner_share * seconds - since(t_start)) : 0;
     const auto inner = make_placer(inner_spec(s_.inner));
     std::vector<DeviceId> a = project(groups.back(), inner->place(coarse, o).device_of, n);
@@ -150,6 +151,7 @@ Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& o
     if (time_left && evals_left) {
       AnnealSettings as;
       as.t0 = s_.t0;
+      as.focus = s_.focus;
       as.groups = i > 0 ? &groups[i - 1] : (depth > 0 ? &groups[0] : nullptr);
       as.gather_groups = true;
       as.group_share = i > 0 ? 0.7 : 0.25;

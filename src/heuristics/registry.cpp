@@ -84,15 +84,19 @@ std::vector<Entry>& registry() {
       {{"local-search",
         "simulated annealing + descent from the best list scheduler (budget: evaluations or "
         "seconds)",
-        "t0=0.03,polish=0.15", false},
+        "t0=0.03,polish=0.15,focus=0", false},
        [](PlacerParams& p) {
+         const double focus = take_number(p, "local-search", "focus", 0);
+         if (!(focus >= 0 && focus <= 1))
+           throw InputError("method local-search: focus must be in [0, 1]");
          return std::make_unique<LocalSearchPlacer>(take_number(p, "local-search", "t0", 0.03),
-                                                    take_number(p, "local-search", "polish", 0.15));
+                                                    take_number(p, "local-search", "polish", 0.15),
+                                                    focus);
        }},
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
         "by level with cluster and op moves (budget: evaluations or seconds)",
-        "inner=local-search,coarse=0,cap=0.5,share=0.3,t0=0.005", false},
+        "inner=local-search,coarse=0,cap=0.5,share=0.3,t0=0.005,focus=0", false},
        [](PlacerParams& p) {
          MultilevelSettings s;
          s.inner = take_string(p, "inner", s.inner);
@@ -100,14 +104,16 @@ std::vector<Entry>& registry() {
          s.cap = take_number(p, "multilevel", "cap", s.cap);
          s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
          s.t0 = take_number(p, "multilevel", "t0", s.t0);
+         s.focus = take_number(p, "multilevel", "focus", s.focus);
          if (s.inner.empty() || s.inner.rfind("multilevel", 0) == 0)
            throw InputError("method multilevel: option inner must name another method");
          std::string inner = s.inner;
          std::replace(inner.begin(), inner.end(), ';', ',');
          make_placer(inner);  // fails now, naming the method or option, rather than mid-run
-         if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0)
+         if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0 ||
+             !(s.focus >= 0 && s.focus <= 1))
            throw InputError(
-               "method multilevel: cap must be > 0, share in (0, 1) and t0 >= 0");
+               "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0 and focus in [0, 1]");
          return std::make_unique<MultilevelPlacer>(s);
        }},
       {{"exhaustive", "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",

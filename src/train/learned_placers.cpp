@@ -156,8 +156,8 @@ SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
 // policy's samples and local-search's list schedulers, with reassignments drawn from PLC.
 class DopplerSearchPlacer : public Placer {
 public:
-  DopplerSearchPlacer(std::string policy, SampleSpec s, double mix)
-      : policy_(std::move(policy)), s_(s), mix_(mix) {}
+  DopplerSearchPlacer(std::string policy, SampleSpec s, double mix, double focus)
+      : policy_(std::move(policy)), s_(s), mix_(mix), focus_(focus) {}
   std::string name() const override { return "doppler-search"; }
 
   Assignment place(const Problem& problem, const PlaceOptions& options) const override {
@@ -184,6 +184,7 @@ public:
         const MoveProposal proposal{sp.proposal, mix_};
         AnnealSettings as;
         as.proposal = &proposal;
+        as.focus = focus_;
         AnnealResult ar = anneal(problem, best.devices, best.makespan, b, as, options.seed);
         best.offer(ar.best, ar.best_makespan);
       }
@@ -221,6 +222,7 @@ private:
   std::string policy_;
   SampleSpec s_;
   double mix_;
+  double focus_;  // AnnealSettings::focus
 };
 
 // Everything a trained-inside Doppler method is configured with.
@@ -463,7 +465,8 @@ const char* const kTrainedParams =
     "schedule=constant|cosine|linear,rl_temperature=2,returns,action,hidden,mp_steps,policy=CKPT";
 
 const char* const kSearchParams =
-    "policy=CKPT|RUN (default models/doppler-pretrained.pt),samples=64,temperature=1,mix=0.5,"
+    "policy=CKPT|RUN (default "
+    "models/doppler-pretrained.pt),samples=64,temperature=1,mix=0.5,focus=0,"
     "train=0; train=F>0 first trains Stages I+II on F of the budget (default 4,000 calls; "
     "--time-budget ignored; policy= initialises them) and takes doppler-sim's training options "
     "(il=300,sim,preset,rollouts,lr,entropy,si,ppo,sel,teacher,baseline,schedule,rl_temperature,"
@@ -485,10 +488,11 @@ std::unique_ptr<Placer> make_doppler_search(PlacerParams& p) {
           name, key));
   const double train = take_number(p, name, "train", 0);
   const double mix = take_number(p, name, "mix", 0.5);
-  if (train < 0 || mix < 0 || mix > 1)
-    throw InputError(fmt::format("method {}: train and mix must be in [0, 1]", name));
+  const double focus = take_number(p, name, "focus", 0);
+  if (train < 0 || mix < 0 || mix > 1 || focus < 0 || focus > 1)
+    throw InputError(fmt::format("method {}: train, mix and focus must be in [0, 1]", name));
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
-  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix);
+  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix, focus);
 }
 
 }  // namespace

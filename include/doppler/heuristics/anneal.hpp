@@ -40,6 +40,13 @@ struct AnnealSettings {
   /// and decisions (and so the same result) as full simulation. The current assignment is
   /// simulated once more, uncounted, at the start, at each restart and before the polish.
   bool incremental = true;
+  /// Probability that a one-op reassignment picks its op from the current assignment's critical
+  /// chain (critical_chain of its schedule) instead of uniformly; 0 draws no extra random number,
+  /// so results equal those without the option.
+  double focus = 0;
+  /// The chain is recomputed (one simulation, counted as a simulator call) before a focused pick
+  /// once the assignment has changed and at least this many moves have passed since the last time.
+  int focus_refresh = 16;
 };
 
 /// Result of an annealing run.

@@ -14,14 +14,15 @@ struct MultilevelSettings {
   double cap = 0.5;          ///< largest cluster, as a fraction of the per-device share of work
   double inner_share = 0.3;  ///< fraction of the budget given to the inner placer
   double t0 = 0.005;         ///< refinement annealing start temperature (fraction of makespan)
+  double focus = 0;          ///< refinement's critical-chain focus (AnnealSettings::focus)
 };
 
 /// What one level of the last run looked like (for reports and tests).
 struct MultilevelLevel {
-  int nodes = 0;           ///< ops (level 0) or clusters at this level
-  double makespan = 0;     ///< after placing (coarsest) or refining this level, its own units
+  int nodes = 0;                 ///< ops (level 0) or clusters at this level
+  double makespan = 0;           ///< after placing (coarsest) or refining this level, its own units
   std::int64_t evaluations = 0;  ///< simulator calls spent at this level
-  double seconds = 0;      ///< wall-clock seconds spent at this level
+  double seconds = 0;            ///< wall-clock seconds spent at this level
 };
 
 /// Coarsens the graph by acyclic heavy-edge matching (coarsen_once) until it has at most

@@ -46,12 +46,14 @@ private:
 /// (default 20,000) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
-  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15) : t0_(t0), polish_(polish) {}
+  /// `focus`: see AnnealSettings::focus (0: uniform op picks).
+  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0)
+      : t0_(t0), polish_(polish), focus_(focus) {}
   std::string name() const override { return "local-search"; }
   Assignment place(const Problem& problem, const PlaceOptions& options) const override;
 
 private:
-  double t0_, polish_;
+  double t0_, polish_, focus_;
 };
 
 /// The true optimum (minimum simulated makespan) by enumerating every assignment; under the
