@@ -80,6 +80,7 @@ Prepared DualAgent::prepare(const GraphTensors& g, bool grad, bool parallel) {
     n.h = to_vector(p.plc.h);
     n.node_pre = to_vector(p.plc.node);
     n.proj_y_w = to_vector(plc->proj_y->weight);
+    n.proj_y_wt = to_vector(plc->proj_y->weight.t().contiguous());
     n.proj_y_b = to_vector(plc->proj_y->bias);
     const auto w = plc->fc1->weight;
     n.fc1_y = to_vector(w.narrow(1, 0, hd));

@@ -25,6 +25,7 @@ struct EpisodeNets {
   std::vector<float> h;          ///< [N, H] PLC node embeddings
   std::vector<float> node_pre;   ///< [N, M] PLC first layer: [proj(x_v), H_v] part + bias
   std::vector<float> proj_y_w;   ///< [H, F] (F = device_feature_count(features))
+  std::vector<float> proj_y_wt;  ///< [F, H] the same, transposed (the scoring loop's layout)
   std::vector<float> proj_y_b;   ///< [H]
   std::vector<float> fc1_y;      ///< [M, H] first layer, device-feature part
   std::vector<float> fc1_s;      ///< [M, H] first layer, device-sum part
