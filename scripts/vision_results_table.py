@@ -2,7 +2,7 @@
 """Markdown table of scripts/vision_results.sh's output (one row per model, size and profile).
 
 Usage: vision_results_table.py OUT_DIR
-Columns: ONNX ops, blocks, FLOPs (Conv FLOPs beside, with the independent count of the ONNX
+Columns: seeds, ONNX ops, blocks, FLOPs (Conv FLOPs beside, with the independent count of the ONNX
 file), import time, then every method's mean simulated makespan (std over seeds when
 randomised) and its ratio to the row's best method; a second table gives placement times.
 """
@@ -48,9 +48,9 @@ def main():
         sys.exit("vision_results_table.py: no compare.json under " + out)
     methods = [label(m["method"]) for m in data[0][4]["methods"]]
     first = data[0][4]
-    print(f"mean simulated makespan over {first['seeds']} seeds (ratio to the row's best); "
+    print("mean simulated makespan over the row's seeds (ratio to the row's best); "
           f"search and learned budget {first['budget_evaluations']} simulator calls\n")
-    head = ["model", "batch", "profile", "ONNX ops", "blocks", "GFLOPs (Conv)", "import"]
+    head = ["model", "batch", "profile", "seeds", "ONNX ops", "blocks", "GFLOPs (Conv)", "import"]
     print("| " + " | ".join(head + methods) + " |")
     print("|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 3 + len(methods))) + "|")
     times = []
@@ -58,7 +58,8 @@ def main():
         best = min(m["mean"] for m in cmp_["methods"])
         conv = imp["conv_flops"]
         mark = "" if conv == conv_check else " (!)"
-        cells = [model, size[1:], f"{cmp_['devices']} x {hw}", str(imp["ops_before"]),
+        cells = [model, size[1:], f"{cmp_['devices']} x {hw}", str(cmp_["seeds"]),
+                 str(imp["ops_before"]),
                  str(imp["blocks"]), f"{imp['total_flops'] / 1e9:.3g} ({conv / 1e9:.3g}){mark}",
                  f"{imp['import_seconds']:.2f} s"]
         for m in cmp_["methods"]:
