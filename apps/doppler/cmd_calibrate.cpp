@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "engine_options.hpp"
 
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
@@ -22,6 +23,7 @@ namespace {
 
 struct CalibrateOptions {
   std::string output, name = "cpu-engine", topology = "switch", graph, link_profile;
+  std::string copies = "worker";
   int devices = 1, repeat = 5;
   double link_bandwidth = 0, link_latency = 0;
   bool no_pin = false, json = false;
@@ -36,6 +38,7 @@ void run_calibrate(const CalibrateOptions& o) {
   co.repeat = o.repeat;
   co.topology = o.topology;
   co.pin_threads = !o.no_pin;
+  co.copies = parse_copy_mode(o.copies);
   co.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
   Graph g;
   if (!o.graph.empty()) {
@@ -132,6 +135,7 @@ void add_calibrate(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
   cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
+  add_copies_option(*cmd, o->copies);
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_calibrate(*o); });
 }

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "engine_options.hpp"
 
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/report/gantt.hpp"
@@ -22,7 +23,7 @@ namespace doppler::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string graph, hardware, order = "fifo", csv, link_profile;
+  std::string graph, hardware, order = "fifo", csv, link_profile, copies = "worker";
   int devices = 0, assignments = 30, repeat = 5, warmup = 1;
   std::uint64_t seed = 0;
   std::int64_t budget = 2000;
@@ -45,6 +46,7 @@ void run_validate(const ValidateOptions& o) {
   EngineOptions eo;
   eo.devices = devices;
   eo.pin_threads = !o.no_pin;
+  eo.copies = parse_copy_mode(o.copies);
   eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
   Engine engine(g, eo);
   for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
@@ -147,6 +149,7 @@ void add_validate_sim(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
   cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
+  add_copies_option(*cmd, o->copies);
   cmd->add_option("--csv", o->csv, "also write the table as CSV");
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_validate(*o); });

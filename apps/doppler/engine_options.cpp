@@ -2,6 +2,15 @@
 
 namespace doppler::cli {
 
+void add_copies_option(CLI::App& cmd, std::string& copies) {
+  cmd.add_option("--copies", copies,
+                 "who copies a block between devices: worker (the receiving device's copy "
+                 "thread, overlapping its compute) or producer (the producing op's thread, at "
+                 "once, no thread hand-off; with link emulation copies stay with the worker)")
+      ->check(CLI::IsMember({"worker", "producer"}))
+      ->capture_default_str();
+}
+
 void add_engine_options(CLI::App& cmd, EngineCliOptions& o) {
   cmd.add_option("--kernels", o.kernels,
                  "auto (real when every node has an exec description, else synthetic), real, "
@@ -20,6 +29,7 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o) {
   cmd.add_option("--link-profile", o.link_profile,
                  "emulate the links of this hardware profile (name or file)");
   cmd.add_flag("--no-pin", o.no_pin, "do not pin compute workers to cores");
+  add_copies_option(cmd, o.copies);
   cmd.add_option("--timeout", o.timeout, "abort a run after this many seconds (0: never)")
       ->check(CLI::NonNegativeNumber);
 }
@@ -31,6 +41,7 @@ EngineOptions engine_options(const EngineCliOptions& o, int devices) {
   eo.synthetic_scale = o.scale;
   eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
   eo.pin_threads = !o.no_pin;
+  eo.copies = parse_copy_mode(o.copies);
   eo.timeout_seconds = o.timeout;
   return eo;
 }

@@ -11,18 +11,22 @@ namespace doppler::cli {
 
 /// The engine flags of a command.
 struct EngineCliOptions {
-  std::string kernels = "auto";  ///< auto, real, synthetic or empty
-  double scale = 0;              ///< synthetic kernels' FLOPs/bytes per cost unit (0: automatic)
-  double link_bandwidth = 0;     ///< emulated link bandwidth, bytes/s (0: off)
-  double link_latency = 0;       ///< emulated link latency, seconds
-  std::string link_profile;      ///< emulate this hardware profile's links
-  bool no_pin = false;           ///< do not pin compute workers to cores
-  double timeout = 0;            ///< seconds after which a run is aborted (0: none)
+  std::string kernels = "auto";   ///< auto, real, synthetic or empty
+  double scale = 0;               ///< synthetic kernels' FLOPs/bytes per cost unit (0: automatic)
+  double link_bandwidth = 0;      ///< emulated link bandwidth, bytes/s (0: off)
+  double link_latency = 0;        ///< emulated link latency, seconds
+  std::string link_profile;       ///< emulate this hardware profile's links
+  bool no_pin = false;            ///< do not pin compute workers to cores
+  std::string copies = "worker";  ///< who copies between devices: worker or producer
+  double timeout = 0;             ///< seconds after which a run is aborted (0: none)
 };
 
-/// Adds --kernels, --scale, --link-bandwidth, --link-latency, --link-profile, --no-pin and
-/// --timeout.
+/// Adds --kernels, --scale, --link-bandwidth, --link-latency, --link-profile, --no-pin,
+/// --copies and --timeout.
 void add_engine_options(CLI::App& cmd, EngineCliOptions& o);
+
+/// Adds --copies worker|producer (for commands with their own engine flags).
+void add_copies_option(CLI::App& cmd, std::string& copies);
 
 /// EngineOptions for `devices` devices (InputError on bad values).
 EngineOptions engine_options(const EngineCliOptions& o, int devices);

@@ -85,6 +85,7 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
   engine_detail::RuntimeConfig cfg;
   cfg.devices = options.devices;
   cfg.pin = options.pin_threads;
+  cfg.copies = options.copies;
   cfg.link = options.link;
   cfg.fault = options.fault;
   cfg.timeout = options.timeout_seconds;

@@ -32,6 +32,12 @@ KernelMode parse_kernel_mode(const std::string& name) {
   throw InputError("unknown kernel mode '" + name + "' (auto, real, synthetic, empty)");
 }
 
+CopyMode parse_copy_mode(const std::string& name) {
+  if (name == "worker") return CopyMode::worker;
+  if (name == "producer") return CopyMode::producer;
+  throw InputError("unknown copy mode '" + name + "' (worker, producer)");
+}
+
 double LinkEmulation::min_seconds(DeviceId s, DeviceId d, double bytes) const {
   if (s == d) return 0;
   if (profile) return profile->transfer_time(s, d, bytes);

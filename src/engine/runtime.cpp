@@ -173,10 +173,14 @@ void Runtime::execute(DeviceId d, NodeId v) {
   const auto b = static_cast<std::size_t>(dest_begin_[vi]),
              e = static_cast<std::size_t>(dest_begin_[vi + 1]);
   bool stamped = false;
+  double copied = f;  // producer mode: when the worker's previous copy of v ended
   for (std::size_t i = b; i < e; ++i) {
     const DeviceId to = dests_[i];
     if (is_local(to)) {
-      push_copy(to, {v, d, f, false});
+      if (cfg_.copies == CopyMode::producer && !cfg_.link.enabled())
+        copied = copy_now(d, to, v, copied);
+      else
+        push_copy(to, {v, d, f, false});
     } else {
       if (!stamped) {  // the trailer carries the finish time to the receiver
         std::memcpy(buffer(d, v) + plan_->kernels[vi].numel, &f, sizeof(double));
@@ -213,6 +217,16 @@ void Runtime::copy(DeviceId d, const CopyJob& job) {
   }
   dv.transfers.push_back({job.u, job.from, d, bytes, t_start, now(), {d}});
   arrived(job.u, d);
+}
+
+double Runtime::copy_now(DeviceId from, DeviceId to, NodeId u, double t_start) {
+  const std::int64_t numel = plan_->kernels[static_cast<std::size_t>(u)].numel;
+  std::memcpy(buffer(to, u), buffer(from, u), static_cast<std::size_t>(numel) * sizeof(float));
+  const double t_end = now();
+  dev_[static_cast<std::size_t>(from)]->sent.push_back(
+      {u, from, to, 4.0 * static_cast<double>(numel), t_start, t_end, {to}});
+  arrived(u, to);
+  return t_end;
 }
 
 void Runtime::arrived(NodeId u, DeviceId d) {
@@ -286,7 +300,10 @@ void Runtime::prepare(std::span<const DeviceId> device_of, DispatchRule rule,
   }
   dest_begin_[static_cast<std::size_t>(n_)] = static_cast<EdgeId>(dests_.size());
   for (auto& d : dev_)
-    if (d) d->transfers.clear();
+    if (d) {
+      d->transfers.clear();
+      d->sent.clear();
+    }
   done_ = 0;
   seq_ = 0;
   error_.clear();
@@ -369,7 +386,10 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
   for (NodeId v = 0; v < n_; ++v)
     rec.makespan = std::max(rec.makespan, rec.finish[static_cast<std::size_t>(v)]);
   for (auto& d : dev_)
-    if (d) rec.transfers.insert(rec.transfers.end(), d->transfers.begin(), d->transfers.end());
+    if (d) {
+      rec.transfers.insert(rec.transfers.end(), d->transfers.begin(), d->transfers.end());
+      rec.transfers.insert(rec.transfers.end(), d->sent.begin(), d->sent.end());
+    }
   std::sort(rec.transfers.begin(), rec.transfers.end(),
             [](const TransferRecord& a, const TransferRecord& b) {
               return a.start < b.start || (a.start == b.start && a.src < b.src);

@@ -48,12 +48,13 @@ public:
 
 /// What the runtime was built with.
 struct RuntimeConfig {
-  int devices = 1;          ///< P
-  std::vector<char> local;  ///< per device: runs in this process (default: all)
-  bool pin = true;          ///< pin compute workers when local devices <= cores
-  LinkEmulation link;       ///< copy slow-down
-  FaultInjection fault;     ///< test hook
-  double timeout = 0;       ///< seconds; 0 = none
+  int devices = 1;                     ///< P
+  std::vector<char> local;             ///< per device: runs in this process (default: all)
+  bool pin = true;                     ///< pin compute workers when local devices <= cores
+  CopyMode copies = CopyMode::worker;  ///< who copies between local devices
+  LinkEmulation link;                  ///< copy slow-down
+  FaultInjection fault;                ///< test hook
+  double timeout = 0;                  ///< seconds; 0 = none
 };
 
 /// Times recorded by one run (seconds from the run's start). Ops not run locally keep -1.
@@ -116,7 +117,8 @@ private:
     std::mutex copy_mu;
     std::condition_variable copy_cv;
     std::deque<CopyJob> copies;
-    std::vector<TransferRecord> transfers;
+    std::vector<TransferRecord> transfers;  // copies received (written by the copy worker)
+    std::vector<TransferRecord> sent;       // copies made by the compute worker (producer mode)
     std::vector<float> scratch;
     std::vector<const float*> ins;
     std::atomic<NodeId> running{-1};  // op being computed, -1 when idle
@@ -130,6 +132,9 @@ private:
   void copy_loop(DeviceId d);
   void execute(DeviceId d, NodeId v);
   void copy(DeviceId d, const CopyJob& job);
+  // Producer mode: copies u to local device `to` now, from t_start (the op's finish or the end
+  // of its previous copy); returns when the copy ended.
+  double copy_now(DeviceId from, DeviceId to, NodeId u, double t_start);
   void arrived(NodeId u, DeviceId d);  // decrement consumers of u on d
   void make_ready(NodeId v);
   void push_copy(DeviceId to, const CopyJob& job);

@@ -164,6 +164,7 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
   EngineOptions eo;
   eo.devices = o.devices;
   eo.pin_threads = o.pin_threads;
+  eo.copies = o.copies;
   Engine e(g, eo);
   const Assignment a = bg.assignment(o.devices);
   std::vector<double> per_op;
@@ -197,6 +198,7 @@ double engine_overhead(const CalibrationOptions& o) {
   EngineOptions eo;
   eo.devices = o.devices;
   eo.pin_threads = o.pin_threads;
+  eo.copies = o.copies;
   eo.kernels = KernelMode::empty;
   Engine e(g, eo);
   return e.measure(bg.assignment(o.devices), DispatchRule::fifo, o.repeat).median / (chain + 1);
@@ -232,6 +234,7 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
     EngineOptions eo;
     eo.devices = p;
     eo.pin_threads = o.pin_threads;
+    eo.copies = o.copies;
     eo.link = o.link;
     Engine e(g, eo);
     const Assignment a = bg.assignment(p);
@@ -274,6 +277,7 @@ std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions
   EngineOptions eo;
   eo.devices = o.devices;
   eo.pin_threads = o.pin_threads;
+  eo.copies = o.copies;
   eo.link = o.link;
   Engine e(g, eo);
   std::vector<char> want(static_cast<std::size_t>(g.num_nodes()), 1);
@@ -298,6 +302,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.devices = o.devices;
   c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.link = o.link.label();
+  c.copy_mode = o.copies == CopyMode::producer ? "producer" : "worker";
   const auto benches = standard_benchmarks();
   const int steps = static_cast<int>(benches.size()) + 2 + (o.graph ? 1 : 0);
   int step = 0;
@@ -409,6 +414,7 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
   j["calibration_source"] = {{"devices", c.devices},
                              {"cores", c.cores},
                              {"link_emulation", c.link},
+                             {"copy_mode", c.copy_mode},
                              {"engine_overhead_seconds", c.engine_overhead},
                              {"kernels", ks},
                              {"copies", cs}};

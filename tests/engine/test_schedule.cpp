@@ -23,7 +23,8 @@ void expect_disjoint(std::vector<std::pair<double, double>> iv, const std::strin
     EXPECT_LE(iv[k - 1].second, iv[k].first) << what << " runs two things at once";
 }
 
-void check(const Graph& g, const Assignment& a, const EngineResult& r) {
+void check(const Graph& g, const Assignment& a, const EngineResult& r,
+           CopyMode mode = CopyMode::worker) {
   const Schedule& s = r.schedule;
   const int n = g.num_nodes();
   ASSERT_EQ(s.unit, CostUnit::seconds);
@@ -72,8 +73,15 @@ void check(const Graph& g, const Assignment& a, const EngineResult& r) {
             {s.start[static_cast<std::size_t>(v)], s.finish[static_cast<std::size_t>(v)]});
         busy += ops.back().second - ops.back().first;
       }
-    for (const auto& t : s.transfers)
-      if (t.to == d) copies.push_back({t.start, t.finish});
+    if (mode == CopyMode::producer) {
+      // The producer's compute worker copies right after the op: its ops and its outgoing
+      // copies never overlap.
+      for (const auto& t : s.transfers)
+        if (t.from == d) ops.push_back({t.start, t.finish});
+    } else {
+      for (const auto& t : s.transfers)
+        if (t.to == d) copies.push_back({t.start, t.finish});
+    }
     expect_disjoint(ops, "device " + std::to_string(d));
     expect_disjoint(copies, "copy worker " + std::to_string(d));
     EXPECT_NEAR(s.busy[static_cast<std::size_t>(d)], busy, 1e-12);
@@ -90,6 +98,33 @@ TEST(EngineSchedule, RealKernelRunsAreValidDataflowExecutions) {
     for (DispatchRule rule : {DispatchRule::fifo, DispatchRule::priority}) {
       const Assignment a = test::random_assignment(x.graph, 4, rng);
       check(x.graph, a, e.run(a, rule));
+    }
+  }
+}
+
+// --copies producer: the same dataflow guarantees, with each copy made by the producing op's
+// worker right after the op (so a device's ops and outgoing copies do not overlap), and the
+// outputs equal the single-device run's bit for bit.
+TEST(EngineSchedule, ProducerCopiesAreValidAndGiveTheSameOutputs) {
+  std::mt19937_64 rng(11);
+  const auto w = test::small_workloads(3);
+  for (const auto& x : {w[0], w[1], w[5]}) {  // chainmm, ffnn, llama-layer
+    SCOPED_TRACE(x.label);
+    EngineOptions o;
+    o.devices = 3;
+    o.copies = CopyMode::producer;
+    Engine e(x.graph, o);
+    e.run(test::single_device(x.graph, 1));
+    const auto want = test::all_outputs(e);
+    for (DispatchRule rule : {DispatchRule::fifo, DispatchRule::priority}) {
+      const Assignment a = test::random_assignment(x.graph, 3, rng);
+      const EngineResult r = e.run(a, rule);
+      ASSERT_GT(r.copies, 0);
+      check(x.graph, a, r, CopyMode::producer);
+      const auto got = test::all_outputs(e);
+      for (NodeId v = 0; v < x.graph.num_nodes(); ++v)
+        EXPECT_EQ(got[static_cast<std::size_t>(v)], want[static_cast<std::size_t>(v)])
+            << "node " << x.graph.label(v);
     }
   }
 }

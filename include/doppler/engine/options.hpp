@@ -53,6 +53,17 @@ struct FaultInjection {
   NodeId node = -1;        ///< op that fails or hangs
 };
 
+/// Who performs a copy between two devices of the same process.
+enum class CopyMode {
+  worker,    ///< the receiving device's copy worker thread (copies overlap that device's compute)
+  producer,  ///< the producing op's compute worker, right after the op: no hand-off to another
+             ///< thread, but the copy holds the producer's core. With link emulation copies
+             ///< still go to the copy worker (which waits out the emulated time).
+};
+
+/// "worker" or "producer"; InputError otherwise.
+CopyMode parse_copy_mode(const std::string& name);
+
 /// Everything an Engine is built with. Buffers and threads are created once per Engine.
 struct EngineOptions {
   int devices = 1;                             ///< logical devices P (1..kMaxDevices)
@@ -61,10 +72,11 @@ struct EngineOptions {
   /// (reference costs when present, else flops / out_bytes); 0 = chosen so that the whole graph
   /// totals about 1e8 FLOPs.
   double synthetic_scale = 0;
-  LinkEmulation link;          ///< copy slow-down (off by default)
-  bool pin_threads = true;     ///< pin compute workers to cores when P <= usable cores
-  double timeout_seconds = 0;  ///< a run longer than this fails with an error; 0 = none
-  FaultInjection fault;        ///< test hook
+  LinkEmulation link;                  ///< copy slow-down (off by default)
+  bool pin_threads = true;             ///< pin compute workers to cores when P <= usable cores
+  CopyMode copies = CopyMode::worker;  ///< who copies between this process's devices
+  double timeout_seconds = 0;          ///< a run longer than this fails with an error; 0 = none
+  FaultInjection fault;                ///< test hook
 };
 
 }  // namespace doppler

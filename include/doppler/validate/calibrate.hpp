@@ -13,11 +13,12 @@ namespace doppler {
 
 /// What calibrate() measures.
 struct CalibrationOptions {
-  int devices = 1;                  ///< P: devices of the engine (all busy while kernels are timed)
-  int repeat = 5;                   ///< measured runs per benchmark (median per op)
-  LinkEmulation link;               ///< copy slow-down to calibrate (off by default)
-  bool pin_threads = true;          ///< as EngineOptions::pin_threads
-  std::string topology = "switch";  ///< profile topology: "switch" or "all-to-all"
+  int devices = 1;          ///< P: devices of the engine (all busy while kernels are timed)
+  int repeat = 5;           ///< measured runs per benchmark (median per op)
+  LinkEmulation link;       ///< copy slow-down to calibrate (off by default)
+  bool pin_threads = true;  ///< as EngineOptions::pin_threads
+  CopyMode copies = CopyMode::worker;  ///< as EngineOptions::copies
+  std::string topology = "switch";     ///< profile topology: "switch" or "all-to-all"
   /// Optional graph whose own kernels (run on P devices, round-robin in topological order)
   /// are added to the fit of the device model, weighted like its op mix; nullptr = kernels
   /// of the standard benchmark mix only.
@@ -45,6 +46,7 @@ struct Calibration {
   int devices = 1;                    ///< P
   int cores = 1;                      ///< usable cores of the process
   std::string link;                   ///< link emulation label
+  std::string copy_mode = "worker";   ///< who copied between devices (EngineOptions::copies)
   double engine_overhead = 0;         ///< seconds per op of empty kernels (hand-off cost)
   std::vector<KernelSample> kernels;  ///< every benchmarked kernel
   std::vector<CopySample> copies;     ///< every copy size

@@ -183,6 +183,7 @@ MpiEngine::MpiEngine(const Graph& g, EngineOptions options) : impl_(std::make_un
   engine_detail::RuntimeConfig cfg;
   cfg.devices = p;
   cfg.pin = options.pin_threads;
+  cfg.copies = options.copies;
   cfg.link = options.link;
   cfg.fault = options.fault;
   cfg.timeout = options.timeout_seconds;
