@@ -21,6 +21,11 @@ def label(spec):
     return spec
 
 
+def fmt_gflops(x):
+    g = x / 1e9
+    return f"{g:,.0f}" if g >= 1000 else f"{g:.3g}"
+
+
 def fmt_time(s):
     return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} us"
 
@@ -60,7 +65,7 @@ def main():
         mark = "" if conv == conv_check else " (!)"
         cells = [model, size[1:], f"{cmp_['devices']} x {hw}", str(cmp_["seeds"]),
                  str(imp["ops_before"]),
-                 str(imp["blocks"]), f"{imp['total_flops'] / 1e9:.3g} ({conv / 1e9:.3g}){mark}",
+                 str(imp["blocks"]), f"{fmt_gflops(imp['total_flops'])} ({fmt_gflops(conv)}){mark}",
                  f"{imp['import_seconds']:.2f} s"]
         for m in cmp_["methods"]:
             std = f" ± {fmt_time(m['std'])}" if len(m["makespans"]) > 1 else ""
