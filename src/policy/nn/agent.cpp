@@ -79,7 +79,6 @@ Prepared DualAgent::prepare(const GraphTensors& g, bool grad, bool parallel) {
     const int64_t hd = config_.hidden;
     n.h = to_vector(p.plc.h);
     n.node_pre = to_vector(p.plc.node);
-    n.proj_y_w = to_vector(plc->proj_y->weight);
     n.proj_y_wt = to_vector(plc->proj_y->weight.t().contiguous());
     n.proj_y_b = to_vector(plc->proj_y->bias);
     const auto w = plc->fc1->weight;

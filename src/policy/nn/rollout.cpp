@@ -236,7 +236,7 @@ void zscore_device_sums_into(const std::vector<double>& s, int p, int hd, std::v
   }
 }
 
-// py[d, :] = leaky(proj_y_b + proj_y_w y_d) for every device: per output the bias, then the
+// py[d, :] = leaky(proj_y_b + proj_y_wt^T y_d) for every device: per output the bias, then the
 // products in feature order (the arithmetic of a dot product per (d, j)), run over j in the
 // inner loop so that it vectorises.
 void project_device_features(const EpisodeNets& nets, const std::vector<float>& y, int p, int dc,

@@ -24,8 +24,8 @@ struct EpisodeNets {
   std::vector<float> sel_score;  ///< [N] SEL score of every op (static within an episode)
   std::vector<float> h;          ///< [N, H] PLC node embeddings
   std::vector<float> node_pre;   ///< [N, M] PLC first layer: [proj(x_v), H_v] part + bias
-  std::vector<float> proj_y_w;   ///< [H, F] (F = device_feature_count(features))
-  std::vector<float> proj_y_wt;  ///< [F, H] the same, transposed (the scoring loop's layout)
+  std::vector<float> proj_y_wt;  ///< [F, H] (F = device_feature_count(features)): proj_y's
+                                 ///< weight, transposed (the scoring loop's layout)
   std::vector<float> proj_y_b;   ///< [H]
   std::vector<float> fc1_y;      ///< [M, H] first layer, device-feature part
   std::vector<float> fc1_s;      ///< [M, H] first layer, device-sum part
@@ -143,8 +143,8 @@ struct PlcScratch {
 /// plc_scores() into `w` without allocating once `w` has grown: y [P, F] already normalised
 /// (normalise_device_features); the z-scored sums are left in w.ns. Returns w.out.
 const std::vector<float>& plc_scores_into(const EpisodeNets& nets, NodeId v,
-                                          const std::vector<float>& y,
-                                          const std::vector<double>& s, int p, PlcScratch& w);
+                                          const std::vector<float>& y, const std::vector<double>& s,
+                                          int p, PlcScratch& w);
 
 /// Device sums S [P, H] z-scored over the devices (population std + 1e-6).
 std::vector<float> zscore_device_sums(const std::vector<double>& s, int p, int hidden);
