@@ -32,9 +32,13 @@ KernelMode parse_kernel_mode(const std::string& name) {
   throw InputError("unknown kernel mode '" + name + "' (auto, real, synthetic, empty)");
 }
 
+const char* copy_mode_name(CopyMode m) {
+  return m == CopyMode::producer ? "producer" : "worker";
+}
+
 CopyMode parse_copy_mode(const std::string& name) {
-  if (name == "worker") return CopyMode::worker;
-  if (name == "producer") return CopyMode::producer;
+  for (CopyMode m : {CopyMode::worker, CopyMode::producer})
+    if (name == copy_mode_name(m)) return m;
   throw InputError("unknown copy mode '" + name + "' (worker, producer)");
 }
 

@@ -18,6 +18,16 @@ namespace doppler {
 
 namespace {
 
+// The engine settings every calibration benchmark shares: `devices` devices, pinning and copy
+// mode as asked.
+EngineOptions benchmark_engine(const CalibrationOptions& o, int devices) {
+  EngineOptions eo;
+  eo.devices = devices;
+  eo.pin_threads = o.pin_threads;
+  eo.copies = o.copies;
+  return eo;
+}
+
 using Shape = std::vector<std::int64_t>;
 
 double median(std::vector<double> x) {
@@ -161,10 +171,7 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
     for (int r = 0; r < reps; ++r) bg.place(bg.op(kb.kernel, kb.out, ins, kb.flops, kb.spec), d);
   }
   const Graph g = bg.build();
-  EngineOptions eo;
-  eo.devices = o.devices;
-  eo.pin_threads = o.pin_threads;
-  eo.copies = o.copies;
+  EngineOptions eo = benchmark_engine(o, o.devices);
   Engine e(g, eo);
   const Assignment a = bg.assignment(o.devices);
   std::vector<double> per_op;
@@ -195,10 +202,7 @@ double engine_overhead(const CalibrationOptions& o) {
     }
   }
   const Graph g = bg.build();
-  EngineOptions eo;
-  eo.devices = o.devices;
-  eo.pin_threads = o.pin_threads;
-  eo.copies = o.copies;
+  EngineOptions eo = benchmark_engine(o, o.devices);
   eo.kernels = KernelMode::empty;
   Engine e(g, eo);
   return e.measure(bg.assignment(o.devices), DispatchRule::fifo, o.repeat).median / (chain + 1);
@@ -231,10 +235,7 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
         bg.place(bg.op("scale", {262144}, {x}, 262144.0), d);
       }
     const Graph g = bg.build();
-    EngineOptions eo;
-    eo.devices = p;
-    eo.pin_threads = o.pin_threads;
-    eo.copies = o.copies;
+    EngineOptions eo = benchmark_engine(o, p);
     eo.link = o.link;
     Engine e(g, eo);
     const Assignment a = bg.assignment(p);
@@ -274,10 +275,7 @@ std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions
   a.device_of.assign(static_cast<std::size_t>(g.num_nodes()), 0);
   int i = 0;
   for (NodeId v : g.topo_order()) a.device_of[static_cast<std::size_t>(v)] = i++ % o.devices;
-  EngineOptions eo;
-  eo.devices = o.devices;
-  eo.pin_threads = o.pin_threads;
-  eo.copies = o.copies;
+  EngineOptions eo = benchmark_engine(o, o.devices);
   eo.link = o.link;
   Engine e(g, eo);
   std::vector<char> want(static_cast<std::size_t>(g.num_nodes()), 1);
@@ -302,7 +300,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.devices = o.devices;
   c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.link = o.link.label();
-  c.copy_mode = o.copies == CopyMode::producer ? "producer" : "worker";
+  c.copy_mode = copy_mode_name(o.copies);
   const auto benches = standard_benchmarks();
   const int steps = static_cast<int>(benches.size()) + 2 + (o.graph ? 1 : 0);
   int step = 0;

@@ -61,7 +61,9 @@ enum class CopyMode {
              ///< still go to the copy worker (which waits out the emulated time).
 };
 
-/// "worker" or "producer"; InputError otherwise.
+/// "worker" or "producer".
+const char* copy_mode_name(CopyMode m);
+/// Parses the names of copy_mode_name(); InputError otherwise.
 CopyMode parse_copy_mode(const std::string& name);
 
 /// Everything an Engine is built with. Buffers and threads are created once per Engine.
