@@ -73,6 +73,14 @@ void run_calibrate(const CalibrateOptions& o) {
                       {"seconds", k.seconds},
                       {"gflops", k.flops / k.seconds / 1e9}});
     j["kernels"] = std::move(ks);
+    ojson kc = ojson::object();
+    for (const auto& [kernel, f] : c.kernel_costs)
+      kc[kernel] = {{"seconds_per_op", f.cost.seconds_per_op},
+                    {"seconds_per_flop", f.cost.seconds_per_flop},
+                    {"seconds_per_byte", f.cost.seconds_per_byte},
+                    {"samples", f.samples},
+                    {"source", f.source}};
+    j["kernel_costs"] = std::move(kc);
     print_json(j);
     return;
   }
@@ -128,7 +136,8 @@ void add_calibrate(CLI::App& app) {
       ->check(CLI::IsMember({"switch", "all-to-all"}))
       ->capture_default_str();
   cmd->add_option("--graph", o->graph,
-                  "also time this graph's own kernels and fit the device model to them");
+                  "also time this graph's own ops and fit each kernel it uses to them (instead of "
+                  "that kernel's microbenchmarks)");
   cmd->add_option("--link-bandwidth", o->link_bandwidth, "emulated link bandwidth (bytes/s)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--link-latency", o->link_latency, "emulated link latency (seconds)")

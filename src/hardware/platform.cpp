@@ -35,6 +35,30 @@ std::string graph_dtype(const Graph& g) {
   return it == g.meta().params.end() ? "f32" : it->second;
 }
 
+namespace {
+
+// Work of every node in FLOPs at device 0's speed: its FLOPs, or, for an op whose kernel has a
+// measured cost in the profile, that cost divided by device 0's seconds per FLOP (so device d
+// takes it x time_per_work[d] / time_per_work[0]).
+std::vector<double> kernel_work(const Graph& g, const HardwareProfile& hw, double spf0) {
+  std::vector<double> work(static_cast<std::size_t>(g.num_nodes()));
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const Node& n = g.node(v);
+    double w = n.flops;
+    if (n.exec && !hw.kernels.empty()) {
+      const auto it = hw.kernels.find(n.exec->op);
+      if (it != hw.kernels.end())
+        w = (it->second.seconds_per_op + n.flops * it->second.seconds_per_flop +
+             n.out_bytes * it->second.seconds_per_byte) /
+            spf0;
+    }
+    work[static_cast<std::size_t>(v)] = w;
+  }
+  return work;
+}
+
+}  // namespace
+
 CostModel Platform::cost_model(const Graph& g) const {
   if (is_reference()) return CostModel::reference(g);
   const HardwareProfile& hw = *profile_;
@@ -60,8 +84,7 @@ CostModel Platform::cost_model(const Graph& g) const {
       dev.latency[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)] = lat;
       dev.time_per_size[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)] = 1.0 / bw;
     }
-  std::vector<double> work(static_cast<std::size_t>(g.num_nodes()));
-  for (NodeId v = 0; v < g.num_nodes(); ++v) work[static_cast<std::size_t>(v)] = g.node(v).flops;
+  std::vector<double> work = kernel_work(g, hw, dev.time_per_work[0]);
   std::vector<double> size(static_cast<std::size_t>(g.num_edges()));
   for (EdgeId e = 0; e < g.num_edges(); ++e) size[static_cast<std::size_t>(e)] = g.edge_bytes(e);
   return CostModel("hardware:" + hw.name, CostUnit::seconds, std::move(work), std::move(size),

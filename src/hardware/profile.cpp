@@ -50,6 +50,32 @@ DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr
   return d;
 }
 
+// The optional "kernels" object: {name: {"seconds_per_op": a, "seconds_per_flop": b,
+// "seconds_per_byte": c}} (each optional, default 0).
+std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j) {
+  doc.expect_object(j, "/kernels");
+  std::map<std::string, KernelCost> out;
+  for (const auto& [name, k] : j.items()) {
+    const std::string ptr = "/kernels/" + name;
+    doc.expect_object(k, ptr);
+    KernelCost c;
+    for (const auto& [key, v] : k.items()) {
+      double* field = key == "seconds_per_flop"   ? &c.seconds_per_flop
+                      : key == "seconds_per_byte" ? &c.seconds_per_byte
+                      : key == "seconds_per_op"   ? &c.seconds_per_op
+                                                  : nullptr;
+      if (!field) {
+        if (!key.ends_with("source") && key != "samples")
+          doc.fail(ptr + "/" + key, fmt::format("unknown kernel field '{}'", key));
+        continue;
+      }
+      *field = doc.number(v, ptr + "/" + key);
+    }
+    out[name] = c;
+  }
+  return out;
+}
+
 }  // namespace
 
 double HardwareProfile::transfer_time(int s, int d, double bytes) const {
@@ -100,9 +126,10 @@ HardwareProfile parse_hardware_profile(std::string_view text, const std::string&
                                            "profile has {}",
                                            kMaxRingDevices, p.num_devices()));
   detail::build_topology(doc, topology, "/topology", p);
+  if (root.contains("kernels")) p.kernels = read_kernels(doc, root["kernels"]);
   for (const auto& [key, v] : root.items()) {
-    static const char* known[] = {"format",  "version", "name",  "aliases", "description",
-                                  "devices", "device",  "count", "topology"};
+    static const char* known[] = {"format",  "version", "name",  "aliases",  "description",
+                                  "devices", "device",  "count", "topology", "kernels"};
     bool ok = key.ends_with("source");
     for (const char* k : known) ok = ok || key == k;
     if (!ok) doc.fail("/" + key, fmt::format("unknown field '{}'", key));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -60,7 +61,8 @@ public:
     return b_.add_node(std::move(n));
   }
   NodeId op(const std::string& kernel, const Shape& shape, const std::vector<NodeId>& srcs,
-            double flops, const std::string& spec = "") {
+            double flops, const std::string& spec = "",
+            const std::vector<std::pair<std::string, double>>& attrs = {}) {
     Node n;
     n.kind = workloads::find_kernel(kernel)->kind;
     n.name = fmt::format("{}{}", kernel, b_.num_nodes());
@@ -71,6 +73,7 @@ public:
     e.shape = shape;
     e.origin.assign(shape.size(), 0);
     e.einsum = spec;
+    e.attrs = attrs;
     for (NodeId s : srcs) e.inputs.push_back({s, {}, {}});
     n.exec = std::move(e);
     const NodeId v = b_.add_node(std::move(n));
@@ -102,11 +105,44 @@ struct KernelBench {
   std::vector<Shape> inputs;
   Shape out;
   double flops, bytes;
+  std::vector<std::pair<std::string, double>> attrs = {};
 };
+
+// Every elementwise, aggregate, reduction and constant kernel of the engine on n elements
+// (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
+std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
+  static const char* unary[] = {"relu",     "exp",  "silu",        "scale",     "rsqrt", "sqrt",
+                                "sigmoid",  "tanh", "erf",         "gelu",      "neg",   "pow",
+                                "identity", "clip", "hardsigmoid", "hardswish", "rotary"};
+  static const char* binary[] = {"add",       "sub",       "mul",        "div",
+                                 "relu_grad", "silu_grad", "rsqrt_grad", "sumsq_grad"};
+  static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq"};
+  static const char* aggregates[] = {"sum", "max"};
+  static const char* constants[] = {"input", "fill"};
+  const Shape rows = {n / 256, 256};
+  const double e = static_cast<double>(n);
+  const auto fpe = [](const char* k) { return workloads::find_kernel(k)->flops_per_element; };
+  std::vector<KernelBench> b;
+  const auto what = [&](const char* k) { return fmt::format("{} {}", k, n); };
+  for (const char* k : unary) {
+    KernelBench kb{"elementwise", what(k), k, "", {rows}, rows, fpe(k) * e, 8 * e};
+    if (std::string_view(k) == "rotary")
+      kb.attrs = {{"pos_axis", 0}, {"theta", 10000}, {"head_dim", 256}};
+    b.push_back(std::move(kb));
+  }
+  for (const char* k : binary)
+    b.push_back({"elementwise", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 12 * e});
+  for (const char* k : reductions)
+    b.push_back({"reduction", what(k), k, "", {rows}, {n / 256, 1}, fpe(k) * e, 4 * e + e / 64});
+  for (const char* k : aggregates)
+    b.push_back({"aggregate", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 12 * e});
+  for (const char* k : constants) b.push_back({"constant", what(k), k, "", {}, rows, 0, 4 * e});
+  return b;
+}
 
 std::vector<KernelBench> standard_benchmarks() {
   std::vector<KernelBench> b;
-  for (std::int64_t n : {16, 32, 64, 128, 256}) {
+  for (std::int64_t n : {16, 32, 64, 128, 256, 512}) {
     const double nn = static_cast<double>(n);
     b.push_back({"einsum",
                  fmt::format("ij,jk->ik {}x{}x{}", n, n, n),
@@ -125,21 +161,8 @@ std::vector<KernelBench> standard_benchmarks() {
                {1, 4, 64, 64},
                2.0 * 64 * 64 * 4 * 32,
                4.0 * (2 * 64 * 4 * 32 + 4 * 64 * 64)});
-  for (std::int64_t n : {4096, 32768, 262144}) {
-    const double e = static_cast<double>(n);
-    b.push_back({"elementwise", fmt::format("silu {}", n), "silu", "", {{n}}, {n}, 4 * e, 8 * e});
-    b.push_back({"elementwise", fmt::format("add {}", n), "add", "", {{n}, {n}}, {n}, e, 12 * e});
-    b.push_back(
-        {"aggregate", fmt::format("sum of 2, {}", n), "sum", "", {{n}, {n}}, {n}, e, 12 * e});
-    b.push_back({"reduction",
-                 fmt::format("reduce_sum {}x256", n / 256),
-                 "reduce_sum",
-                 "",
-                 {{n / 256, 256}},
-                 {n / 256, 1},
-                 e,
-                 4 * e});
-  }
+  for (std::int64_t n : {4096, 32768, 262144})
+    for (const KernelBench& k : elementwise_benchmarks(n)) b.push_back(k);
   return b;
 }
 
@@ -162,14 +185,17 @@ std::vector<std::vector<double>> op_times(Engine& e, const Assignment& a, int re
 KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o) {
   const int reps = static_cast<int>(std::clamp(2e7 / std::max(kb.flops, kb.bytes), 4.0, 48.0));
   BenchGraph bg;
-  for (DeviceId d = 0; d < o.devices; ++d) {
-    std::vector<NodeId> ins;
-    for (const Shape& s : kb.inputs) {
-      ins.push_back(bg.input(s));
-      bg.place(ins.back(), d);
+  std::vector<NodeId> timed;
+  for (DeviceId d = 0; d < o.devices; ++d)
+    for (int r = 0; r < reps; ++r) {
+      std::vector<NodeId> ins;  // its own operands, as in a dataflow graph (not cache-hot)
+      for (const Shape& s : kb.inputs) {
+        ins.push_back(bg.input(s));
+        bg.place(ins.back(), d);
+      }
+      timed.push_back(bg.op(kb.kernel, kb.out, ins, kb.flops, kb.spec, kb.attrs));
+      bg.place(timed.back(), d);
     }
-    for (int r = 0; r < reps; ++r) bg.place(bg.op(kb.kernel, kb.out, ins, kb.flops, kb.spec), d);
-  }
   const Graph g = bg.build();
   EngineOptions eo = benchmark_engine(o, o.devices);
   Engine e(g, eo);
@@ -179,15 +205,16 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
   for (int r = 0; r < o.repeat; ++r) {
     const Schedule s = e.run(a).schedule;
     std::vector<double> first(static_cast<std::size_t>(o.devices), 1e300), last(first.size(), 0);
-    for (NodeId v = 0; v < g.num_nodes(); ++v) {
-      if (g.node(v).kind == OpKind::input) continue;
+    for (NodeId v : timed) {
       const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
       first[d] = std::min(first[d], s.start[static_cast<std::size_t>(v)]);
       last[d] = std::max(last[d], s.finish[static_cast<std::size_t>(v)]);
     }
     for (std::size_t d = 0; d < first.size(); ++d) per_op.push_back((last[d] - first[d]) / reps);
   }
-  return {kb.kind, kb.what, kb.flops, kb.bytes, median(per_op)};
+  return {kb.kind,       kb.kernel, kb.what,
+          kb.flops,      kb.bytes,  4.0 * static_cast<double>(count(kb.out)),
+          median(per_op)};
 }
 
 double engine_overhead(const CalibrationOptions& o) {
@@ -282,9 +309,67 @@ std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions
   const auto t = op_times(e, a, o.repeat, want);
   std::vector<KernelSample> out;
   for (NodeId v = 0; v < g.num_nodes(); ++v)
-    out.push_back({"graph op", g.label(v), g.node(v).flops, g.node(v).out_bytes,
+    out.push_back({"graph op", g.node(v).exec ? g.node(v).exec->op : "", g.label(v),
+                   g.node(v).flops, g.node(v).out_bytes, g.node(v).out_bytes,
                    median(t[static_cast<std::size_t>(v)])});
   return out;
+}
+
+// Cost of one kernel beyond the per-op overhead `lo`, per unit (FLOP, or output byte when the
+// kernel has no FLOPs). Microbenchmarks: relative least squares of lo + a + c x against t over
+// the sizes (a >= 0: the kernel's own fixed cost, e.g. GEMM set-up). Graph ops: total time above
+// lo over total units (a = 0), so the kernel's summed time in that graph is exact.
+FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bool graph) {
+  bool by_flops = true;
+  for (const KernelSample* k : s) by_flops = by_flops && k->flops > 0;
+  double a = 0, c = 0, num = 0, den = 0;
+  std::vector<double> x, y, w;
+  for (const KernelSample* k : s) {
+    const double t = std::max(k->seconds, 1e-12);
+    x.push_back(by_flops ? k->flops : k->out_bytes), y.push_back(t - lo), w.push_back(1 / (t * t));
+    num += std::max(0.0, t - lo), den += x.back();
+  }
+  if (graph) {
+    c = den > 0 ? num / den : 0;
+  } else {
+    std::tie(a, c) = fit_line(x, y, w);
+    if (c < 0) a = std::max(0.0, median(y)), c = 0;
+  }
+  FittedKernel f;
+  f.cost.seconds_per_op = a;
+  (by_flops ? f.cost.seconds_per_flop : f.cost.seconds_per_byte) = c;
+  f.samples = static_cast<int>(s.size());
+  f.source = graph ? "graph" : "microbenchmarks";
+  return f;
+}
+
+// Device model: peak FLOP/s from the einsum benchmarks (the fallback for kernels without a
+// fitted cost), the engine's hand-off cost as the per-op overhead, then one cost per kernel:
+// from the graph's own ops where given, else from the microbenchmarks.
+void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops,
+                      const CalibrationOptions& o) {
+  std::vector<double> x, y, w;
+  for (const KernelSample& k : c.kernels)
+    if (k.kind == "einsum")
+      x.push_back(k.flops), y.push_back(k.seconds), w.push_back(1 / (k.seconds * k.seconds));
+  const double spf = fit_line(x, y, w).second;
+  c.peak_flops = spf > 0 ? 1 / spf : 1e10;
+  c.launch_overhead = c.engine_overhead;
+  std::map<std::string, std::vector<const KernelSample*>> bench, own;
+  for (const KernelSample& k : c.kernels)
+    if (!k.kernel.empty()) (k.kind == "graph op" ? own : bench)[k.kernel].push_back(&k);
+  for (const auto& [name, s] : bench)
+    c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, false);
+  for (const auto& [name, s] : own) c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, true);
+  c.fit = fmt::format(
+      "per kernel: op time = overhead + a fixed cost + FLOPs (or output bytes) x a cost per unit, "
+      "{} kernels{}; "
+      "other kernels: overhead + FLOPs / peak, peak by relative least squares over the einsum "
+      "benchmarks; overhead: the engine's hand-off cost",
+      c.kernel_costs.size(),
+      o.graph ? fmt::format(" ({} from the {} ops of graph '{}', run round-robin on {} devices)",
+                            own.size(), graph_ops.size(), o.graph->meta().name, o.devices)
+              : " (microbenchmarks)");
 }
 
 }  // namespace
@@ -322,37 +407,9 @@ Calibration calibrate(const CalibrationOptions& o,
     fit_on = graph_samples(*o.graph, o);
     c.kernels.insert(c.kernels.end(), fit_on.begin(), fit_on.end());
   }
-  // Device model.
-  std::vector<double> x, y, w;
-  for (const KernelSample& k : c.kernels)
-    if (k.kind == "einsum")
-      x.push_back(k.flops), y.push_back(k.seconds), w.push_back(1 / (k.seconds * k.seconds));
-  auto [a0, spf] = fit_line(x, y, w);
-  if (!(spf > 0)) spf = 1e-10;
-  if (o.graph) {
-    x.clear(), y.clear(), w.clear();
-    for (const KernelSample& k : fit_on)
-      x.push_back(k.flops), y.push_back(k.seconds), w.push_back(1);
-    const auto [a, b] = fit_line(x, y, w);
-    if (b > 0) spf = b;
-    c.launch_overhead = std::max(a, 0.0);
-    c.fit = fmt::format(
-        "least squares of op time = overhead + flops / peak over the {} ops of graph '{}' (run "
-        "round-robin on {} devices)",
-        fit_on.size(), o.graph->meta().name, o.devices);
-  } else {
-    std::vector<double> rest;
-    for (const KernelSample& k : c.kernels)
-      if (k.kind != "einsum") rest.push_back(std::max(0.0, k.seconds - k.flops * spf));
-    c.launch_overhead = std::max(c.engine_overhead, median(rest));
-    c.fit =
-        "peak: relative least squares over the einsum benchmarks; launch overhead: median "
-        "time of the non-einsum benchmarks (their FLOPs are few, their time is memory "
-        "traffic) minus their FLOP time";
-  }
-  c.peak_flops = 1 / spf;
+  fit_device_model(c, fit_on, o);
   // Link model.
-  x.clear(), y.clear(), w.clear();
+  std::vector<double> x, y, w;
   for (const CopySample& s : c.copies)
     x.push_back(s.bytes), y.push_back(s.seconds), w.push_back(1 / (s.seconds * s.seconds));
   const auto [lat, spb] = fit_line(x, y, w);
@@ -379,10 +436,20 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
   dev["peak_flops_source"] = c.fit;
   dev["efficiency"] = 1.0;
   dev["launch_overhead"] = c.launch_overhead;
-  dev["launch_overhead_source"] =
-      fmt::format("fitted; the engine's own hand-off cost is {:.3g} s per op", c.engine_overhead);
+  dev["launch_overhead_source"] = "the engine's own hand-off cost per op (a chain of empty ops)";
   j["device"] = dev;
   j["count"] = c.devices;
+  ordered_json kc = ordered_json::object();
+  for (const auto& [kernel, f] : c.kernel_costs) {
+    ordered_json e;
+    e["seconds_per_op"] = f.cost.seconds_per_op;
+    e["seconds_per_flop"] = f.cost.seconds_per_flop;
+    e["seconds_per_byte"] = f.cost.seconds_per_byte;
+    e["samples"] = f.samples;
+    e["source"] = f.source;
+    kc[kernel] = std::move(e);
+  }
+  j["kernels"] = std::move(kc);
   ordered_json link = {{"bandwidth", c.bandwidth}, {"latency", c.latency}};
   if (topology == "switch") {
     link["latency"] = c.latency / 2;  // a copy crosses two ports

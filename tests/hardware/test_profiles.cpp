@@ -15,9 +15,8 @@ TEST(Profiles, EveryShippedProfileParsesWithFullRoutes) {
   const auto& shipped = shipped_profiles();
   std::set<std::string> names;
   for (const auto& s : shipped) names.insert(s.name);
-  for (const char* want :
-       {"4xP100-PCIe", "8xV100-NVLink", "8xA100-NVSwitch", "8xH100-NVSwitch", "16xH100-2node",
-        "cpu-threads"})
+  for (const char* want : {"4xP100-PCIe", "8xV100-NVLink", "8xA100-NVSwitch", "8xH100-NVSwitch",
+                           "16xH100-2node", "cpu-threads"})
     EXPECT_TRUE(names.count(want)) << want;
   for (const auto& s : shipped) {
     SCOPED_TRACE(s.name);
@@ -90,6 +89,44 @@ TEST(Profiles, CostModelUsesDtypeAndRoutes) {
   EXPECT_THROW(Platform::hardware(hw, 5), InputError);
 }
 
+// A profile's kernel table prices each listed kernel by its FLOPs or output bytes (on device 0,
+// scaled by the other devices' relative speed); other ops keep FLOPs / peak.
+TEST(Profiles, KernelCostsPriceListedKernels) {
+  const HardwareProfile hw = parse_hardware_profile(R"({"format": "doppler-hardware",
+    "version": 1, "name": "k", "devices": [
+      {"peak_flops": {"f32": 1e9}, "launch_overhead": 1e-6},
+      {"peak_flops": {"f32": 2e9}, "launch_overhead": 1e-6}],
+    "topology": {"kind": "all-to-all", "link": {"bandwidth": 1e9}},
+    "kernels": {"exp": {"seconds_per_op": 2e-6, "seconds_per_flop": 4e-9, "samples": 3,
+                        "source": "test"},
+                "input": {"seconds_per_byte": 1e-10}}})",
+                                                    "k.json");
+  ASSERT_EQ(hw.kernels.size(), 2u);
+  GraphBuilder b;
+  const auto add = [&](const char* kernel, double flops, double bytes) {
+    Node n;
+    n.flops = flops;
+    n.out_bytes = bytes;
+    if (kernel) {
+      ExecDesc e;
+      e.op = kernel;
+      n.exec = e;
+    }
+    return b.add_node(n);
+  };
+  add("input", 0, 4000);
+  add("exp", 1000, 4000);
+  add("relu", 1000, 4000);
+  add(nullptr, 500, 4000);
+  const Graph g = b.build();
+  const CostModel cm = Platform::hardware(hw, 2).cost_model(g);
+  EXPECT_DOUBLE_EQ(cm.compute(0, 0), 1e-6 + 4000 * 1e-10);
+  EXPECT_DOUBLE_EQ(cm.compute(1, 0), 1e-6 + 2e-6 + 1000 * 4e-9);
+  EXPECT_DOUBLE_EQ(cm.compute(1, 1), 1e-6 + (2e-6 + 1000 * 4e-9) / 2);  // twice as fast
+  EXPECT_DOUBLE_EQ(cm.compute(2, 0), 1e-6 + 1000 / 1e9);                // relu: not listed
+  EXPECT_DOUBLE_EQ(cm.compute(3, 1), 1e-6 + 500 / 2e9);                 // no exec description
+}
+
 TEST(Profiles, BadProfilesAreRejectedWithLines) {
   const auto err = [](const std::string& body) {
     try {
@@ -121,6 +158,13 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
   EXPECT_EQ(
       err(R"("device": {"peak_flops": {"f32": 1}}, "count": 2000, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
       "h.json:2: integer 2000 is out of range (expected 1..1024)");
+  const std::string ring = R"("topology": {"kind": "ring", "link": {"bandwidth": 1}},)"
+                           "\n";
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"seconds_per_flop": -1}})"),
+            "h.json:4: expected a number >= 0, found -1");
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"per_flop": 1}})"),
+            "h.json:4: unknown kernel field 'per_flop'");
+  EXPECT_EQ(err(dev + ring + R"("kernels": [1])"), "h.json:4: expected an object, found array");
 }
 
 }  // namespace

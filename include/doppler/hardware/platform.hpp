@@ -31,7 +31,8 @@ public:
 
   /// The uncontended cost model of `g` on this platform. Reference: the graph's compute_cost and
   /// transfer_cost (InputError when absent). Hardware: compute = launch overhead + flops /
-  /// (peak(dtype) x efficiency), transfer = route latency + bytes / slowest route link, where
+  /// (peak(dtype) x efficiency), or the profile's measured kernel cost (KernelCost) for ops whose
+  /// kernel it lists, transfer = route latency + bytes / slowest route link, where
   /// dtype is the graph's "dtype" parameter (default f32).
   CostModel cost_model(const Graph& g) const;
 

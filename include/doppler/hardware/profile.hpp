@@ -18,6 +18,17 @@ struct DeviceSpec {
   int slots = 1;                             ///< ops that run at once (>= 1)
 };
 
+/// Measured time of one engine kernel (ExecDesc::op), for profiles calibrated on an engine: an
+/// op running it takes launch_overhead + seconds_per_op + flops x seconds_per_flop + out_bytes x
+/// seconds_per_byte on device 0, scaled by the other devices' speed relative to device 0
+/// (seconds_per_flop). Ops of kernels without an entry cost launch_overhead + flops / (peak x
+/// efficiency).
+struct KernelCost {
+  double seconds_per_op = 0.0;    ///< fixed seconds per op beyond launch_overhead (>= 0)
+  double seconds_per_flop = 0.0;  ///< seconds per FLOP of the op (>= 0)
+  double seconds_per_byte = 0.0;  ///< seconds per byte of the op's output (>= 0)
+};
+
 /// One link. A transfer occupies every link of its route for its whole duration.
 struct LinkSpec {
   std::string name;        ///< e.g. "nvlink 0->3" or "host bridge"
@@ -32,6 +43,8 @@ struct HardwareProfile {
   std::string topology;     ///< topology kind it was built from
   std::vector<DeviceSpec> devices;
   std::vector<LinkSpec> links;
+  /// Per-kernel costs by kernel name (empty: every op costs by FLOPs).
+  std::map<std::string, KernelCost> kernels;
   /// routes[s * P + d]: ids of the links a transfer from s to d crosses (empty when s == d).
   std::vector<std::vector<int>> routes;
 

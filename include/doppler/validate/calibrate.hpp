@@ -3,11 +3,13 @@
 // once, the engine's own per-op overhead, copy time per size) and fits the simulator's hardware
 // model to it, so that `doppler simulate --hardware hw.json` predicts the engine.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "doppler/engine/options.hpp"
 #include "doppler/graph/graph.hpp"
+#include "doppler/hardware/profile.hpp"
 
 namespace doppler {
 
@@ -19,19 +21,21 @@ struct CalibrationOptions {
   bool pin_threads = true;  ///< as EngineOptions::pin_threads
   CopyMode copies = CopyMode::worker;  ///< as EngineOptions::copies
   std::string topology = "switch";     ///< profile topology: "switch" or "all-to-all"
-  /// Optional graph whose own kernels (run on P devices, round-robin in topological order)
-  /// are added to the fit of the device model, weighted like its op mix; nullptr = kernels
-  /// of the standard benchmark mix only.
+  /// Optional graph whose own ops (run on P devices, round-robin in topological order) give
+  /// the cost of each kernel it uses (their total time over their total FLOPs or bytes), in
+  /// place of the microbenchmarks of those kernels; nullptr = microbenchmarks only.
   const Graph* graph = nullptr;
 };
 
 /// Median time of one benchmarked kernel.
 struct KernelSample {
-  std::string kind;    ///< "einsum", "elementwise", "reduction", "aggregate", "graph op", ...
-  std::string what;    ///< e.g. "ij,jk->ik 64x64x64" or "silu 32768"
-  double flops = 0;    ///< FLOPs of one op
-  double bytes = 0;    ///< bytes read and written by one op (f32)
-  double seconds = 0;  ///< median duration of one op
+  std::string kind;      ///< "einsum", "elementwise", "reduction", "aggregate", "graph op", ...
+  std::string kernel;    ///< engine kernel name (ExecDesc::op), e.g. "silu"; empty = none
+  std::string what;      ///< e.g. "ij,jk->ik 64x64x64" or "silu 32768"
+  double flops = 0;      ///< FLOPs of one op
+  double bytes = 0;      ///< bytes read and written by one op (f32)
+  double out_bytes = 0;  ///< bytes of one op's output (the basis of kernels without FLOPs)
+  double seconds = 0;    ///< median duration of one op
 };
 
 /// Median time of one copy size.
@@ -40,8 +44,17 @@ struct CopySample {
   double seconds = 0;  ///< median latency: producer's finish to the consumer's ready time
 };
 
-/// Measurements and the fitted model: compute(v) = launch_overhead + flops(v) / peak_flops;
-/// copy(bytes) = latency + bytes / bandwidth.
+/// The fitted cost of one kernel and where it came from.
+struct FittedKernel {
+  KernelCost cost;     ///< fixed seconds per op, and seconds per FLOP or per output byte
+  int samples = 0;     ///< measurements it was fitted to
+  std::string source;  ///< "microbenchmarks" or "graph"
+};
+
+/// Measurements and the fitted model: an op of a fitted kernel k takes launch_overhead +
+/// seconds_per_op(k) + flops(v) x seconds_per_flop(k) (or out_bytes(v) x seconds_per_byte(k) for
+/// kernels without FLOPs); any other op launch_overhead + flops(v) / peak_flops; copy(bytes) =
+/// latency + bytes / bandwidth.
 struct Calibration {
   int devices = 1;                    ///< P
   int cores = 1;                      ///< usable cores of the process
@@ -51,10 +64,11 @@ struct Calibration {
   std::vector<KernelSample> kernels;  ///< every benchmarked kernel
   std::vector<CopySample> copies;     ///< every copy size
   double peak_flops = 0;              ///< fitted FLOP/s of one device
-  double launch_overhead = 0;         ///< fitted seconds per op
-  double bandwidth = 0;               ///< fitted bytes/s of a copy
-  double latency = 0;                 ///< fitted seconds per copy
-  std::string fit;                    ///< how the device model was fitted (one line)
+  double launch_overhead = 0;         ///< seconds per op (the engine's hand-off cost)
+  std::map<std::string, FittedKernel> kernel_costs;  ///< per kernel name
+  double bandwidth = 0;                              ///< fitted bytes/s of a copy
+  double latency = 0;                                ///< fitted seconds per copy
+  std::string fit;                                   ///< how the device model was fitted (one line)
 };
 
 /// Runs every benchmark (a few seconds). `progress(step, steps, what)` is called before each
@@ -63,7 +77,8 @@ Calibration calibrate(const CalibrationOptions& o,
                       const std::function<void(int, int, const std::string&)>& progress = {});
 
 /// A doppler-hardware profile document (docs/hardware.md) of `c`: P identical devices with
-/// peak_flops (f32 and f16) = c.peak_flops, efficiency 1, launch_overhead, and the given
+/// peak_flops (f32 and f16) = c.peak_flops, efficiency 1, launch_overhead, the fitted kernel
+/// costs ("kernels"), and the given
 /// topology ("switch": each copy crosses the sender's egress and the receiver's ingress port,
 /// each with half the latency; "all-to-all": a dedicated link per pair). Every measurement is
 /// kept under "calibration_source".
