@@ -21,7 +21,7 @@ if [ "${LOAD:-0}" = 1 ]; then
   load=$!
   trap 'kill $load' EXIT
 fi
-gen() { [ -f "$OUT/$1.json" ] || $D -q generate "${@:2}" --dtype f32 --devices 2 -o "$OUT/$1.json"; }
+gen() { [ -f "$OUT/$1.json" ] || $D -q generate "${@:2}" --dtype f32 --devices 2 -o "$OUT/$1.json" >/dev/null; }
 gen demo llama-layer -p seq=256 -p dim=256 -p heads=4 -p ffn=512 -p vocab=1024
 gen chainmm chainmm -p n=1024
 gen ffnn ffnn -p batch=1024 -p dim=1024 -p hidden=2048

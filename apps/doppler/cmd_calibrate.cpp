@@ -10,6 +10,8 @@
 #include "common.hpp"
 #include "engine_options.hpp"
 
+#include "doppler/engine/mpi_backend.hpp"
+#include "doppler/engine/mpi_world.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
@@ -23,7 +25,7 @@ namespace {
 
 struct CalibrateOptions {
   std::string output, name = "cpu-engine", topology = "switch", graph, link_profile;
-  std::string copies = "worker";
+  std::string copies = "worker", backend = "local";
   int devices = 1, repeat = 5;
   double link_bandwidth = 0, link_latency = 0;
   bool no_pin = false, json = false;
@@ -45,13 +47,21 @@ void run_calibrate(const CalibrateOptions& o) {
     g = load_graph_logged(o.graph);
     co.graph = &g;
   }
+  // MPI: every rank runs the same benchmarks (each engine is collective); rank 0 writes.
+  std::unique_ptr<MpiWorld> world;
+  if (o.backend == "mpi") {
+    world = std::make_unique<MpiWorld>();
+    co.engines = MpiEngine::factory();
+  }
+  const bool reporter = !world || world->rank() == 0;
   Calibration c;
   {
     Progress progress("calibrate", 0);
     c = calibrate(co, [&](int step, int steps, const std::string& what) {
-      progress.update(step, fmt::format("of {}: {}", steps, what));
+      if (reporter) progress.update(step, fmt::format("of {}: {}", steps, what));
     });
   }
+  if (!reporter) return;
   write_file_atomic(o.output, calibration_profile_json(c, o.name, o.topology));
   if (o.json) {
     ojson j;
@@ -81,6 +91,7 @@ void run_calibrate(const CalibrateOptions& o) {
                     {"samples", f.samples},
                     {"source", f.source}};
     j["kernel_costs"] = std::move(kc);
+    j["device_slowdown"] = c.device_slowdown;
     print_json(j);
     return;
   }
@@ -109,6 +120,12 @@ void run_calibrate(const CalibrateOptions& o) {
   std::cout << fmt::format("{:<18}{}\n", "engine overhead", t(c.engine_overhead) + " per op");
   std::cout << fmt::format("{:<18}peak {:.3g} FLOP/s, launch overhead {}\n", "device model",
                            c.peak_flops, t(c.launch_overhead));
+  std::string slow;
+  for (double s : c.device_slowdown) slow += fmt::format("{}{:.2f}", slow.empty() ? "" : " ", s);
+  std::cout << fmt::format(
+      "{:<18}{} (time for the same work over the fastest device's; within {:.0f}% counts as "
+      "identical)\n",
+      "device slowdown", slow, 100 * kDeviceSlowdownNoise);
   std::cout << fmt::format("{:<18}latency {}, bandwidth {:.3g} B/s ({})\n", "link model",
                            t(c.latency), c.bandwidth, o.topology);
   std::cout << fmt::format("{:<18}{}\n", "fit", c.fit);
@@ -145,6 +162,11 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
   cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
   add_copies_option(*cmd, o->copies);
+  cmd->add_option("--backend", o->backend,
+                  "engine to measure: local (threads) or mpi (start with mpirun -np R; rank 0 "
+                  "writes the profile)")
+      ->check(CLI::IsMember({"local", "mpi"}))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_calibrate(*o); });
 }

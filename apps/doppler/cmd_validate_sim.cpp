@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "engine_options.hpp"
 
+#include "doppler/engine/mpi_backend.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
@@ -23,7 +24,8 @@ namespace doppler::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string graph, hardware, order = "fifo", csv, link_profile, copies = "worker";
+  std::string graph, hardware, order = "fifo", csv, link_profile, copies = "worker",
+                               backend = "local";
   int devices = 0, assignments = 30, repeat = 5, warmup = 1;
   std::uint64_t seed = 0;
   std::int64_t budget = 2000;
@@ -48,8 +50,23 @@ void run_validate(const ValidateOptions& o) {
   eo.pin_threads = !o.no_pin;
   eo.copies = parse_copy_mode(o.copies);
   eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
-  Engine engine(g, eo);
-  for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+  std::unique_ptr<Engine> local;
+  std::unique_ptr<MpiEngine> mpi;
+  RunMakespan run;
+  if (o.backend == "mpi") {
+    mpi = std::make_unique<MpiEngine>(g, eo);
+    run = [&](const Assignment& a, DispatchRule rule) {
+      return mpi->run(a, rule).makespan_seconds;
+    };
+  } else {
+    local = std::make_unique<Engine>(g, eo);
+    run = [&](const Assignment& a, DispatchRule rule) {
+      return local->run(a, rule).makespan_seconds;
+    };
+  }
+  const bool reporter = !mpi || mpi->rank() == 0;  // MPI: rank 0 prints, the others run
+  if (reporter)
+    for (const auto& w : mpi ? mpi->warnings() : local->warnings()) spdlog::warn("{}", w);
   ValidationOptions vo;
   vo.assignments = o.assignments;
   vo.seed = o.seed;
@@ -59,10 +76,15 @@ void run_validate(const ValidateOptions& o) {
   vo.search_budget = o.budget;
   ValidationResult r;
   {
-    Progress progress("validate-sim",
-                      static_cast<std::int64_t>(o.assignments) * (o.warmup + o.repeat));
-    r = validate_sim(problem, engine, vo, [&](int done, int) { progress.update(done); });
+    Progress progress(
+        "validate-sim",
+        reporter ? static_cast<std::int64_t>(o.assignments) * (o.warmup + o.repeat) : 0);
+    r = validate_sim(problem, run, vo, [&](int done, int) {
+      if (reporter) progress.update(done);
+    });
   }
+  if (!reporter) return;
+  const std::string described = mpi ? mpi->describe() : local->describe();
   Table tab;
   tab.add_column("assignment", true);
   tab.add_column("simulated");
@@ -81,7 +103,7 @@ void run_validate(const ValidateOptions& o) {
     j["ops"] = g.num_nodes();
     j["devices"] = devices;
     j["hardware"] = profile.name;
-    j["engine"] = engine.describe();
+    j["engine"] = described;
     j["order"] = o.order;
     j["repeat"] = o.repeat;
     j["spearman"] = r.spearman;
@@ -104,7 +126,7 @@ void run_validate(const ValidateOptions& o) {
                            g.num_nodes(), devices);
   std::cout << fmt::format("{:<14}{}\n", "simulator",
                            "hardware model " + profile.name + ", order " + o.order);
-  std::cout << fmt::format("{:<14}{}\n", "engine", engine.describe());
+  std::cout << fmt::format("{:<14}{}\n", "engine", described);
   std::cout << tab.to_text();
   std::cout << fmt::format("{:<14}{:.3f}   (rank correlation over {} assignments)\n", "spearman",
                            r.spearman, r.cases.size());
@@ -150,6 +172,11 @@ void add_validate_sim(CLI::App& app) {
   cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
   cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
   add_copies_option(*cmd, o->copies);
+  cmd->add_option("--backend", o->backend,
+                  "local (threads) or mpi (start with mpirun -np R; devices spread over ranks, "
+                  "rank 0 reports)")
+      ->check(CLI::IsMember({"local", "mpi"}))
+      ->capture_default_str();
   cmd->add_option("--csv", o->csv, "also write the table as CSV");
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_validate(*o); });

@@ -21,6 +21,11 @@ namespace {
 
 // The engine settings every calibration benchmark shares: `devices` devices, pinning and copy
 // mode as asked.
+std::unique_ptr<EngineRunner> make_engine(const CalibrationOptions& o, const Graph& g,
+                                          const EngineOptions& eo) {
+  return o.engines ? o.engines(g, eo) : local_engine_factory()(g, eo);
+}
+
 EngineOptions benchmark_engine(const CalibrationOptions& o, int devices) {
   EngineOptions eo;
   eo.devices = devices;
@@ -167,12 +172,12 @@ std::vector<KernelBench> standard_benchmarks() {
 }
 
 // Per-op durations (seconds) of the ops of `a` selected by `want`, over `repeat` runs.
-std::vector<std::vector<double>> op_times(Engine& e, const Assignment& a, int repeat,
+std::vector<std::vector<double>> op_times(EngineRunner& e, const Assignment& a, int repeat,
                                           const std::vector<char>& want) {
   std::vector<std::vector<double>> t(want.size());
-  e.run(a);  // warm-up
+  e.run(a, DispatchRule::fifo);  // warm-up
   for (int r = 0; r < repeat; ++r) {
-    const EngineResult res = e.run(a);
+    const EngineResult res = e.run(a, DispatchRule::fifo);
     for (std::size_t v = 0; v < want.size(); ++v)
       if (want[v]) t[v].push_back(res.schedule.finish[v] - res.schedule.start[v]);
   }
@@ -183,7 +188,7 @@ std::vector<std::vector<double>> op_times(Engine& e, const Assignment& a, int re
 // to its last op's finish divided by its op count (so time-slicing of shared cores and memory
 // contention count), median over devices and runs.
 KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o) {
-  const int reps = static_cast<int>(std::clamp(2e7 / std::max(kb.flops, kb.bytes), 4.0, 48.0));
+  const int reps = static_cast<int>(std::clamp(6e7 / std::max(kb.flops, kb.bytes), 8.0, 64.0));
   BenchGraph bg;
   std::vector<NodeId> timed;
   for (DeviceId d = 0; d < o.devices; ++d)
@@ -198,12 +203,12 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
     }
   const Graph g = bg.build();
   EngineOptions eo = benchmark_engine(o, o.devices);
-  Engine e(g, eo);
+  const auto e = make_engine(o, g, eo);
   const Assignment a = bg.assignment(o.devices);
   std::vector<double> per_op;
-  e.run(a);  // warm-up
+  e->run(a, DispatchRule::fifo);  // warm-up
   for (int r = 0; r < o.repeat; ++r) {
-    const Schedule s = e.run(a).schedule;
+    const Schedule s = e->run(a, DispatchRule::fifo).schedule;
     std::vector<double> first(static_cast<std::size_t>(o.devices), 1e300), last(first.size(), 0);
     for (NodeId v : timed) {
       const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
@@ -231,8 +236,12 @@ double engine_overhead(const CalibrationOptions& o) {
   const Graph g = bg.build();
   EngineOptions eo = benchmark_engine(o, o.devices);
   eo.kernels = KernelMode::empty;
-  Engine e(g, eo);
-  return e.measure(bg.assignment(o.devices), DispatchRule::fifo, o.repeat).median / (chain + 1);
+  const auto e = make_engine(o, g, eo);
+  const Assignment a = bg.assignment(o.devices);
+  e->run(a, DispatchRule::fifo);  // warm-up
+  std::vector<double> ms;
+  for (int r = 0; r < o.repeat; ++r) ms.push_back(e->run(a, DispatchRule::fifo).makespan_seconds);
+  return median(ms) / (chain + 1);
 }
 
 // Copies as the dataflow sees them: on every device an op produces a block that an op on the
@@ -264,12 +273,12 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
     const Graph g = bg.build();
     EngineOptions eo = benchmark_engine(o, p);
     eo.link = o.link;
-    Engine e(g, eo);
+    const auto e = make_engine(o, g, eo);
     const Assignment a = bg.assignment(p);
     std::vector<double> t;
-    e.run(a);
+    e->run(a, DispatchRule::fifo);
     for (int r = 0; r < 2 * o.repeat; ++r) {
-      const Schedule s = e.run(a).schedule;
+      const Schedule s = e->run(a, DispatchRule::fifo).schedule;
       for (const auto& [prod, cons] : pairs)
         t.push_back(s.ready[static_cast<std::size_t>(cons)] -
                     s.finish[static_cast<std::size_t>(prod)]);
@@ -304,9 +313,9 @@ std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions
   for (NodeId v : g.topo_order()) a.device_of[static_cast<std::size_t>(v)] = i++ % o.devices;
   EngineOptions eo = benchmark_engine(o, o.devices);
   eo.link = o.link;
-  Engine e(g, eo);
+  const auto e = make_engine(o, g, eo);
   std::vector<char> want(static_cast<std::size_t>(g.num_nodes()), 1);
-  const auto t = op_times(e, a, o.repeat, want);
+  const auto t = op_times(*e, a, o.repeat, want);
   std::vector<KernelSample> out;
   for (NodeId v = 0; v < g.num_nodes(); ++v)
     out.push_back({"graph op", g.node(v).exec ? g.node(v).exec->op : "", g.label(v),
@@ -341,6 +350,45 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bo
   f.samples = static_cast<int>(s.size());
   f.source = graph ? "graph" : "microbenchmarks";
   return f;
+}
+
+// Per device: the median over runs of the span of 256 x 256 x 256 GEMMs (~0.1 s per device,
+// every device busy) over the fastest device's. The kernel benchmarks are short bursts that a
+// shared core runs at full speed, so the fastest device is the one they describe.
+std::vector<double> device_slowdown(const CalibrationOptions& o) {
+  const std::int64_t n = 256;
+  const int reps = 384;
+  BenchGraph bg;
+  std::vector<NodeId> timed;
+  for (DeviceId d = 0; d < o.devices; ++d) {
+    const NodeId x = bg.input({n, n});
+    bg.place(x, d);
+    for (int r = 0; r < reps; ++r) {
+      timed.push_back(bg.op("einsum", {n, n}, {x, x}, 2.0 * n * n * n, "ij,jk->ik"));
+      bg.place(timed.back(), d);
+    }
+  }
+  const Graph g = bg.build();
+  const auto e = make_engine(o, g, benchmark_engine(o, o.devices));
+  const Assignment a = bg.assignment(o.devices);
+  std::vector<std::vector<double>> spans(static_cast<std::size_t>(o.devices));
+  e->run(a, DispatchRule::fifo);  // warm-up
+  for (int r = 0; r < std::max(3, o.repeat / 2); ++r) {
+    const Schedule s = e->run(a, DispatchRule::fifo).schedule;
+    std::vector<double> first(spans.size(), 1e300), last(spans.size(), 0);
+    for (NodeId v : timed) {
+      const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
+      first[d] = std::min(first[d], s.start[static_cast<std::size_t>(v)]);
+      last[d] = std::max(last[d], s.finish[static_cast<std::size_t>(v)]);
+    }
+    for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(last[d] - first[d]);
+  }
+  std::vector<double> med;
+  for (const auto& t : spans) med.push_back(median(t));
+  const double fastest = *std::min_element(med.begin(), med.end());
+  std::vector<double> out;
+  for (double m : med) out.push_back(fastest > 0 ? m / fastest : 1.0);
+  return out;
 }
 
 // Device model: peak FLOP/s from the einsum benchmarks (the fallback for kernels without a
@@ -387,7 +435,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.link = o.link.label();
   c.copy_mode = copy_mode_name(o.copies);
   const auto benches = standard_benchmarks();
-  const int steps = static_cast<int>(benches.size()) + 2 + (o.graph ? 1 : 0);
+  const int steps = static_cast<int>(benches.size()) + 3 + (o.graph ? 1 : 0);
   int step = 0;
   const auto tick = [&](const std::string& what) {
     if (progress) progress(step, steps, what);
@@ -401,6 +449,8 @@ Calibration calibrate(const CalibrationOptions& o,
   }
   tick("copies");
   c.copies = copy_samples(o);
+  tick("device speeds");  // last: its 0.1 s of full load would disturb the copy latencies
+  c.device_slowdown = device_slowdown(o);
   std::vector<KernelSample> fit_on;
   if (o.graph) {
     tick("graph " + o.graph->meta().name);
@@ -418,6 +468,20 @@ Calibration calibrate(const CalibrationOptions& o,
   return c;
 }
 
+namespace {
+
+// The slowdowns written to the profile: all 1 when every one is within the noise.
+std::vector<double> written_slowdowns(const Calibration& c) {
+  std::vector<double> s = c.device_slowdown;
+  s.resize(static_cast<std::size_t>(c.devices), 1.0);
+  const bool noise = std::all_of(s.begin(), s.end(),
+                                 [](double x) { return std::abs(x - 1) <= kDeviceSlowdownNoise; });
+  if (noise) std::fill(s.begin(), s.end(), 1.0);
+  return s;
+}
+
+}  // namespace
+
 std::string calibration_profile_json(const Calibration& c, const std::string& name,
                                      const std::string& topology) {
   using nlohmann::ordered_json;
@@ -430,21 +494,33 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
       "doppler calibrate",
       c.devices, c.cores);
   j["source"] = "doppler calibrate (docs/engine.md); link emulation " + c.link;
-  ordered_json dev;
-  dev["name"] = "engine device (1 core)";
-  dev["peak_flops"] = {{"f32", c.peak_flops}, {"f16", c.peak_flops}};
-  dev["peak_flops_source"] = c.fit;
-  dev["efficiency"] = 1.0;
-  dev["launch_overhead"] = c.launch_overhead;
-  dev["launch_overhead_source"] = "the engine's own hand-off cost per op (a chain of empty ops)";
-  j["device"] = dev;
-  j["count"] = c.devices;
+  const std::vector<double> slow = written_slowdowns(c);
+  const auto device = [&](double s) {
+    ordered_json dev;
+    dev["name"] = s == 1
+                      ? "engine device (1 core)"
+                      : fmt::format("engine device (1 core, {:.2f}x the fastest device's time)", s);
+    dev["peak_flops"] = {{"f32", c.peak_flops / s}, {"f16", c.peak_flops / s}};
+    dev["peak_flops_source"] = c.fit;
+    dev["efficiency"] = 1.0;
+    dev["launch_overhead"] = c.launch_overhead;
+    dev["launch_overhead_source"] = "the engine's own hand-off cost per op (a chain of empty ops)";
+    return dev;
+  };
+  if (std::all_of(slow.begin(), slow.end(), [](double s) { return s == 1; })) {
+    j["device"] = device(1);
+    j["count"] = c.devices;
+  } else {
+    ordered_json devs = ordered_json::array();
+    for (double s : slow) devs.push_back(device(s));
+    j["devices"] = std::move(devs);
+  }
   ordered_json kc = ordered_json::object();
-  for (const auto& [kernel, f] : c.kernel_costs) {
+  for (const auto& [kernel, f] : c.kernel_costs) {  // on device 0: x its slowdown
     ordered_json e;
-    e["seconds_per_op"] = f.cost.seconds_per_op;
-    e["seconds_per_flop"] = f.cost.seconds_per_flop;
-    e["seconds_per_byte"] = f.cost.seconds_per_byte;
+    e["seconds_per_op"] = f.cost.seconds_per_op * slow[0];
+    e["seconds_per_flop"] = f.cost.seconds_per_flop * slow[0];
+    e["seconds_per_byte"] = f.cost.seconds_per_byte * slow[0];
     e["samples"] = f.samples;
     e["source"] = f.source;
     kc[kernel] = std::move(e);
@@ -477,6 +553,7 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     cs.push_back(
         {{"bytes", s.bytes}, {"seconds", s.seconds}, {"gbytes_per_s", s.bytes / s.seconds / 1e9}});
   j["calibration_source"] = {{"devices", c.devices},
+                             {"device_slowdown", c.device_slowdown},
                              {"cores", c.cores},
                              {"link_emulation", c.link},
                              {"copy_mode", c.copy_mode},

@@ -108,6 +108,19 @@ ValidationResult validate_sim(const Problem& problem, Engine& engine, const Vali
     throw InputError("validate_sim: the engine has fewer devices than the problem");
   if (problem.platform().is_reference())
     throw InputError("validate_sim needs a hardware profile (seconds), not the reference model");
+  return validate_sim(
+      problem,
+      [&engine](const Assignment& a, DispatchRule rule) {
+        return engine.run(a, rule).makespan_seconds;
+      },
+      o, progress);
+}
+
+ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
+                              const ValidationOptions& o,
+                              const std::function<void(int, int)>& progress) {
+  if (problem.platform().is_reference())
+    throw InputError("validate_sim needs a hardware profile (seconds), not the reference model");
   if (o.repeat < 1) throw InputError("validate_sim: repeat must be >= 1");
   const auto cases = validation_assignments(problem, o.assignments, o.seed, o.search_budget);
   const int n = static_cast<int>(cases.size()), rounds = o.warmup + o.repeat;
@@ -117,8 +130,7 @@ ValidationResult validate_sim(const Problem& problem, Engine& engine, const Vali
   int done = 0;
   for (int r = 0; r < rounds; ++r)
     for (int i = 0; i < n; ++i) {
-      const double t =
-          engine.run(cases[static_cast<std::size_t>(i)].assignment, o.rule).makespan_seconds;
+      const double t = run(cases[static_cast<std::size_t>(i)].assignment, o.rule);
       if (r >= o.warmup) ms[static_cast<std::size_t>(i)].push_back(t);
       if (progress) progress(++done, n * rounds);
     }

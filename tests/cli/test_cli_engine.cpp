@@ -148,7 +148,12 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   EXPECT_FALSE(c["kernels"].empty());
   const auto profile = nlohmann::json::parse(slurp(dir / "hw.json"));
   EXPECT_EQ(profile["format"], "doppler-hardware");
-  EXPECT_EQ(profile["count"], 4);
+  // 4 devices on this machine's cores: identical devices, or per-device speeds when the cores
+  // are shared unevenly (docs/engine.md, calibration step 3).
+  EXPECT_EQ(
+      profile.contains("count") ? profile["count"].get<std::size_t>() : profile["devices"].size(),
+      4u);
+  EXPECT_FALSE(profile["kernels"].empty());
   r = test::run_cli("simulate " + q(dir / "g.json") + " -a " + q(dir / "a.json") + " --hardware " +
                     q(dir / "hw.json") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -94,6 +94,36 @@ TEST(EngineMpi, TwoRanksReproduceTheSingleDeviceOutputsAndMergeTheSchedule) {
   }
 }
 
+// calibrate and validate-sim on 2 ranks: rank 0 alone writes the profile and prints one report
+// (a second rank printing would make the output two JSON documents), measured on the MPI engine
+// for every assignment.
+TEST(EngineMpi, CalibrateAndValidateSimRunOnRanks) {
+  DOPPLER_REQUIRE_MPIRUN();
+  test::TempDir dir;
+  Graph g;
+  write_inputs(dir, g);
+  const std::string hw = (dir / "hw.json").string();
+  ASSERT_EQ(mpirun2(dir, "calibrate --devices 2 --repeat 1 --backend mpi --json -o '" + hw + "'"),
+            0)
+      << slurp(dir / "err");
+  const auto c = nlohmann::json::parse(slurp(dir / "out"));  // one JSON object: rank 0's
+  EXPECT_GT(c["latency"].get<double>(), 0);
+  const auto profile = nlohmann::json::parse(slurp(hw));
+  EXPECT_EQ(profile["format"], "doppler-hardware");
+  EXPECT_FALSE(profile["kernels"].empty());
+  ASSERT_EQ(mpirun2(dir, "validate-sim '" + (dir / "g.json").string() + "' --hardware '" + hw +
+                             "' --backend mpi --assignments 9 --repeat 1 --budget 50 --json"),
+            0)
+      << slurp(dir / "err");
+  const auto v = nlohmann::json::parse(slurp(dir / "out"));
+  EXPECT_NE(v["engine"].get<std::string>().find("mpi engine"), std::string::npos);
+  ASSERT_EQ(v["cases"].size(), 9u);
+  for (const auto& k : v["cases"]) {
+    EXPECT_GT(k["simulated"].get<double>(), 0);
+    EXPECT_GT(k["measured"].get<double>(), 0);
+  }
+}
+
 TEST(EngineMpi, AFailingKernelOnOneRankEndsTheJob) {
   DOPPLER_REQUIRE_MPIRUN();
   test::TempDir dir;

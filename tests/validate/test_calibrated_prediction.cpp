@@ -115,5 +115,33 @@ TEST(CalibratedPrediction, WithoutKernelCostsTheSameChainsAreMispriced) {
   EXPECT_LT(simulated, 0.5 * measured);
 }
 
+// A device measured slower than the others (a core shared with another process) is written with a
+// proportionally lower peak, and every kernel cost follows it; slowdowns within the noise give
+// identical devices.
+TEST(CalibratedPrediction, SlowDevicesAreWrittenSlower) {
+  Calibration cal;
+  cal.devices = 2;
+  cal.peak_flops = 1e11;
+  cal.launch_overhead = 1e-7;
+  cal.bandwidth = 1e10;
+  cal.kernel_costs["silu"] = {{2e-6, 4e-10, 0}, 3, "microbenchmarks"};
+  GraphBuilder b;
+  const NodeId x = add_op(b, "input", {}, 0);
+  add_op(b, "silu", {x}, 4);
+  const Graph g = b.build();
+  const double fastest = 2e-6 + 4 * kElems * 4e-10;  // above the launch overhead
+  const auto op_time = [&](std::vector<double> slowdown, DeviceId d) {
+    cal.device_slowdown = std::move(slowdown);
+    const HardwareProfile hw =
+        parse_hardware_profile(calibration_profile_json(cal, "t", "switch"), "t.json");
+    return Platform::hardware(hw, 2).cost_model(g).compute(1, d) - 1e-7;
+  };
+  EXPECT_NEAR(op_time({1, 2}, 0), fastest, 1e-12);
+  EXPECT_NEAR(op_time({1, 2}, 1), 2 * fastest, 1e-12);
+  EXPECT_NEAR(op_time({2, 1}, 0), 2 * fastest, 1e-12);
+  EXPECT_NEAR(op_time({2, 1}, 1), fastest, 1e-12);
+  EXPECT_NEAR(op_time({1, 1.08}, 1), fastest, 1e-12);  // within the noise: identical devices
+}
+
 }  // namespace
 }  // namespace doppler

@@ -16,6 +16,7 @@
 
 #include "doppler/engine/options.hpp"
 #include "doppler/engine/result.hpp"
+#include "doppler/engine/runner.hpp"
 #include "doppler/graph/assignment.hpp"
 #include "doppler/graph/graph.hpp"
 #include "doppler/sim/simulator.hpp"
@@ -33,19 +34,19 @@ public:
 /// input values) and starts 2P threads; runs reuse them and every buffer, so repeated runs of one
 /// Engine only pay for the work itself. The graph must outlive the engine. run() calls are
 /// serialized (one run at a time); the destructor stops and joins every thread.
-class Engine {
+class Engine : public EngineRunner {
 public:
   /// Compiles `g` and starts the workers. InputError when the options are invalid or a node's
   /// exec description cannot be executed (real kernels).
   Engine(const Graph& g, EngineOptions options);
-  ~Engine();
+  ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
   /// Runs every op of `a` once and returns the measured schedule. `a` must be valid for the
   /// graph with a.devices <= devices(); DispatchRule::priority needs a.order. InputError on a
   /// bad assignment, EngineError when the run fails.
-  EngineResult run(const Assignment& a, DispatchRule rule = DispatchRule::fifo);
+  EngineResult run(const Assignment& a, DispatchRule rule = DispatchRule::fifo) override;
 
   /// Replaces the fault injected into later runs (test hook; Kind::none removes it).
   void inject_fault(const FaultInjection& fault);

@@ -13,6 +13,7 @@
 
 #include "doppler/engine/options.hpp"
 #include "doppler/engine/result.hpp"
+#include "doppler/engine/runner.hpp"
 #include "doppler/graph/assignment.hpp"
 #include "doppler/graph/graph.hpp"
 #include "doppler/sim/simulator.hpp"
@@ -21,14 +22,14 @@ namespace doppler {
 
 /// One rank's part of a distributed engine. Every member function is collective: all ranks must
 /// call it with the same arguments, in the same order.
-class MpiEngine {
+class MpiEngine : public EngineRunner {
 public:
   /// Initializes MPI when needed (MPI_THREAD_FUNNELED: only the calling thread talks to MPI),
   /// compiles the graph and starts the workers of this rank's devices. InputError when there
   /// are fewer devices than ranks or the options are invalid.
   MpiEngine(const Graph& g, EngineOptions options);
   /// Stops the workers; finalizes MPI when the constructor initialized it.
-  ~MpiEngine();
+  ~MpiEngine() override;
   MpiEngine(const MpiEngine&) = delete;
   MpiEngine& operator=(const MpiEngine&) = delete;
 
@@ -42,7 +43,7 @@ public:
   /// Runs `a` once on every rank. Rank 0 returns the merged schedule of all ranks; the other
   /// ranks return their own ops and received copies, with the global makespan. A failing run
   /// on any rank prints the error and ends the whole job (MPI_Abort, exit code 1): no rank hangs.
-  EngineResult run(const Assignment& a, DispatchRule rule = DispatchRule::fifo);
+  EngineResult run(const Assignment& a, DispatchRule rule = DispatchRule::fifo) override;
   /// `warmup` unmeasured runs, then `repeat` measured ones (makespans are global).
   Measurement measure(const Assignment& a, DispatchRule rule, int repeat, int warmup = 1);
   /// Node v's output after the last run, on rank 0 (empty on the other ranks).
@@ -64,6 +65,10 @@ public:
   static bool launched_by_mpirun();
 
   struct Impl;  ///< implementation (src/engine/mpi)
+
+  /// A factory of MpiEngines (calibrate --backend mpi): every rank must build the same graphs
+  /// in the same order.
+  static EngineFactory factory();
 
 private:
   std::unique_ptr<Impl> impl_;

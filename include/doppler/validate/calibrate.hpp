@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "doppler/engine/options.hpp"
+#include "doppler/engine/runner.hpp"
 #include "doppler/graph/graph.hpp"
 #include "doppler/hardware/profile.hpp"
 
@@ -25,6 +26,10 @@ struct CalibrationOptions {
   /// the cost of each kernel it uses (their total time over their total FLOPs or bytes), in
   /// place of the microbenchmarks of those kernels; nullptr = microbenchmarks only.
   const Graph* graph = nullptr;
+  /// The backend measured: builds the engine of each benchmark (empty = the local threads
+  /// backend; MpiEngine::factory() for MPI ranks, where every rank runs calibrate() alike and
+  /// rank 0's result counts).
+  EngineFactory engines;
 };
 
 /// Median time of one benchmarked kernel.
@@ -65,20 +70,29 @@ struct Calibration {
   std::vector<CopySample> copies;     ///< every copy size
   double peak_flops = 0;              ///< fitted FLOP/s of one device
   double launch_overhead = 0;         ///< seconds per op (the engine's hand-off cost)
-  std::map<std::string, FittedKernel> kernel_costs;  ///< per kernel name
-  double bandwidth = 0;                              ///< fitted bytes/s of a copy
-  double latency = 0;                                ///< fitted seconds per copy
-  std::string fit;                                   ///< how the device model was fitted (one line)
+  std::map<std::string, FittedKernel> kernel_costs;  ///< per kernel name (the fastest device)
+  /// Per device: its time for the same work over the fastest device's, over ~0.1 s of GEMMs per
+  /// device (long enough for the OS to share a core with another process fairly): 1 = fastest,
+  /// 2 = half as fast.
+  std::vector<double> device_slowdown;
+  double bandwidth = 0;  ///< fitted bytes/s of a copy
+  double latency = 0;    ///< fitted seconds per copy
+  std::string fit;       ///< how the device model was fitted (one line)
 };
+
+/// Slowdowns that differ from 1 by at most this are measurement noise: the devices are written
+/// as identical.
+constexpr double kDeviceSlowdownNoise = 0.1;
 
 /// Runs every benchmark (a few seconds). `progress(step, steps, what)` is called before each
 /// benchmark when set. InputError on bad options.
 Calibration calibrate(const CalibrationOptions& o,
                       const std::function<void(int, int, const std::string&)>& progress = {});
 
-/// A doppler-hardware profile document (docs/hardware.md) of `c`: P identical devices with
-/// peak_flops (f32 and f16) = c.peak_flops, efficiency 1, launch_overhead, the fitted kernel
-/// costs ("kernels"), and the given
+/// A doppler-hardware profile document (docs/hardware.md) of `c`: P devices with peak_flops (f32
+/// and f16) = c.peak_flops / slowdown (1 for all when every slowdown is within
+/// kDeviceSlowdownNoise of 1), efficiency 1, launch_overhead, the fitted kernel costs
+/// ("kernels", scaled to device 0), and the given
 /// topology ("switch": each copy crosses the sender's egress and the receiver's ingress port,
 /// each with half the latency; "all-to-all": a dedicated link per pair). Every measurement is
 /// kept under "calibration_source".

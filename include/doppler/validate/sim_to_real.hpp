@@ -70,4 +70,13 @@ struct ValidationResult {
 ValidationResult validate_sim(const Problem& problem, Engine& engine, const ValidationOptions& o,
                               const std::function<void(int, int)>& progress = {});
 
+/// One measured run of an assignment on some engine backend: its makespan in seconds.
+using RunMakespan = std::function<double(const Assignment&, DispatchRule)>;
+
+/// The same with any backend (e.g. MpiEngine, whose run() every rank calls in the same order:
+/// the assignments and the run order depend only on `problem` and `o`).
+ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
+                              const ValidationOptions& o,
+                              const std::function<void(int, int)>& progress = {});
+
 }  // namespace doppler

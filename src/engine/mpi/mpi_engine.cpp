@@ -199,6 +199,12 @@ MpiEngine::MpiEngine(const Graph& g, EngineOptions options) : impl_(std::make_un
                                      m.rank, local, m.runtime->cores()));
 }
 
+EngineFactory MpiEngine::factory() {
+  return [](const Graph& g, const EngineOptions& o) -> std::unique_ptr<EngineRunner> {
+    return std::make_unique<MpiEngine>(g, o);
+  };
+}
+
 MpiEngine::~MpiEngine() {
   Impl& m = *impl_;
   m.transport.reset();
