@@ -6,7 +6,8 @@
 # assignments measured REPEAT times. Prints one TSV row per graph: Spearman and MAPE of the
 # medians, then of the fastest runs, and the median ratio simulated / measured.
 # With LOAD=1 a busy loop runs on the last core during the whole script (calibration included),
-# as for "the other core loaded".
+# as for "the other core loaded". With BACKEND=mpi both calibrate and validate-sim run on 2 MPI
+# ranks (one device each; mpirun --oversubscribe, as root too).
 #
 #   scripts/sim_accuracy.sh [BUILD=build] [OUT=sim-accuracy] [ASSIGNMENTS=30] [REPEAT=9]
 set -euo pipefail
@@ -15,6 +16,9 @@ OUT=${2:-sim-accuracy}
 ASSIGNMENTS=${3:-30}
 REPEAT=${4:-9}
 D=$BUILD/doppler
+RUN=()
+BACKEND=${BACKEND:-local}
+[ "$BACKEND" = mpi ] && RUN=(mpirun --allow-run-as-root --oversubscribe -np 2)
 mkdir -p "$OUT"
 if [ "${LOAD:-0}" = 1 ]; then
   taskset -c "$(($(nproc) - 1))" sh -c 'while :; do :; done' &
@@ -25,11 +29,11 @@ gen() { [ -f "$OUT/$1.json" ] || $D -q generate "${@:2}" --dtype f32 --devices 2
 gen demo llama-layer -p seq=256 -p dim=256 -p heads=4 -p ffn=512 -p vocab=1024
 gen chainmm chainmm -p n=1024
 gen ffnn ffnn -p batch=1024 -p dim=1024 -p hidden=2048
-$D -q calibrate --devices 2 -o "$OUT/hw.json" >/dev/null
+"${RUN[@]}" $D -q calibrate --devices 2 --backend "$BACKEND" -o "$OUT/hw.json" >/dev/null
 printf 'graph\tspearman\tmape\tspearman_min\tmape_min\tsim_over_measured\n'
-for g in demo chainmm ffnn; do
-  $D -q validate-sim "$OUT/$g.json" --hardware "$OUT/hw.json" --assignments "$ASSIGNMENTS" \
-    --repeat "$REPEAT" --json >"$OUT/validate-$g.json"
+for g in ${GRAPHS:-demo chainmm ffnn}; do
+  "${RUN[@]}" $D -q validate-sim "$OUT/$g.json" --hardware "$OUT/hw.json" --backend "$BACKEND" \
+    --assignments "$ASSIGNMENTS" --repeat "$REPEAT" --json >"$OUT/validate-$g.json"
   /usr/bin/python3 - "$OUT/validate-$g.json" "$g" <<'PY'
 import json, statistics, sys
 j = json.load(open(sys.argv[1]))

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
@@ -23,6 +24,7 @@
 #include "doppler/train/stage3_guard.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
+#include "doppler/util/error.hpp"
 #include "doppler/util/median_interval.hpp"
 #include "doppler/util/progress.hpp"
 #include "doppler/validate/calibrate.hpp"
@@ -37,7 +39,8 @@ struct DemoOptions {
   int devices = 2;
   int il = 200, sim = 1000, real = 32, repeat = 9, max_repeat = 41;
   double target = 0.01;
-  std::string out = "build/demo";
+  std::string out = "build/demo", json_file;
+  std::uint64_t seed = 0;
 };
 
 struct DemoRow {
@@ -62,7 +65,36 @@ void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int 
   sys_row.trained += " (kept Stage II's placement)";
 }
 
+void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, double rho,
+                     double mape_rows, std::size_t winner, const std::vector<std::size_t>& ties,
+                     std::size_t sim_first) {
+  nlohmann::ordered_json j;
+  nlohmann::ordered_json rs = nlohmann::ordered_json::array();
+  for (const DemoRow& r : rows)
+    rs.push_back({{"method", r.method},
+                  {"trained", r.trained},
+                  {"simulated", r.simulated},
+                  {"measured", r.measured.interval.median},
+                  {"interval", {r.measured.interval.lo, r.measured.interval.hi}},
+                  {"runs", r.measured.interval.n},
+                  {"seconds", r.seconds}});
+  j["rows"] = std::move(rs);
+  j["spearman"] = rho;
+  j["mape"] = mape_rows;
+  j["winner"] = rows[winner].method;
+  nlohmann::ordered_json tj = nlohmann::ordered_json::array();
+  for (std::size_t t : ties) tj.push_back(rows[t].method);
+  j["not_distinguishable_from_winner"] = std::move(tj);
+  j["simulator_first"] = rows[sim_first].method;
+  write_file_atomic(file, j.dump(2) + "\n");
+}
+
 void run_demo(const DemoOptions& o) {
+  if (!o.json_file.empty()) {  // fail before minutes of work
+    const auto dir = std::filesystem::absolute(o.json_file).parent_path();
+    if (!std::filesystem::is_directory(dir))
+      throw InputError(o.json_file, 0, "directory " + dir.string() + " does not exist");
+  }
   // The default workload (one Llama transformer layer) at a size a 2-core CPU runs in ~10 ms.
   workloads::WorkloadSpec spec = workloads::default_workload_spec();
   spec.devices = o.devices;
@@ -95,7 +127,7 @@ void run_demo(const DemoOptions& o) {
 
   std::vector<DemoRow> rows;
   for (const std::string& m : all_methods(problem)) {
-    const MethodRun r = run_method(m, problem, {0, {2000, 0}});
+    const MethodRun r = run_method(m, problem, {o.seed, {2000, 0}});
     rows.push_back({m,
                     r.evaluations > 0 ? fmt::format("{} simulations", r.evaluations) : "-",
                     r.assignment,
@@ -105,7 +137,7 @@ void run_demo(const DemoOptions& o) {
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
   if (std::filesystem::exists(default_policy_path())) {  // the shipped model, never trained here
-    const MethodRun r = run_method("doppler:samples=64", problem, {0, {2000, 0}});
+    const MethodRun r = run_method("doppler:samples=64", problem, {o.seed, {2000, 0}});
     rows.push_back({"doppler-pretrained",
                     "zero-shot: shipped model, best of 64 rollouts",
                     r.assignment,
@@ -124,6 +156,7 @@ void run_demo(const DemoOptions& o) {
   for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
   TrainConfig cfg;
   cfg.checkpoint_every = 0;
+  cfg.seed = o.seed;
   DopplerTrainer trainer(problem, cfg);
   const CostFunction measured = engine_cost(engine, 3);
   // One stage at a time through the shared pipeline, to report each stage's placement.
@@ -194,6 +227,20 @@ void run_demo(const DemoOptions& o) {
         "its 95% interval\n",
         rows[winner].method, names, ties.size() == 1 ? "is" : "are");
   }
+  // The simulator's first choice against the measured winner's interval.
+  std::size_t sim_first = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].simulated < rows[sim_first].simulated) sim_first = i;
+  const MedianInterval& wi = rows[winner].measured.interval;
+  const double sf = rows[sim_first].measured.median;
+  const bool sim_first_ok = sf >= wi.lo && sf <= wi.hi;
+  std::cout << fmt::format(
+      "the simulator ranks {} first: measured {}, {} the fastest's 95% interval\n",
+      rows[sim_first].method, format_time(sf, CostUnit::seconds),
+      sim_first_ok ? "within" : "outside");
+  if (!o.json_file.empty())
+    write_demo_json(o.json_file, rows, spearman(sim, meas), mape(sim, meas), winner, ties,
+                    sim_first);
   const EngineResult run = engine.run(rows[winner].assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";
   write_file_atomic(
@@ -230,6 +277,12 @@ void add_demo(CLI::App& app) {
   cmd->add_option("--target", o->target, "relative half-width of the 95% interval to reach")
       ->capture_default_str();
   cmd->add_option("--out", o->out, "directory for hw.json and winner.svg")->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed, "seed of training and of every randomised method")
+      ->capture_default_str();
+  cmd->add_option("--json-file", o->json_file,
+                  "also write the table as JSON: rows (simulated and measured seconds, 95% "
+                  "interval, runs), Spearman, MAPE, the measured winner and its ties, the "
+                  "simulator's first choice");
   cmd->callback([o] { run_demo(*o); });
 }
 
