@@ -44,15 +44,16 @@ void pin_self(int cpu) {
 
 }  // namespace
 
-Runtime::Runtime(const Graph& g, const Plan& plan, RuntimeConfig cfg)
-    : g_(&g), plan_(&plan), cfg_(std::move(cfg)), n_(g.num_nodes()) {
+Runtime::Runtime(const Graph& g, const Plan& plan, RuntimeConfig cfg,
+                 std::unique_ptr<DeviceBackend> backend)
+    : g_(&g), plan_(&plan), cfg_(std::move(cfg)), n_(g.num_nodes()), backend_(std::move(backend)) {
   const int p = cfg_.devices;
   if (cfg_.local.empty()) cfg_.local.assign(static_cast<std::size_t>(p), 1);
   cpus_ = usable_cpus();
   int local = 0;
   for (char c : cfg_.local) local += c != 0;
   pinned_ = cfg_.pin && local <= static_cast<int>(cpus_.size());
-  bufs_.resize(static_cast<std::size_t>(p) * static_cast<std::size_t>(n_));
+  if (!backend_) backend_ = make_cpu_backend(plan, p, n_);
   pending_ = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(n_));
   rank_.assign(static_cast<std::size_t>(n_), 0);
   dev_stamp_.assign(static_cast<std::size_t>(p), -1);
@@ -161,7 +162,7 @@ void Runtime::execute(DeviceId d, NodeId v) {
     const KernelPlan& k = plan_->kernels[vi];
     dv.ins.clear();
     for (const View& in : k.in) dv.ins.push_back(buffer(d, in.src));
-    run_kernel(*plan_, v, dv.ins.data(), buffer(d, v), dv.scratch);
+    backend_->launch(d, v, dv.ins, buffer(d, v));
   } catch (const std::exception& e) {
     dv.running = -1;
     fail(fmt::format("kernel of op {} ({}) on device {} failed: {}", v, g_->label(v), d, e.what()));
@@ -200,9 +201,7 @@ void Runtime::copy(DeviceId d, const CopyJob& job) {
   const double t_start = job.remote ? job.t_send : now();
   const std::int64_t numel = plan_->kernels[ui].numel;
   const double bytes = 4.0 * static_cast<double>(numel);
-  if (!job.remote)
-    std::memcpy(buffer(d, job.u), buffer(job.from, job.u),
-                static_cast<std::size_t>(numel) * sizeof(float));
+  if (!job.remote) backend_->copy(job.u, job.from, d, static_cast<std::size_t>(numel));
   if (cfg_.link.enabled()) {
     const double deadline = t_start + cfg_.link.min_seconds(job.from, d, bytes);
     while (true) {
@@ -221,7 +220,7 @@ void Runtime::copy(DeviceId d, const CopyJob& job) {
 
 double Runtime::copy_now(DeviceId from, DeviceId to, NodeId u, double t_start) {
   const std::int64_t numel = plan_->kernels[static_cast<std::size_t>(u)].numel;
-  std::memcpy(buffer(to, u), buffer(from, u), static_cast<std::size_t>(numel) * sizeof(float));
+  backend_->copy(u, from, to, static_cast<std::size_t>(numel));
   const double t_end = now();
   dev_[static_cast<std::size_t>(from)]->sent.push_back(
       {u, from, to, 4.0 * static_cast<double>(numel), t_start, t_end, {to}});
@@ -276,10 +275,9 @@ void Runtime::prepare(std::span<const DeviceId> device_of, DispatchRule rule,
   std::fill(dev_stamp_.begin(), dev_stamp_.end(), -1);
   local_total_ = 0;
   const auto ensure = [&](DeviceId d, NodeId v) {
-    auto& b = bufs_[index(d, v)];
-    const auto need =
-        static_cast<std::size_t>(plan_->kernels[static_cast<std::size_t>(v)].numel + kTrailer);
-    if (b.size() != need) b.assign(need, 0.0f);
+    backend_->ensure(
+        d, v,
+        static_cast<std::size_t>(plan_->kernels[static_cast<std::size_t>(v)].numel + kTrailer));
   };
   for (NodeId u = 0; u < n_; ++u) {
     const auto ui = static_cast<std::size_t>(u);

@@ -1,8 +1,9 @@
 #pragma once
 // Internal: the multi-threaded dataflow runtime behind Engine (and the MPI backend). Each local
-// device owns a buffer per node it computes or receives, a compute worker and an incoming-copy
-// worker; the calling thread only starts a run and waits for its end (polling the transport of
-// the MPI backend meanwhile).
+// device owns a buffer per node it computes or receives (memory, kernels and local copies come
+// from a DeviceBackend: device_backend.hpp), a compute worker and an incoming-copy worker; the
+// calling thread only starts a run and waits for its end (polling the transport of the MPI backend
+// meanwhile).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "device_backend.hpp"
 #include "plan.hpp"
 
 #include "doppler/engine/options.hpp"
@@ -67,7 +69,9 @@ struct RunRecord {
 /// Threads, buffers and dataflow state of one engine. Not copyable; one run at a time.
 class Runtime {
 public:
-  Runtime(const Graph& g, const Plan& plan, RuntimeConfig cfg);
+  /// `backend` provides memory, kernels and copies (nullptr: the CPU backend).
+  Runtime(const Graph& g, const Plan& plan, RuntimeConfig cfg,
+          std::unique_ptr<DeviceBackend> backend = nullptr);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -77,10 +81,10 @@ public:
            Transport* transport, RunRecord& rec);
 
   /// Buffer of node v on device d (numel + kTrailer floats once a run has needed it).
-  float* buffer(DeviceId d, NodeId v) { return bufs_[index(d, v)].data(); }
-  const float* buffer(DeviceId d, NodeId v) const { return bufs_[index(d, v)].data(); }
+  float* buffer(DeviceId d, NodeId v) { return backend_->buffer(d, v); }
+  const float* buffer(DeviceId d, NodeId v) const { return backend_->buffer(d, v); }
   /// True when device d's buffer of v has been allocated.
-  bool has_buffer(DeviceId d, NodeId v) const { return !bufs_[index(d, v)].empty(); }
+  bool has_buffer(DeviceId d, NodeId v) const { return backend_->has_buffer(d, v); }
   /// Seconds since the current run's start.
   double now() const;
   /// A remote copy of u from `from` arrived in the buffer of local device `to`; `t_send` is
@@ -119,15 +123,11 @@ private:
     std::deque<CopyJob> copies;
     std::vector<TransferRecord> transfers;  // copies received (written by the copy worker)
     std::vector<TransferRecord> sent;       // copies made by the compute worker (producer mode)
-    std::vector<float> scratch;
     std::vector<const float*> ins;
     std::atomic<NodeId> running{-1};  // op being computed, -1 when idle
     std::thread compute, copier;
   };
 
-  std::size_t index(DeviceId d, NodeId v) const {
-    return static_cast<std::size_t>(d) * static_cast<std::size_t>(n_) + static_cast<std::size_t>(v);
-  }
   void compute_loop(DeviceId d);
   void copy_loop(DeviceId d);
   void execute(DeviceId d, NodeId v);
@@ -150,7 +150,7 @@ private:
   std::vector<std::unique_ptr<Device>> dev_;
   std::vector<int> cpus_;
   bool pinned_ = false;
-  std::vector<std::vector<float>> bufs_;  // P x N
+  std::unique_ptr<DeviceBackend> backend_;
 
   // State of the current run.
   const DeviceId* assign_ = nullptr;

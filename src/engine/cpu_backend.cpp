@@ -1,0 +1,51 @@
+// The CPU device backend: host buffers, the plan's kernels, memcpy.
+#include <cstring>
+#include <vector>
+
+#include "device_backend.hpp"
+
+namespace doppler::engine_detail {
+
+namespace {
+
+class CpuBackend : public DeviceBackend {
+public:
+  CpuBackend(const Plan& plan, int devices, int nodes)
+      : plan_(&plan),
+        n_(static_cast<std::size_t>(nodes)),
+        bufs_(static_cast<std::size_t>(devices) * n_),
+        scratch_(static_cast<std::size_t>(devices)) {}
+
+  void ensure(DeviceId d, NodeId v, std::size_t floats) override {
+    auto& b = bufs_[index(d, v)];
+    if (b.size() != floats) b.assign(floats, 0.0f);
+  }
+  float* buffer(DeviceId d, NodeId v) override {
+    auto& b = bufs_[index(d, v)];
+    return b.empty() ? nullptr : b.data();
+  }
+  bool has_buffer(DeviceId d, NodeId v) const override { return !bufs_[index(d, v)].empty(); }
+  void launch(DeviceId d, NodeId v, std::span<const float* const> inputs, float* out) override {
+    run_kernel(*plan_, v, inputs.data(), out, scratch_[static_cast<std::size_t>(d)]);
+  }
+  void copy(NodeId v, DeviceId from, DeviceId to, std::size_t floats) override {
+    std::memcpy(buffer(to, v), buffer(from, v), floats * sizeof(float));
+  }
+
+private:
+  std::size_t index(DeviceId d, NodeId v) const {
+    return static_cast<std::size_t>(d) * n_ + static_cast<std::size_t>(v);
+  }
+  const Plan* plan_;
+  std::size_t n_;
+  std::vector<std::vector<float>> bufs_;     // devices x nodes
+  std::vector<std::vector<float>> scratch_;  // per device
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_cpu_backend(const Plan& plan, int devices, int nodes) {
+  return std::make_unique<CpuBackend>(plan, devices, nodes);
+}
+
+}  // namespace doppler::engine_detail
