@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -66,20 +67,28 @@ Chains build_chains() {
   return c;
 }
 
-// Relative error of the calibrated simulator's makespan against the engine's median.
-double prediction_error(const Chains& c) {
+// The calibrated simulator's makespan of the chains and the engine's median of `runs` runs;
+// without_kernel_costs drops the profile's kernel table (every op priced by FLOPs / peak).
+std::pair<double, double> simulated_and_measured(const Chains& c, bool without_kernel_costs,
+                                                 int runs) {
   CalibrationOptions o;
   o.devices = 2;
   o.repeat = 3;
-  const Calibration cal = calibrate(o);
+  Calibration cal = calibrate(o);
+  if (without_kernel_costs) cal.kernel_costs.clear();
   const HardwareProfile hw =
       parse_hardware_profile(calibration_profile_json(cal, "test", "switch"), "calibrated");
   const Problem problem(c.g, Platform::hardware(hw, 2));
-  const double simulated = problem.simulator().makespan(c.a.device_of);
   EngineOptions eo;
   eo.devices = 2;
   Engine engine(c.g, eo);
-  const double measured = engine.measure(c.a, DispatchRule::fifo, 9).median;
+  return {problem.simulator().makespan(c.a.device_of),
+          engine.measure(c.a, DispatchRule::fifo, runs).median};
+}
+
+// Relative error of the calibrated simulator's makespan against the engine's median.
+double prediction_error(const Chains& c) {
+  const auto [simulated, measured] = simulated_and_measured(c, false, 9);
   return std::abs(simulated - measured) / measured;
 }
 
@@ -98,20 +107,7 @@ TEST(CalibratedPrediction, KnownChainsArePredictedWithin25Percent) {
 // The same chains under the profile without its kernel table (FLOPs / peak for every op) are
 // predicted far too short: the check above can fail.
 TEST(CalibratedPrediction, WithoutKernelCostsTheSameChainsAreMispriced) {
-  const Chains c = build_chains();
-  CalibrationOptions o;
-  o.devices = 2;
-  o.repeat = 3;
-  Calibration cal = calibrate(o);
-  cal.kernel_costs.clear();
-  const HardwareProfile hw =
-      parse_hardware_profile(calibration_profile_json(cal, "test", "switch"), "calibrated");
-  const Problem problem(c.g, Platform::hardware(hw, 2));
-  const double simulated = problem.simulator().makespan(c.a.device_of);
-  EngineOptions eo;
-  eo.devices = 2;
-  Engine engine(c.g, eo);
-  const double measured = engine.measure(c.a, DispatchRule::fifo, 5).median;
+  const auto [simulated, measured] = simulated_and_measured(build_chains(), true, 5);
   EXPECT_LT(simulated, 0.5 * measured);
 }
 
