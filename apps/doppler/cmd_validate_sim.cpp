@@ -52,18 +52,14 @@ void run_validate(const ValidateOptions& o) {
   eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
   std::unique_ptr<Engine> local;
   std::unique_ptr<MpiEngine> mpi;
-  RunMakespan run;
-  if (o.backend == "mpi") {
+  if (o.backend == "mpi")
     mpi = std::make_unique<MpiEngine>(g, eo);
-    run = [&](const Assignment& a, DispatchRule rule) {
-      return mpi->run(a, rule).makespan_seconds;
-    };
-  } else {
+  else
     local = std::make_unique<Engine>(g, eo);
-    run = [&](const Assignment& a, DispatchRule rule) {
-      return local->run(a, rule).makespan_seconds;
-    };
-  }
+  EngineRunner& engine = mpi ? static_cast<EngineRunner&>(*mpi) : *local;
+  const RunMakespan run = [&engine](const Assignment& a, DispatchRule rule) {
+    return engine.run(a, rule).makespan_seconds;
+  };
   const bool reporter = !mpi || mpi->rank() == 0;  // MPI: rank 0 prints, the others run
   if (reporter)
     for (const auto& w : mpi ? mpi->warnings() : local->warnings()) spdlog::warn("{}", w);

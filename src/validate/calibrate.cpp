@@ -184,6 +184,19 @@ std::vector<std::vector<double>> op_times(EngineRunner& e, const Assignment& a, 
   return t;
 }
 
+// Per device: its first timed op's start to its last timed op's finish in `s` (seconds).
+std::vector<double> device_spans(const Schedule& s, const std::vector<NodeId>& timed, int devices) {
+  std::vector<double> first(static_cast<std::size_t>(devices), 1e300), last(first.size(), 0);
+  for (NodeId v : timed) {
+    const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
+    first[d] = std::min(first[d], s.start[static_cast<std::size_t>(v)]);
+    last[d] = std::max(last[d], s.finish[static_cast<std::size_t>(v)]);
+  }
+  std::vector<double> span;
+  for (std::size_t d = 0; d < first.size(); ++d) span.push_back(last[d] - first[d]);
+  return span;
+}
+
 // Effective time per op with every device busy: per device, the span from its first op's start
 // to its last op's finish divided by its op count (so time-slicing of shared cores and memory
 // contention count), median over devices and runs.
@@ -209,13 +222,7 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
   e->run(a, DispatchRule::fifo);  // warm-up
   for (int r = 0; r < o.repeat; ++r) {
     const Schedule s = e->run(a, DispatchRule::fifo).schedule;
-    std::vector<double> first(static_cast<std::size_t>(o.devices), 1e300), last(first.size(), 0);
-    for (NodeId v : timed) {
-      const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
-      first[d] = std::min(first[d], s.start[static_cast<std::size_t>(v)]);
-      last[d] = std::max(last[d], s.finish[static_cast<std::size_t>(v)]);
-    }
-    for (std::size_t d = 0; d < first.size(); ++d) per_op.push_back((last[d] - first[d]) / reps);
+    for (double span : device_spans(s, timed, o.devices)) per_op.push_back(span / reps);
   }
   return {kb.kind,       kb.kernel, kb.what,
           kb.flops,      kb.bytes,  4.0 * static_cast<double>(count(kb.out)),
@@ -375,13 +382,8 @@ std::vector<double> device_slowdown(const CalibrationOptions& o) {
   e->run(a, DispatchRule::fifo);  // warm-up
   for (int r = 0; r < std::max(3, o.repeat / 2); ++r) {
     const Schedule s = e->run(a, DispatchRule::fifo).schedule;
-    std::vector<double> first(spans.size(), 1e300), last(spans.size(), 0);
-    for (NodeId v : timed) {
-      const auto d = static_cast<std::size_t>(s.device[static_cast<std::size_t>(v)]);
-      first[d] = std::min(first[d], s.start[static_cast<std::size_t>(v)]);
-      last[d] = std::max(last[d], s.finish[static_cast<std::size_t>(v)]);
-    }
-    for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(last[d] - first[d]);
+    const std::vector<double> span = device_spans(s, timed, o.devices);
+    for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(span[d]);
   }
   std::vector<double> med;
   for (const auto& t : spans) med.push_back(median(t));
