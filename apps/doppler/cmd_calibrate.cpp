@@ -74,6 +74,8 @@ void run_calibrate(const CalibrateOptions& o) {
     j["engine_overhead"] = c.engine_overhead;
     j["bandwidth"] = c.bandwidth;
     j["latency"] = c.latency;
+    j["delay"] = c.delay;
+    j["burst_span"] = c.burst_span;
     j["fit"] = c.fit;
     ojson ks = ojson::array();
     for (const KernelSample& k : c.kernels)
@@ -126,8 +128,8 @@ void run_calibrate(const CalibrateOptions& o) {
       "{:<18}{} (time for the same work over the fastest device's; within {:.0f}% counts as "
       "identical)\n",
       "device slowdown", slow, 100 * kDeviceSlowdownNoise);
-  std::cout << fmt::format("{:<18}latency {}, bandwidth {:.3g} B/s ({})\n", "link model",
-                           t(c.latency), c.bandwidth, o.topology);
+  std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
+                           "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format("{:<18}{}\n", "fit", c.fit);
   std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }

@@ -72,17 +72,22 @@ CostModel Platform::cost_model(const Graph& g) const {
     dev.slots.push_back(spec.slots);
   }
   dev.latency.assign(p * p, 0.0);
+  dev.delay.assign(p * p, 0.0);
   dev.time_per_size.assign(p * p, 0.0);
   for (int s = 0; s < devices_; ++s)
     for (int d = 0; d < devices_; ++d) {
       if (s == d) continue;
-      double lat = 0, bw = std::numeric_limits<double>::infinity();
+      double lat = 0, delay = 0, bw = std::numeric_limits<double>::infinity();
       for (int l : hw.route(s, d)) {
-        lat += hw.links[static_cast<std::size_t>(l)].latency;
-        bw = std::min(bw, hw.links[static_cast<std::size_t>(l)].bandwidth);
+        const LinkSpec& link = hw.links[static_cast<std::size_t>(l)];
+        lat += link.latency;
+        delay += link.delay;
+        bw = std::min(bw, link.bandwidth);
       }
-      dev.latency[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)] = lat;
-      dev.time_per_size[static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d)] = 1.0 / bw;
+      const std::size_t k = static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d);
+      dev.latency[k] = lat + delay;
+      dev.delay[k] = delay;
+      dev.time_per_size[k] = 1.0 / bw;
     }
   std::vector<double> work = kernel_work(g, hw, dev.time_per_work[0]);
   std::vector<double> size(static_cast<std::size_t>(g.num_edges()));

@@ -82,7 +82,7 @@ double HardwareProfile::transfer_time(int s, int d, double bytes) const {
   if (s == d) return 0;
   double lat = 0, bw = std::numeric_limits<double>::infinity();
   for (int l : route(s, d)) {
-    lat += links[static_cast<std::size_t>(l)].latency;
+    lat += links[static_cast<std::size_t>(l)].latency + links[static_cast<std::size_t>(l)].delay;
     bw = std::min(bw, links[static_cast<std::size_t>(l)].bandwidth);
   }
   return lat + bytes / bw;

@@ -8,7 +8,8 @@ namespace {
 
 using nlohmann::json;
 
-// Reads {"bandwidth": B, "latency": L} (bandwidth > 0 bytes/s, latency >= 0 s).
+// Reads {"bandwidth": B, "latency": L, "delay": D} (bandwidth > 0 bytes/s, latency and delay
+// >= 0 s, both optional).
 LinkSpec read_link(const JsonDoc& doc, const json& obj, const std::string& ptr, std::string name) {
   doc.expect_object(obj, ptr);
   LinkSpec l;
@@ -16,6 +17,7 @@ LinkSpec read_link(const JsonDoc& doc, const json& obj, const std::string& ptr, 
   l.bandwidth = doc.number(doc.require(obj, ptr, "bandwidth"), ptr + "/bandwidth");
   if (l.bandwidth <= 0) doc.fail(ptr + "/bandwidth", "bandwidth must be > 0 bytes/s");
   if (obj.contains("latency")) l.latency = doc.number(obj["latency"], ptr + "/latency");
+  if (obj.contains("delay")) l.delay = doc.number(obj["delay"], ptr + "/delay");
   return l;
 }
 

@@ -246,7 +246,8 @@ bool devices_interchangeable(const Problem& problem) {
       used[static_cast<std::size_t>(r[0])] = 1;
       const LinkSpec& l = hw.links[static_cast<std::size_t>(r[0])];
       if (!first) first = &l;
-      if (l.bandwidth != first->bandwidth || l.latency != first->latency) return false;
+      if (l.bandwidth != first->bandwidth || l.latency != first->latency || l.delay != first->delay)
+        return false;
     }
   return true;
 }

@@ -509,8 +509,9 @@ private:
     for (std::size_t i = r0; i < r1; ++i)
       start = std::max(start, ws_.link_free[static_cast<std::size_t>(links[i])]);
     const double bytes = ws_.dev_bytes[static_cast<std::size_t>(dd)];
-    const double f = start + s_.route_lat_[k] + bytes * s_.route_inv_bw_[k];
-    for (std::size_t i = r0; i < r1; ++i) ws_.link_free[static_cast<std::size_t>(links[i])] = f;
+    const double left = start + s_.route_lat_[k] + bytes * s_.route_inv_bw_[k];
+    for (std::size_t i = r0; i < r1; ++i) ws_.link_free[static_cast<std::size_t>(links[i])] = left;
+    const double f = left + s_.route_delay_[k];
     ws_.events.push(f, {u, dd});
     if constexpr (kRecord) record_transfer(u, src, dd, bytes, start, f, r0, r1);
   }

@@ -70,6 +70,8 @@ Simulator::Simulator(const Graph& g, const Platform& platform)
           cost.compute(v, d);
   const DeviceCosts& dc = cost.device_costs();
   route_lat_ = dc.latency;
+  route_delay_ = dc.delay.empty() ? std::vector<double>(dc.latency.size(), 0.0) : dc.delay;
+  for (std::size_t k = 0; k < route_lat_.size(); ++k) route_lat_[k] -= route_delay_[k];
   route_inv_bw_ = dc.time_per_size;
   const HardwareProfile& hw = platform.profile();
   num_links_ = static_cast<int>(hw.links.size());
@@ -95,8 +97,8 @@ void Simulator::compute_tails(const Graph& g) {
   for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
     const auto v = static_cast<std::size_t>(*it);
     for (NodeId w : g.successors(*it))
-      tail_[v] = std::max(tail_[v], fastest[static_cast<std::size_t>(w)] +
-                                        tail_[static_cast<std::size_t>(w)]);
+      tail_[v] = std::max(
+          tail_[v], fastest[static_cast<std::size_t>(w)] + tail_[static_cast<std::size_t>(w)]);
   }
 }
 

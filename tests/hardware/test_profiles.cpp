@@ -165,6 +165,8 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
   EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"per_flop": 1}})"),
             "h.json:4: unknown kernel field 'per_flop'");
   EXPECT_EQ(err(dev + ring + R"("kernels": [1])"), "h.json:4: expected an object, found array");
+  EXPECT_EQ(err(dev + R"("topology": {"kind": "ring", "link": {"bandwidth": 1, "delay": -0.5}})"),
+            "h.json:3: expected a number >= 0, found -0.5");
 }
 
 }  // namespace

@@ -100,6 +100,27 @@ TEST(HardwareHand, OverheadAndLatency) {
   EXPECT_DOUBLE_EQ(s.makespan, 10.0);
 }
 
+// A link's delay is pipelined: a (1 FLOP) and b (1 FLOP) on device 0 run 0-1 and 1-2, each
+// sending 2 bytes to device 1 over a link of 1 B/s, latency 1 and delay 4. a's transfer occupies
+// the link 1-4 and arrives at 8; b's waits for the link only (4-7) and arrives at 11, not after
+// a's delay. c 8-9, d 11-12. With the delay counted as latency (occupying): b's transfer would
+// start at 8 and arrive at 15.
+TEST(HardwareHand, LinkDelayIsPipelined) {
+  const char* delayed =
+      R"({"kind": "all-to-all", "link": {"bandwidth": 1, "latency": 1, "delay": 4}})";
+  const HardwareProfile hw = unit_profile(2, delayed);
+  EXPECT_DOUBLE_EQ(hw.transfer_time(0, 1, 2), 7.0);  // uncontended: latency + delay + bytes / bw
+  const Graph g = phys_graph({{1, 2}, {1, 2}, {1, 0}, {1, 0}}, {{0, 2}, {1, 3}});
+  const Schedule s = run(g, hw, {0, 0, 1, 1});
+  ASSERT_EQ(s.transfers.size(), 2u);
+  EXPECT_DOUBLE_EQ(s.transfers[1].start, 4.0);
+  EXPECT_DOUBLE_EQ(s.start[2], 8.0);
+  EXPECT_DOUBLE_EQ(s.start[3], 11.0);
+  EXPECT_DOUBLE_EQ(s.makespan, 12.0);
+  const char* occupied = R"({"kind": "all-to-all", "link": {"bandwidth": 1, "latency": 5}})";
+  EXPECT_DOUBLE_EQ(run(g, unit_profile(2, occupied), {0, 0, 1, 1}).makespan, 16.0);
+}
+
 // Two slots per device: independent ops run at the same time.
 TEST(HardwareHand, SlotsRunOpsConcurrently) {
   const Graph g = phys_graph({{3, 0}, {3, 0}, {3, 0}}, {});

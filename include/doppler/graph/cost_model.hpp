@@ -26,6 +26,9 @@ struct DeviceCosts {
   std::vector<double> overhead;  ///< fixed seconds per op (launch overhead), per device
   std::vector<int> slots;        ///< ops a device runs at once (>= 1), per device
   std::vector<double> latency;   ///< P x P row-major: seconds per transfer (diagonal unused)
+  /// P x P row-major: the part of latency that occupies no link (pipelined delay, <= latency);
+  /// empty: none. Only the simulator's link contention tells it apart.
+  std::vector<double> delay;
   std::vector<double> time_per_size;  ///< P x P row-major: seconds per byte (1 / bandwidth)
 };
 

@@ -29,11 +29,14 @@ struct KernelCost {
   double seconds_per_byte = 0.0;  ///< seconds per byte of the op's output (>= 0)
 };
 
-/// One link. A transfer occupies every link of its route for its whole duration.
+/// One link. A transfer occupies every link of its route for latency + bytes / bandwidth; the
+/// delays of its links are added to its arrival after that, without occupying any link.
 struct LinkSpec {
   std::string name;        ///< e.g. "nvlink 0->3" or "host bridge"
   double bandwidth = 0.0;  ///< bytes per second (> 0)
-  double latency = 0.0;    ///< seconds per transfer crossing this link (>= 0)
+  double latency = 0.0;    ///< seconds per transfer crossing this link, occupying it (>= 0)
+  double delay = 0.0;      ///< seconds between leaving the link and arrival, pipelined: transfers
+                           ///< behind it do not wait for it (propagation, receiver wake-up) (>= 0)
 };
 
 /// A parsed, validated profile with every route resolved.
@@ -54,7 +57,8 @@ struct HardwareProfile {
   const std::vector<int>& route(int s, int d) const {
     return routes[static_cast<std::size_t>(s) * devices.size() + static_cast<std::size_t>(d)];
   }
-  /// Uncontended time of a `bytes` transfer from s to d: sum of latencies + bytes / slowest link.
+  /// Uncontended time of a `bytes` transfer from s to d: sum of latencies and delays + bytes /
+  /// slowest link.
   double transfer_time(int s, int d, double bytes) const;
   /// Seconds per FLOP of device d for `dtype` (falls back to "f32").
   double seconds_per_flop(int d, std::string_view dtype) const;

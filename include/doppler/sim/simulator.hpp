@@ -6,7 +6,8 @@
 //    its transfer (reference model: the edge's transfer cost, by default its producer's
 //    transfer_cost and then one transfer per producer, links never contend; hardware
 //    model: one transfer per (producer, destination device), occupying every link of its route
-//    for latency + bytes / bandwidth, links serving transfers FIFO);
+//    for latency + bytes / bandwidth, links serving transfers FIFO, arriving after the route's
+//    pipelined delay on top);
 //  - a device with a free slot never idles while one of its ops is ready; it starts the op that
 //    became ready earliest (rule fifo; ties: lower op id) or the one earliest in a priority order
 //    (rule priority);
@@ -73,9 +74,9 @@ private:
   std::vector<double> dev_bytes;
   std::vector<DeviceId> dev_list;
   std::vector<int> rank;
-  std::vector<double> dev_work;  // unstarted compute per device (early abort only)
+  std::vector<double> dev_work;     // unstarted compute per device (early abort only)
   std::vector<double> dev_started;  // compute started so far per device (IncrementalSim only)
-  const DeviceId* dev = nullptr;  // assignment being simulated
+  const DeviceId* dev = nullptr;    // assignment being simulated
   int stamp = 0;
 };
 
@@ -99,8 +100,7 @@ public:
   /// a bound on the partial schedule exceeds the cutoff (an op's finish plus the longest
   /// compute-only path after it, or the time plus a device's unstarted work over its slots).
   /// The decision `result <= cutoff` always equals `makespan() <= cutoff`. Counts as one call.
-  double makespan_below(std::span<const DeviceId> device_of, SimWorkspace& ws,
-                        double cutoff) const;
+  double makespan_below(std::span<const DeviceId> device_of, SimWorkspace& ws, double cutoff) const;
   /// Same, with the simulator's own workspace (not thread-safe).
   double makespan(std::span<const DeviceId> device_of) const { return makespan(device_of, own_); }
   /// Makespan of an assignment (its order is used with DispatchRule::priority).
@@ -139,16 +139,17 @@ private:
   bool reference_ = true;
   bool homogeneous_ = true;
   int n_ = 0, p_ = 0;
-  std::vector<EdgeId> succ_begin_;                // N + 1
-  std::vector<NodeId> succ_;                      // E
-  std::vector<double> edge_bytes_;                // E (hardware)
-  std::vector<int> indeg_;                        // N
-  std::vector<double> compute_;                   // N (homogeneous) or N x P
-  std::vector<double> ref_transfer_;              // N (reference model)
-  std::vector<double> ref_edge_transfer_;         // E (reference model with per-edge costs)
-  std::vector<double> tail_;  // N: longest path of fastest compute times after each op
-  std::vector<int> slots_;                        // P
-  std::vector<double> route_lat_, route_inv_bw_;  // P x P (hardware)
+  std::vector<EdgeId> succ_begin_;         // N + 1
+  std::vector<NodeId> succ_;               // E
+  std::vector<double> edge_bytes_;         // E (hardware)
+  std::vector<int> indeg_;                 // N
+  std::vector<double> compute_;            // N (homogeneous) or N x P
+  std::vector<double> ref_transfer_;       // N (reference model)
+  std::vector<double> ref_edge_transfer_;  // E (reference model with per-edge costs)
+  std::vector<double> tail_;               // N: longest path of fastest compute times after each op
+  std::vector<int> slots_;                 // P
+  std::vector<double> route_lat_, route_inv_bw_;  // P x P (hardware): occupying latency, 1 / bw
+  std::vector<double> route_delay_;               // P x P (hardware): pipelined delay
   std::vector<int> route_begin_;                  // P x P + 1 offsets into route_links_
   std::vector<int> route_links_;
   int num_links_ = 0;

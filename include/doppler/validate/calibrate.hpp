@@ -2,6 +2,7 @@
 // Calibration: measures this engine (kernel time per op kind and size with P devices busy at
 // once, the engine's own per-op overhead, copy time per size) and fits the simulator's hardware
 // model to it, so that `doppler simulate --hardware hw.json` predicts the engine.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -59,7 +60,7 @@ struct FittedKernel {
 /// Measurements and the fitted model: an op of a fitted kernel k takes launch_overhead +
 /// seconds_per_op(k) + flops(v) x seconds_per_flop(k) (or out_bytes(v) x seconds_per_byte(k) for
 /// kernels without FLOPs); any other op launch_overhead + flops(v) / peak_flops; copy(bytes) =
-/// latency + bytes / bandwidth.
+/// latency + bytes / bandwidth, of which the copy's link is busy for all but `delay`.
 struct Calibration {
   int devices = 1;                    ///< P
   int cores = 1;                      ///< usable cores of the process
@@ -75,10 +76,26 @@ struct Calibration {
   /// device (long enough for the OS to share a core with another process fairly): 1 = fastest,
   /// 2 = half as fast.
   std::vector<double> device_slowdown;
+  /// Median seconds from the first producer's finish to the last consumer's ready time of 16
+  /// copies of 4 KB blocks produced back to back on each device (the copies' port throughput).
+  double burst_span = 0;
   double bandwidth = 0;  ///< fitted bytes/s of a copy
-  double latency = 0;    ///< fitted seconds per copy
-  std::string fit;       ///< how the device model was fitted (one line)
+  double latency = 0;    ///< fitted seconds per copy that occupy its port (what a burst adds)
+  /// Fitted seconds per copy after it leaves its port, pipelined: the single copy's latency
+  /// minus `latency` (the receiver's wake-up, message latency); >= 0.
+  double delay = 0;
+  std::string fit;  ///< how the device model was fitted (one line)
 };
+
+/// Copies per burst, and f32 elements of each copied block, of the copy-burst benchmark.
+constexpr int kCopyBurst = 16;
+constexpr std::int64_t kCopyBurstElems = 1024;
+
+/// Splits c.latency (fitted to single copies) into the part a copy occupies its port for and
+/// the pipelined rest (c.delay): each further copy of the burst adds (burst_span - the single
+/// 4 KB copy's time) / (kCopyBurst - 1), of which all but bytes / bandwidth is occupied latency,
+/// clamped to 0..latency. No change without a burst or a 4 KB sample; latency + delay is kept.
+void split_copy_latency(Calibration& c);
 
 /// Slowdowns that differ from 1 by at most this are measurement noise: the devices are written
 /// as identical.
@@ -94,8 +111,8 @@ Calibration calibrate(const CalibrationOptions& o,
 /// kDeviceSlowdownNoise of 1), efficiency 1, launch_overhead, the fitted kernel costs
 /// ("kernels", scaled to device 0), and the given
 /// topology ("switch": each copy crosses the sender's egress and the receiver's ingress port,
-/// each with half the latency; "all-to-all": a dedicated link per pair). Every measurement is
-/// kept under "calibration_source".
+/// each with half the latency and delay; "all-to-all": a dedicated link per pair). Every
+/// measurement is kept under "calibration_source".
 std::string calibration_profile_json(const Calibration& c, const std::string& name,
                                      const std::string& topology);
 
