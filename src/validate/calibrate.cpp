@@ -252,8 +252,37 @@ double engine_overhead(const CalibrationOptions& o) {
   return median(ms) / (chain + 1);
 }
 
-// Copies as the dataflow sees them: on every device an op produces a block that an op on the
-// next device reads, while background kernels keep every compute worker busy; a sample is the
+// The copy benchmarks' graph on p devices: on every device `burst` ops produce n-element blocks,
+// each read by an op on the next device (these come first: the lowest ids), then background
+// kernels that keep every compute worker busy (about 8 x 0.1 ms per device).
+struct CopyBench {
+  BenchGraph bg;
+  std::vector<std::vector<std::pair<NodeId, NodeId>>> pairs;  // per device: producer, consumer
+};
+
+CopyBench copy_bench(int p, std::int64_t n, int burst) {
+  CopyBench b;
+  b.pairs.resize(static_cast<std::size_t>(p));
+  for (DeviceId d = 0; d < p; ++d)
+    for (int k = 0; k < burst; ++k) {
+      const NodeId x = b.bg.input({n});
+      b.bg.place(x, d);
+      const NodeId prod = b.bg.op("scale", {n}, {x}, static_cast<double>(n));
+      b.bg.place(prod, d);
+      const NodeId cons = b.bg.op("reduce_sum", {1}, {prod}, static_cast<double>(n));
+      b.bg.place(cons, (d + 1) % p);
+      b.pairs[static_cast<std::size_t>(d)].emplace_back(prod, cons);
+    }
+  for (DeviceId d = 0; d < p; ++d)
+    for (int k = 0; k < 8; ++k) {
+      const NodeId x = b.bg.input({262144});
+      b.bg.place(x, d);
+      b.bg.place(b.bg.op("scale", {262144}, {x}, 262144.0), d);
+    }
+  return b;
+}
+
+// Copies as the dataflow sees them (copy_bench with one block per device); a sample is the
 // consumer's ready time minus the producer's finish. The receiving copy worker's wake-up and
 // its share of a busy core are part of it: the copy worker's own start-to-arrival time missed
 // them (10x too short a cross-device latency on 2 cores, docs/engine.md).
@@ -261,77 +290,43 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);  // one device has no copies: measure a pair
   std::vector<CopySample> out;
   for (std::int64_t n : {1024, 16384, 262144, 2097152}) {
-    BenchGraph bg;
-    std::vector<std::pair<NodeId, NodeId>> pairs;  // producer, consumer (lowest ids: run first)
-    for (DeviceId d = 0; d < p; ++d) {
-      const NodeId x = bg.input({n});
-      bg.place(x, d);
-      const NodeId prod = bg.op("scale", {n}, {x}, static_cast<double>(n));
-      bg.place(prod, d);
-      const NodeId cons = bg.op("reduce_sum", {1}, {prod}, static_cast<double>(n));
-      bg.place(cons, (d + 1) % p);
-      pairs.emplace_back(prod, cons);
-    }
-    for (DeviceId d = 0; d < p; ++d)
-      for (int k = 0; k < 8; ++k) {  // background: about 8 x 0.1 ms per device
-        const NodeId x = bg.input({262144});
-        bg.place(x, d);
-        bg.place(bg.op("scale", {262144}, {x}, 262144.0), d);
-      }
-    const Graph g = bg.build();
+    CopyBench b = copy_bench(p, n, 1);
+    const Graph g = b.bg.build();
     EngineOptions eo = benchmark_engine(o, p);
     eo.link = o.link;
     const auto e = make_engine(o, g, eo);
-    const Assignment a = bg.assignment(p);
+    const Assignment a = b.bg.assignment(p);
     std::vector<double> t;
     e->run(a, DispatchRule::fifo);
     for (int r = 0; r < 2 * o.repeat; ++r) {
       const Schedule s = e->run(a, DispatchRule::fifo).schedule;
-      for (const auto& [prod, cons] : pairs)
-        t.push_back(s.ready[static_cast<std::size_t>(cons)] -
-                    s.finish[static_cast<std::size_t>(prod)]);
+      for (const auto& pairs : b.pairs)
+        t.push_back(s.ready[static_cast<std::size_t>(pairs[0].second)] -
+                    s.finish[static_cast<std::size_t>(pairs[0].first)]);
     }
     out.push_back({4.0 * static_cast<double>(n), median(t)});
   }
   return out;
 }
 
-// Copies in bursts: on every device kCopyBurst ops produce 4 KB blocks back to back, each read
-// by an op on the next device, under the same background load as copy_samples; the burst's ops
-// come first in a priority order, so the producers run one after another. A sample is the
-// span from the first producer's finish to the last consumer's ready time.
+// Copies in bursts: copy_bench with kCopyBurst 4 KB blocks per device, its burst first in a
+// priority order, so that the producers run one after another. A sample is the span from the
+// first producer's finish to the last consumer's ready time.
 double copy_burst_span(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);
-  BenchGraph bg;
-  std::vector<std::vector<std::pair<NodeId, NodeId>>> burst(static_cast<std::size_t>(p));
-  for (DeviceId d = 0; d < p; ++d)
-    for (int k = 0; k < kCopyBurst; ++k) {
-      const NodeId x = bg.input({kCopyBurstElems});
-      bg.place(x, d);
-      const NodeId prod = bg.op("scale", {kCopyBurstElems}, {x}, kCopyBurstElems);
-      bg.place(prod, d);
-      const NodeId cons = bg.op("reduce_sum", {1}, {prod}, kCopyBurstElems);
-      bg.place(cons, (d + 1) % p);
-      burst[static_cast<std::size_t>(d)].emplace_back(prod, cons);
-    }
-  for (DeviceId d = 0; d < p; ++d)
-    for (int k = 0; k < 8; ++k) {
-      const NodeId x = bg.input({262144});
-      bg.place(x, d);
-      bg.place(bg.op("scale", {262144}, {x}, 262144.0), d);
-    }
-  const Graph g = bg.build();
+  CopyBench b = copy_bench(p, kCopyBurstElems, kCopyBurst);
+  const Graph g = b.bg.build();
   EngineOptions eo = benchmark_engine(o, p);
   eo.link = o.link;
   const auto e = make_engine(o, g, eo);
-  Assignment a = bg.assignment(p);
+  Assignment a = b.bg.assignment(p);
   a.order.resize(static_cast<std::size_t>(g.num_nodes()));
   std::iota(a.order.begin(), a.order.end(), 0);
   std::vector<double> spans;
   e->run(a, DispatchRule::priority);
   for (int r = 0; r < 2 * o.repeat; ++r) {
     const Schedule s = e->run(a, DispatchRule::priority).schedule;
-    for (const auto& pairs : burst) {
+    for (const auto& pairs : b.pairs) {
       double first = 1e300, last = 0;
       for (const auto& [prod, cons] : pairs) {
         first = std::min(first, s.finish[static_cast<std::size_t>(prod)]);
