@@ -141,7 +141,8 @@ void add_calibrate(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "calibrate",
       "Measure the engine on this machine (kernel time per op kind and size with every device "
-      "busy, engine overhead per op, copy time per size) and write a hardware profile that "
+      "busy, engine overhead per op, copy time per size, and what each further copy of a burst "
+      "adds: the link latency it occupies, the rest pipelined) and write a hardware profile that "
       "makes the simulator predict it (use it with simulate/place/compare/validate-sim "
       "--hardware).");
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
