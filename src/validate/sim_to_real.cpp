@@ -30,6 +30,20 @@ std::vector<double> ranks_of(std::span<const double> x) {
   return r;
 }
 
+// Spearman of the medians of the even-numbered runs against the odd-numbered ones, over the
+// assignments (NaN with fewer than 2 runs each).
+double split_half_spearman(const std::vector<std::vector<double>>& runs) {
+  std::vector<double> even, odd;
+  for (const auto& r : runs) {
+    if (r.size() < 2) return std::numeric_limits<double>::quiet_NaN();
+    std::vector<double> e, o;
+    for (std::size_t k = 0; k < r.size(); ++k) (k % 2 == 0 ? e : o).push_back(r[k]);
+    even.push_back(summarize_makespans(e).median);
+    odd.push_back(summarize_makespans(o).median);
+  }
+  return spearman(even, odd);
+}
+
 }  // namespace
 
 double pearson(std::span<const double> a, std::span<const double> b) {
@@ -152,6 +166,7 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
   res.mape = mape(sim, med);
   res.spearman_min = spearman(sim, mins);
   res.mape_min = mape(sim, mins);
+  res.spearman_split_half = split_half_spearman(ms);
   return res;
 }
 

@@ -62,6 +62,11 @@ struct ValidationResult {
   double mape = 0;          ///< mean |simulated - measured| / measured
   double spearman_min = 0;  ///< rank correlation with the fastest measured run instead
   double mape_min = 0;      ///< MAPE against the fastest measured run
+  /// The engine against itself: rank correlation of the medians of the even-numbered measured
+  /// rounds with those of the odd-numbered ones (NaN below 2 rounds). Measurement noise caps any
+  /// simulator's Spearman near this, at half the runs: assignments closer than the noise cannot
+  /// be ranked.
+  double spearman_split_half = 0;
 };
 
 /// Runs validation_assignments() on the simulator of `problem` (a hardware platform) and on
