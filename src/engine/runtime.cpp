@@ -376,9 +376,6 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
     if (is_local(device_of[static_cast<std::size_t>(v)]) && g_->predecessors(v).empty())
       make_ready(v);
   std::string error;
-  const auto restore_slice = [slice] {
-    if (slice >= 0) set_time_slice(static_cast<unsigned long long>(slice));
-  };
   {
     std::unique_lock lk(ctl_mu_);
     while (true) {
@@ -409,7 +406,7 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
     }
     error = error_;
   }
-  restore_slice();
+  if (slice >= 0) set_time_slice(static_cast<unsigned long long>(slice));
   if (!error.empty()) {
     abort_and_drain();
     throw EngineError(error);

@@ -1,7 +1,5 @@
 #include "doppler/hardware/platform.hpp"
 
-#include <limits>
-
 #include <fmt/format.h>
 
 #include "doppler/util/error.hpp"
@@ -77,17 +75,11 @@ CostModel Platform::cost_model(const Graph& g) const {
   for (int s = 0; s < devices_; ++s)
     for (int d = 0; d < devices_; ++d) {
       if (s == d) continue;
-      double lat = 0, delay = 0, bw = std::numeric_limits<double>::infinity();
-      for (int l : hw.route(s, d)) {
-        const LinkSpec& link = hw.links[static_cast<std::size_t>(l)];
-        lat += link.latency;
-        delay += link.delay;
-        bw = std::min(bw, link.bandwidth);
-      }
+      const RouteCost r = hw.route_cost(s, d);
       const std::size_t k = static_cast<std::size_t>(s) * p + static_cast<std::size_t>(d);
-      dev.latency[k] = lat + delay;
-      dev.delay[k] = delay;
-      dev.time_per_size[k] = 1.0 / bw;
+      dev.latency[k] = r.latency + r.delay;
+      dev.delay[k] = r.delay;
+      dev.time_per_size[k] = 1.0 / r.bandwidth;
     }
   std::vector<double> work = kernel_work(g, hw, dev.time_per_work[0]);
   std::vector<double> size(static_cast<std::size_t>(g.num_edges()));

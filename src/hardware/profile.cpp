@@ -78,14 +78,21 @@ std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j
 
 }  // namespace
 
+RouteCost HardwareProfile::route_cost(int s, int d) const {
+  RouteCost r{0, 0, std::numeric_limits<double>::infinity()};
+  for (int l : route(s, d)) {
+    const LinkSpec& link = links[static_cast<std::size_t>(l)];
+    r.latency += link.latency;
+    r.delay += link.delay;
+    r.bandwidth = std::min(r.bandwidth, link.bandwidth);
+  }
+  return r;
+}
+
 double HardwareProfile::transfer_time(int s, int d, double bytes) const {
   if (s == d) return 0;
-  double lat = 0, bw = std::numeric_limits<double>::infinity();
-  for (int l : route(s, d)) {
-    lat += links[static_cast<std::size_t>(l)].latency + links[static_cast<std::size_t>(l)].delay;
-    bw = std::min(bw, links[static_cast<std::size_t>(l)].bandwidth);
-  }
-  return lat + bytes / bw;
+  const RouteCost r = route_cost(s, d);
+  return r.latency + r.delay + bytes / r.bandwidth;
 }
 
 double HardwareProfile::seconds_per_flop(int d, std::string_view dtype) const {

@@ -282,6 +282,25 @@ CopyBench copy_bench(int p, std::int64_t n, int burst) {
   return b;
 }
 
+// Runs a copy benchmark on p = its device count (link emulation as asked): one warm-up, then
+// 2 x repeat measured runs, each schedule passed to `sample`. Rule priority runs the ops in id
+// order.
+void run_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule,
+                    const std::function<void(const Schedule&)>& sample) {
+  const int p = static_cast<int>(b.pairs.size());
+  const Graph g = b.bg.build();
+  EngineOptions eo = benchmark_engine(o, p);
+  eo.link = o.link;
+  const auto e = make_engine(o, g, eo);
+  Assignment a = b.bg.assignment(p);
+  if (rule == DispatchRule::priority) {
+    a.order.resize(static_cast<std::size_t>(g.num_nodes()));
+    std::iota(a.order.begin(), a.order.end(), 0);
+  }
+  e->run(a, rule);  // warm-up
+  for (int r = 0; r < 2 * o.repeat; ++r) sample(e->run(a, rule).schedule);
+}
+
 // Copies as the dataflow sees them (copy_bench with one block per device); a sample is the
 // consumer's ready time minus the producer's finish. The receiving copy worker's wake-up and
 // its share of a busy core are part of it: the copy worker's own start-to-arrival time missed
@@ -291,41 +310,25 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
   std::vector<CopySample> out;
   for (std::int64_t n : {1024, 16384, 262144, 2097152}) {
     CopyBench b = copy_bench(p, n, 1);
-    const Graph g = b.bg.build();
-    EngineOptions eo = benchmark_engine(o, p);
-    eo.link = o.link;
-    const auto e = make_engine(o, g, eo);
-    const Assignment a = b.bg.assignment(p);
     std::vector<double> t;
-    e->run(a, DispatchRule::fifo);
-    for (int r = 0; r < 2 * o.repeat; ++r) {
-      const Schedule s = e->run(a, DispatchRule::fifo).schedule;
+    run_copy_bench(o, b, DispatchRule::fifo, [&](const Schedule& s) {
       for (const auto& pairs : b.pairs)
         t.push_back(s.ready[static_cast<std::size_t>(pairs[0].second)] -
                     s.finish[static_cast<std::size_t>(pairs[0].first)]);
-    }
+    });
     out.push_back({4.0 * static_cast<double>(n), median(t)});
   }
   return out;
 }
 
-// Copies in bursts: copy_bench with kCopyBurst 4 KB blocks per device, its burst first in a
-// priority order, so that the producers run one after another. A sample is the span from the
-// first producer's finish to the last consumer's ready time.
+// Copies in bursts: copy_bench with kCopyBurst 4 KB blocks per device, run in id order (rule
+// priority), so that the burst's producers run first, one after another. A sample is the span from
+// the first producer's finish to the last consumer's ready time.
 double copy_burst_span(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);
   CopyBench b = copy_bench(p, kCopyBurstElems, kCopyBurst);
-  const Graph g = b.bg.build();
-  EngineOptions eo = benchmark_engine(o, p);
-  eo.link = o.link;
-  const auto e = make_engine(o, g, eo);
-  Assignment a = b.bg.assignment(p);
-  a.order.resize(static_cast<std::size_t>(g.num_nodes()));
-  std::iota(a.order.begin(), a.order.end(), 0);
   std::vector<double> spans;
-  e->run(a, DispatchRule::priority);
-  for (int r = 0; r < 2 * o.repeat; ++r) {
-    const Schedule s = e->run(a, DispatchRule::priority).schedule;
+  run_copy_bench(o, b, DispatchRule::priority, [&](const Schedule& s) {
     for (const auto& pairs : b.pairs) {
       double first = 1e300, last = 0;
       for (const auto& [prod, cons] : pairs) {
@@ -334,7 +337,7 @@ double copy_burst_span(const CalibrationOptions& o) {
       }
       spans.push_back(last - first);
     }
-  }
+  });
   return median(spans);
 }
 

@@ -39,6 +39,13 @@ struct LinkSpec {
                            ///< behind it do not wait for it (propagation, receiver wake-up) (>= 0)
 };
 
+/// What a route's links add up to (s != d).
+struct RouteCost {
+  double latency = 0.0;    ///< sum of the links' latencies (seconds, occupying them)
+  double delay = 0.0;      ///< sum of the links' delays (seconds, pipelined)
+  double bandwidth = 0.0;  ///< the slowest link's bytes per second
+};
+
 /// A parsed, validated profile with every route resolved.
 struct HardwareProfile {
   std::string name;         ///< e.g. "8xV100-NVLink"
@@ -57,6 +64,8 @@ struct HardwareProfile {
   const std::vector<int>& route(int s, int d) const {
     return routes[static_cast<std::size_t>(s) * devices.size() + static_cast<std::size_t>(d)];
   }
+  /// Latency, delay and bandwidth of the route from s to d (s != d).
+  RouteCost route_cost(int s, int d) const;
   /// Uncontended time of a `bytes` transfer from s to d: sum of latencies and delays + bytes /
   /// slowest link.
   double transfer_time(int s, int d, double bytes) const;
