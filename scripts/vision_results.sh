@@ -6,7 +6,9 @@
 # `doppler compare` (the same simulator-call budget for every search and learned method).
 # Usage: scripts/vision_results.sh [BUILD_DIR] [OUT_DIR] [SEEDS] [BUDGET]
 # Environment: MODELS, SIZES (b1 b32), PROFILES ("p100:4 v100:8"), METHODS, PYTHON
-# (default /usr/bin/python3 with python3-torch, python3-torchvision, python3-onnx).
+# (default /usr/bin/python3 with python3-torch, python3-torchvision, python3-onnx), FIRST_SEED
+# (default 0; from N > 0 the results go to compare-from<N>.json beside compare.json, and the table
+# pools the seeds of every compare*.json of a row: two processes on two cores give one row's seeds).
 set -euo pipefail
 build=${1:-build}
 out=${2:-vision-results}
@@ -17,6 +19,9 @@ policy="$here/models/doppler-pretrained.pt"
 models=${MODELS:-resnet18 resnet50 mobilenet_v3_small inception_v3 vit_b_16}
 sizes=${SIZES:-b1 b32}
 profiles=${PROFILES:-p100:4 v100:8}
+first=${FIRST_SEED:-0}
+result=compare
+[ "$first" -gt 0 ] && result=compare-from$first
 methods=${METHODS:-critical-path,heft,etf,local-search,placeto,gdp,doppler:samples=16,doppler-sim:policy=$policy,il=0,sim=1000,samples=64}
 python=${PYTHON:-/usr/bin/python3}
 doppler="$build/doppler"
@@ -31,11 +36,12 @@ for model in $models; do
       p=${profile##*:}
       dir="$onnx/$hw"
       mkdir -p "$dir"
-      "$doppler" -q import "$onnx/model.onnx" --devices "$p" -o "$dir/graph.json" --json > "$dir/import.json"
-      [ -f "$dir/compare.json" ] && [ -z "${FORCE:-}" ] && continue
+      [ -f "$dir/import.json" ] && [ -z "${FORCE:-}" ] ||
+        "$doppler" -q import "$onnx/model.onnx" --devices "$p" -o "$dir/graph.json" --json > "$dir/import.json"
+      [ -f "$dir/$result.json" ] && [ -z "${FORCE:-}" ] && continue
       "$doppler" -q compare "$dir/graph.json" --devices "$p" --hardware "$hw" \
-        --methods "$methods" --seeds "$seeds" --budget "$budget" \
-        --json-file "$dir/compare.json" > "$dir/compare.txt"
+        --methods "$methods" --seeds "$seeds" --first-seed "$first" --budget "$budget" \
+        --json-file "$dir/$result.json" > "$dir/$result.txt"
       echo "$model $size $hw done" >&2
     done
   done

@@ -2,11 +2,16 @@
 """Markdown table of scripts/vision_results.sh's output (one row per model, size and profile).
 
 Usage: vision_results_table.py OUT_DIR
+A row's seeds may come from several `doppler compare` runs (compare.json, compare-from<N>.json
+written with --first-seed N): their makespans are pooled per method, a deterministic method
+counted once, and a seed found twice is an error.
 Columns: seeds, ONNX ops, blocks, FLOPs (Conv FLOPs beside, with the independent count of the ONNX
 file), import time, then every method's mean simulated makespan (std over seeds when
 randomised) and its ratio to the row's best method; a second table gives placement times.
 """
+import glob
 import json
+import math
 import os
 import sys
 
@@ -30,6 +35,42 @@ def fmt_time(s):
     return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} us"
 
 
+def mean_std(xs):
+    m = sum(xs) / len(xs)
+    v = sum((x - m) ** 2 for x in xs) / (len(xs) - 1) if len(xs) > 1 else 0.0
+    return m, math.sqrt(v)
+
+
+def pooled(paths):
+    """One compare result pooling the seeds of every file (the first file's method order)."""
+    parts = [json.load(open(p)) for p in paths]
+    out = dict(parts[0])
+    methods = []
+    for first in parts[0]["methods"]:
+        name = first["method"]
+        rows_ = [m for part in parts for m in part["methods"] if m["method"] == name]
+        if first.get("deterministic") or len(rows_) == 1:
+            methods.append(dict(first))
+            continue
+        seeds, makespans, seconds = [], [], 0.0
+        for part, m in zip(parts, rows_):
+            got = m.get("seeds") or list(range(part.get("first_seed", 0),
+                                               part.get("first_seed", 0) + len(m["makespans"])))
+            if set(got) & set(seeds):
+                sys.exit(f"vision_results_table.py: {name}: seed(s) {sorted(set(got) & set(seeds))}"
+                         f" in more than one of {paths}")
+            seeds += got
+            makespans += m["makespans"]
+            seconds += m["seconds_mean"] * len(m["makespans"])
+        mean, std = mean_std(makespans)
+        methods.append(dict(first, makespans=makespans, seeds=seeds, mean=mean, std=std,
+                            seconds_mean=seconds / len(makespans),
+                            evaluations=max(m["evaluations"] for m in rows_)))
+    out["methods"] = methods
+    out["seeds"] = max(len(m["makespans"]) for m in methods)
+    return out
+
+
 def rows(out):
     for model in ORDER:
         for size in ("b1", "b32"):
@@ -42,7 +83,8 @@ def rows(out):
                 if not os.path.isfile(os.path.join(d, "compare.json")):
                     continue
                 imp = json.load(open(os.path.join(d, "import.json")))
-                cmp_ = json.load(open(os.path.join(d, "compare.json")))
+                extra = sorted(glob.glob(os.path.join(d, "compare-from*.json")))
+                cmp_ = pooled([os.path.join(d, "compare.json")] + extra)
                 yield model, size, hw, imp, cmp_, conv_check
 
 

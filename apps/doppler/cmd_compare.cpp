@@ -33,6 +33,8 @@ namespace {
 struct Row {
   std::string method;
   std::vector<MethodRun> runs;
+  std::vector<int> seeds;      // the seed of each run
+  bool deterministic = false;  // runs once, whatever the seed
   double mean = 0, std = 0, seconds = 0;
   std::int64_t evaluations = 0;
   std::vector<double> measured;  // per seed: median measured makespan (--measure)
@@ -130,8 +132,10 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     Row row;
     row.method = m;
     const int seeds = method_is_deterministic(m) ? 1 : o.seeds;
-    for (int s = 0; s < seeds; ++s) {
+    row.deterministic = method_is_deterministic(m);
+    for (int s = o.first_seed; s < o.first_seed + seeds; ++s) {
       progress.update(done, m);
+      row.seeds.push_back(s);
       row.runs.push_back(
           run_method(m, problem, {static_cast<std::uint64_t>(s), {o.budget, o.time_budget}}));
       ++done;
@@ -254,7 +258,9 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
                      {"ratio_to_best", r.mean / best},
                      {"gap_to_lower_bound", lb > 0 ? r.mean / lb - 1 : 0.0},
                      {"seconds_mean", r.seconds},
-                     {"evaluations", r.evaluations}});
+                     {"evaluations", r.evaluations},
+                     {"seeds", r.seeds},
+                     {"deterministic", r.deterministic}});
     if (o.measure) {
       const auto idx = static_cast<std::size_t>(&r - rows.data());
       jrows.back()["measured_seconds"] = r.measured;
@@ -278,6 +284,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   j["lower_bound"] = lb;
   j["lower_bound_with_transfers"] = problem.transfer_lower_bound();
   j["seeds"] = o.seeds;
+  j["first_seed"] = o.first_seed;
   j["budget_evaluations"] = o.budget;
   j["methods"] = std::move(jrows);
   ojson jrefused = ojson::array();
@@ -308,10 +315,10 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   }
   std::cout << fmt::format(
       "{} ({} ops) on {} devices, model {}; lower bound {} ({} with transfers){}; mean over {} "
-      "seed(s) for randomised methods; search budget {} simulations\n\n",
+      "seed(s){} for randomised methods; search budget {} simulations\n\n",
       g.meta().name, g.num_nodes(), o.devices, problem.platform().name(), fmt_ms(lb),
       fmt_ms(problem.transfer_lower_bound()), ref_scale ? " (reference units / 1e10)" : "", o.seeds,
-      o.budget);
+      o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "", o.budget);
   std::cout << (o.markdown ? table.to_markdown() : table.to_text());
   for (const auto& [m, calls] : refused)
     std::cout << fmt::format("not reported: {} made {} simulator calls, over the budget of {}\n", m,
@@ -346,6 +353,11 @@ void add_compare(CLI::App& app) {
   cmd->add_option("--seeds", o->seeds,
                   "seeds per randomised method (deterministic methods run once)")
       ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--first-seed", o->first_seed,
+                  "first seed of the randomised methods (seeds first .. first + seeds - 1), so "
+                  "that runs split over processes give the seeds of one run")
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
   cmd->add_option("--budget", o->budget, "simulator calls allowed to each search run")

@@ -14,6 +14,7 @@ struct CompareOptions {
   // graph: path of the graph file (unused by compare_graph)
   std::string graph, methods = "all", hardware, csv, json_file, gantt_dir, assignments_dir;
   int devices = 4, seeds = 3;
+  int first_seed = 0;  ///< randomised methods run seeds first_seed .. first_seed + seeds - 1
   std::int64_t budget = 20000;
   double time_budget = 0;
   bool json = false;

@@ -1,5 +1,6 @@
 // `doppler place` and `doppler compare`.
 #include <fstream>
+#include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -122,6 +123,38 @@ TEST(CliCompare, TableJsonAndCsvAgree) {
   ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("heft"), std::string::npos);
   EXPECT_NE(text.out.find("vs best"), std::string::npos);
+}
+
+// Seeds split over two processes (--first-seed) give the runs of one process with all seeds.
+TEST(CliCompare, FirstSeedSplitsTheSeedsOfOneRun) {
+  test::TempDir dir;
+  std::string g = "12\n\n\n\n";
+  for (int i = 0; i < 12; ++i) g += std::to_string(1 + (i * 7) % 5) + ",0\n";
+  write(dir / "g.txt", g);
+  const auto run = [&](const std::string& seeds) {
+    const auto r = test::run_cli("compare " + (dir / "g.txt").string() +
+                                 " --devices 3 --methods heft,random --json " + seeds);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto all = run("--seeds 4");
+  const auto head = run("--seeds 1");
+  const auto tail = run("--seeds 3 --first-seed 1");
+  EXPECT_EQ(tail["first_seed"], 1);
+  const auto& random_all = all["methods"][1];
+  ASSERT_EQ(random_all["makespans"].size(), 4u);
+  EXPECT_EQ(random_all["seeds"], (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_FALSE(random_all["deterministic"]);
+  EXPECT_EQ(tail["methods"][1]["seeds"], (std::vector<int>{1, 2, 3}));
+  std::vector<double> joined = head["methods"][1]["makespans"];
+  for (double x : tail["methods"][1]["makespans"]) joined.push_back(x);
+  EXPECT_EQ(joined, random_all["makespans"].get<std::vector<double>>());
+  std::set<double> distinct(joined.begin(), joined.end());
+  EXPECT_GT(distinct.size(), 1u) << "random placements of 12 ops on 3 devices should differ";
+  EXPECT_TRUE(tail["methods"][0]["deterministic"]);  // heft: one run, the same in both
+  EXPECT_EQ(tail["methods"][0]["makespans"], all["methods"][0]["makespans"]);
+  const auto bad = test::run_cli("compare " + (dir / "g.txt").string() + " --first-seed -1");
+  EXPECT_EQ(bad.exit_code, 2);
 }
 
 }  // namespace
