@@ -76,6 +76,7 @@ void run_calibrate(const CalibrateOptions& o) {
     j["latency"] = c.latency;
     j["delay"] = c.delay;
     j["burst_span"] = c.burst_span;
+    j["copy_share"] = c.copy_share;
     j["fit"] = c.fit;
     ojson ks = ojson::array();
     for (const KernelSample& k : c.kernels)
@@ -130,6 +131,10 @@ void run_calibrate(const CalibrateOptions& o) {
       "device slowdown", slow, 100 * kDeviceSlowdownNoise);
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
+  std::cout << fmt::format(
+      "{:<18}{:.2f} of a copy's link time is taken from its destination's busy ops ({} of op "
+      "time with copies, {} without)\n",
+      "copy share", c.copy_share, t(c.share_sent), t(c.share_kept));
   std::cout << fmt::format("{:<18}{}\n", "fit", c.fit);
   std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }

@@ -95,7 +95,8 @@ Runtime::Runtime(const Graph& g, const Plan& plan, RuntimeConfig cfg,
       if (pinned_) pin_self(cpu);
       compute_loop(d);
     });
-    dev.copier = std::thread([this, d] {
+    dev.copier = std::thread([this, d, cpu] {  // on the device's core: a copy takes its time
+      if (pinned_) pin_self(cpu);
       set_time_slice(100000);
       copy_loop(d);
     });

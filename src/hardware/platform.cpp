@@ -68,6 +68,7 @@ CostModel Platform::cost_model(const Graph& g) const {
     dev.time_per_work.push_back(hw.seconds_per_flop(d, dtype));
     dev.overhead.push_back(spec.launch_overhead);
     dev.slots.push_back(spec.slots);
+    dev.copy_share.push_back(spec.copy_share);
   }
   dev.latency.assign(p * p, 0.0);
   dev.delay.assign(p * p, 0.0);

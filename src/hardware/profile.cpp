@@ -41,8 +41,14 @@ DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr
     d.launch_overhead = doc.number(j["launch_overhead"], ptr + "/launch_overhead");
   if (j.contains("slots"))
     d.slots = static_cast<int>(doc.integer(j["slots"], ptr + "/slots", 1, 1024));
+  if (j.contains("copy_share")) {
+    d.copy_share = doc.number(j["copy_share"], ptr + "/copy_share");
+    if (d.copy_share < 0 || d.copy_share > 1)
+      doc.fail(ptr + "/copy_share", "copy_share must be in [0, 1]");
+  }
   for (const auto& [key, v] : j.items()) {
-    static const char* known[] = {"name", "peak_flops", "efficiency", "launch_overhead", "slots"};
+    static const char* known[] = {"name",  "peak_flops", "efficiency", "launch_overhead",
+                                  "slots", "copy_share"};
     bool ok = key.ends_with("source");
     for (const char* k : known) ok = ok || key == k;
     if (!ok) doc.fail(ptr + "/" + key, fmt::format("unknown device field '{}'", key));

@@ -232,7 +232,8 @@ bool devices_interchangeable(const Problem& problem) {
   const auto pu = static_cast<std::size_t>(p);
   for (std::size_t d = 1; d < pu; ++d)
     if (dc.time_per_work[d] != dc.time_per_work[0] || dc.overhead[d] != dc.overhead[0] ||
-        dc.slots[d] != dc.slots[0])
+        dc.slots[d] != dc.slots[0] ||
+        (!dc.copy_share.empty() && dc.copy_share[d] != dc.copy_share[0]))
       return false;
   // Routes: one dedicated link per ordered pair, all of the same latency and bandwidth.
   const HardwareProfile& hw = pl.profile();

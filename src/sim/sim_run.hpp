@@ -5,6 +5,9 @@
 //              whose state changed start its best ready ops (dispatch)
 //   apply()    op finished: free its slot, deliver to local consumers, send to remote ones;
 //              data arrived: count it down at its consumers on the destination
+//   charged copies (copy_share > 0): a transfer sent to a device adds share x its link occupancy
+//              to the device's sent copy time; an op finishing there first runs on for what was
+//              sent since it started (or last ran on), then finishes
 // Templated on recording (a full Schedule) and on the dispatch rule, so the makespan-only fifo
 // loop carries no dead branches. Every hot step is forced inline.
 #include <algorithm>
@@ -41,6 +44,7 @@ struct SimState {
   std::vector<SimWorkspace::Ready> queued;      ///< ready ops, device by device
   std::vector<int> q_size, free_slots;          ///< P
   std::vector<double> link_free, started_work;  ///< per link; per device (compute started)
+  std::vector<double> copy_sent, copy_prior, copy_at, copy_charged;  ///< charged copies (P, N)
 };
 
 /// What a resumable run (SimRun<false, false, true>) reads and writes.
@@ -125,6 +129,12 @@ private:
     std::copy(st.free_slots.begin(), st.free_slots.end(), free_slots_);
     std::copy(st.link_free.begin(), st.link_free.end(), ws_.link_free.begin());
     std::copy(st.started_work.begin(), st.started_work.end(), ws_.dev_started.begin());
+    if (s_.copies_charged_) {
+      ws_.copy_sent = st.copy_sent;
+      ws_.copy_prior = st.copy_prior;
+      ws_.copy_at = st.copy_at;
+      ws_.copy_charged = st.copy_charged;
+    }
     for (std::size_t d = 0; d < p_ && bounded_; ++d)
       ws_.dev_work[d] = hooks_->device_work[d] - st.started_work[d];
     makespan_ = st.makespan;
@@ -152,6 +162,12 @@ private:
     st.free_slots.assign(free_slots_, free_slots_ + p_);
     st.link_free = ws_.link_free;
     st.started_work = ws_.dev_started;
+    if (s_.copies_charged_) {
+      st.copy_sent = ws_.copy_sent;
+      st.copy_prior = ws_.copy_prior;
+      st.copy_at = ws_.copy_at;
+      st.copy_charged = ws_.copy_charged;
+    }
   }
 
   // --- preparation ---------------------------------------------------------------------------
@@ -164,6 +180,12 @@ private:
     std::fill(ws_.link_free.begin(), ws_.link_free.end(), 0.0);
     ws_.events.clear();
     if (bounded_) count_device_work();
+    if (s_.copies_charged_) {
+      ws_.copy_sent.assign(p_, 0.0);
+      ws_.copy_prior.assign(p_, 0.0);
+      ws_.copy_at.assign(p_, -1.0);
+      ws_.copy_charged.assign(n_, 0.0);
+    }
     if constexpr (kResume) {
       std::fill(ws_.dev_started.begin(), ws_.dev_started.end(), 0.0);
       next_save_ = 0;
@@ -354,6 +376,7 @@ private:
     const double c = compute(static_cast<std::size_t>(v), d);
     const double f = t + c;
     --free_slots_[d];
+    if (s_.copies_charged_) ws_.copy_charged[static_cast<std::size_t>(v)] = copies_before(d, t);
     ws_.events.push(f, {v, kFinished});
     makespan_ = std::max(makespan_, f);
     if (bounded_) check_cutoff(v, d, t, f, c);
@@ -424,6 +447,43 @@ private:
     }
   }
 
+  // --- charged copies ----------------------------------------------------------------------------
+  // Copy time charged to device d's ops that was sent before instant t (sends of instant t
+  // itself are not yet counted, so the order of one instant's events does not matter).
+  DOPPLER_INLINE double copies_before(std::size_t d, double t) const {
+    return ws_.copy_at[d] == t ? ws_.copy_prior[d] : ws_.copy_sent[d];
+  }
+
+  // A transfer sent to d at t whose links are busy for `occupancy`.
+  DOPPLER_INLINE void charge_copy(std::size_t d, double t, double occupancy) {
+    const double c = s_.copy_share_[d] * occupancy;
+    if (c <= 0) return;
+    if (ws_.copy_at[d] != t) {
+      ws_.copy_prior[d] = ws_.copy_sent[d];
+      ws_.copy_at[d] = t;
+    }
+    ws_.copy_sent[d] += c;
+  }
+
+  // Op u was due to finish on d at t: when copies were charged to d since it started (or last
+  // ran on), it runs on for their time and finishes later (true); else it finishes now.
+  DOPPLER_INLINE bool run_on(NodeId u, std::size_t d, double t) {
+    const auto i = static_cast<std::size_t>(u);
+    const double sent = copies_before(d, t);
+    const double extra = sent - ws_.copy_charged[i];
+    if (extra <= 0) return false;
+    ws_.copy_charged[i] = sent;
+    const double f = t + extra;
+    ws_.events.push(f, {u, kFinished});
+    makespan_ = std::max(makespan_, f);
+    if constexpr (kResume) hooks_->finish[i] = f;
+    if constexpr (kRecord) {
+      out_->finish[i] = f;
+      out_->busy[d] += extra;
+    }
+    return true;
+  }
+
   DOPPLER_INLINE void arrive(NodeId w, double t) {
     if (--pending_[w] == 0) make_ready(w, t);
   }
@@ -431,6 +491,7 @@ private:
   // Frees the op's slot, delivers its output to local consumers and sends it to remote ones.
   DOPPLER_INLINE void op_finished(NodeId u, std::size_t e0, std::size_t e1, double t) {
     const DeviceId src = dev_[u];
+    if (s_.copies_charged_ && run_on(u, static_cast<std::size_t>(src), t)) return;
     ++free_slots_[src];
     if constexpr (kResume) ++finished_;
     touch(static_cast<std::size_t>(src));
@@ -511,6 +572,7 @@ private:
     const double bytes = ws_.dev_bytes[static_cast<std::size_t>(dd)];
     const double left = start + s_.route_lat_[k] + bytes * s_.route_inv_bw_[k];
     for (std::size_t i = r0; i < r1; ++i) ws_.link_free[static_cast<std::size_t>(links[i])] = left;
+    if (s_.copies_charged_) charge_copy(static_cast<std::size_t>(dd), t, left - start);
     const double f = left + s_.route_delay_[k];
     ws_.events.push(f, {u, dd});
     if constexpr (kRecord) record_transfer(u, src, dd, bytes, start, f, r0, r1);

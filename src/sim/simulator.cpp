@@ -73,6 +73,8 @@ Simulator::Simulator(const Graph& g, const Platform& platform)
   route_delay_ = dc.delay.empty() ? std::vector<double>(dc.latency.size(), 0.0) : dc.delay;
   for (std::size_t k = 0; k < route_lat_.size(); ++k) route_lat_[k] -= route_delay_[k];
   route_inv_bw_ = dc.time_per_size;
+  copy_share_ = dc.copy_share.empty() ? std::vector<double>(p, 0.0) : dc.copy_share;
+  for (double x : copy_share_) copies_charged_ = copies_charged_ || x > 0;
   const HardwareProfile& hw = platform.profile();
   num_links_ = static_cast<int>(hw.links.size());
   route_begin_.assign(p * p + 1, 0);

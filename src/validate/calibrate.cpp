@@ -341,6 +341,62 @@ double copy_burst_span(const CalibrationOptions& o) {
   return median(spans);
 }
 
+// Copies on a busy core (docs/engine.md, calibration step 6): on every device kShareCopies ops
+// produce 1 MB blocks (first, lowest ids) and 24 background kernels follow; each block is read
+// by an op on the next device (sent), or on its own device (kept). A sample is the summed
+// duration of the producers and background ops over all devices and the median over runs; the
+// sent variant's excess over the kept one, per copy, is the copy time taken from the ops.
+constexpr int kShareCopies = 8;
+constexpr std::int64_t kShareElems = 262144;
+
+double busy_time(const CalibrationOptions& o, bool sent) {
+  const int p = std::max(2, o.devices);
+  BenchGraph bg;
+  std::vector<NodeId> timed;
+  const auto add = [&](DeviceId d, std::int64_t n) {
+    const NodeId x = bg.input({n});
+    bg.place(x, d);
+    const NodeId v = bg.op("scale", {n}, {x}, static_cast<double>(n));
+    bg.place(v, d);
+    timed.push_back(v);
+    return v;
+  };
+  for (DeviceId d = 0; d < p; ++d)
+    for (int k = 0; k < kShareCopies; ++k) {
+      const NodeId prod = add(d, kShareElems);
+      bg.place(bg.op("reduce_sum", {1}, {prod}, static_cast<double>(kShareElems)),
+               sent ? (d + 1) % p : d);
+    }
+  for (DeviceId d = 0; d < p; ++d)
+    for (int k = 0; k < 24; ++k) add(d, kShareElems);
+  const Graph g = bg.build();
+  EngineOptions eo = benchmark_engine(o, p);
+  eo.link = o.link;
+  const auto e = make_engine(o, g, eo);
+  const Assignment a = bg.assignment(p);
+  e->run(a, DispatchRule::fifo);  // warm-up
+  std::vector<double> sums;
+  for (int r = 0; r < 2 * o.repeat; ++r) {
+    const Schedule s = e->run(a, DispatchRule::fifo).schedule;
+    double sum = 0;
+    for (NodeId v : timed)
+      sum += s.finish[static_cast<std::size_t>(v)] - s.start[static_cast<std::size_t>(v)];
+    sums.push_back(sum);
+  }
+  return median(sums);
+}
+
+// The share of a copy's port occupancy (the fitted latency + bytes / bandwidth) taken from the
+// compute of a busy device, clamped to 0..1 (DeviceSpec::copy_share).
+void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
+  const int p = std::max(2, o.devices);
+  c.share_kept = busy_time(o, false);
+  c.share_sent = busy_time(o, true);
+  const double occupancy = c.latency + 4.0 * static_cast<double>(kShareElems) / c.bandwidth;
+  const double per_copy = (c.share_sent - c.share_kept) / (p * kShareCopies);
+  c.copy_share = std::clamp(per_copy / occupancy, 0.0, 1.0);
+}
+
 // Least squares y = a + b x (weights w); returns {a, b}.
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y,
                                    const std::vector<double>& w) {
@@ -494,7 +550,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.link = o.link.label();
   c.copy_mode = copy_mode_name(o.copies);
   const auto benches = standard_benchmarks();
-  const int steps = static_cast<int>(benches.size()) + 3 + (o.graph ? 1 : 0);
+  const int steps = static_cast<int>(benches.size()) + 4 + (o.graph ? 1 : 0);
   int step = 0;
   const auto tick = [&](const std::string& what) {
     if (progress) progress(step, steps, what);
@@ -526,6 +582,8 @@ Calibration calibrate(const CalibrationOptions& o,
   c.latency = std::max(lat, 0.0);
   c.bandwidth = spb > 0 ? 1 / spb : 1e12;
   split_copy_latency(c);
+  tick("copies on busy cores");
+  measure_copy_share(o, c);
   return c;
 }
 
@@ -566,6 +624,12 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     dev["efficiency"] = 1.0;
     dev["launch_overhead"] = c.launch_overhead;
     dev["launch_overhead_source"] = "the engine's own hand-off cost per op (a chain of empty ops)";
+    dev["copy_share"] = c.copy_share;
+    dev["copy_share_source"] = fmt::format(
+        "busy ops' time added per incoming copy over its port occupancy: {} copies of {} KB per "
+        "device, {:.3g} ms of producer and background op time with the copies, {:.3g} ms "
+        "without",
+        kShareCopies, 4 * kShareElems / 1024, c.share_sent * 1e3, c.share_kept * 1e3);
     return dev;
   };
   if (std::all_of(slow.begin(), slow.end(), [](double s) { return s == 1; })) {
@@ -625,7 +689,13 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
       {"kernels", ks},
       {"copies", cs},
       {"copy_burst",
-       {{"copies", kCopyBurst}, {"bytes", 4 * kCopyBurstElems}, {"span_seconds", c.burst_span}}}};
+       {{"copies", kCopyBurst}, {"bytes", 4 * kCopyBurstElems}, {"span_seconds", c.burst_span}}},
+      {"copy_share",
+       {{"copies_per_device", kShareCopies},
+        {"bytes", 4 * kShareElems},
+        {"busy_seconds_sent", c.share_sent},
+        {"busy_seconds_kept", c.share_kept},
+        {"share", c.copy_share}}}};
   return j.dump(2) + "\n";
 }
 

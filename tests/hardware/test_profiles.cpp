@@ -152,6 +152,9 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
       err(R"("device": {"peak_flops": {"f32": 1}, "efficiency": 1.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
       "h.json:2: efficiency must be in (0, 1]");
   EXPECT_EQ(
+      err(R"("device": {"peak_flops": {"f32": 1}, "copy_share": 1.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
+      "h.json:2: copy_share must be in [0, 1]");
+  EXPECT_EQ(
       err(dev +
           R"("topology": {"kind": "pcie-tree", "switches": [[0]], "device_link": {"bandwidth": 1}, "switch_link": {"bandwidth": 1}, "host_bridge": {"bandwidth": 1}})"),
       "h.json:3: device 1 is under no switch");

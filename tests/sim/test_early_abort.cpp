@@ -70,6 +70,9 @@ TEST(EarlyAbort, SameDecisionWithPerEdgeCostsAndHardwareProfiles) {
     }
     const Graph hg = test::phys_graph(phys, pe);
     check_cutoffs(Simulator(hg, Platform::hardware(load_hardware_profile("p100"), 4)), rng, 20);
+    HardwareProfile charged = load_hardware_profile("cpu");
+    for (DeviceSpec& d : charged.devices) d.copy_share = 1;  // copies delay the running ops
+    check_cutoffs(Simulator(hg, Platform::hardware(std::move(charged), 2)), rng, 20);
   }
 }
 

@@ -16,12 +16,13 @@ using test::phys_graph;
 // Devices at 1 FLOP/s (no overhead) and a topology whose links carry 1 byte/s with no latency,
 // so times equal FLOPs and bytes.
 HardwareProfile unit_profile(int devices, const std::string& topology, double overhead = 0,
-                             int slots = 1) {
+                             int slots = 1, double copy_share = 0) {
   const std::string json = fmt::format(
       R"({{"format": "doppler-hardware", "version": 1, "name": "unit",
-          "device": {{"peak_flops": {{"f32": 1}}, "efficiency": 1, "launch_overhead": {}, "slots": {}}},
+          "device": {{"peak_flops": {{"f32": 1}}, "efficiency": 1, "launch_overhead": {}, "slots": {},
+                      "copy_share": {}}},
           "count": {}, "topology": {}}})",
-      overhead, slots, devices, topology);
+      overhead, slots, copy_share, devices, topology);
   return parse_hardware_profile(json, "unit.json");
 }
 
@@ -119,6 +120,45 @@ TEST(HardwareHand, LinkDelayIsPipelined) {
   EXPECT_DOUBLE_EQ(s.makespan, 12.0);
   const char* occupied = R"({"kind": "all-to-all", "link": {"bandwidth": 1, "latency": 5}})";
   EXPECT_DOUBLE_EQ(run(g, unit_profile(2, occupied), {0, 0, 1, 1}).makespan, 16.0);
+}
+
+// Copies on the destination's core (copy_share): a (2 FLOPs, 4 bytes) on device 0 runs 0-2 and
+// sends 4 bytes to b (1 FLOP) on device 1, whose link is busy 2-6; c (10 FLOPs) runs on device 1
+// from 0. Without charge: c 0-10, b 10-11. With copy_share 1 the copy sent at 2 takes 4 of c's
+// time: c 0-14, b 14-15; with 0.5: c 0-12, b 12-13. The arrival (6) does not change.
+TEST(HardwareHand, CopiesAreChargedToTheOpRunningOnTheDestination) {
+  const Graph g = phys_graph({{2, 4}, {1, 0}, {10, 0}}, {{0, 1}});
+  for (const auto& [share, c_end] : {std::pair{0.0, 10.0}, {1.0, 14.0}, {0.5, 12.0}}) {
+    const Schedule s = run(g, unit_profile(2, kAllToAll, 0, 1, share), {0, 1, 1});
+    ASSERT_EQ(s.transfers.size(), 1u);
+    EXPECT_DOUBLE_EQ(s.transfers[0].finish, 6.0) << share;
+    EXPECT_DOUBLE_EQ(s.finish[2], c_end) << share;
+    EXPECT_DOUBLE_EQ(s.start[1], c_end) << share;
+    EXPECT_DOUBLE_EQ(s.makespan, c_end + 1) << share;
+    EXPECT_DOUBLE_EQ(s.busy[1], c_end + 1) << share;
+  }
+}
+
+// A copy to an idle device takes nothing from any op: a 0-2, copy 2-6, b 6-7 whatever the share.
+TEST(HardwareHand, CopiesToAnIdleDeviceCostOnlyTheirTransfer) {
+  const Graph g = phys_graph({{2, 4}, {1, 0}}, {{0, 1}});
+  EXPECT_DOUBLE_EQ(run(g, unit_profile(2, kAllToAll, 0, 1, 1.0), {0, 1}).makespan, 7.0);
+}
+
+// Copies sent while an op runs on for earlier copies are charged too. Device 0: a (2 FLOPs,
+// 4 bytes) 0-2, e (9 FLOPs, 2 bytes) 2-11; device 1: c (10 FLOPs) from 0, b after a, f after e.
+// a's copy (sent at 2, link 2-6) makes c run on to 14; e's copy (sent at 11, link 11-13) is sent
+// while c still runs: c finishes at 16. b 16-17, f 17-18. Without charge: c 0-10, b 10-11,
+// f 13-14.
+TEST(HardwareHand, CopiesSentWhileAnOpRunsOnAreChargedToo) {
+  const Graph g = phys_graph({{2, 4}, {1, 0}, {10, 0}, {9, 2}, {1, 0}}, {{0, 1}, {0, 3}, {3, 4}});
+  const std::vector<DeviceId> dev = {0, 1, 1, 0, 1};
+  const Schedule s = run(g, unit_profile(2, kAllToAll, 0, 1, 1.0), dev);
+  EXPECT_DOUBLE_EQ(s.finish[2], 16.0);
+  EXPECT_DOUBLE_EQ(s.start[1], 16.0);
+  EXPECT_DOUBLE_EQ(s.start[4], 17.0);
+  EXPECT_DOUBLE_EQ(s.makespan, 18.0);
+  EXPECT_DOUBLE_EQ(run(g, unit_profile(2, kAllToAll), dev).makespan, 14.0);
 }
 
 // Two slots per device: independent ops run at the same time.

@@ -30,6 +30,9 @@ struct DeviceCosts {
   /// empty: none. Only the simulator's link contention tells it apart.
   std::vector<double> delay;
   std::vector<double> time_per_size;  ///< P x P row-major: seconds per byte (1 / bandwidth)
+  /// Per device: share of an incoming transfer's link occupancy taken from the ops running on
+  /// it (DeviceSpec::copy_share, in [0, 1]); empty: none. Only the simulator charges it.
+  std::vector<double> copy_share;
 };
 
 /// Compute and transfer times of one graph. Times are in `unit()`.

@@ -16,6 +16,10 @@ struct DeviceSpec {
   double efficiency = 1.0;                   ///< achieved fraction of peak, in (0, 1]
   double launch_overhead = 0.0;              ///< seconds added to every op
   int slots = 1;                             ///< ops that run at once (>= 1)
+  /// Share of an incoming copy's link occupancy (latency + bytes / bandwidth) taken from the ops
+  /// running on this device while it is sent, in [0, 1]: 0 for copy engines beside the compute
+  /// (GPUs), 1 where the copy is a memcpy on the device's own core (the CPU engine).
+  double copy_share = 0.0;
 };
 
 /// Measured time of one engine kernel (ExecDesc::op), for profiles calibrated on an engine: an

@@ -7,7 +7,8 @@
 //    transfer_cost and then one transfer per producer, links never contend; hardware
 //    model: one transfer per (producer, destination device), occupying every link of its route
 //    for latency + bytes / bandwidth, links serving transfers FIFO, arriving after the route's
-//    pipelined delay on top);
+//    pipelined delay on top; a device with copy_share s > 0 loses s x each incoming transfer's
+//    link occupancy from the ops running on it when the transfer is sent: they finish later);
 //  - a device with a free slot never idles while one of its ops is ready; it starts the op that
 //    became ready earliest (rule fifo; ties: lower op id) or the one earliest in a priority order
 //    (rule priority);
@@ -76,7 +77,11 @@ private:
   std::vector<int> rank;
   std::vector<double> dev_work;     // unstarted compute per device (early abort only)
   std::vector<double> dev_started;  // compute started so far per device (IncrementalSim only)
-  const DeviceId* dev = nullptr;    // assignment being simulated
+  // Copies charged to the ops running on their destination (DeviceSpec::copy_share > 0 only):
+  // per device, the charged copy time sent so far, its value before the instant copy_at, and
+  // that instant; per op, the charged copy time already added to its run.
+  std::vector<double> copy_sent, copy_prior, copy_at, copy_charged;
+  const DeviceId* dev = nullptr;  // assignment being simulated
   int stamp = 0;
 };
 
@@ -150,6 +155,8 @@ private:
   std::vector<int> slots_;                 // P
   std::vector<double> route_lat_, route_inv_bw_;  // P x P (hardware): occupying latency, 1 / bw
   std::vector<double> route_delay_;               // P x P (hardware): pipelined delay
+  std::vector<double> copy_share_;                // P (hardware): DeviceSpec::copy_share
+  bool copies_charged_ = false;                   // some copy_share > 0
   std::vector<int> route_begin_;                  // P x P + 1 offsets into route_links_
   std::vector<int> route_links_;
   int num_links_ = 0;

@@ -84,6 +84,11 @@ struct Calibration {
   /// Fitted seconds per copy after it leaves its port, pipelined: the single copy's latency
   /// minus `latency` (the receiver's wake-up, message latency); >= 0.
   double delay = 0;
+  /// Share of a copy's port occupancy taken from the busy compute of its destination, in 0..1
+  /// (DeviceSpec::copy_share): measured from the summed op time of busy devices with incoming
+  /// copies (share_sent, seconds) and without (share_kept).
+  double copy_share = 0;
+  double share_sent = 0, share_kept = 0;
   std::string fit;  ///< how the device model was fitted (one line)
 };
 
