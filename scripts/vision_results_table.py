@@ -49,7 +49,7 @@ def pooled(paths):
     for first in parts[0]["methods"]:
         name = first["method"]
         rows_ = [m for part in parts for m in part["methods"] if m["method"] == name]
-        if first.get("deterministic") or len(rows_) == 1:
+        if any(m.get("deterministic") for m in rows_) or len(rows_) == 1:
             methods.append(dict(first))
             continue
         seeds, makespans, seconds = [], [], 0.0

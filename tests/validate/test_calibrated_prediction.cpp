@@ -69,9 +69,9 @@ Chains build_chains() {
 }
 
 // Device 1: a chain of 32 silu ops (~3.5 ms here); device 0: 16 input blocks of 2 MB, each read
-// by a reduction on device 1. The 16 copies are sent while device 1's chain runs, and its copy
+// by a scale op on device 1. The 16 copies are sent while device 1's chain runs, and its copy
 // worker takes their time from the chain: a model that runs copies beside the compute for free
-// predicts the chain, then the reductions, ~35% too short.
+// predicts the chain, then the scale ops, ~45% too short.
 Chains build_copies_into_busy_device() {
   constexpr std::int64_t kBlock = 524288;
   GraphBuilder b;
@@ -139,20 +139,28 @@ TEST(CalibratedPrediction, WithoutKernelCostsTheSameChainsAreMispriced) {
   EXPECT_LT(simulated, 0.5 * measured);
 }
 
-// Copies into a busy device, within 20% of the measured median with the calibrated copy_share
-// (best of three attempts, as above), and more than 20% too short without it (copy_share 0: the
-// simulator before 2026-11-26).
+// Copies into a busy device, within 25% of the measured median with the calibrated copy_share
+// (best of three attempts, as above), and more than 25% too short without it (copy_share 0: the
+// simulator before 2026-11-26). Idle machine, 2026-11-26: simulated 6.67 ms against 8.20 ms
+// measured (share 0.79); without the share ~55% of the measured time.
 TEST(CalibratedPrediction, CopiesIntoABusyDeviceTakeItsTime) {
   const Chains c = build_copies_into_busy_device();
   double best = 1e300;
-  for (int attempt = 0; attempt < 3 && best > 0.2; ++attempt) {
-    const auto [simulated, measured] = simulated_and_measured(c, 9);
+  std::string tries;
+  for (int attempt = 0; attempt < 3 && best > 0.25; ++attempt) {
+    double share = 0;
+    const auto [simulated, measured] =
+        simulated_and_measured(c, 9, [&](Calibration& cal) { share = cal.copy_share; });
     best = std::min(best, std::abs(simulated - measured) / measured);
+    tries += " simulated " + std::to_string(simulated) + " s, measured " +
+             std::to_string(measured) + " s, copy_share " + std::to_string(share) + ";";
   }
-  EXPECT_LE(best, 0.2);
+  RecordProperty("attempts", tries);
+  EXPECT_LE(best, 0.25) << tries;
   const auto [free_copies, measured] =
       simulated_and_measured(c, 5, [](Calibration& cal) { cal.copy_share = 0; });
-  EXPECT_LT(free_copies, 0.8 * measured);
+  EXPECT_LT(free_copies, 0.75 * measured)
+      << "simulated " << free_copies << " s, measured " << measured << " s";
 }
 
 // A device measured slower than the others (a core shared with another process) is written with a
