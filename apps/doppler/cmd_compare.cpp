@@ -131,8 +131,8 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   for (const std::string& m : methods) {
     Row row;
     row.method = m;
-    const int seeds = method_is_deterministic(m) ? 1 : o.seeds;
     row.deterministic = method_is_deterministic(m);
+    const int seeds = row.deterministic ? 1 : o.seeds;
     for (int s = o.first_seed; s < o.first_seed + seeds; ++s) {
       progress.update(done, m);
       row.seeds.push_back(s);
