@@ -15,6 +15,7 @@
 #include "methods.hpp"
 
 #include "doppler/engine/engine.hpp"
+#include "doppler/engine/measure_interleaved.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
@@ -40,6 +41,7 @@ struct Row {
   std::vector<double> measured;  // per seed: median measured makespan (--measure)
   double measured_mean = 0, measured_std = 0;
   MedianInterval measured_pool;  // median and 95% interval of every measured run of every seed
+  std::vector<std::string> measured_same_as;  // per seed: "method (seed s)" measured for it, or ""
 };
 
 // Mean and sample standard deviation.
@@ -56,25 +58,55 @@ std::string file_safe(std::string s) {
   return s;
 }
 
-// Runs every seed's assignment of every row on the CPU engine (o.measure_* repeats, adaptive).
+// Runs every seed's assignment of every row on the CPU engine, interleaved (o.measure_*
+// repeats, adaptive); identical placements are run once and share their measurement.
 void measure_rows(const Graph& g, const CompareOptions& o, std::vector<Row>& rows) {
   Engine engine(g, engine_options(o.engine, o.devices));
   for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
   const RepeatPolicy policy{o.measure_repeat, std::max(o.measure_repeat, o.measure_max_repeat),
                             o.measure_target, o.measure_seconds};
-  Progress mp("measure", static_cast<std::int64_t>(rows.size()));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    mp.update(static_cast<std::int64_t>(i), rows[i].method);
-    std::vector<double> pool;
-    for (const MethodRun& run : rows[i].runs) {
-      const Measurement m = engine.measure(run.assignment, DispatchRule::fifo, policy, 1);
-      rows[i].measured.push_back(m.median);
-      pool.insert(pool.end(), m.makespans.begin(), m.makespans.end());
+  std::vector<Assignment> as;
+  std::vector<std::pair<std::size_t, std::size_t>> who;  // (row, run) of each assignment
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (std::size_t k = 0; k < rows[i].runs.size(); ++k) {
+      as.push_back(rows[i].runs[k].assignment);
+      who.emplace_back(i, k);
     }
-    std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);
-    rows[i].measured_pool = median_interval(pool);
-  }
+  std::int64_t done = 0;
+  Progress mp("measure", -1);
+  const std::vector<Measurement> m = measure_interleaved(
+      [&](const Assignment& a) {
+        mp.update(++done, "engine runs");
+        return engine.run(a, DispatchRule::fifo);
+      },
+      as, policy, 1);
   mp.finish();
+  const std::vector<std::size_t> first = first_identical_placement(as);
+  std::vector<std::vector<double>> pools(rows.size());
+  for (std::size_t j = 0; j < as.size(); ++j) {
+    Row& r = rows[who[j].first];
+    r.measured.push_back(m[j].median);
+    pools[who[j].first].insert(pools[who[j].first].end(), m[j].makespans.begin(),
+                               m[j].makespans.end());
+    const auto [fi, fk] = who[first[j]];
+    r.measured_same_as.push_back(
+        first[j] == j ? "" : fmt::format("{} (seed {})", rows[fi].method, rows[fi].seeds[fk]));
+  }
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);
+    rows[i].measured_pool = median_interval(pools[i]);
+  }
+}
+
+// "a (seed 1) = b (seed 1), ...": the runs measured as another row's identical placement.
+std::string shared_measurements(const std::vector<Row>& rows) {
+  std::string out;
+  for (const Row& r : rows)
+    for (std::size_t k = 0; k < r.measured_same_as.size(); ++k)
+      if (!r.measured_same_as[k].empty())
+        out += fmt::format("{}{} (seed {}) = {}", out.empty() ? "" : ", ", r.method, r.seeds[k],
+                           r.measured_same_as[k]);
+  return out;
 }
 
 // The measured winner and how well the simulated means rank and predict the measured medians.
@@ -269,6 +301,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       jrows.back()["measured_median"] = ci.median;
       jrows.back()["measured_interval"] = {
           {"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
+      jrows.back()["measured_same_placement_as"] = r.measured_same_as;
       jrows.back()["measured_fastest"] = idx == summary.fastest.fastest;
       jrows.back()["distinguishable_from_fastest"] =
           idx != summary.fastest.fastest &&
@@ -302,6 +335,9 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
          "measured_median and measured_interval: median of every measured run of every seed, "
          "with its 95% order-statistic interval; measured_mean and measured_std: over the "
          "seeds' medians"},
+        {"interleaved",
+         "one round runs every distinct placement once; identical placements are run once and "
+         "share their runs (measured_same_placement_as)"},
         {"fastest", rows[summary.fastest.fastest].method},
         {"significant", summary.fastest.significant()},
         {"spearman", summary.spearman},
@@ -331,6 +367,8 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
                    : std::string("no MAPE (the reference model's units are not seconds: pass "
                                  "--hardware)"));
   std::cout << winner_line(rows, summary.fastest);
+  if (const std::string shared = shared_measurements(rows); !shared.empty())
+    std::cout << "same placement, measured once: " << shared << "\n";
 }
 
 namespace {
@@ -373,11 +411,14 @@ void add_compare(CLI::App& app) {
                   "write <method>.json assignments (best seed) into this directory");
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--markdown", o->markdown, "print the table as Markdown");
-  cmd->add_flag("--measure", o->measure,
-                "also run every assignment on the CPU engine and add measured columns: the median "
-                "of all runs of all seeds with its 95% interval, the runs, the std of the seeds' "
-                "medians; then Spearman and MAPE of the rows and the measured winner, named only "
-                "when no other row's interval overlaps its own");
+  cmd->add_flag(
+      "--measure", o->measure,
+      "also run every assignment on the CPU engine and add measured columns: the median "
+      "of all runs of all seeds with its 95% interval, the runs, the std of the seeds' "
+      "medians; then Spearman and MAPE of the rows and the measured winner, named only "
+      "when no other row's interval overlaps its own. The runs are interleaved (one round "
+      "runs every placement once), and identical placements are run once and share "
+      "their runs");
   cmd->add_option("--repeat", o->measure_repeat,
                   "measured runs per assignment for --measure (at least) and doppler-sys")
       ->check(CLI::Range(1, 1000))

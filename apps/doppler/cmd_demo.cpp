@@ -15,6 +15,7 @@
 #include "methods.hpp"
 
 #include "doppler/engine/engine.hpp"
+#include "doppler/engine/measure_interleaved.hpp"
 #include "doppler/hardware/profile.hpp"
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/policy/doppler_policy.hpp"
@@ -48,6 +49,7 @@ struct DemoRow {
   Assignment assignment;
   double simulated = 0, seconds = 0;
   Measurement measured;
+  std::string same_as;  // an earlier row with the same placement (measured once), or empty
 };
 
 // Stage III's safeguard on the demo's rows: doppler-sys keeps its placement only when an
@@ -65,6 +67,28 @@ void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int 
   sys_row.trained += " (kept Stage II's placement)";
 }
 
+// Measures every placement on the engine, interleaved, until each median's interval is tight
+// enough; rows with the same placement share one measurement and say so.
+void measure_demo_rows(Engine& engine, const DemoOptions& o, std::vector<DemoRow>& rows) {
+  std::vector<Assignment> as;
+  for (const DemoRow& r : rows) as.push_back(r.assignment);
+  const RepeatPolicy policy{o.repeat, std::max(o.repeat, o.max_repeat), o.target, 2.0};
+  std::int64_t runs = 0;
+  Progress mp("5. measure", -1);
+  const std::vector<Measurement> m = measure_interleaved(
+      [&](const Assignment& a) {
+        mp.update(++runs, "engine runs");
+        return engine.run(a);
+      },
+      as, policy, 1);
+  mp.finish();
+  const std::vector<std::size_t> first = first_identical_placement(as);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].measured = m[i];
+    if (first[i] != i) rows[i].same_as = rows[first[i]].method;
+  }
+}
+
 void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, double rho,
                      double mape_rows, std::size_t winner, const std::vector<std::size_t>& ties,
                      std::size_t sim_first) {
@@ -77,6 +101,8 @@ void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, 
                   {"measured", r.measured.interval.median},
                   {"interval", {r.measured.interval.lo, r.measured.interval.hi}},
                   {"runs", r.measured.interval.n},
+                  {"same_placement_as", r.same_as.empty() ? nlohmann::ordered_json()
+                                                          : nlohmann::ordered_json(r.same_as)},
                   {"seconds", r.seconds}});
   j["rows"] = std::move(rs);
   j["spearman"] = rho;
@@ -133,6 +159,7 @@ void run_demo(const DemoOptions& o) {
                     r.assignment,
                     r.makespan,
                     r.seconds,
+                    {},
                     {}});
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
@@ -143,6 +170,7 @@ void run_demo(const DemoOptions& o) {
                     r.assignment,
                     r.makespan,
                     r.seconds,
+                    {},
                     {}});
     std::cout << fmt::format("   doppler-pretrained placed zero-shot in {:.2f} s\n", r.seconds);
   }
@@ -170,7 +198,7 @@ void run_demo(const DemoOptions& o) {
     const TrainResult r = run_pipeline(trainer, spec, measured);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), secs, {}});
+    rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), secs, {}, {}});
     std::cout << fmt::format("   {:<12} {} rollouts in {:.1f} s\n", name, r.episodes, secs);
   };
   std::cout << "4. Doppler\n";
@@ -179,14 +207,7 @@ void run_demo(const DemoOptions& o) {
   stage("doppler-sys", 0, 0, o.real, fmt::format("+ Stage III: {} engine rollouts", o.real));
   guard_stage3(engine, rows[rows.size() - 2], rows.back(), o.repeat);
 
-  // Measure every placement on the engine until the median's interval is tight enough.
-  const RepeatPolicy policy{o.repeat, std::max(o.repeat, o.max_repeat), o.target, 2.0};
-  Progress mp("5. measure", static_cast<std::int64_t>(rows.size()));
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    mp.update(static_cast<std::int64_t>(i), rows[i].method);
-    rows[i].measured = engine.measure(rows[i].assignment, DispatchRule::fifo, policy, 1);
-  }
-  mp.finish();
+  measure_demo_rows(engine, o, rows);
   std::vector<MedianInterval> intervals;
   for (const DemoRow& r : rows) intervals.push_back(r.measured.interval);
   const auto [winner, ties] = fastest_median(intervals);
@@ -211,6 +232,13 @@ void run_demo(const DemoOptions& o) {
     meas.push_back(ci.median);
   }
   std::cout << "\n" << t.to_text();
+  std::string shared;
+  for (const DemoRow& r : rows)
+    if (!r.same_as.empty())
+      shared += fmt::format("{}{} = {}", shared.empty() ? "" : ", ", r.method, r.same_as);
+  if (!shared.empty())
+    std::cout << "same placement, measured once (runs interleaved with all others): " << shared
+              << "\n";
   std::cout << fmt::format(
       "\nsimulated vs measured medians over these {} rows: Spearman {:.2f}, MAPE {:.1f}%\n",
       rows.size(), spearman(sim, meas), 100 * mape(sim, meas));

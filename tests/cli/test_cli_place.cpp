@@ -91,6 +91,37 @@ TEST(CliCompare, MeasureReportsIntervalsAndASignificantWinner) {
       << header;
 }
 
+// On a chain, critical-path and HEFT both keep every op on one device (any copy only adds time):
+// the same placement is run once and both rows report the same runs; round-robin is run apart.
+TEST(CliCompare, MeasureRunsAnIdenticalPlacementOnce) {
+  test::TempDir dir;
+  std::string dot = "digraph chain {\n";
+  for (int i = 0; i < 12; ++i) dot += "  n" + std::to_string(i) + " [Weight=1];\n";
+  for (int i = 0; i + 1 < 12; ++i)
+    dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + " [Weight=1];\n";
+  write(dir / "chain.dot", dot + "}\n");
+  const std::string args = "compare " + (dir / "chain.dot").string() +
+                           " --devices 2 --methods critical-path,heft,round-robin --measure "
+                           "--kernels empty --repeat 7 --max-repeat 7";
+  const auto r = test::run_cli(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& cp = j["methods"][0];
+  const auto& heft = j["methods"][1];
+  const auto& rr = j["methods"][2];
+  EXPECT_EQ(cp["measured_same_placement_as"], nlohmann::json::array({""}));
+  EXPECT_EQ(heft["measured_same_placement_as"], nlohmann::json::array({"critical-path (seed 0)"}));
+  EXPECT_EQ(rr["measured_same_placement_as"], nlohmann::json::array({""}));
+  EXPECT_EQ(heft["measured_seconds"], cp["measured_seconds"]);
+  EXPECT_EQ(heft["measured_interval"], cp["measured_interval"]);
+  EXPECT_NE(rr["measured_seconds"], cp["measured_seconds"]);
+  const auto text = test::run_cli(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("same placement, measured once: heft (seed 0) = critical-path (seed 0)"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(CliCompare, TableJsonAndCsvAgree) {
   test::TempDir dir;
   write(dir / "g.txt", kThree);
