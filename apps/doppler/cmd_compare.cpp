@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "compare.hpp"
+#include "measured_winner.hpp"
 #include "methods.hpp"
 
 #include "doppler/engine/engine.hpp"
@@ -42,6 +43,7 @@ struct Row {
   double measured_mean = 0, measured_std = 0;
   MedianInterval measured_pool;  // median and 95% interval of every measured run of every seed
   std::vector<std::string> measured_same_as;  // per seed: "method (seed s)" measured for it, or ""
+  std::vector<std::size_t> placement_ids;     // per seed: index of the first identical placement
 };
 
 // Mean and sample standard deviation.
@@ -86,6 +88,7 @@ void measure_rows(const Graph& g, const CompareOptions& o, std::vector<Row>& row
   for (std::size_t j = 0; j < as.size(); ++j) {
     Row& r = rows[who[j].first];
     r.measured.push_back(m[j].median);
+    r.placement_ids.push_back(first[j]);
     pools[who[j].first].insert(pools[who[j].first].end(), m[j].makespans.begin(),
                                m[j].makespans.end());
     const auto [fi, fk] = who[first[j]];
@@ -111,7 +114,7 @@ std::string shared_measurements(const std::vector<Row>& rows) {
 
 // The measured winner and how well the simulated means rank and predict the measured medians.
 struct MeasuredSummary {
-  FastestMedian fastest;
+  MeasuredWinner winner;
   double spearman = 0, mape = 0;
 };
 
@@ -123,26 +126,14 @@ MeasuredSummary summarize_measured(const std::vector<Row>& rows) {
     sim.push_back(r.mean);
     meas.push_back(r.measured_pool.median);
   }
-  MeasuredSummary s{fastest_median(intervals), 0, 0};
+  MeasuredSummary s{measured_winner(intervals,
+                                    [&](std::size_t a, std::size_t b) {
+                                      return rows[a].placement_ids == rows[b].placement_ids;
+                                    }),
+                    0, 0};
   if (rows.size() >= 2) s.spearman = spearman(sim, meas);
   s.mape = mape(sim, meas);
   return s;
-}
-
-// One line naming the measured winner, or the rows it cannot be told apart from.
-std::string winner_line(const std::vector<Row>& rows, const FastestMedian& f) {
-  const std::string& w = rows[f.fastest].method;
-  if (f.significant())
-    return fmt::format(
-        "measured: {} is significantly the fastest (its 95% interval overlaps no "
-        "other row's)\n",
-        w);
-  std::string names;
-  for (std::size_t i : f.ties) names += (names.empty() ? "" : ", ") + rows[i].method;
-  return fmt::format(
-      "measured: no significant winner: {} has the lowest median, but {} {} within its 95% "
-      "interval\n",
-      w, names, f.ties.size() == 1 ? "is" : "are");
 }
 
 }  // namespace
@@ -302,10 +293,12 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       jrows.back()["measured_interval"] = {
           {"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
       jrows.back()["measured_same_placement_as"] = r.measured_same_as;
-      jrows.back()["measured_fastest"] = idx == summary.fastest.fastest;
+      const std::size_t best_row = summary.winner.fastest.fastest;
+      jrows.back()["measured_fastest"] = idx == best_row;
+      jrows.back()["same_placement_as_fastest"] =
+          idx != best_row && r.placement_ids == rows[best_row].placement_ids;
       jrows.back()["distinguishable_from_fastest"] =
-          idx != summary.fastest.fastest &&
-          distinguishable(ci, rows[summary.fastest.fastest].measured_pool);
+          idx != best_row && distinguishable(ci, rows[best_row].measured_pool);
     }
   }
   ojson j;
@@ -338,8 +331,8 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
         {"interleaved",
          "one round runs every distinct placement once; identical placements are run once and "
          "share their runs (measured_same_placement_as)"},
-        {"fastest", rows[summary.fastest.fastest].method},
-        {"significant", summary.fastest.significant()},
+        {"fastest", rows[summary.winner.fastest.fastest].method},
+        {"significant", summary.winner.fastest.significant()},
         {"spearman", summary.spearman},
         // MAPE compares times: only meaningful when the simulator is in seconds too.
         {"mape", seconds_unit ? ojson(summary.mape) : ojson(nullptr)}};
@@ -366,7 +359,9 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
       seconds_unit ? fmt::format("MAPE {:.1f}%", 100 * summary.mape)
                    : std::string("no MAPE (the reference model's units are not seconds: pass "
                                  "--hardware)"));
-  std::cout << winner_line(rows, summary.fastest);
+  std::vector<std::string> names;
+  for (const Row& r : rows) names.push_back(r.method);
+  std::cout << measured_winner_line(names, summary.winner);
   if (const std::string shared = shared_measurements(rows); !shared.empty())
     std::cout << "same placement, measured once: " << shared << "\n";
 }

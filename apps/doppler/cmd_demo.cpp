@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "measured_winner.hpp"
 #include "methods.hpp"
 
 #include "doppler/engine/engine.hpp"
@@ -90,8 +91,7 @@ void measure_demo_rows(Engine& engine, const DemoOptions& o, std::vector<DemoRow
 }
 
 void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, double rho,
-                     double mape_rows, std::size_t winner, const std::vector<std::size_t>& ties,
-                     std::size_t sim_first) {
+                     double mape_rows, const MeasuredWinner& mw, std::size_t sim_first) {
   nlohmann::ordered_json j;
   nlohmann::ordered_json rs = nlohmann::ordered_json::array();
   for (const DemoRow& r : rows)
@@ -107,10 +107,13 @@ void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, 
   j["rows"] = std::move(rs);
   j["spearman"] = rho;
   j["mape"] = mape_rows;
-  j["winner"] = rows[winner].method;
+  j["winner"] = rows[mw.fastest.fastest].method;
   nlohmann::ordered_json tj = nlohmann::ordered_json::array();
-  for (std::size_t t : ties) tj.push_back(rows[t].method);
+  for (std::size_t t : mw.fastest.ties) tj.push_back(rows[t].method);
   j["not_distinguishable_from_winner"] = std::move(tj);
+  nlohmann::ordered_json sj = nlohmann::ordered_json::array();
+  for (std::size_t t : mw.same_placement) sj.push_back(rows[t].method);
+  j["same_placement_as_winner"] = std::move(sj);
   j["simulator_first"] = rows[sim_first].method;
   write_file_atomic(file, j.dump(2) + "\n");
 }
@@ -210,7 +213,12 @@ void run_demo(const DemoOptions& o) {
   measure_demo_rows(engine, o, rows);
   std::vector<MedianInterval> intervals;
   for (const DemoRow& r : rows) intervals.push_back(r.measured.interval);
-  const auto [winner, ties] = fastest_median(intervals);
+  const auto group = [&](std::size_t i) {  // the first row with row i's placement
+    return rows[i].same_as.empty() ? rows[i].method : rows[i].same_as;
+  };
+  const MeasuredWinner mw = measured_winner(
+      intervals, [&](std::size_t a, std::size_t b) { return group(a) == group(b); });
+  const std::size_t winner = mw.fastest.fastest;
   const double best = rows[winner].measured.median;
   Table t;
   t.add_column("method", true);
@@ -242,19 +250,9 @@ void run_demo(const DemoOptions& o) {
   std::cout << fmt::format(
       "\nsimulated vs measured medians over these {} rows: Spearman {:.2f}, MAPE {:.1f}%\n",
       rows.size(), spearman(sim, meas), 100 * mape(sim, meas));
-  if (ties.empty()) {
-    std::cout << fmt::format(
-        "{} is significantly the fastest (its 95% interval overlaps no "
-        "other row's)\n",
-        rows[winner].method);
-  } else {
-    std::string names;
-    for (std::size_t i : ties) names += (names.empty() ? "" : ", ") + rows[i].method;
-    std::cout << fmt::format(
-        "no significant winner: {} has the lowest median, but {} {} within "
-        "its 95% interval\n",
-        rows[winner].method, names, ties.size() == 1 ? "is" : "are");
-  }
+  std::vector<std::string> names;
+  for (const DemoRow& r : rows) names.push_back(r.method);
+  std::cout << measured_winner_line(names, mw);
   // The simulator's first choice against the measured winner's interval.
   std::size_t sim_first = 0;
   for (std::size_t i = 1; i < rows.size(); ++i)
@@ -267,8 +265,7 @@ void run_demo(const DemoOptions& o) {
       rows[sim_first].method, format_time(sf, CostUnit::seconds),
       sim_first_ok ? "within" : "outside");
   if (!o.json_file.empty())
-    write_demo_json(o.json_file, rows, spearman(sim, meas), mape(sim, meas), winner, ties,
-                    sim_first);
+    write_demo_json(o.json_file, rows, spearman(sim, meas), mape(sim, meas), mw, sim_first);
   const EngineResult run = engine.run(rows[winner].assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";
   write_file_atomic(

@@ -115,9 +115,18 @@ TEST(CliCompare, MeasureRunsAnIdenticalPlacementOnce) {
   EXPECT_EQ(heft["measured_seconds"], cp["measured_seconds"]);
   EXPECT_EQ(heft["measured_interval"], cp["measured_interval"]);
   EXPECT_NE(rr["measured_seconds"], cp["measured_seconds"]);
+  // 11 hand-offs between threads against none: critical-path's placement is the fastest, and
+  // HEFT's copy of it is not counted as a rival within its interval.
+  EXPECT_EQ(j["measured"]["fastest"], "critical-path");
+  EXPECT_TRUE(heft["same_placement_as_fastest"]);
+  EXPECT_FALSE(rr["same_placement_as_fastest"]);
+  EXPECT_FALSE(heft["distinguishable_from_fastest"]);
   const auto text = test::run_cli(args);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("same placement, measured once: heft (seed 0) = critical-path (seed 0)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("measured: critical-path (heft has the same placement)"),
             std::string::npos)
       << text.out;
 }
