@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -19,6 +20,8 @@ namespace doppler::engine_detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+thread_local DeviceId t_worker = -1;  // the device whose compute worker this thread is
 
 // The heap comparator of the ready queues (std heaps are max-heaps): the rule's order reversed.
 bool later(double ka, NodeId va, double kb, NodeId vb) {
@@ -138,22 +141,71 @@ void Runtime::fail(const std::string& message) {
 }
 
 void Runtime::compute_loop(DeviceId d) {
+  t_worker = d;
+  if (std::count(cfg_.local.begin(), cfg_.local.end(), 0) > 0) {  // polls a transport when idle:
+    prctl(PR_SET_TIMERSLACK, 1000UL);                             // its naps end on time,
+    set_time_slice(100000);  // and its wake-ups preempt a thread sharing its core
+  }
   Device& dv = *dev_[static_cast<std::size_t>(d)];
+  Clock::time_point idle_since{};  // when the worker last ran out of ops (polling only)
+  bool idle = false;
   while (true) {
-    NodeId v;
-    {
-      std::unique_lock lk(dv.mu);
-      dv.cv.wait(lk, [&] { return stop_.load() || !dv.ready.empty(); });
-      if (stop_) return;
-      std::pop_heap(dv.ready.begin(), dv.ready.end(), [](const ReadyItem& a, const ReadyItem& b) {
-        return later(a.key, a.v, b.key, b.v);
-      });
-      v = dv.ready.back().v;
-      dv.ready.pop_back();
-      in_flight_.fetch_add(1);
+    const NodeId v = next_op(dv);
+    if (v == -2) return;
+    if (v == -1) {  // nothing to run: make the transport's progress
+      if (!idle) idle_since = Clock::now(), idle = true;
+      try_poll();
+      // Spin while a message is likely close (the core is this worker's), then nap: a long wait
+      // leaves the core to the rank's other threads.
+      if (!pinned_ || Clock::now() - idle_since > std::chrono::microseconds(200))
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
+      continue;
     }
+    idle = false;
     if (!abort_) execute(d, v);
     in_flight_.fetch_sub(1);
+    if (polling_) try_poll();  // post this op's sends at once, take delivery of arrivals
+  }
+}
+
+NodeId Runtime::next_op(Device& dv) {
+  std::unique_lock lk(dv.mu);
+  dv.cv.wait(lk, [&] { return stop_.load() || !dv.ready.empty() || polling_.load(); });
+  if (stop_) return -2;
+  if (dv.ready.empty()) return -1;
+  std::pop_heap(dv.ready.begin(), dv.ready.end(), [](const ReadyItem& a, const ReadyItem& b) {
+    return later(a.key, a.v, b.key, b.v);
+  });
+  const NodeId v = dv.ready.back().v;
+  dv.ready.pop_back();
+  in_flight_.fetch_add(1);
+  return v;
+}
+
+void Runtime::try_poll() {
+  std::unique_lock lk(poll_mu_, std::try_to_lock);
+  if (!lk.owns_lock() || !polling_) return;
+  try {
+    transport_->poll(*this);
+    if (done_.load() == local_total_ && transport_->idle() && !transport_done_.exchange(true))
+      wake();
+  } catch (const std::exception& e) {
+    fail(fmt::format("transport failed: {}", e.what()));
+  }
+}
+
+// Starts (on) or ends the workers' polling of transport_ (controller thread). Once it has ended,
+// no worker is inside transport_->poll().
+void Runtime::set_polling(bool on) {
+  {
+    std::lock_guard lk(poll_mu_);
+    polling_ = on;
+  }
+  if (!on) return;
+  for (auto& d : dev_) {
+    if (!d) continue;
+    { std::lock_guard lk(d->mu); }
+    d->cv.notify_all();
   }
 }
 
@@ -288,7 +340,13 @@ void Runtime::push_copy(DeviceId to, const CopyJob& job) {
 }
 
 void Runtime::deliver(NodeId u, DeviceId from, DeviceId to, double t_send) {
-  push_copy(to, {u, from, t_send, true});
+  if (t_worker != to || cfg_.link.enabled()) {  // another device's, or link emulation: its copier
+    push_copy(to, {u, from, t_send, true});
+    return;
+  }
+  const double bytes = 4.0 * static_cast<double>(plan_->kernels[static_cast<std::size_t>(u)].numel);
+  dev_[static_cast<std::size_t>(to)]->received.push_back({u, from, to, bytes, t_send, now(), {to}});
+  arrived(u, to);
 }
 
 void Runtime::prepare(std::span<const DeviceId> device_of, DispatchRule rule,
@@ -329,6 +387,7 @@ void Runtime::prepare(std::span<const DeviceId> device_of, DispatchRule rule,
     if (d) {
       d->transfers.clear();
       d->sent.clear();
+      d->received.clear();
     }
   done_ = 0;
   seq_ = 0;
@@ -363,12 +422,12 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
   rec.finish.assign(static_cast<std::size_t>(n_), -1.0);
   rec.transfers.clear();
   rec_ = &rec;
-  if (transport) transport->begin_run(*this, device_of);
-  // The controller polls the transport every 50 us, on a core that a compute worker keeps busy:
-  // a short slice lets its wake-ups preempt the worker at once instead of after the worker's
-  // slice (0.75 ms by default), the time a message would otherwise wait to be seen.
-  const long long slice = transport ? set_time_slice(100000) : -1;
+  if (transport) transport->begin_run(*this, device_of);  // ends with the ranks' clocks aligned
   t0_ = Clock::now();
+  if (transport) {  // the workers poll it between their ops and while they have none
+    transport_done_ = false;
+    set_polling(true);
+  }
   const auto deadline = cfg_.timeout > 0 ? t0_ + std::chrono::duration_cast<Clock::duration>(
                                                      std::chrono::duration<double>(cfg_.timeout))
                                          : Clock::time_point::max();
@@ -381,17 +440,8 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
     std::unique_lock lk(ctl_mu_);
     while (true) {
       if (!error_.empty()) break;
-      const bool ops_done = done_.load() == local_total_;
-      if (ops_done && (!transport || transport->idle())) break;
-      if (transport) {
-        lk.unlock();
-        transport->poll(*this);
-        lk.lock();
-        if (!error_.empty() || (done_.load() == local_total_ && transport->idle())) break;
-        ctl_cv_.wait_for(lk, std::chrono::microseconds(50));
-      } else {
-        ctl_cv_.wait_until(lk, std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
-      }
+      if (done_.load() == local_total_ && (!transport || transport_done_.load())) break;
+      ctl_cv_.wait_until(lk, std::min(deadline, Clock::now() + std::chrono::milliseconds(100)));
       if (Clock::now() >= deadline && error_.empty()) {
         std::string running;
         for (std::size_t d = 0; d < dev_.size(); ++d)
@@ -407,7 +457,7 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
     }
     error = error_;
   }
-  if (slice >= 0) set_time_slice(static_cast<unsigned long long>(slice));
+  if (transport) set_polling(false);
   if (!error.empty()) {
     abort_and_drain();
     throw EngineError(error);
@@ -420,6 +470,7 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
     if (d) {
       rec.transfers.insert(rec.transfers.end(), d->transfers.begin(), d->transfers.end());
       rec.transfers.insert(rec.transfers.end(), d->sent.begin(), d->sent.end());
+      rec.transfers.insert(rec.transfers.end(), d->received.begin(), d->received.end());
     }
   std::sort(rec.transfers.begin(), rec.transfers.end(),
             [](const TransferRecord& a, const TransferRecord& b) {

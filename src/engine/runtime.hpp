@@ -2,8 +2,9 @@
 // Internal: the multi-threaded dataflow runtime behind Engine (and the MPI backend). Each local
 // device owns a buffer per node it computes or receives (memory, kernels and local copies come
 // from a DeviceBackend: device_backend.hpp), a compute worker and an incoming-copy worker; the
-// calling thread only starts a run and waits for its end (polling the transport of the MPI backend
-// meanwhile).
+// calling thread only starts a run and waits for its end. With the MPI backend's transport, the
+// compute workers make its progress between their ops and while they have none (no thread
+// wakes up on a busy core to poll it).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -33,7 +34,9 @@ class Runtime;
 inline constexpr std::int64_t kTrailer = 2;
 
 /// Moves outputs to devices of other processes (MPI backend). send() is called by compute
-/// workers and must only queue; poll(), idle() and begin_run() run on the controller thread.
+/// workers and must only queue; begin_run() runs on the controller thread before the run's
+/// polling starts; poll() and idle() run on one thread at a time (a compute worker between its
+/// ops or while it has none, or the controller once the run's polling has ended).
 class Transport {
 public:
   virtual ~Transport() = default;
@@ -88,7 +91,7 @@ public:
   /// Seconds since the current run's start.
   double now() const;
   /// A remote copy of u from `from` arrived in the buffer of local device `to`; `t_send` is
-  /// the producer's finish time (controller thread).
+  /// the producer's finish time (called from Transport::poll).
   void deliver(NodeId u, DeviceId from, DeviceId to, double t_send);
   /// Wakes the controller (the transport has work).
   void wake();
@@ -123,12 +126,20 @@ private:
     std::deque<CopyJob> copies;
     std::vector<TransferRecord> transfers;  // copies received (written by the copy worker)
     std::vector<TransferRecord> sent;       // copies made by the compute worker (producer mode)
+    std::vector<TransferRecord> received;   // remote copies its compute worker took delivery of
     std::vector<const float*> ins;
     std::atomic<NodeId> running{-1};  // op being computed, -1 when idle
     std::thread compute, copier;
   };
 
   void compute_loop(DeviceId d);
+  // Next op of device d to run, or -1 when it has none and the run's transport wants polling;
+  // blocks otherwise. Returns -2 on stop.
+  NodeId next_op(Device& dv);
+  // Makes transport progress unless another thread is doing so; wakes the controller when the
+  // run is complete.
+  void try_poll();
+  void set_polling(bool on);
   void copy_loop(DeviceId d);
   void execute(DeviceId d, NodeId v);
   void copy(DeviceId d, const CopyJob& job);
@@ -161,6 +172,9 @@ private:
   std::vector<DeviceId> dests_;
   std::vector<int> dev_stamp_;
   Transport* transport_ = nullptr;
+  std::mutex poll_mu_;                       // one thread in transport_->poll()/idle() at a time
+  std::atomic<bool> polling_{false};         // the run's workers poll transport_
+  std::atomic<bool> transport_done_{false};  // set by a poller: nothing outstanding
   int local_total_ = 0;
   std::atomic<int> done_{0};
   std::atomic<int> in_flight_{0};

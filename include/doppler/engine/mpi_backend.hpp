@@ -24,7 +24,8 @@ namespace doppler {
 /// call it with the same arguments, in the same order.
 class MpiEngine : public EngineRunner {
 public:
-  /// Initializes MPI when needed (MPI_THREAD_FUNNELED: only the calling thread talks to MPI),
+  /// Initializes MPI when needed (MPI_THREAD_SERIALIZED: the compute workers talk to MPI during
+  /// a run, one at a time; the calling thread before and after it; EngineError without it),
   /// compiles the graph and starts the workers of this rank's devices. InputError when there
   /// are fewer devices than ranks or the options are invalid.
   MpiEngine(const Graph& g, EngineOptions options);

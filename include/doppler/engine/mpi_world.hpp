@@ -9,8 +9,9 @@ namespace doppler {
 /// variables), i.e. when MpiWorld should be used.
 bool launched_by_mpi();
 
-/// MPI_COMM_WORLD. Initialises MPI when needed (MPI_THREAD_FUNNELED) and finalises it in the
-/// destructor when it initialised it. Every member function is collective.
+/// MPI_COMM_WORLD. Initialises MPI when needed (MPI_THREAD_SERIALIZED: the engine's workers call
+/// it) and finalises it in the destructor when it initialised it. Every member function is
+/// collective.
 class MpiWorld {
 public:
   MpiWorld();

@@ -1,6 +1,7 @@
 // The MPI backend: a Runtime per rank for its own devices, and a Transport that moves outputs
-// between ranks with non-blocking point-to-point messages posted and tested by the controller
-// thread (MPI_THREAD_FUNNELED). Each message carries the block plus a trailer with the
+// between ranks with non-blocking point-to-point messages posted and tested by the rank's compute
+// workers, between their ops and while they have none, one thread at a time
+// (MPI_THREAD_SERIALIZED). Each message carries the block plus a trailer with the
 // producer's finish time (seconds since the run's start, clocks aligned by a barrier).
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "../plan.hpp"
 #include "../runtime.hpp"
 
+#include "doppler/engine/engine.hpp"
 #include "doppler/engine/mpi_backend.hpp"
 #include "doppler/util/error.hpp"
 
@@ -67,11 +69,8 @@ public:
   }
 
   void send(NodeId u, DeviceId from, DeviceId to, double /*t*/) override {
-    {
-      std::lock_guard lk(mu_);
-      outbox_.push_back({u, from, to});
-    }
-    rt_->wake();
+    std::lock_guard lk(mu_);
+    outbox_.push_back({u, from, to});  // posted by the worker's next poll, right after the op
   }
 
   void poll(Runtime& rt) override {
@@ -165,9 +164,13 @@ MpiEngine::MpiEngine(const Graph& g, EngineOptions options) : impl_(std::make_un
   MPI_Initialized(&init);
   if (!init) {
     int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
     m.owns_mpi = true;
   }
+  int level = 0;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_SERIALIZED)  // the workers call MPI, one at a time
+    throw EngineError("--backend mpi: the MPI library does not support MPI_THREAD_SERIALIZED");
   MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &m.ranks);
   const int p = options.devices;

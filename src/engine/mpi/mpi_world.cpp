@@ -18,10 +18,16 @@ MpiWorld::MpiWorld() {
   MPI_Initialized(&init);
   if (!init) {
     int provided = 0;
-    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
       throw std::runtime_error("MPI_Init_thread failed");
     owns_ = true;
   }
+  // The engine's compute workers call MPI (one at a time): the library must allow it.
+  int level = 0;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_SERIALIZED)
+    throw std::runtime_error(
+        "the MPI library does not support MPI_THREAD_SERIALIZED (the engine's workers call it)");
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
