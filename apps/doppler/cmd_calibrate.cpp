@@ -52,6 +52,7 @@ void run_calibrate(const CalibrateOptions& o) {
   if (o.backend == "mpi") {
     world = std::make_unique<MpiWorld>();
     co.engines = MpiEngine::factory();
+    co.receiver_copies = true;  // a rank's worker takes delivery of blocks between its ops
   }
   const bool reporter = !world || world->rank() == 0;
   Calibration c;
@@ -77,6 +78,7 @@ void run_calibrate(const CalibrateOptions& o) {
     j["delay"] = c.delay;
     j["burst_span"] = c.burst_span;
     j["copy_share"] = c.copy_share;
+    j["copy_share_basis"] = c.share_basis;
     j["fit"] = c.fit;
     ojson ks = ojson::array();
     for (const KernelSample& k : c.kernels)
@@ -132,9 +134,10 @@ void run_calibrate(const CalibrateOptions& o) {
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format(
-      "{:<18}{:.2f} of a copy's link time is taken from its destination's busy ops ({} of op "
-      "time with copies, {} without)\n",
-      "copy share", c.copy_share, t(c.share_sent), t(c.share_kept));
+      "{:<18}{:.2f} of a copy's link time is taken from its destination's busy work ({} of {} "
+      "with copies, {} without)\n",
+      "copy share", c.copy_share, t(c.share_sent),
+      c.share_basis == "span" ? "device spans" : "op time", t(c.share_kept));
   std::cout << fmt::format("{:<18}{}\n", "fit", c.fit);
   std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }

@@ -343,23 +343,31 @@ double copy_burst_span(const CalibrationOptions& o) {
 
 // Copies on a busy core (docs/engine.md, calibration step 6): on every device kShareCopies ops
 // produce 1 MB blocks (first, lowest ids) and 24 background kernels follow; each block is read
-// by an op on the next device (sent), or on its own device (kept). A sample is the summed
-// duration of the producers and background ops over all devices and the median over runs; the
-// sent variant's excess over the kept one, per copy, is the copy time taken from the ops.
+// by an op on the next device (sent), or on its own device (kept). Per run: the summed duration
+// of the producers and background ops over all devices (`ops`), and the summed span of the
+// devices, first op start to last op finish, consumers included (`span`); medians over runs.
+// The sent variant's excess over the kept one, per copy, is the copy time taken from the
+// devices' work: inside their ops (a copy thread sharing the core: `ops`), or also between them
+// (a worker that copies blocks in between its ops: `span`).
 constexpr int kShareCopies = 8;
 constexpr std::int64_t kShareElems = 262144;
 
-double busy_time(const CalibrationOptions& o, bool sent) {
+struct BusyTime {
+  double ops = 0, span = 0;  // seconds
+};
+
+BusyTime busy_time(const CalibrationOptions& o, bool sent) {
   const int p = std::max(2, o.devices);
   CopyBench b;
   b.pairs.resize(static_cast<std::size_t>(p));
-  std::vector<NodeId> timed;
+  std::vector<NodeId> timed, all;  // producers and background ops; and the consumers too
   const auto add = [&](DeviceId d, std::int64_t n) {
     const NodeId x = b.bg.input({n});
     b.bg.place(x, d);
     const NodeId v = b.bg.op("scale", {n}, {x}, static_cast<double>(n));
     b.bg.place(v, d);
     timed.push_back(v);
+    all.push_back(v);
     return v;
   };
   for (DeviceId d = 0; d < p; ++d)
@@ -367,26 +375,32 @@ double busy_time(const CalibrationOptions& o, bool sent) {
       const NodeId prod = add(d, kShareElems);
       const NodeId cons = b.bg.op("reduce_sum", {1}, {prod}, static_cast<double>(kShareElems));
       b.bg.place(cons, sent ? (d + 1) % p : d);
+      all.push_back(cons);
       b.pairs[static_cast<std::size_t>(d)].emplace_back(prod, cons);
     }
   for (DeviceId d = 0; d < p; ++d)
     for (int k = 0; k < 24; ++k) add(d, kShareElems);
-  std::vector<double> sums;
+  std::vector<double> ops, spans;
   run_copy_bench(o, b, DispatchRule::fifo, [&](const Schedule& s) {
-    double sum = 0;
+    double sum = 0, span = 0;
     for (NodeId v : timed)
       sum += s.finish[static_cast<std::size_t>(v)] - s.start[static_cast<std::size_t>(v)];
-    sums.push_back(sum);
+    for (double x : device_spans(s, all, p)) span += x;
+    ops.push_back(sum);
+    spans.push_back(span);
   });
-  return median(sums);
+  return {median(ops), median(spans)};
 }
 
 // The share of a copy's port occupancy (the fitted latency + bytes / bandwidth) taken from the
-// compute of a busy device, clamped to 0..1 (DeviceSpec::copy_share).
+// compute of a busy device, clamped to 0..1 (DeviceSpec::copy_share), from the op time or, when
+// the receiving worker copies between its ops, from the devices' spans.
 void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
   const int p = std::max(2, o.devices);
-  c.share_kept = busy_time(o, false);
-  c.share_sent = busy_time(o, true);
+  const BusyTime kept = busy_time(o, false), sent = busy_time(o, true);
+  c.share_basis = o.receiver_copies ? "span" : "ops";
+  c.share_kept = o.receiver_copies ? kept.span : kept.ops;
+  c.share_sent = o.receiver_copies ? sent.span : sent.ops;
   const double occupancy = c.latency + 4.0 * static_cast<double>(kShareElems) / c.bandwidth;
   const double per_copy = (c.share_sent - c.share_kept) / (p * kShareCopies);
   c.copy_share = std::clamp(per_copy / occupancy, 0.0, 1.0);
@@ -621,10 +635,12 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     dev["launch_overhead_source"] = "the engine's own hand-off cost per op (a chain of empty ops)";
     dev["copy_share"] = c.copy_share;
     dev["copy_share_source"] = fmt::format(
-        "busy ops' time added per incoming copy over its port occupancy: {} copies of {} KB per "
-        "device, {:.3g} ms of producer and background op time with the copies, {:.3g} ms "
-        "without",
-        kShareCopies, 4 * kShareElems / 1024, c.share_sent * 1e3, c.share_kept * 1e3);
+        "busy devices' time added per incoming copy over its port occupancy: {} copies of {} KB "
+        "per device, {:.3g} ms of {} with the copies, {:.3g} ms without",
+        kShareCopies, 4 * kShareElems / 1024, c.share_sent * 1e3,
+        c.share_basis == "span" ? "device spans (the receiving worker copies between its ops)"
+                                : "producer and background op time",
+        c.share_kept * 1e3);
     return dev;
   };
   if (std::all_of(slow.begin(), slow.end(), [](double s) { return s == 1; })) {
@@ -688,6 +704,7 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
       {"copy_share",
        {{"copies_per_device", kShareCopies},
         {"bytes", 4 * kShareElems},
+        {"basis", c.share_basis},
         {"busy_seconds_sent", c.share_sent},
         {"busy_seconds_kept", c.share_kept},
         {"share", c.copy_share}}}};

@@ -31,6 +31,9 @@ struct CalibrationOptions {
   /// backend; MpiEngine::factory() for MPI ranks, where every rank runs calibrate() alike and
   /// rank 0's result counts).
   EngineFactory engines;
+  /// True where the receiving device's worker copies incoming blocks itself, between its ops
+  /// (MPI ranks): the copies' time is then measured in the devices' spans, not in their ops.
+  bool receiver_copies = false;
 };
 
 /// Median time of one benchmarked kernel.
@@ -85,10 +88,12 @@ struct Calibration {
   /// minus `latency` (the receiver's wake-up, message latency); >= 0.
   double delay = 0;
   /// Share of a copy's port occupancy taken from the busy compute of its destination, in 0..1
-  /// (DeviceSpec::copy_share): measured from the summed op time of busy devices with incoming
-  /// copies (share_sent, seconds) and without (share_kept).
+  /// (DeviceSpec::copy_share): measured from the summed op time (basis "ops") or the summed
+  /// device spans (basis "span", CalibrationOptions::receiver_copies) of busy devices with
+  /// incoming copies (share_sent, seconds) and without (share_kept).
   double copy_share = 0;
   double share_sent = 0, share_kept = 0;
+  std::string share_basis = "ops";
   std::string fit;  ///< how the device model was fitted (one line)
 };
 
