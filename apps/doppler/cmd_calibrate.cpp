@@ -150,7 +150,9 @@ void add_calibrate(CLI::App& app) {
       "calibrate",
       "Measure the engine on this machine (kernel time per op kind and size with every device "
       "busy, engine overhead per op, copy time per size, and what each further copy of a burst "
-      "adds: the link latency it occupies, the rest pipelined) and write a hardware profile that "
+      "adds: the link latency it occupies, the rest pipelined; and the share of a copy's time "
+      "taken from a busy destination: from its ops' time, or on MPI ranks, whose workers copy "
+      "blocks in between ops, from the devices' spans) and write a hardware profile that "
       "makes the simulator predict it (use it with simulate/place/compare/validate-sim "
       "--hardware).");
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
