@@ -48,15 +48,20 @@ TEST(CliPlace, UnknownMethodOrOptionIsUsageErrorWithNoOutput) {
   EXPECT_FALSE(std::filesystem::exists(dir / "a.json"));
 }
 
+// A DOT chain of n unit ops with unit edges.
+std::string chain_dot(int n) {
+  std::string dot = "digraph chain {\n";
+  for (int i = 0; i < n; ++i) dot += "  n" + std::to_string(i) + " [Weight=1];\n";
+  for (int i = 0; i + 1 < n; ++i)
+    dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + " [Weight=1];\n";
+  return dot + "}\n";
+}
+
 // A 30-op chain on 2 devices: critical-path keeps it on one device (no copy), round-robin
 // alternates, so each of the 29 edges is a cross-device copy and a thread hand-off on the engine.
 TEST(CliCompare, MeasureReportsIntervalsAndASignificantWinner) {
   test::TempDir dir;
-  std::string dot = "digraph chain {\n";
-  for (int i = 0; i < 30; ++i) dot += "  n" + std::to_string(i) + " [Weight=1];\n";
-  for (int i = 0; i + 1 < 30; ++i)
-    dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + " [Weight=1];\n";
-  write(dir / "chain.dot", dot + "}\n");
+  write(dir / "chain.dot", chain_dot(30));
   const auto r = test::run_cli("compare " + (dir / "chain.dot").string() +
                                " --devices 2 --methods critical-path,round-robin --measure "
                                "--kernels empty --repeat 15 --max-repeat 15 --json --csv " +
@@ -95,11 +100,7 @@ TEST(CliCompare, MeasureReportsIntervalsAndASignificantWinner) {
 // the same placement is run once and both rows report the same runs; round-robin is run apart.
 TEST(CliCompare, MeasureRunsAnIdenticalPlacementOnce) {
   test::TempDir dir;
-  std::string dot = "digraph chain {\n";
-  for (int i = 0; i < 12; ++i) dot += "  n" + std::to_string(i) + " [Weight=1];\n";
-  for (int i = 0; i + 1 < 12; ++i)
-    dot += "  n" + std::to_string(i) + " -> n" + std::to_string(i + 1) + " [Weight=1];\n";
-  write(dir / "chain.dot", dot + "}\n");
+  write(dir / "chain.dot", chain_dot(12));
   const std::string args = "compare " + (dir / "chain.dot").string() +
                            " --devices 2 --methods critical-path,heft,round-robin --measure "
                            "--kernels empty --repeat 7 --max-repeat 7";
