@@ -9,6 +9,11 @@ namespace doppler {
 /// variables), i.e. when MpiWorld should be used.
 bool launched_by_mpi();
 
+/// Initialises MPI unless it already is (MPI_THREAD_SERIALIZED: the engine's compute workers
+/// call it, one at a time); returns true when this call initialised it. std::runtime_error
+/// when initialisation fails or the library does not support that thread level.
+bool init_mpi_serialized();
+
 /// MPI_COMM_WORLD. Initialises MPI when needed (MPI_THREAD_SERIALIZED: the engine's workers call
 /// it) and finalises it in the destructor when it initialised it. Every member function is
 /// collective.

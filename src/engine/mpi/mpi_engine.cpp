@@ -17,6 +17,7 @@
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/mpi_backend.hpp"
+#include "doppler/engine/mpi_world.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
@@ -160,17 +161,11 @@ MpiEngine::MpiEngine(const Graph& g, EngineOptions options) : impl_(std::make_un
   Impl& m = *impl_;
   m.graph = &g;
   m.options = options;
-  int init = 0;
-  MPI_Initialized(&init);
-  if (!init) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    m.owns_mpi = true;
+  try {
+    m.owns_mpi = init_mpi_serialized();
+  } catch (const std::runtime_error& e) {
+    throw EngineError(fmt::format("--backend mpi: {}", e.what()));
   }
-  int level = 0;
-  MPI_Query_thread(&level);
-  if (level < MPI_THREAD_SERIALIZED)  // the workers call MPI, one at a time
-    throw EngineError("--backend mpi: the MPI library does not support MPI_THREAD_SERIALIZED");
   MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &m.ranks);
   const int p = options.devices;

@@ -13,14 +13,13 @@ bool launched_by_mpi() {
   return false;
 }
 
-MpiWorld::MpiWorld() {
+bool init_mpi_serialized() {
   int init = 0;
   MPI_Initialized(&init);
   if (!init) {
     int provided = 0;
     if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS)
       throw std::runtime_error("MPI_Init_thread failed");
-    owns_ = true;
   }
   // The engine's compute workers call MPI (one at a time): the library must allow it.
   int level = 0;
@@ -28,6 +27,11 @@ MpiWorld::MpiWorld() {
   if (level < MPI_THREAD_SERIALIZED)
     throw std::runtime_error(
         "the MPI library does not support MPI_THREAD_SERIALIZED (the engine's workers call it)");
+  return !init;
+}
+
+MpiWorld::MpiWorld() {
+  owns_ = init_mpi_serialized();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
