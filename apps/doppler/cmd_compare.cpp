@@ -76,24 +76,23 @@ void measure_rows(const Graph& g, const CompareOptions& o, std::vector<Row>& row
     }
   std::int64_t done = 0;
   Progress mp("measure", -1);
-  const std::vector<Measurement> m = measure_interleaved(
+  const InterleavedMeasurements m = measure_interleaved(
       [&](const Assignment& a) {
         mp.update(++done, "engine runs");
         return engine.run(a, DispatchRule::fifo);
       },
       as, policy, 1);
   mp.finish();
-  const std::vector<std::size_t> first = first_identical_placement(as);
   std::vector<std::vector<double>> pools(rows.size());
   for (std::size_t j = 0; j < as.size(); ++j) {
     Row& r = rows[who[j].first];
-    r.measured.push_back(m[j].median);
-    r.placement_ids.push_back(first[j]);
-    pools[who[j].first].insert(pools[who[j].first].end(), m[j].makespans.begin(),
-                               m[j].makespans.end());
-    const auto [fi, fk] = who[first[j]];
+    const Measurement& mj = m.measured[j];
+    r.measured.push_back(mj.median);
+    r.placement_ids.push_back(m.first[j]);
+    pools[who[j].first].insert(pools[who[j].first].end(), mj.makespans.begin(), mj.makespans.end());
+    const auto [fi, fk] = who[m.first[j]];
     r.measured_same_as.push_back(
-        first[j] == j ? "" : fmt::format("{} (seed {})", rows[fi].method, rows[fi].seeds[fk]));
+        m.first[j] == j ? "" : fmt::format("{} (seed {})", rows[fi].method, rows[fi].seeds[fk]));
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::tie(rows[i].measured_mean, rows[i].measured_std) = mean_std(rows[i].measured);

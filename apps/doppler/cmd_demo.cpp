@@ -76,17 +76,16 @@ void measure_demo_rows(Engine& engine, const DemoOptions& o, std::vector<DemoRow
   const RepeatPolicy policy{o.repeat, std::max(o.repeat, o.max_repeat), o.target, 2.0};
   std::int64_t runs = 0;
   Progress mp("5. measure", -1);
-  const std::vector<Measurement> m = measure_interleaved(
+  const InterleavedMeasurements m = measure_interleaved(
       [&](const Assignment& a) {
         mp.update(++runs, "engine runs");
         return engine.run(a);
       },
       as, policy, 1);
   mp.finish();
-  const std::vector<std::size_t> first = first_identical_placement(as);
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    rows[i].measured = m[i];
-    if (first[i] != i) rows[i].same_as = rows[first[i]].method;
+    rows[i].measured = m.measured[i];
+    if (m.first[i] != i) rows[i].same_as = rows[m.first[i]].method;
   }
 }
 

@@ -51,7 +51,7 @@ std::vector<std::size_t> first_identical_placement(const std::vector<Assignment>
   return first;
 }
 
-std::vector<Measurement> measure_interleaved(
+InterleavedMeasurements measure_interleaved(
     const std::function<EngineResult(const Assignment&)>& run, const std::vector<Assignment>& as,
     const RepeatPolicy& policy, int warmup) {
   if (policy.min_repeat < 1 || policy.max_repeat < policy.min_repeat)
@@ -77,7 +77,7 @@ std::vector<Measurement> measure_interleaved(
   std::vector<Measurement> out(as.size());
   for (std::size_t i : distinct) out[i] = summarize_makespans(runs[i].makespans);
   for (std::size_t i = 0; i < as.size(); ++i) out[i] = out[first[i]];
-  return out;
+  return {std::move(out), first};
 }
 
 }  // namespace doppler

@@ -45,7 +45,8 @@ TEST(MeasureInterleaved, RunsAlternateSoThatADriftFallsOnEveryPlacementAlike) {
   const std::vector<Assignment> as = {placement({0, 0}, "x"), placement({1, 0}, "y"),
                                       placement({0, 0}, "x2")};
   const auto m = measure_interleaved([&](const Assignment& a) { return fake(a); }, as,
-                                     RepeatPolicy::fixed(3), 1);
+                                     RepeatPolicy::fixed(3), 1)
+                     .measured;
   // One warm-up round, then three rounds; the copy of x is never run.
   EXPECT_EQ(fake.calls, (std::vector<std::string>{"x", "y", "x", "y", "x", "y", "x", "y"}));
   ASSERT_EQ(m.size(), 3u);
@@ -67,13 +68,13 @@ TEST(MeasureInterleaved, EachPlacementStopsWhenItsOwnIntervalIsTight) {
     return r;
   };
   const std::vector<Assignment> as = {placement({0, 0}, "x"), placement({1, 0}, "y")};
-  const auto m = measure_interleaved(run, as, RepeatPolicy{5, 11, 0.01, 0}, 0);
+  const auto m = measure_interleaved(run, as, RepeatPolicy{5, 11, 0.01, 0}, 0).measured;
   EXPECT_EQ(m[0].makespans.size(), 5u);   // tight at the minimum
   EXPECT_EQ(m[1].makespans.size(), 11u);  // never tight: up to the maximum
   EXPECT_EQ(calls.size(), 16u);
   // A seconds limit stops a placement early: 1 + 3 + 1 + 3 = 8 s < 9 s, then + 1 = 9 s.
   y_runs = 0;
-  const auto capped = measure_interleaved(run, as, RepeatPolicy{2, 11, 0.01, 9}, 0);
+  const auto capped = measure_interleaved(run, as, RepeatPolicy{2, 11, 0.01, 9}, 0).measured;
   EXPECT_EQ(capped[1].makespans.size(), 5u);
   EXPECT_DOUBLE_EQ(capped[1].median, 1.0);
 }

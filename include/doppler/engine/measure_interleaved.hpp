@@ -16,12 +16,18 @@ namespace doppler {
 /// Linear in the total size (hashed), whatever the number of assignments.
 std::vector<std::size_t> first_identical_placement(const std::vector<Assignment>& as);
 
+/// The measurements of several assignments and which of them were the same placement.
+struct InterleavedMeasurements {
+  std::vector<Measurement> measured;  ///< one per assignment, median_run left empty
+  std::vector<std::size_t> first;     ///< first_identical_placement of the assignments
+};
+
 /// Measures `as` with `run` (one engine run of an assignment, seconds): `warmup` unmeasured runs
 /// of each distinct placement, then rounds in which every distinct placement that `policy`
 /// still wants more runs of (its own min/max repeat, interval target and seconds) runs once,
 /// in the given order. Identical placements (first_identical_placement) share one Measurement.
-/// Returns one Measurement per assignment, median_run left empty. InputError on a bad policy.
-std::vector<Measurement> measure_interleaved(
+/// InputError on a bad policy.
+InterleavedMeasurements measure_interleaved(
     const std::function<EngineResult(const Assignment&)>& run, const std::vector<Assignment>& as,
     const RepeatPolicy& policy, int warmup);
 
