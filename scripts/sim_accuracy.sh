@@ -34,7 +34,8 @@ gen ffnn ffnn -p batch=1024 -p dim=1024 -p hidden=2048
 printf 'graph\tspearman\tmape\tspearman_min\tmape_min\tsim_over_measured\tsplit_half\n'
 for g in ${GRAPHS:-demo chainmm ffnn}; do
   "${RUN[@]}" $D -q validate-sim "$OUT/$g.json" --hardware "$OUT/hw.json" --backend "$BACKEND" \
-    --assignments "$ASSIGNMENTS" --repeat "$REPEAT" --json >"$OUT/validate-$g.json"
+    --assignments "$ASSIGNMENTS" --repeat "$REPEAT" --json --save-assignments "$OUT/assignments-$g.jsonl" \
+    >"$OUT/validate-$g.json"
   /usr/bin/python3 - "$OUT/validate-$g.json" "$g" <<'PY'
 import json, statistics, sys
 j = json.load(open(sys.argv[1]))

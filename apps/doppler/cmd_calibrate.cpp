@@ -149,7 +149,9 @@ void add_calibrate(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "calibrate",
       "Measure the engine on this machine (kernel time per op kind and size with every device "
-      "busy, engine overhead per op, copy time per size, and what each further copy of a burst "
+      "busy, engine overhead per op, copy time per size (into busy receivers on the threads "
+      "backend, whose copy workers share their cores; into waiting ones on MPI ranks, whose "
+      "workers take delivery between ops), and what each further copy of a burst "
       "adds: the link latency it occupies, the rest pipelined; and the share of a copy's time "
       "taken from a busy destination: from its ops' time, or on MPI ranks, whose workers copy "
       "blocks in between ops, from the devices' spans) and write a hardware profile that "

@@ -12,6 +12,7 @@
 #include "engine_options.hpp"
 
 #include "doppler/engine/mpi_backend.hpp"
+#include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
@@ -26,7 +27,7 @@ namespace {
 
 struct ValidateOptions {
   std::string graph, hardware, order = "fifo", csv, link_profile, copies = "worker",
-                               backend = "local";
+                               backend = "local", save_assignments;
   int devices = 0, assignments = 30, repeat = 5, warmup = 1;
   std::uint64_t seed = 0;
   std::int64_t budget = 2000;
@@ -94,6 +95,12 @@ void run_validate(const ValidateOptions& o) {
                  t(c.measured.min) + ".." + t(c.measured.max),
                  fmt::format("{:+.1f}%", 100 * (c.simulated / c.measured.median - 1))});
   if (!o.csv.empty()) write_file_atomic(o.csv, tab.to_csv());
+  if (!o.save_assignments.empty()) {
+    std::string lines;
+    for (const ValidationCase& c : r.cases)
+      lines += format_assignment_json_line(c.assignment) + "\n";
+    write_file_atomic(o.save_assignments, lines);
+  }
   if (o.json) {
     ojson j;
     j["graph"] = g.meta().name;
@@ -182,6 +189,10 @@ void add_validate_sim(CLI::App& app) {
       ->check(CLI::IsMember({"local", "mpi"}))
       ->capture_default_str();
   cmd->add_option("--csv", o->csv, "also write the table as CSV");
+  cmd->add_option("--save-assignments", o->save_assignments,
+                  "also write the assignments, one JSON object per line in the table's order "
+                  "(with \"method\"), e.g. to re-simulate the measured placements with another "
+                  "profile: doppler simulate GRAPH --assignments FILE --hardware OTHER.json");
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_validate(*o); });
 }

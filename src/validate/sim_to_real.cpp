@@ -154,6 +154,8 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
     const auto ui = static_cast<std::size_t>(i);
     ValidationCase c;
     c.method = cases[ui].method;
+    c.assignment = cases[ui].assignment;
+    c.assignment.method = c.method;
     c.simulated = problem.simulator().makespan(cases[ui].assignment, o.rule);
     c.measured = summarize_makespans(ms[ui]);
     sim.push_back(c.simulated);

@@ -158,8 +158,10 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
                     q(dir / "hw.json") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(r.out)["makespan"].get<double>(), 0);
-  r = test::run_cli("validate-sim " + q(dir / "g.json") + " --hardware " + q(dir / "hw.json") +
-                    " --assignments 10 --repeat 1 --warmup 0 --budget 50 --json");
+  r = test::run_cli(
+      "validate-sim " + q(dir / "g.json") + " --hardware " + q(dir / "hw.json") +
+      " --assignments 10 --repeat 1 --warmup 0 --budget 50 --json --save-assignments " +
+      q(dir / "as.jsonl"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto v = nlohmann::json::parse(r.out);
   ASSERT_EQ(v["cases"].size(), 10u);
@@ -167,6 +169,21 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
     EXPECT_GT(k["simulated"].get<double>(), 0);
     EXPECT_GT(k["measured"].get<double>(), 0);
   }
+  // The saved assignments, re-simulated by `simulate --assignments` with the same profile, give
+  // the table's simulated makespans in its order, and name their methods.
+  r = test::run_cli("simulate " + q(dir / "g.json") + " --assignments " + q(dir / "as.jsonl") +
+                    " --hardware " + q(dir / "hw.json") + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out), saved(slurp(dir / "as.jsonl"));
+  std::string line, doc;
+  for (const auto& k : v["cases"]) {
+    ASSERT_TRUE(std::getline(lines, line));
+    ASSERT_TRUE(std::getline(saved, doc));
+    EXPECT_DOUBLE_EQ(nlohmann::json::parse(line)["makespan"].get<double>(),
+                     k["simulated"].get<double>());
+    EXPECT_EQ(nlohmann::json::parse(doc)["method"], k["method"]);
+  }
+  EXPECT_FALSE(std::getline(lines, line));
   EXPECT_GE(v["mape"].get<double>(), 0);
   if (v["spearman"].is_number()) {
     EXPECT_GE(v["spearman"].get<double>(), -1);

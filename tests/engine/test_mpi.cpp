@@ -22,12 +22,8 @@
 namespace doppler {
 namespace {
 
-bool have_mpirun() {
-  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
-}
-
 #define DOPPLER_REQUIRE_MPIRUN() \
-  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping"
+  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping"
 
 // Runs `mpirun -np 2 doppler ARGS` (at most 120 s) and returns its exit code; output in files.
 int mpirun2(const test::TempDir& dir, const std::string& args) {

@@ -175,10 +175,6 @@ private:
   std::optional<int> exit_code_;
 };
 
-bool have_mpirun() {
-  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
-}
-
 // The small llama layer and a random 4-device assignment (rank 0: devices 0-1, rank 1: 2-3).
 Assignment write_inputs(const test::TempDir& dir, Graph& g) {
   g = test::small_workloads(4)[5].graph;
@@ -228,19 +224,19 @@ void expect_job_ends_when_a_rank_dies(const std::vector<std::string>& extra, int
 }
 
 TEST(EngineMpiFaults, KilledRankEndsTheJobDuringRuns) {
-  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
   expect_job_ends_when_a_rank_dies({"--kernels", "empty", "--repeat", "100000", "--warmup", "0"},
                                    1);
 }
 
 TEST(EngineMpiFaults, KilledRankZeroEndsTheJob) {
-  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
   expect_job_ends_when_a_rank_dies({"--kernels", "empty", "--repeat", "100000", "--warmup", "0"},
                                    0);
 }
 
 TEST(EngineMpiFaults, KilledRankEndsTheJobWhileTheOtherIsStuck) {
-  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
   // Rank 0 hangs in an op that never finishes (no --timeout): without the job ending when rank 1
   // dies, it would wait forever.
   test::TempDir probe;

@@ -55,11 +55,13 @@ Graph random_dag(std::mt19937_64& rng, const RandomDagOptions& opt) {
   return b.build();
 }
 
-CliResult run_cli(const std::string& args) {
+namespace {
+
+CliResult run_command(const std::string& prefix, const std::string& args) {
   TempDir dir;
   const std::string out = (dir / "out").string(), err = (dir / "err").string();
-  const std::string cmd = std::string("cd '") + DOPPLER_SOURCE_DIR + "' && '" + DOPPLER_CLI + "' " +
-                          args + " >'" + out + "' 2>'" + err + "'";
+  const std::string cmd = std::string("cd '") + DOPPLER_SOURCE_DIR + "' && " + prefix + "'" +
+                          DOPPLER_CLI + "' " + args + " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -72,6 +74,20 @@ CliResult run_cli(const std::string& args) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+}  // namespace
+
+CliResult run_cli(const std::string& args) {
+  return run_command("", args);
+}
+
+bool have_mpirun() {
+  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+CliResult run_cli_mpi2(const std::string& args) {
+  return run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 ", args);
 }
 
 std::filesystem::path test_data(const std::string& name) {

@@ -60,6 +60,13 @@ struct CliResult {
 /// Runs the doppler CLI with `args` (a shell-quoted argument string) in the source directory.
 CliResult run_cli(const std::string& args);
 
+/// Whether `mpirun` is on PATH (Debian: openmpi-bin); the MPI tests skip without it.
+bool have_mpirun();
+
+/// Runs the doppler CLI on 2 MPI ranks (`mpirun -np 2`, as root too, at most 120 s) with `args`
+/// in the source directory; exit code 124 when it hung.
+CliResult run_cli_mpi2(const std::string& args);
+
 /// Text of a file in tests/data.
 std::filesystem::path test_data(const std::string& name);
 

@@ -7,11 +7,17 @@
 #include <utility>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/support.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/graph/graph_builder.hpp"
+#include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/graph/io/graph_file.hpp"
 #include "doppler/hardware/platform.hpp"
 #include "doppler/heuristics/problem.hpp"
+#include "doppler/util/atomic_file.hpp"
 #include "doppler/validate/calibrate.hpp"
 
 namespace doppler {
@@ -255,6 +261,86 @@ TEST(CalibratedPrediction, CopyLatencySplitsIntoOccupiedAndPipelined) {
   split_copy_latency(c);
   EXPECT_DOUBLE_EQ(c.latency, 0);
   EXPECT_DOUBLE_EQ(c.delay, 290e-6);
+}
+
+// Two MPI ranks, one device each: a chain of 64 scale ops on 4 KB blocks alternating between the
+// devices, so that its makespan is mostly 64 copies between ranks, each awaited by an idle worker.
+Chains build_ping_pong() {
+  constexpr std::int64_t kSmall = 1024;
+  GraphBuilder b;
+  std::vector<DeviceId> dev;
+  NodeId v = add_op(b, "input", {}, 0, kSmall);
+  dev.push_back(0);
+  for (int i = 1; i <= 64; ++i) {
+    v = add_op(b, "scale", {v}, 1, kSmall);
+    dev.push_back(i % 2);
+  }
+  Chains c{b.build(), {}};
+  c.a.devices = 2;
+  c.a.device_of = dev;
+  return c;
+}
+
+// One attempt on 2 ranks: calibrate (CLI, --backend mpi), then the calibrated simulator's
+// makespan of the ping-pong chain, the same with every copy given a 30 us pipelined delay (what
+// the copies measured into busy receivers, before 2026-11-26), and the engine's median of 9 runs.
+struct RankPrediction {
+  double simulated = 0, busy_receiver_delay = 0, measured = 0;
+  std::string note;
+};
+
+RankPrediction predict_ping_pong(const Chains& c) {
+  test::TempDir dir;
+  const std::string g = (dir / "g.json").string(), a = (dir / "a.json").string(),
+                    hw = (dir / "hw.json").string();
+  save_graph(g, c.g, GraphFormat::json);
+  write_file_atomic(a, format_assignment_json(c.a));
+  RankPrediction p;
+  const test::CliResult cal =
+      test::run_cli_mpi2("-q calibrate --devices 2 --repeat 3 --backend mpi -o '" + hw + "'");
+  if (cal.exit_code != 0) return p.note = "calibrate failed: " + cal.err, p;
+  const test::CliResult run =
+      test::run_cli_mpi2("execute '" + g + "' -a '" + a + "' --backend mpi --repeat 9 --json");
+  if (run.exit_code != 0) return p.note = "execute failed: " + run.err, p;
+  p.measured = nlohmann::json::parse(run.out)["makespan_median"].get<double>();
+  nlohmann::json profile = nlohmann::json::parse(read_file(hw));
+  const auto simulate = [&](const nlohmann::json& j) {
+    const HardwareProfile h = parse_hardware_profile(j.dump(), hw);
+    return Problem(c.g, Platform::hardware(h, 2)).simulator().makespan(c.a.device_of);
+  };
+  p.simulated = simulate(profile);
+  profile["topology"]["port"]["delay"] = 30e-6;
+  p.busy_receiver_delay = simulate(profile);
+  p.note = "simulated " + std::to_string(p.simulated) + " s (" +
+           std::to_string(p.busy_receiver_delay) + " s with a 30 us delay), measured " +
+           std::to_string(p.measured) + " s;";
+  return p;
+}
+
+// Copies between ranks, received by a worker that waits for them, within 35% of the measured
+// median (best of three attempts): the copies' latency is measured into idle receivers. Measured
+// into busy ones, a copy waited for the receiver's next op boundary (half a 0.1 ms background op)
+// and the simulator charged that wait as a delay on every copy: with a 30 us delay the same
+// calibration predicts the chain several times too long (checked below, so the first check can
+// fail). Idle machine, 2026-11-26: simulated 0.192 ms against 0.184 ms measured (2.9 us a hop);
+// the busy-receiver calibration of the day before predicted 4.1-4.8 ms against 0.18-0.21 ms.
+TEST(CalibratedPrediction, CopiesBetweenRanksToWaitingWorkers) {
+  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  const Chains c = build_ping_pong();
+  const auto error = [](const RankPrediction& p) {
+    return p.measured > 0 ? std::abs(p.simulated - p.measured) / p.measured : 1e300;
+  };
+  RankPrediction best;
+  std::string tries;
+  for (int attempt = 0; attempt < 3 && (attempt == 0 || error(best) > 0.35); ++attempt) {
+    const RankPrediction p = predict_ping_pong(c);
+    tries += " " + p.note;
+    if (attempt == 0 || error(p) < error(best)) best = p;
+  }
+  RecordProperty("attempts", tries);
+  ASSERT_GT(best.measured, 0) << tries;
+  EXPECT_LE(error(best), 0.35) << tries;
+  EXPECT_GT(best.busy_receiver_delay, 2 * best.measured) << tries;
 }
 
 }  // namespace

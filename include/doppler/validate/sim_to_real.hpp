@@ -49,9 +49,10 @@ struct ValidationOptions {
 
 /// One assignment's two makespans.
 struct ValidationCase {
-  std::string method;    ///< who produced the assignment
-  double simulated = 0;  ///< simulator makespan (seconds)
-  Measurement measured;  ///< engine makespans (seconds; median_run left empty)
+  std::string method;     ///< who produced the assignment
+  Assignment assignment;  ///< the placement itself (method set), e.g. to re-simulate it later
+  double simulated = 0;   ///< simulator makespan (seconds)
+  Measurement measured;   ///< engine makespans (seconds; median_run left empty)
 };
 
 /// The comparison over every case.

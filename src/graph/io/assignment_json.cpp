@@ -78,6 +78,15 @@ std::string format_assignment_json(const Assignment& a) {
   return out;
 }
 
+std::string format_assignment_json_line(const Assignment& a) {
+  nlohmann::ordered_json j = {
+      {"format", "doppler-assignment"}, {"version", 1}, {"devices", a.devices}};
+  if (!a.method.empty()) j["method"] = a.method;
+  j["device_of"] = a.device_of;
+  if (!a.order.empty()) j["order"] = a.order;
+  return j.dump();
+}
+
 }  // namespace doppler
 
 namespace doppler {

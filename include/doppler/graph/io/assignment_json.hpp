@@ -24,6 +24,10 @@ Assignment parse_assignment_json(std::string_view text, const std::string& file,
 /// order).
 std::string format_assignment_json(const Assignment& a);
 
+/// The same document on one line without the trailing newline: one line of a JSON lines file
+/// that parse_assignments_jsonl() (and `doppler simulate --assignments`) reads back.
+std::string format_assignment_json_line(const Assignment& a);
+
 }  // namespace doppler
 
 namespace doppler {
