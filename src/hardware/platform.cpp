@@ -45,10 +45,7 @@ std::vector<double> kernel_work(const Graph& g, const HardwareProfile& hw, doubl
     double w = n.flops;
     if (n.exec && !hw.kernels.empty()) {
       const auto it = hw.kernels.find(n.exec->op);
-      if (it != hw.kernels.end())
-        w = (it->second.seconds_per_op + n.flops * it->second.seconds_per_flop +
-             n.out_bytes * it->second.seconds_per_byte) /
-            spf0;
+      if (it != hw.kernels.end()) w = it->second.seconds(n.flops, n.out_bytes) / spf0;
     }
     work[static_cast<std::size_t>(v)] = w;
   }

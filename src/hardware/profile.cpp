@@ -43,8 +43,8 @@ DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr
     d.slots = static_cast<int>(doc.integer(j["slots"], ptr + "/slots", 1, 1024));
   if (j.contains("copy_share")) {
     d.copy_share = doc.number(j["copy_share"], ptr + "/copy_share");
-    if (d.copy_share < 0 || d.copy_share > 1)
-      doc.fail(ptr + "/copy_share", "copy_share must be in [0, 1]");
+    if (d.copy_share < 0 || d.copy_share > kMaxCopyShare)
+      doc.fail(ptr + "/copy_share", fmt::format("copy_share must be in [0, {}]", kMaxCopyShare));
   }
   for (const auto& [key, v] : j.items()) {
     static const char* known[] = {"name",  "peak_flops", "efficiency", "launch_overhead",
@@ -56,8 +56,33 @@ DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr
   return d;
 }
 
+// A kernel's "points": [[units, seconds], ...] with units > 0 increasing and seconds >= 0 not
+// decreasing; "points_unit": "flops" (default) or "out_bytes".
+void read_kernel_points(const JsonDoc& doc, const json& k, const std::string& ptr, KernelCost& c) {
+  if (k.contains("points_unit")) {
+    const std::string unit = doc.string(k["points_unit"], ptr + "/points_unit");
+    if (unit != "flops" && unit != "out_bytes")
+      doc.fail(ptr + "/points_unit", "points_unit must be flops or out_bytes");
+    c.points_by_bytes = unit == "out_bytes";
+  }
+  if (!k.contains("points")) return;
+  const json& pts = k["points"];
+  doc.expect_array(pts, ptr + "/points");
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const std::string at = fmt::format("{}/points/{}", ptr, i);
+    if (!pts[i].is_array() || pts[i].size() != 2) doc.fail(at, "expected [units, seconds]");
+    const KernelPoint pt{doc.number(pts[i][0], at + "/0"), doc.number(pts[i][1], at + "/1")};
+    if (pt.units <= 0 || pt.seconds < 0) doc.fail(at, "units must be > 0 and seconds >= 0");
+    if (!c.points.empty() &&
+        (pt.units <= c.points.back().units || pt.seconds < c.points.back().seconds))
+      doc.fail(at, "points must have increasing units and non-decreasing seconds");
+    c.points.push_back(pt);
+  }
+}
+
 // The optional "kernels" object: {name: {"seconds_per_op": a, "seconds_per_flop": b,
-// "seconds_per_byte": c}} (each optional, default 0).
+// "seconds_per_byte": c, "points": [[units, seconds], ...], "points_unit": u}} (each optional,
+// default 0 / none).
 std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j) {
   doc.expect_object(j, "/kernels");
   std::map<std::string, KernelCost> out;
@@ -71,18 +96,31 @@ std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j
                       : key == "seconds_per_op"   ? &c.seconds_per_op
                                                   : nullptr;
       if (!field) {
-        if (!key.ends_with("source") && key != "samples")
+        if (!key.ends_with("source") && key != "samples" && key != "points" && key != "points_unit")
           doc.fail(ptr + "/" + key, fmt::format("unknown kernel field '{}'", key));
         continue;
       }
       *field = doc.number(v, ptr + "/" + key);
     }
+    read_kernel_points(doc, k, ptr, c);
     out[name] = c;
   }
   return out;
 }
 
 }  // namespace
+
+double KernelCost::seconds(double flops, double out_bytes) const {
+  if (points.empty())
+    return seconds_per_op + flops * seconds_per_flop + out_bytes * seconds_per_byte;
+  const double x = points_by_bytes ? out_bytes : flops;
+  const auto hi = std::upper_bound(points.begin(), points.end(), x,
+                                   [](double u, const KernelPoint& p) { return u < p.units; });
+  if (hi == points.end()) return points.back().seconds * x / points.back().units;
+  const KernelPoint lo =
+      hi == points.begin() ? KernelPoint{0, std::min(seconds_per_op, hi->seconds)} : *std::prev(hi);
+  return lo.seconds + (hi->seconds - lo.seconds) * (x - lo.units) / (hi->units - lo.units);
+}
 
 RouteCost HardwareProfile::route_cost(int s, int d) const {
   RouteCost r{0, 0, std::numeric_limits<double>::infinity()};

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <thread>
 #include <tuple>
@@ -307,7 +308,9 @@ void run_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule
 // delivery at its next op boundary, and that wait is its device being busy, which the simulator
 // already charges; measured on busy receivers it came out as a 25-35 us delay per copy (half a
 // 0.1 ms background op), charged again on every copy of a critical path.
-int copy_background(const CalibrationOptions& o) { return o.receiver_copies ? 0 : 8; }
+int copy_background(const CalibrationOptions& o) {
+  return o.receiver_copies ? 0 : 8;
+}
 
 // Copies as the dataflow sees them (copy_bench with one block per device); a sample is the
 // consumer's ready time minus the producer's finish. The receiving copy worker's wake-up and
@@ -360,22 +363,27 @@ double copy_burst_span(const CalibrationOptions& o) {
 constexpr int kShareCopies = 8;
 constexpr std::int64_t kShareElems = 262144;
 
-struct BusyTime {
-  double ops = 0, span = 0;  // seconds
+// The benchmark of one variant (blocks sent or kept), ready to run.
+struct ShareBench {
+  CopyBench b;
+  std::vector<NodeId> timed, all;  // producers and background ops; and the consumers too
+  std::unique_ptr<Graph> g;        // the engine keeps a reference: a stable address
+  std::unique_ptr<EngineRunner> e;
+  Assignment a;
 };
 
-BusyTime busy_time(const CalibrationOptions& o, bool sent) {
+ShareBench share_bench(const CalibrationOptions& o, bool sent) {
   const int p = std::max(2, o.devices);
-  CopyBench b;
+  ShareBench sb;
+  CopyBench& b = sb.b;
   b.pairs.resize(static_cast<std::size_t>(p));
-  std::vector<NodeId> timed, all;  // producers and background ops; and the consumers too
   const auto add = [&](DeviceId d, std::int64_t n) {
     const NodeId x = b.bg.input({n});
     b.bg.place(x, d);
     const NodeId v = b.bg.op("scale", {n}, {x}, static_cast<double>(n));
     b.bg.place(v, d);
-    timed.push_back(v);
-    all.push_back(v);
+    sb.timed.push_back(v);
+    sb.all.push_back(v);
     return v;
   };
   for (DeviceId d = 0; d < p; ++d)
@@ -383,35 +391,57 @@ BusyTime busy_time(const CalibrationOptions& o, bool sent) {
       const NodeId prod = add(d, kShareElems);
       const NodeId cons = b.bg.op("reduce_sum", {1}, {prod}, static_cast<double>(kShareElems));
       b.bg.place(cons, sent ? (d + 1) % p : d);
-      all.push_back(cons);
+      sb.all.push_back(cons);
       b.pairs[static_cast<std::size_t>(d)].emplace_back(prod, cons);
     }
   for (DeviceId d = 0; d < p; ++d)
     for (int k = 0; k < 24; ++k) add(d, kShareElems);
-  std::vector<double> ops, spans;
-  run_copy_bench(o, b, DispatchRule::fifo, [&](const Schedule& s) {
-    double sum = 0, span = 0;
-    for (NodeId v : timed)
+  sb.g = std::make_unique<Graph>(b.bg.build());
+  EngineOptions eo = benchmark_engine(o, p);
+  eo.link = o.link;
+  sb.e = make_engine(o, *sb.g, eo);
+  sb.a = b.bg.assignment(p);
+  sb.e->run(sb.a, DispatchRule::fifo);  // warm-up
+  return sb;
+}
+
+// One run's summed op time of the producers and background ops (`ops`: seconds) or summed
+// device spans (`span`), whichever `by_span` asks for.
+double busy_run(ShareBench& sb, bool by_span) {
+  const int p = static_cast<int>(sb.b.pairs.size());
+  const Schedule s = sb.e->run(sb.a, DispatchRule::fifo).schedule;
+  double sum = 0;
+  if (by_span) {
+    for (double x : device_spans(s, sb.all, p)) sum += x;
+  } else {
+    for (NodeId v : sb.timed)
       sum += s.finish[static_cast<std::size_t>(v)] - s.start[static_cast<std::size_t>(v)];
-    for (double x : device_spans(s, all, p)) span += x;
-    ops.push_back(sum);
-    spans.push_back(span);
-  });
-  return {median(ops), median(spans)};
+  }
+  return sum;
 }
 
 // The share of a copy's port occupancy (the fitted latency + bytes / bandwidth) taken from the
-// compute of a busy device, clamped to 0..1 (DeviceSpec::copy_share), from the op time or, when
-// the receiving worker copies between its ops, from the devices' spans.
+// compute of a busy device, clamped to 0..kMaxCopyShare (DeviceSpec::copy_share), from the op
+// time or, when the receiving worker copies between its ops, from the devices' spans. The runs
+// go in blocks, kept, sent, sent, kept, each block after a warm-up run, so that a steady drift
+// of the machine's speed falls on both variants alike. Strict alternation made every run
+// slower, the kept runs' spans up to 2x (measured on 2 MPI ranks; a run after the other
+// variant's finds its blocks cold, likely also reclaimed by this VM's memory daemon).
 void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
   const int p = std::max(2, o.devices);
-  const BusyTime kept = busy_time(o, false), sent = busy_time(o, true);
-  c.share_basis = o.receiver_copies ? "span" : "ops";
-  c.share_kept = o.receiver_copies ? kept.span : kept.ops;
-  c.share_sent = o.receiver_copies ? sent.span : sent.ops;
+  const bool by_span = o.receiver_copies;
+  ShareBench kept = share_bench(o, false), sent = share_bench(o, true);
+  std::vector<double> k, s;
+  for (auto [bench, out] : {std::pair{&kept, &k}, {&sent, &s}, {&sent, &s}, {&kept, &k}}) {
+    bench->e->run(bench->a, DispatchRule::fifo);  // warm again: the other's blocks ran last
+    for (int r = 0; r < o.repeat; ++r) out->push_back(busy_run(*bench, by_span));
+  }
+  c.share_basis = by_span ? "span" : "ops";
+  c.share_kept = median(k);
+  c.share_sent = median(s);
   const double occupancy = c.latency + 4.0 * static_cast<double>(kShareElems) / c.bandwidth;
   const double per_copy = (c.share_sent - c.share_kept) / (p * kShareCopies);
-  c.copy_share = std::clamp(per_copy / occupancy, 0.0, 1.0);
+  c.copy_share = std::clamp(per_copy / occupancy, 0.0, kMaxCopyShare);
 }
 
 // Least squares y = a + b x (weights w); returns {a, b}.
@@ -450,32 +480,37 @@ std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions
   return out;
 }
 
-// Cost of one kernel beyond the per-op overhead `lo`, per unit (FLOP, or output byte when the
-// kernel has no FLOPs). Microbenchmarks: relative least squares of lo + a + c x against t over
-// the sizes (a >= 0: the kernel's own fixed cost, e.g. GEMM set-up). Graph ops: total time above
-// lo over total units (a = 0), so the kernel's summed time in that graph is exact.
-FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bool graph) {
-  bool by_flops = true;
-  for (const KernelSample* k : s) by_flops = by_flops && k->flops > 0;
-  double a = 0, c = 0, num = 0, den = 0;
-  std::vector<double> x, y, w;
-  for (const KernelSample* k : s) {
-    const double t = std::max(k->seconds, 1e-12);
-    x.push_back(by_flops ? k->flops : k->out_bytes), y.push_back(t - lo), w.push_back(1 / (t * t));
-    num += std::max(0.0, t - lo), den += x.back();
+// The measured sizes as KernelCost::points: by increasing units (samples of one size averaged),
+// seconds >= 0 made non-decreasing by pooling adjacent violators (a larger op measured faster than
+// a smaller one is noise: both get their mean).
+std::vector<KernelPoint> kernel_points(const std::vector<double>& units,
+                                       const std::vector<double>& seconds) {
+  std::map<double, std::pair<double, int>> by_size;
+  for (std::size_t i = 0; i < units.size(); ++i) {
+    if (units[i] <= 0) continue;
+    auto& [sum, n] = by_size[units[i]];
+    sum += std::max(seconds[i], 0.0), ++n;
   }
-  if (graph) {
-    c = den > 0 ? num / den : 0;
-  } else {
-    std::tie(a, c) = fit_line(x, y, w);
-    if (c < 0) a = std::max(0.0, median(y)), c = 0;
+  struct Block {
+    double sum;
+    int n;
+    std::vector<double> units;
+  };
+  std::vector<Block> pool;
+  for (const auto& [u, sn] : by_size) {
+    pool.push_back({sn.first / sn.second, 1, {u}});
+    while (pool.size() > 1 &&
+           pool[pool.size() - 2].sum / pool[pool.size() - 2].n > pool.back().sum / pool.back().n) {
+      Block b = std::move(pool.back());
+      pool.pop_back();
+      pool.back().sum += b.sum, pool.back().n += b.n;
+      pool.back().units.insert(pool.back().units.end(), b.units.begin(), b.units.end());
+    }
   }
-  FittedKernel f;
-  f.cost.seconds_per_op = a;
-  (by_flops ? f.cost.seconds_per_flop : f.cost.seconds_per_byte) = c;
-  f.samples = static_cast<int>(s.size());
-  f.source = graph ? "graph" : "microbenchmarks";
-  return f;
+  std::vector<KernelPoint> out;
+  for (const Block& b : pool)
+    for (double u : b.units) out.push_back({u, b.sum / b.n});
+  return out;
 }
 
 // Per device: the median over runs of the span of 256 x 256 x 256 GEMMs (~0.1 s per device,
@@ -531,8 +566,10 @@ void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops
     c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, false);
   for (const auto& [name, s] : own) c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, true);
   c.fit = fmt::format(
-      "per kernel: op time = overhead + a fixed cost + FLOPs (or output bytes) x a cost per unit, "
-      "{} kernels{}; "
+      "per kernel: op time = overhead + the measured time at its FLOPs (or output bytes), "
+      "linear between the measured sizes and at the largest size's rate beyond it (the line "
+      "a fixed cost + units x a cost per unit, fitted by relative least squares, is kept beside "
+      "it; graph-fitted kernels have the line alone), {} kernels{}; "
       "other kernels: overhead + FLOPs / peak, peak by relative least squares over the einsum "
       "benchmarks; overhead: the engine's hand-off cost",
       c.kernel_costs.size(),
@@ -542,6 +579,35 @@ void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops
 }
 
 }  // namespace
+
+// Cost of one kernel beyond the per-op overhead `lo`, per unit (FLOP, or output byte when the
+// kernel has no FLOPs). Microbenchmarks: relative least squares of lo + a + c x against t over
+// the sizes (a >= 0: the kernel's own fixed cost, e.g. GEMM set-up). Graph ops: total time above
+// lo over total units (a = 0), so the kernel's summed time in that graph is exact.
+FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bool graph) {
+  bool by_flops = true;
+  for (const KernelSample* k : s) by_flops = by_flops && k->flops > 0;
+  double a = 0, c = 0, num = 0, den = 0;
+  std::vector<double> x, y, w;
+  for (const KernelSample* k : s) {
+    const double t = std::max(k->seconds, 1e-12);
+    x.push_back(by_flops ? k->flops : k->out_bytes), y.push_back(t - lo), w.push_back(1 / (t * t));
+    num += std::max(0.0, t - lo), den += x.back();
+  }
+  if (graph) {
+    c = den > 0 ? num / den : 0;
+  } else {
+    std::tie(a, c) = fit_line(x, y, w);
+    if (c < 0) a = std::max(0.0, median(y)), c = 0;
+  }
+  FittedKernel f;
+  f.cost.seconds_per_op = a;
+  (by_flops ? f.cost.seconds_per_flop : f.cost.seconds_per_byte) = c;
+  if (!graph) f.cost.points = kernel_points(x, y), f.cost.points_by_bytes = !by_flops;
+  f.samples = static_cast<int>(s.size());
+  f.source = graph ? "graph" : "microbenchmarks";
+  return f;
+}
 
 void split_copy_latency(Calibration& c) {
   const double bytes = 4.0 * static_cast<double>(kCopyBurstElems);
@@ -665,6 +731,12 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     e["seconds_per_op"] = f.cost.seconds_per_op * slow[0];
     e["seconds_per_flop"] = f.cost.seconds_per_flop * slow[0];
     e["seconds_per_byte"] = f.cost.seconds_per_byte * slow[0];
+    if (!f.cost.points.empty()) {
+      ordered_json pts = ordered_json::array();
+      for (const KernelPoint& pt : f.cost.points) pts.push_back({pt.units, pt.seconds * slow[0]});
+      e["points"] = std::move(pts);
+      e["points_unit"] = f.cost.points_by_bytes ? "out_bytes" : "flops";
+    }
     e["samples"] = f.samples;
     e["source"] = f.source;
     kc[kernel] = std::move(e);

@@ -17,6 +17,7 @@
 
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/graph/io/graph_file.hpp"
+#include "doppler/hardware/profile.hpp"
 #include "doppler/util/atomic_file.hpp"
 
 namespace doppler {
@@ -106,7 +107,7 @@ TEST(EngineMpi, CalibrateAndValidateSimRunOnRanks) {
   // A copy between ranks takes time: occupied latency plus pipelined delay (either may be 0).
   EXPECT_GT(c["latency"].get<double>() + c["delay"].get<double>(), 0);
   EXPECT_GE(c["copy_share"].get<double>(), 0);
-  EXPECT_LE(c["copy_share"].get<double>(), 1);
+  EXPECT_LE(c["copy_share"].get<double>(), kMaxCopyShare);
   const auto profile = nlohmann::json::parse(slurp(hw));
   EXPECT_EQ(profile["format"], "doppler-hardware");
   EXPECT_FALSE(profile["kernels"].empty());

@@ -152,8 +152,8 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
       err(R"("device": {"peak_flops": {"f32": 1}, "efficiency": 1.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
       "h.json:2: efficiency must be in (0, 1]");
   EXPECT_EQ(
-      err(R"("device": {"peak_flops": {"f32": 1}, "copy_share": 1.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
-      "h.json:2: copy_share must be in [0, 1]");
+      err(R"("device": {"peak_flops": {"f32": 1}, "copy_share": 4.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
+      "h.json:2: copy_share must be in [0, 4]");
   EXPECT_EQ(
       err(dev +
           R"("topology": {"kind": "pcie-tree", "switches": [[0]], "device_link": {"bandwidth": 1}, "switch_link": {"bandwidth": 1}, "host_bridge": {"bandwidth": 1}})"),
@@ -170,6 +170,46 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
   EXPECT_EQ(err(dev + ring + R"("kernels": [1])"), "h.json:4: expected an object, found array");
   EXPECT_EQ(err(dev + R"("topology": {"kind": "ring", "link": {"bandwidth": 1, "delay": -0.5}})"),
             "h.json:3: expected a number >= 0, found -0.5");
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"points": [[2, 1e-6], [1, 2e-6]]}})"),
+            "h.json:4: points must have increasing units and non-decreasing seconds");
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"points": [[1, 2e-6], [2, 1e-6]]}})"),
+            "h.json:4: points must have increasing units and non-decreasing seconds");
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"points": [[0, 1e-6]]}})"),
+            "h.json:4: units must be > 0 and seconds >= 0");
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"points": [1e-6]}})"),
+            "h.json:4: expected [units, seconds]");
+  EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"points_unit": "bytes"}})"),
+            "h.json:4: points_unit must be flops or out_bytes");
+}
+
+// Measured sizes replace the line: linear between points, from (0, seconds_per_op) up to the
+// first, at the last point's rate beyond it; by output bytes where points_unit says so. Values by
+// hand: points (1000 FLOPs, 2 us), (3000, 10 us); seconds_per_op 1 us.
+TEST(Profiles, KernelPointsAreInterpolated) {
+  const HardwareProfile hw = parse_hardware_profile(R"({"format": "doppler-hardware",
+    "version": 1, "name": "k", "device": {"peak_flops": {"f32": 1e9}, "launch_overhead": 1e-6},
+    "count": 1, "topology": {"kind": "all-to-all", "link": {"bandwidth": 1e9}},
+    "kernels": {"einsum": {"seconds_per_op": 1e-6, "seconds_per_flop": 1,
+                           "points": [[1000, 2e-6], [3000, 10e-6]]},
+                "fill": {"points": [[100, 1e-6], [200, 3e-6]], "points_unit": "out_bytes"}}})",
+                                                    "k.json");
+  const KernelCost& e = hw.kernels.at("einsum");
+  EXPECT_DOUBLE_EQ(e.seconds(1000, 0), 2e-6);
+  EXPECT_DOUBLE_EQ(e.seconds(2000, 0), 6e-6);    // half-way: 2 + (10 - 2) / 2
+  EXPECT_DOUBLE_EQ(e.seconds(500, 0), 1.5e-6);   // from (0, 1 us) to (1000, 2 us)
+  EXPECT_DOUBLE_EQ(e.seconds(6000, 0), 20e-6);   // 10 us x 6000 / 3000
+  EXPECT_DOUBLE_EQ(e.seconds(2000, 1e9), 6e-6);  // output bytes do not count
+  const KernelCost& f = hw.kernels.at("fill");
+  EXPECT_DOUBLE_EQ(f.seconds(1e9, 150), 2e-6);
+  GraphBuilder b;
+  Node n;
+  n.flops = 2000;
+  ExecDesc x;
+  x.op = "einsum";
+  n.exec = x;
+  b.add_node(n);
+  const Graph g = b.build();
+  EXPECT_DOUBLE_EQ(Platform::hardware(hw, 1).cost_model(g).compute(0, 0), 1e-6 + 6e-6);
 }
 
 }  // namespace

@@ -215,7 +215,7 @@ TEST(CalibratedPrediction, SlowDevicesAreWrittenSlower) {
   cal.peak_flops = 1e11;
   cal.launch_overhead = 1e-7;
   cal.bandwidth = 1e10;
-  cal.kernel_costs["silu"] = {{2e-6, 4e-10, 0}, 3, "microbenchmarks"};
+  cal.kernel_costs["silu"] = {{2e-6, 4e-10, 0, {}, false}, 3, "microbenchmarks"};
   GraphBuilder b;
   const NodeId x = add_op(b, "input", {}, 0);
   add_op(b, "silu", {x}, 4);
@@ -232,6 +232,54 @@ TEST(CalibratedPrediction, SlowDevicesAreWrittenSlower) {
   EXPECT_NEAR(op_time({2, 1}, 0), 2 * fastest, 1e-12);
   EXPECT_NEAR(op_time({2, 1}, 1), fastest, 1e-12);
   EXPECT_NEAR(op_time({1, 1.08}, 1), fastest, 1e-12);  // within the noise: identical devices
+}
+
+// GEMMs get faster per FLOP as they grow (here 20 GFLOP/s at 16^3 up to 120 at 512^3, the shape
+// measured on this machine): no line a + c x goes through every size, and the relative least
+// squares line prices the 512^3 GEMM ~9% too long (the chainmm and ffnn graphs, made of such
+// GEMMs, were simulated 7-17% too slow with it). The measured sizes as points price every
+// benchmarked size at its measured time, and interpolate in between.
+TEST(CalibratedPrediction, KernelPointsFollowTheMeasuredSizes) {
+  const double lo = 0.2e-6;
+  std::vector<KernelSample> samples;
+  const std::vector<std::pair<double, double>> sizes = {{16, 20e9},   {32, 50e9},   {64, 90e9},
+                                                        {128, 110e9}, {256, 118e9}, {512, 120e9}};
+  for (const auto& [n, rate] : sizes)
+    samples.push_back(
+        {"einsum", "einsum", "gemm", 2 * n * n * n, 12 * n * n, 4 * n * n, 2 * n * n * n / rate});
+  std::vector<const KernelSample*> ptrs;
+  for (const KernelSample& k : samples) ptrs.push_back(&k);
+  const FittedKernel f = fit_kernel(ptrs, lo, false);
+  ASSERT_EQ(f.cost.points.size(), sizes.size());
+  for (const KernelSample& k : samples)
+    EXPECT_NEAR(f.cost.seconds(k.flops, k.out_bytes), k.seconds - lo, 1e-12 * k.seconds);
+  const KernelSample& big = samples.back();
+  const double line = f.cost.seconds_per_op + big.flops * f.cost.seconds_per_flop;
+  EXPECT_GT(line, 1.05 * (big.seconds - lo));
+  // Half-way between 256^3 and 512^3 in FLOPs: the mean of their times.
+  const KernelSample& mid = samples[4];
+  EXPECT_NEAR(f.cost.seconds(0.5 * (mid.flops + big.flops), 0),
+              0.5 * (mid.seconds + big.seconds) - lo, 1e-12);
+  // A graph-fitted kernel keeps its exact total and no points.
+  EXPECT_TRUE(fit_kernel(ptrs, lo, true).cost.points.empty());
+}
+
+// Points never go down with the size: a larger op measured faster than a smaller one is noise,
+// and the two get their mean (by hand: 3 and 2 us become 2.5 and 2.5; 4 us stays). Two samples of
+// one size are one point, their mean.
+TEST(CalibratedPrediction, KernelPointsPoolDecreasingTimes) {
+  std::vector<KernelSample> samples = {{"e", "exp", "a", 1000, 0, 0, 3e-6},
+                                       {"e", "exp", "b", 2000, 0, 0, 2e-6},
+                                       {"e", "exp", "c", 3000, 0, 0, 3.5e-6},
+                                       {"e", "exp", "d", 3000, 0, 0, 4.5e-6}};
+  std::vector<const KernelSample*> ptrs;
+  for (const KernelSample& k : samples) ptrs.push_back(&k);
+  const FittedKernel f = fit_kernel(ptrs, 0, false);
+  ASSERT_EQ(f.cost.points.size(), 3u);
+  EXPECT_NEAR(f.cost.points[0].seconds, 2.5e-6, 1e-15);
+  EXPECT_NEAR(f.cost.points[1].seconds, 2.5e-6, 1e-15);
+  EXPECT_NEAR(f.cost.points[2].seconds, 4e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(f.cost.points[2].units, 3000);
 }
 
 // The single copy's latency splits into what each further copy of a burst adds (the port is busy)

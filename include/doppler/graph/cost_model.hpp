@@ -31,7 +31,7 @@ struct DeviceCosts {
   std::vector<double> delay;
   std::vector<double> time_per_size;  ///< P x P row-major: seconds per byte (1 / bandwidth)
   /// Per device: share of an incoming transfer's link occupancy taken from the ops running on
-  /// it (DeviceSpec::copy_share, in [0, 1]); empty: none. Only the simulator charges it.
+  /// it (DeviceSpec::copy_share, in [0, 4]); empty: none. Only the simulator charges it.
   std::vector<double> copy_share;
 };
 

@@ -17,20 +17,40 @@ struct DeviceSpec {
   double launch_overhead = 0.0;              ///< seconds added to every op
   int slots = 1;                             ///< ops that run at once (>= 1)
   /// Share of an incoming copy's link occupancy (latency + bytes / bandwidth) taken from the ops
-  /// running on this device while it is sent, in [0, 1]: 0 for copy engines beside the compute
-  /// (GPUs), 1 where the copy is a memcpy on the device's own core (the CPU engine).
+  /// running on this device while it is sent, in [0, kMaxCopyShare]: 0 for copy engines beside
+  /// the compute (GPUs), about 1 where the copy is a memcpy on the device's own core (the CPU
+  /// engine), above 1 where that memcpy runs slower than an idle copy (memory bandwidth shared
+  /// with the busy sender: 1.3-1.9 measured on 2 MPI ranks).
   double copy_share = 0.0;
 };
 
+/// Upper bound of DeviceSpec::copy_share.
+inline constexpr double kMaxCopyShare = 4.0;
+
+/// One measured size of a kernel: its op time beyond launch_overhead at `units` (the op's FLOPs,
+/// or its output bytes for a kernel costed by bytes).
+struct KernelPoint {
+  double units = 0.0;    ///< FLOPs or output bytes (> 0)
+  double seconds = 0.0;  ///< seconds beyond launch_overhead (>= 0)
+};
+
 /// Measured time of one engine kernel (ExecDesc::op), for profiles calibrated on an engine: an
-/// op running it takes launch_overhead + seconds_per_op + flops x seconds_per_flop + out_bytes x
-/// seconds_per_byte on device 0, scaled by the other devices' speed relative to device 0
-/// (seconds_per_flop). Ops of kernels without an entry cost launch_overhead + flops / (peak x
-/// efficiency).
+/// op running it takes launch_overhead + seconds(flops, out_bytes) on device 0, scaled by the
+/// other devices' speed relative to device 0 (seconds_per_flop). Ops of kernels without an entry
+/// cost launch_overhead + flops / (peak x efficiency).
 struct KernelCost {
   double seconds_per_op = 0.0;    ///< fixed seconds per op beyond launch_overhead (>= 0)
   double seconds_per_flop = 0.0;  ///< seconds per FLOP of the op (>= 0)
   double seconds_per_byte = 0.0;  ///< seconds per byte of the op's output (>= 0)
+  /// Measured sizes, by increasing units and non-decreasing seconds; when given they replace the
+  /// line: linear between two points, from (0, seconds_per_op) to the first, and at the last
+  /// point's seconds per unit beyond it (a kernel whose efficiency grows with its size, as a
+  /// GEMM's, is no line through every size).
+  std::vector<KernelPoint> points;
+  bool points_by_bytes = false;  ///< points' units are output bytes, not FLOPs
+
+  /// Seconds beyond launch_overhead of an op with `flops` FLOPs and `out_bytes` output bytes.
+  double seconds(double flops, double out_bytes) const;
 };
 
 /// One link. A transfer occupies every link of its route for latency + bytes / bandwidth; the

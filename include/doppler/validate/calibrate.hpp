@@ -61,8 +61,9 @@ struct FittedKernel {
 };
 
 /// Measurements and the fitted model: an op of a fitted kernel k takes launch_overhead +
-/// seconds_per_op(k) + flops(v) x seconds_per_flop(k) (or out_bytes(v) x seconds_per_byte(k) for
-/// kernels without FLOPs); any other op launch_overhead + flops(v) / peak_flops; copy(bytes) =
+/// KernelCost::seconds (its measured sizes interpolated; graph-fitted kernels: seconds_per_op(k)
+/// + flops(v) x seconds_per_flop(k), or out_bytes(v) x seconds_per_byte(k) for kernels without
+/// FLOPs); any other op launch_overhead + flops(v) / peak_flops; copy(bytes) =
 /// latency + bytes / bandwidth, of which the copy's link is busy for all but `delay`.
 struct Calibration {
   int devices = 1;                    ///< P
@@ -87,7 +88,8 @@ struct Calibration {
   /// Fitted seconds per copy after it leaves its port, pipelined: the single copy's latency
   /// minus `latency` (the receiver's wake-up, message latency); >= 0.
   double delay = 0;
-  /// Share of a copy's port occupancy taken from the busy compute of its destination, in 0..1
+  /// Share of a copy's port occupancy taken from the busy compute of its destination, in
+  /// 0..kMaxCopyShare
   /// (DeviceSpec::copy_share): measured from the summed op time (basis "ops") or the summed
   /// device spans (basis "span", CalibrationOptions::receiver_copies) of busy devices with
   /// incoming copies (share_sent, seconds) and without (share_kept).
@@ -106,6 +108,15 @@ constexpr std::int64_t kCopyBurstElems = 1024;
 /// 4 KB copy's time) / (kCopyBurst - 1), of which all but bytes / bandwidth is occupied latency,
 /// clamped to 0..latency. No change without a burst or a 4 KB sample; latency + delay is kept.
 void split_copy_latency(Calibration& c);
+
+/// The cost of one kernel beyond `launch_overhead` (seconds per op) from its samples, in FLOPs or,
+/// when one has none, output bytes. Microbenchmarks (`from_graph` false): the line a + c x by
+/// relative least squares (a >= 0), and the samples as KernelCost::points (one per size, mean
+/// seconds, made non-decreasing by pooling adjacent violators), which the cost follows. Graph ops:
+/// the total time above the overhead over the total units, so the kernel's summed time in that
+/// graph is exact (no points).
+FittedKernel fit_kernel(const std::vector<const KernelSample*>& samples, double launch_overhead,
+                        bool from_graph);
 
 /// Slowdowns that differ from 1 by at most this are measurement noise: the devices are written
 /// as identical.
