@@ -44,7 +44,8 @@ struct KernelSample {
   double flops = 0;      ///< FLOPs of one op
   double bytes = 0;      ///< bytes read and written by one op (f32)
   double out_bytes = 0;  ///< bytes of one op's output (the basis of kernels without FLOPs)
-  double seconds = 0;    ///< median duration of one op
+  double seconds = 0;    ///< median duration of one op (the fastest device's when they differ)
+  std::vector<double> device_seconds;  ///< per device: its median (benchmarks; else empty)
 };
 
 /// Median time of one copy size.

@@ -1,0 +1,122 @@
+// calibrate() on a fake engine whose devices run at known relative speeds: what the profile
+// writes follows from the fake's op times by hand, without timing noise.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "doppler/engine/runner.hpp"
+#include "doppler/graph/graph_builder.hpp"
+#include "doppler/hardware/platform.hpp"
+#include "doppler/validate/calibrate.hpp"
+
+namespace doppler {
+namespace {
+
+// Seconds of op v on the fastest device: 0.1 us + 1 ns per FLOP or, without FLOPs, per output
+// byte (any deterministic size-dependent time will do).
+double base_seconds(const Node& n) {
+  return 1e-7 + 1e-9 * (n.flops > 0 ? n.flops : n.out_bytes);
+}
+
+// Runs the ops without inputs first, then the others in id order (the calibration graphs are
+// built in topological order; the engine's fifo rule also runs the inputs, ready at once, first),
+// each device one at a time, op v on device d taking base_seconds x slowdown[d]; a copy between
+// devices 1 us.
+class FakeEngine : public EngineRunner {
+public:
+  FakeEngine(const Graph& g, std::vector<double> slowdown) : g_(g), slow_(std::move(slowdown)) {}
+  EngineResult run(const Assignment& a, DispatchRule) override {
+    const auto n = static_cast<std::size_t>(g_.num_nodes());
+    Schedule s;
+    s.devices = a.devices;
+    s.device.assign(a.device_of.begin(), a.device_of.end());
+    s.ready.assign(n, 0), s.start.assign(n, 0), s.finish.assign(n, 0);
+    std::vector<double> free(static_cast<std::size_t>(a.devices), 0);
+    std::vector<NodeId> order;
+    for (NodeId v = 0; v < g_.num_nodes(); ++v)
+      if (g_.predecessors(v).empty()) order.push_back(v);
+    for (NodeId v = 0; v < g_.num_nodes(); ++v)
+      if (!g_.predecessors(v).empty()) order.push_back(v);
+    for (NodeId v : order) {
+      const auto i = static_cast<std::size_t>(v);
+      const auto d = static_cast<std::size_t>(a.device_of[i]);
+      for (NodeId u : g_.predecessors(v)) {
+        const auto j = static_cast<std::size_t>(u);
+        s.ready[i] =
+            std::max(s.ready[i], s.finish[j] + (a.device_of[j] == a.device_of[i] ? 0 : 1e-6));
+      }
+      s.start[i] = std::max(s.ready[i], free[d]);
+      s.finish[i] = s.start[i] + base_seconds(g_.node(v)) * slow_[d];
+      free[d] = s.finish[i];
+    }
+    EngineResult r;
+    r.makespan_seconds = *std::max_element(free.begin(), free.end());
+    r.schedule = std::move(s);
+    return r;
+  }
+
+private:
+  const Graph& g_;
+  std::vector<double> slow_;
+};
+
+Calibration calibrate_fake(std::vector<double> slowdown) {
+  CalibrationOptions o;
+  o.devices = static_cast<int>(slowdown.size());
+  o.repeat = 3;
+  o.engines = [slowdown](const Graph& g, const EngineOptions&) {
+    return std::make_unique<FakeEngine>(g, slowdown);
+  };
+  return calibrate(o);
+}
+
+// Device 1 runs everything at half speed (a core shared with another process): every kernel
+// sample is the fastest device's op time, and the slowdown, measured apart, prices device 1.
+// Taking the median over both devices wrote 1.5x device 0's time into the kernel costs, and
+// device 1's slowdown then counted its share again (3x in all).
+TEST(CalibrateFakeEngine, KernelCostsAreTheFastestDevices) {
+  const Calibration c = calibrate_fake({1.0, 2.0});
+  ASSERT_FALSE(c.kernels.empty());
+  for (const KernelSample& k : c.kernels) {
+    const double expected = 1e-7 + 1e-9 * (k.flops > 0 ? k.flops : k.out_bytes);
+    EXPECT_NEAR(k.seconds, expected, 1e-9 * expected) << k.what;
+  }
+  ASSERT_EQ(c.device_slowdown.size(), 2u);
+  EXPECT_NEAR(c.device_slowdown[0], 1.0, 1e-9);
+  EXPECT_NEAR(c.device_slowdown[1], 2.0, 1e-9);
+  // The profile prices a benchmarked size on each device: device 0 at its time, device 1 at 2x.
+  const HardwareProfile hw =
+      parse_hardware_profile(calibration_profile_json(c, "fake", "switch"), "fake.json");
+  const KernelSample& gemm = c.kernels.front();  // ij,jk->ik 16x16x16
+  GraphBuilder b;
+  Node n;
+  n.flops = gemm.flops;
+  n.out_bytes = gemm.out_bytes;
+  ExecDesc e;
+  e.op = gemm.kernel;
+  n.exec = e;
+  b.add_node(n);
+  const CostModel cm = Platform::hardware(hw, 2).cost_model(b.build());
+  EXPECT_NEAR(cm.compute(0, 0), gemm.seconds, 1e-9 * gemm.seconds);
+  EXPECT_NEAR(cm.compute(0, 1) - hw.devices[1].launch_overhead,
+              2 * (gemm.seconds - hw.devices[0].launch_overhead), 1e-9 * gemm.seconds);
+}
+
+// Devices within the noise of each other (5% apart) are identical: the samples are the median over
+// both devices' runs, by hand (t and 1.05 t, three runs each) 1.025 t; the faster one's alone
+// would be the luckier of two equal devices.
+TEST(CalibrateFakeEngine, IdenticalDevicesKeepTheMedianOverBoth) {
+  const Calibration c = calibrate_fake({1.0, 1.05});
+  ASSERT_FALSE(c.kernels.empty());
+  for (const KernelSample& k : c.kernels) {
+    const double t = 1e-7 + 1e-9 * (k.flops > 0 ? k.flops : k.out_bytes);
+    EXPECT_NEAR(k.seconds, 1.025 * t, 1e-9 * t) << k.what;
+    ASSERT_EQ(k.device_seconds.size(), 2u);
+    EXPECT_NEAR(k.device_seconds[1], 1.05 * t, 1e-9 * t);
+  }
+}
+
+}  // namespace
+}  // namespace doppler
