@@ -292,23 +292,40 @@ CopyBench copy_bench(int p, std::int64_t n, int burst, int background) {
   return b;
 }
 
-// Runs a copy benchmark on p = its device count (link emulation as asked): one warm-up, then
-// 2 x repeat measured runs, each schedule passed to `sample`. Rule priority runs the ops in id
-// order.
-void run_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule,
-                    const std::function<void(const Schedule&)>& sample) {
+// A copy benchmark on its engine (p = its device count, link emulation as asked), warmed up by
+// one run. Rule priority runs the ops in id order.
+struct CopyRun {
+  std::unique_ptr<Graph> g;  // the engine keeps a reference: a stable address
+  std::unique_ptr<EngineRunner> e;
+  Assignment a;
+  DispatchRule rule = DispatchRule::fifo;
+
+  Schedule run() { return e->run(a, rule).schedule; }
+};
+
+CopyRun start_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule) {
   const int p = static_cast<int>(b.pairs.size());
-  const Graph g = b.bg.build();
+  CopyRun r;
+  r.g = std::make_unique<Graph>(b.bg.build());
   EngineOptions eo = benchmark_engine(o, p);
   eo.link = o.link;
-  const auto e = make_engine(o, g, eo);
-  Assignment a = b.bg.assignment(p);
+  r.e = make_engine(o, *r.g, eo);
+  r.a = b.bg.assignment(p);
+  r.rule = rule;
   if (rule == DispatchRule::priority) {
-    a.order.resize(static_cast<std::size_t>(g.num_nodes()));
-    std::iota(a.order.begin(), a.order.end(), 0);
+    r.a.order.resize(static_cast<std::size_t>(r.g->num_nodes()));
+    std::iota(r.a.order.begin(), r.a.order.end(), 0);
   }
-  e->run(a, rule);  // warm-up
-  for (int r = 0; r < 2 * o.repeat; ++r) sample(e->run(a, rule).schedule);
+  r.run();  // warm-up
+  return r;
+}
+
+// Runs a copy benchmark: the warm-up, then 2 x repeat measured runs, each schedule passed to
+// `sample`.
+void run_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule,
+                    const std::function<void(const Schedule&)>& sample) {
+  CopyRun r = start_copy_bench(o, b, rule);
+  for (int k = 0; k < 2 * o.repeat; ++k) sample(r.run());
 }
 
 // Background kernels per device of the copy latency benchmarks. With a copy worker beside the
@@ -376,9 +393,7 @@ constexpr std::int64_t kShareElems = 262144;
 struct ShareBench {
   CopyBench b;
   std::vector<NodeId> timed, all;  // producers and background ops; and the consumers too
-  std::unique_ptr<Graph> g;        // the engine keeps a reference: a stable address
-  std::unique_ptr<EngineRunner> e;
-  Assignment a;
+  CopyRun run;
 };
 
 ShareBench share_bench(const CalibrationOptions& o, bool sent) {
@@ -405,12 +420,7 @@ ShareBench share_bench(const CalibrationOptions& o, bool sent) {
     }
   for (DeviceId d = 0; d < p; ++d)
     for (int k = 0; k < 24; ++k) add(d, kShareElems);
-  sb.g = std::make_unique<Graph>(b.bg.build());
-  EngineOptions eo = benchmark_engine(o, p);
-  eo.link = o.link;
-  sb.e = make_engine(o, *sb.g, eo);
-  sb.a = b.bg.assignment(p);
-  sb.e->run(sb.a, DispatchRule::fifo);  // warm-up
+  sb.run = start_copy_bench(o, b, DispatchRule::fifo);
   return sb;
 }
 
@@ -418,7 +428,7 @@ ShareBench share_bench(const CalibrationOptions& o, bool sent) {
 // device spans (`span`), whichever `by_span` asks for.
 double busy_run(ShareBench& sb, bool by_span) {
   const int p = static_cast<int>(sb.b.pairs.size());
-  const Schedule s = sb.e->run(sb.a, DispatchRule::fifo).schedule;
+  const Schedule s = sb.run.run();
   double sum = 0;
   if (by_span) {
     for (double x : device_spans(s, sb.all, p)) sum += x;
@@ -442,7 +452,7 @@ void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
   ShareBench kept = share_bench(o, false), sent = share_bench(o, true);
   std::vector<double> k, s;
   for (auto [bench, out] : {std::pair{&kept, &k}, {&sent, &s}, {&sent, &s}, {&kept, &k}}) {
-    bench->e->run(bench->a, DispatchRule::fifo);  // warm again: the other's blocks ran last
+    bench->run.run();  // warm again: the other's blocks ran last
     for (int r = 0; r < o.repeat; ++r) out->push_back(busy_run(*bench, by_span));
   }
   c.share_basis = by_span ? "span" : "ops";
