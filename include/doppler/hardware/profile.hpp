@@ -20,7 +20,7 @@ struct DeviceSpec {
   /// running on this device while it is sent, in [0, kMaxCopyShare]: 0 for copy engines beside
   /// the compute (GPUs), about 1 where the copy is a memcpy on the device's own core (the CPU
   /// engine), above 1 where that memcpy runs slower than an idle copy (memory bandwidth shared
-  /// with the busy sender: 1.3-1.9 measured on 2 MPI ranks).
+  /// with the busy sender: 0.6-1.9 measured on 2 MPI ranks).
   double copy_share = 0.0;
 };
 
