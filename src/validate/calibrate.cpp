@@ -381,7 +381,9 @@ double copy_burst_span(const CalibrationOptions& o) {
 // Copies on a busy core (docs/engine.md, calibration step 6): on every device kShareCopies ops
 // produce 1 MB blocks (first, lowest ids) and 24 background kernels follow; each block is read
 // by an op on the next device (sent), or on its own device (kept). Per run: the summed duration
-// of the producers and background ops over all devices (`ops`), and the summed span of the
+// of the producers and background ops and of their input ops over all devices (`ops`; without
+// the input ops, the copies that ran beside them went uncounted and the share came out at
+// 0.48-0.77 where a chain on a busy device loses ~1 copy time per copy), and the summed span of the
 // devices, first op start to last op finish, consumers included (`span`); medians over runs.
 // The sent variant's excess over the kept one, per copy, is the copy time taken from the
 // devices' work: inside their ops (a copy thread sharing the core: `ops`), or also between them
@@ -406,6 +408,7 @@ ShareBench share_bench(const CalibrationOptions& o, bool sent) {
     b.bg.place(x, d);
     const NodeId v = b.bg.op("scale", {n}, {x}, static_cast<double>(n));
     b.bg.place(v, d);
+    sb.timed.push_back(x);
     sb.timed.push_back(v);
     sb.all.push_back(v);
     return v;
@@ -755,7 +758,7 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
         "per device, {:.3g} ms of {} with the copies, {:.3g} ms without",
         kShareCopies, 4 * kShareElems / 1024, c.share_sent * 1e3,
         c.share_basis == "span" ? "device spans (the receiving worker copies between its ops)"
-                                : "producer and background op time",
+                                : "producer, background and input op time",
         c.share_kept * 1e3);
     return dev;
   };

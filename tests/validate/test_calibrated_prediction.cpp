@@ -74,10 +74,33 @@ Chains build_chains() {
   return c;
 }
 
-// Device 1: a chain of 32 silu ops (~3.5 ms here); device 0: 32 input blocks of 1 MB (the size
-// calibrate measures the share at), each read by a scale op on device 1. The 32 copies are sent
-// while device 1's chain runs, and its copy worker takes their time from the chain: a model that
-// runs copies beside the compute for free predicts ~30-40% too short.
+// An op on device 1 reading one row (256 elements, 1 KB) of `src`'s block: the whole block is
+// copied to device 1, and the op itself costs next to nothing, whether the block is in the cache
+// or not.
+NodeId add_row_reader(GraphBuilder& b, NodeId src) {
+  Node n;
+  n.kind = OpKind::elementwise;
+  n.name = "row" + std::to_string(b.num_nodes());
+  n.flops = 256;
+  n.out_bytes = 1024;
+  ExecDesc e;
+  e.op = "scale";
+  e.shape = {1, 256};
+  e.origin = {0, 0};
+  e.inputs.push_back({src, {0, 0}, {1, 256}});
+  n.exec = std::move(e);
+  const NodeId v = b.add_node(std::move(n));
+  b.add_edge(src, v);
+  return v;
+}
+
+// Device 1: a chain of 32 silu ops (~3.3 ms here); device 0: 32 input blocks of 1 MB (the size
+// calibrate measures the share at), each sent whole to device 1 for an op that reads one row of
+// it. The 32 copies arrive while device 1's chain runs, and its copy worker takes their time from
+// the chain: a model that runs copies beside the compute for free predicts the chain alone.
+// (A consumer reading the whole block would be priced at calibrate's 1 MB kernel time, measured
+// with every device streaming its own operands from memory: 2x what it takes here, a mispricing
+// that cancels the copies' time in the free model.)
 Chains build_copies_into_busy_device() {
   constexpr std::int64_t kBlock = 262144;
   GraphBuilder b;
@@ -91,7 +114,7 @@ Chains build_copies_into_busy_device() {
   for (int k = 0; k < 32; ++k) {
     const NodeId x = add_op(b, "input", {}, 0, kBlock);
     dev.push_back(0);
-    add_op(b, "scale", {x}, 1, kBlock);
+    add_row_reader(b, x);
     dev.push_back(1);
   }
   Chains c{b.build(), {}};
@@ -173,37 +196,36 @@ CopyPrediction predict_copies(const Chains& c) {
   return p;
 }
 
-// Copies into a busy device, within 25% of the measured median with the calibrated copy_share
-// (best of three attempts, as above), and closer than without it (copy_share 0), from the same
-// calibration and measurement, where the charged copies are at least 20% of the makespan. Idle
-// machine, 2026-11-26, two runs: simulated 7.04 and 7.68 ms
-// against 8.14 and 7.79 ms measured (share 1.0); with copy_share 0, 4.74 and 5.40 ms. How far off
-// the free copies are depends on the build (under ASan the kernels slow down more than copies).
+// Copies into a busy device, within 25% of the measured median with the calibrated copy_share,
+// and closer than without it (copy_share 0), from the same calibration and measurement, where the
+// charged copies are at least 20% of the makespan. Timing on a shared machine can be disturbed, so
+// up to three calibrate-and-measure attempts are made and one must meet both. Idle machine,
+// 2026-11-26, Release, four runs: simulated 5.83, 5.93, 5.43 and 5.49 ms against 6.13, 5.82, 5.55
+// and 5.45 ms measured (copy_share 1.05, 1.51, 0.81, 0.70); with copy_share 0, 3.56-3.91 ms.
+// Before the share benchmark counted its input ops (copies take time from them too) the share
+// came out at 0.48-0.77 and this graph was simulated 21% short.
 TEST(CalibratedPrediction, CopiesIntoABusyDeviceTakeItsTime) {
   const Chains c = build_copies_into_busy_device();
-  const auto error = [](double simulated, double measured) {
-    return std::abs(simulated - measured) / measured;
+  const auto met = [](const CopyPrediction& p) {
+    const auto error = [&](double simulated) {
+      return std::abs(simulated - p.measured) / p.measured;
+    };
+    // Which model is closer says something only where the charged copies are a fair part of the
+    // makespan (under ASan the kernels slow down more than the copies).
+    const bool charged = (p.with_share - p.free_copies) / p.measured >= 0.2;
+    return error(p.with_share) <= 0.25 && (!charged || error(p.with_share) < error(p.free_copies));
   };
-  CopyPrediction best;
-  best.measured = 1;
-  best.with_share = 1e300;
   std::string tries;
-  for (int attempt = 0; attempt < 3 && error(best.with_share, best.measured) > 0.25; ++attempt) {
+  bool ok = false;
+  for (int attempt = 0; attempt < 3 && !ok; ++attempt) {
     const CopyPrediction p = predict_copies(c);
-    if (error(p.with_share, p.measured) < error(best.with_share, best.measured)) best = p;
     tries += " simulated " + std::to_string(p.with_share) + " s (" + std::to_string(p.free_copies) +
              " s with copy_share 0), measured " + std::to_string(p.measured) + " s, copy_share " +
              std::to_string(p.share) + ";";
+    ok = met(p);
   }
   RecordProperty("attempts", tries);
-  EXPECT_LE(error(best.with_share, best.measured), 0.25) << tries;
-  // Which model is closer says something only where the charged copies are a fair part of the
-  // makespan: 28-29% in the Release build, ~10% under ASan, whose kernels slow down more than
-  // its copies (both models then within ~5%).
-  if ((best.with_share - best.free_copies) / best.measured >= 0.2) {
-    EXPECT_LT(error(best.with_share, best.measured), error(best.free_copies, best.measured))
-        << tries;
-  }
+  EXPECT_TRUE(ok) << tries;
 }
 
 // A device measured slower than the others (a core shared with another process) is written with a
