@@ -1,5 +1,7 @@
 #include "doppler/engine/measure_interleaved.hpp"
 
+#include <algorithm>
+#include <random>
 #include <string_view>
 #include <unordered_map>
 
@@ -64,8 +66,10 @@ InterleavedMeasurements measure_interleaved(
   for (int w = 0; w < warmup; ++w)
     for (std::size_t i : distinct) run(as[i]);
   std::vector<Runs> runs(as.size());
+  std::mt19937_64 rng(kRoundOrderSeed);
   for (bool any = true; any;) {  // one round: each placement that wants more runs once
     any = false;
+    std::shuffle(distinct.begin(), distinct.end(), rng);
     for (std::size_t i : distinct) {
       if (!runs[i].wants_more(policy)) continue;
       const double s = run(as[i]).makespan_seconds;

@@ -72,7 +72,9 @@ struct ValidationResult {
 
 /// Runs validation_assignments() on the simulator of `problem` (a hardware platform) and on
 /// `engine` (built for the same graph and device count): warmup + repeat rounds, each running
-/// every assignment once. `progress(done, total)` is called after each run when set.
+/// every assignment once, each round in its own order (shuffled, seeded by `o.seed`: a run
+/// depends on the runs before it, and a fixed order leaves a position's bias on one assignment).
+/// `progress(done, total)` is called after each run when set.
 ValidationResult validate_sim(const Problem& problem, Engine& engine, const ValidationOptions& o,
                               const std::function<void(int, int)>& progress = {});
 
