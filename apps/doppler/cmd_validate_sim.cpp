@@ -169,7 +169,9 @@ void add_validate_sim(CLI::App& app) {
   cmd->add_option("--warmup", o->warmup, "unmeasured runs per assignment")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
-  cmd->add_option("-s,--seed", o->seed, "seed of the random assignments")->capture_default_str();
+  cmd->add_option("-s,--seed", o->seed,
+                  "seed of the random assignments and of each round's run order")
+      ->capture_default_str();
   cmd->add_option("--budget", o->budget, "simulations of the local-search heuristic")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
       ->capture_default_str();
