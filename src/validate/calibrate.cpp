@@ -115,7 +115,7 @@ struct KernelBench {
   std::vector<std::pair<std::string, double>> attrs = {};
 };
 
-// Every elementwise, aggregate, reduction and constant kernel of the engine on n elements
+// Every elementwise, aggregate, reduction, constant and copy kernel of the engine on n elements
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
   static const char* unary[] = {"relu",     "exp",  "silu",        "scale",     "rsqrt", "sqrt",
@@ -126,6 +126,9 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
   static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq"};
   static const char* aggregates[] = {"sum", "max"};
   static const char* constants[] = {"input", "fill"};
+  // Copies of a block (one whole piece): priced by output bytes. Left out, the demo's re-blocking
+  // ops (assemble, 256 KB) were priced at the hand-off overhead alone and ran 24-28 us.
+  static const char* movers[] = {"assemble", "select", "reshape"};
   const Shape rows = {n / 256, 256};
   const double e = static_cast<double>(n);
   const auto fpe = [](const char* k) { return workloads::find_kernel(k)->flops_per_element; };
@@ -144,6 +147,16 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
   for (const char* k : aggregates)
     b.push_back({"aggregate", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 12 * e});
   for (const char* k : constants) b.push_back({"constant", what(k), k, "", {}, rows, 0, 4 * e});
+  for (const char* k : movers)
+    b.push_back({"data movement", what(k), k, "", {rows}, rows, 0, 8 * e});
+  b.push_back({"data movement",
+               what("transpose"),
+               "transpose",
+               "ab->ba",
+               {rows},
+               {256, n / 256},
+               0,
+               8 * e});
   return b;
 }
 
