@@ -142,8 +142,9 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
   // Rounds over every assignment (not all runs of one assignment in a row), so that a slow
   // period of a shared machine spreads over all assignments instead of inflating a few; each
   // round in its own seeded order, since a run depends on the runs before it: in one fixed order,
-  // identical placements measured up to 5% apart by their positions (chainmm, threads, 21
-  // rounds: the first of each round the slowest, in 4 of 4 runs).
+  // chainmm's identical placements measured 1.5-8.3% apart by their positions (threads, 8 runs;
+  // the first of each round the slowest in all 8). measure_interleaved() shuffles its rounds
+  // alike; it also merges identical placements, which validate-sim measures one by one.
   std::vector<std::vector<double>> ms(cases.size());
   std::vector<int> order(cases.size());
   std::iota(order.begin(), order.end(), 0);
