@@ -93,6 +93,7 @@ void run_calibrate(const CalibrateOptions& o) {
       kc[kernel] = {{"seconds_per_op", f.cost.seconds_per_op},
                     {"seconds_per_flop", f.cost.seconds_per_flop},
                     {"seconds_per_byte", f.cost.seconds_per_byte},
+                    {"seconds_per_input_byte", f.cost.seconds_per_input_byte},
                     {"samples", f.samples},
                     {"source", f.source}};
     j["kernel_costs"] = std::move(kc);

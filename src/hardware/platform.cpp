@@ -1,5 +1,8 @@
 #include "doppler/hardware/platform.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "doppler/util/error.hpp"
@@ -35,6 +38,23 @@ std::string graph_dtype(const Graph& g) {
 
 namespace {
 
+// Bytes an op reads: each operand's region (its share of the producer's output bytes), or the
+// producer's whole output.
+double input_bytes(const Graph& g, const ExecDesc& e) {
+  double bytes = 0;
+  for (const ExecInput& in : e.inputs) {
+    const Node& src = g.node(in.src);
+    double share = 1;
+    if (!in.shape.empty() && src.exec && src.exec->numel() > 0) {
+      double region = 1;
+      for (std::int64_t x : in.shape) region *= static_cast<double>(x);
+      share = std::min(1.0, region / static_cast<double>(src.exec->numel()));
+    }
+    bytes += share * src.out_bytes;
+  }
+  return bytes;
+}
+
 // Work of every node in FLOPs at device 0's speed: its FLOPs, or, for an op whose kernel has a
 // measured cost in the profile, that cost divided by device 0's seconds per FLOP (so device d
 // takes it x time_per_work[d] / time_per_work[0]).
@@ -45,7 +65,11 @@ std::vector<double> kernel_work(const Graph& g, const HardwareProfile& hw, doubl
     double w = n.flops;
     if (n.exec && !hw.kernels.empty()) {
       const auto it = hw.kernels.find(n.exec->op);
-      if (it != hw.kernels.end()) w = it->second.seconds(n.flops, n.out_bytes) / spf0;
+      if (it != hw.kernels.end()) {
+        const KernelCost& k = it->second;
+        const double in = k.seconds_per_input_byte > 0 ? input_bytes(g, *n.exec) : 0;
+        w = k.seconds(n.flops, n.out_bytes, in) / spf0;
+      }
     }
     work[static_cast<std::size_t>(v)] = w;
   }

@@ -81,8 +81,8 @@ void read_kernel_points(const JsonDoc& doc, const json& k, const std::string& pt
 }
 
 // The optional "kernels" object: {name: {"seconds_per_op": a, "seconds_per_flop": b,
-// "seconds_per_byte": c, "points": [[units, seconds], ...], "points_unit": u}} (each optional,
-// default 0 / none).
+// "seconds_per_byte": c, "seconds_per_input_byte": r, "points": [[units, seconds], ...],
+// "points_unit": u}} (each optional, default 0 / none).
 std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j) {
   doc.expect_object(j, "/kernels");
   std::map<std::string, KernelCost> out;
@@ -91,10 +91,11 @@ std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j
     doc.expect_object(k, ptr);
     KernelCost c;
     for (const auto& [key, v] : k.items()) {
-      double* field = key == "seconds_per_flop"   ? &c.seconds_per_flop
-                      : key == "seconds_per_byte" ? &c.seconds_per_byte
-                      : key == "seconds_per_op"   ? &c.seconds_per_op
-                                                  : nullptr;
+      double* field = key == "seconds_per_flop"         ? &c.seconds_per_flop
+                      : key == "seconds_per_byte"       ? &c.seconds_per_byte
+                      : key == "seconds_per_input_byte" ? &c.seconds_per_input_byte
+                      : key == "seconds_per_op"         ? &c.seconds_per_op
+                                                        : nullptr;
       if (!field) {
         if (!key.ends_with("source") && key != "samples" && key != "points" && key != "points_unit")
           doc.fail(ptr + "/" + key, fmt::format("unknown kernel field '{}'", key));
@@ -108,18 +109,25 @@ std::map<std::string, KernelCost> read_kernels(const JsonDoc& doc, const json& j
   return out;
 }
 
-}  // namespace
-
-double KernelCost::seconds(double flops, double out_bytes) const {
+// A kernel's cost by its size: the line, or its points interpolated (KernelCost::points).
+double size_seconds(const KernelCost& c, double flops, double out_bytes) {
+  const auto& points = c.points;
   if (points.empty())
-    return seconds_per_op + flops * seconds_per_flop + out_bytes * seconds_per_byte;
-  const double x = points_by_bytes ? out_bytes : flops;
+    return c.seconds_per_op + flops * c.seconds_per_flop + out_bytes * c.seconds_per_byte;
+  const double x = c.points_by_bytes ? out_bytes : flops;
   const auto hi = std::upper_bound(points.begin(), points.end(), x,
                                    [](double u, const KernelPoint& p) { return u < p.units; });
   if (hi == points.end()) return points.back().seconds * x / points.back().units;
-  const KernelPoint lo =
-      hi == points.begin() ? KernelPoint{0, std::min(seconds_per_op, hi->seconds)} : *std::prev(hi);
+  const KernelPoint lo = hi == points.begin()
+                             ? KernelPoint{0, std::min(c.seconds_per_op, hi->seconds)}
+                             : *std::prev(hi);
   return lo.seconds + (hi->seconds - lo.seconds) * (x - lo.units) / (hi->units - lo.units);
+}
+
+}  // namespace
+
+double KernelCost::seconds(double flops, double out_bytes, double in_bytes) const {
+  return std::max(size_seconds(*this, flops, out_bytes), in_bytes * seconds_per_input_byte);
 }
 
 RouteCost HardwareProfile::route_cost(int s, int d) const {

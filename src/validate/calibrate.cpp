@@ -106,6 +106,10 @@ private:
   std::vector<DeviceId> device_of_;
 };
 
+// Kind of the GEMV benchmarks: einsums priced by the bytes they read, kept out of the einsum's
+// FLOPs points and of the peak (set_input_byte_floor).
+constexpr const char* kGemvKind = "einsum gemv";
+
 // One kernel benchmark: `reps` independent ops per device reading the same inputs.
 struct KernelBench {
   std::string kind, what, kernel, spec;
@@ -181,6 +185,19 @@ std::vector<KernelBench> standard_benchmarks() {
                {1, 4, 64, 64},
                2.0 * 64 * 64 * 4 * 32,
                4.0 * (2 * 64 * 4 * 32 + 4 * 64 * 64)});
+  // GEMVs: a 1 x n row by an n x n block, 2 FLOPs per weight element, bound by the bytes read
+  // (the demo's logits, 1 x 128 by 128 x 512, ran 22-26 us, priced 2 us by their FLOPs).
+  for (std::int64_t n : {256, 512, 1024}) {
+    const double nn = static_cast<double>(n);
+    b.push_back({kGemvKind,
+                 fmt::format("ij,jk->ik 1x{}x{}", n, n),
+                 "einsum",
+                 "ij,jk->ik",
+                 {{1, n}, {n, n}},
+                 {1, n},
+                 2 * nn * nn,
+                 4 * (nn * nn + 2 * nn)});
+  }
   for (std::int64_t n : {4096, 32768, 262144})
     for (const KernelBench& k : elementwise_benchmarks(n)) b.push_back(k);
   return b;
@@ -607,6 +624,19 @@ std::vector<double> device_slowdown(const CalibrationOptions& o) {
 // Device model: peak FLOP/s from the einsum benchmarks (the fallback for kernels without a
 // fitted cost), the engine's hand-off cost as the per-op overhead, then one cost per kernel:
 // from the graph's own ops where given, else from the microbenchmarks.
+// The einsum's floor per byte read (KernelCost::seconds_per_input_byte): the median over the
+// GEMV benchmarks of their time beyond the overhead per input byte. A graph-fitted einsum
+// (--graph) keeps none: its line already prices that graph's own shapes.
+void set_input_byte_floor(Calibration& c) {
+  const auto it = c.kernel_costs.find("einsum");
+  if (it == c.kernel_costs.end() || it->second.source != "microbenchmarks") return;
+  std::vector<double> per_byte;
+  for (const KernelSample& k : c.kernels)
+    if (k.kind == kGemvKind && k.bytes > k.out_bytes)
+      per_byte.push_back(std::max(0.0, k.seconds - c.launch_overhead) / (k.bytes - k.out_bytes));
+  if (!per_byte.empty()) it->second.cost.seconds_per_input_byte = median(per_byte);
+}
+
 void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops,
                       const CalibrationOptions& o) {
   std::vector<double> x, y, w;
@@ -618,10 +648,12 @@ void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops
   c.launch_overhead = c.engine_overhead;
   std::map<std::string, std::vector<const KernelSample*>> bench, own;
   for (const KernelSample& k : c.kernels)
-    if (!k.kernel.empty()) (k.kind == "graph op" ? own : bench)[k.kernel].push_back(&k);
+    if (!k.kernel.empty() && k.kind != kGemvKind)
+      (k.kind == "graph op" ? own : bench)[k.kernel].push_back(&k);
   for (const auto& [name, s] : bench)
     c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, false);
   for (const auto& [name, s] : own) c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, true);
+  set_input_byte_floor(c);
   c.fit = fmt::format(
       "per kernel: op time = overhead + the measured time at its FLOPs (or output bytes), "
       "linear between the measured sizes and at the largest size's rate beyond it (the line "
@@ -789,6 +821,8 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     e["seconds_per_op"] = f.cost.seconds_per_op * slow[0];
     e["seconds_per_flop"] = f.cost.seconds_per_flop * slow[0];
     e["seconds_per_byte"] = f.cost.seconds_per_byte * slow[0];
+    if (f.cost.seconds_per_input_byte > 0)
+      e["seconds_per_input_byte"] = f.cost.seconds_per_input_byte * slow[0];
     if (!f.cost.points.empty()) {
       ordered_json pts = ordered_json::array();
       for (const KernelPoint& pt : f.cost.points) pts.push_back({pt.units, pt.seconds * slow[0]});

@@ -212,5 +212,46 @@ TEST(Profiles, KernelPointsAreInterpolated) {
   EXPECT_DOUBLE_EQ(Platform::hardware(hw, 1).cost_model(g).compute(0, 0), 1e-6 + 6e-6);
 }
 
+// A floor per byte read: a GEMV-shaped einsum (few FLOPs, a large weight block) is priced by its
+// bytes, a GEMM-shaped one by its FLOPs. By hand: points (1e6 FLOPs, 10 us), 1e-11 s per input
+// byte (100 GB/s). Op 2 reads a 1 MB weight block and a 1 KB row: 1,049,600 bytes, 10.496 us,
+// above its 2e5 FLOPs' 2 us. Op 3 reads one 256-element row (1 KB) of the 1 MB block: 1e6 FLOPs
+// price it, 10 us.
+TEST(Profiles, InputBytesFloorPricesMemoryBoundOps) {
+  const HardwareProfile hw = parse_hardware_profile(R"({"format": "doppler-hardware",
+    "version": 1, "name": "k", "device": {"peak_flops": {"f32": 1e9}, "launch_overhead": 0},
+    "count": 1, "topology": {"kind": "all-to-all", "link": {"bandwidth": 1e9}},
+    "kernels": {"einsum": {"points": [[1e6, 10e-6]], "seconds_per_input_byte": 1e-11}}})",
+                                                    "k.json");
+  const KernelCost& e = hw.kernels.at("einsum");
+  EXPECT_DOUBLE_EQ(e.seconds_per_input_byte, 1e-11);
+  EXPECT_DOUBLE_EQ(e.seconds(1e6, 0, 0), 10e-6);
+  EXPECT_DOUBLE_EQ(e.seconds(1e6, 0, 2e6), 20e-6);  // the floor: 2 MB read
+  EXPECT_DOUBLE_EQ(e.seconds(1e6, 0, 5e5), 10e-6);  // below the floor's 5 us: the points
+  GraphBuilder b;
+  const auto node = [&](double flops, double out_bytes, std::vector<std::int64_t> shape,
+                        std::vector<ExecInput> inputs) {
+    Node n;
+    n.flops = flops;
+    n.out_bytes = out_bytes;
+    ExecDesc x;
+    x.op = inputs.empty() ? "input" : "einsum";
+    x.shape = std::move(shape);
+    x.inputs = std::move(inputs);
+    n.exec = x;
+    const NodeId v = b.add_node(n);
+    for (const ExecInput& in : n.exec->inputs) b.add_edge(in.src, v);
+    return v;
+  };
+  const NodeId w = node(0, 1048576, {512, 512}, {});
+  const NodeId row = node(0, 1024, {1, 256}, {});
+  node(2e5, 2048, {1, 512}, {{row, {}, {}}, {w, {}, {}}});
+  node(1e6, 1024, {1, 256}, {{w, {0, 0}, {1, 256}}});
+  const Graph g = b.build();
+  const CostModel cm = Platform::hardware(hw, 1).cost_model(g);
+  EXPECT_NEAR(cm.compute(2, 0), 1049600 * 1e-11, 1e-15);
+  EXPECT_NEAR(cm.compute(3, 0), 10e-6, 1e-15);
+}
+
 }  // namespace
 }  // namespace doppler

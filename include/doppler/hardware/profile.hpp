@@ -48,9 +48,15 @@ struct KernelCost {
   /// GEMM's, is no line through every size).
   std::vector<KernelPoint> points;
   bool points_by_bytes = false;  ///< points' units are output bytes, not FLOPs
+  /// Floor in seconds per byte the op reads (its operand regions, >= 0): an op takes at least
+  /// its input bytes times this, whatever its FLOPs (memory-bound shapes: a GEMV reads a whole
+  /// weight block for 2 FLOPs per element). 0: no floor.
+  double seconds_per_input_byte = 0.0;
 
-  /// Seconds beyond launch_overhead of an op with `flops` FLOPs and `out_bytes` output bytes.
-  double seconds(double flops, double out_bytes) const;
+  /// Seconds beyond launch_overhead of an op with `flops` FLOPs, `out_bytes` output bytes and
+  /// `in_bytes` bytes read: the size cost (points or line), at least in_bytes x
+  /// seconds_per_input_byte.
+  double seconds(double flops, double out_bytes, double in_bytes = 0) const;
 };
 
 /// One link. A transfer occupies every link of its route for latency + bytes / bandwidth; the

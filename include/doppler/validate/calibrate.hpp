@@ -38,7 +38,7 @@ struct CalibrationOptions {
 
 /// Median time of one benchmarked kernel.
 struct KernelSample {
-  std::string kind;      ///< "einsum", "elementwise", "reduction", "aggregate", "graph op", ...
+  std::string kind;      ///< "einsum", "einsum gemv", "elementwise", "reduction", "graph op", ...
   std::string kernel;    ///< engine kernel name (ExecDesc::op), e.g. "silu"; empty = none
   std::string what;      ///< e.g. "ij,jk->ik 64x64x64" or "silu 32768"
   double flops = 0;      ///< FLOPs of one op
