@@ -412,9 +412,10 @@ double copy_burst_span(const CalibrationOptions& o) {
 // produce 1 MB blocks (first, lowest ids) and 24 background kernels follow; each block is read
 // by an op on the next device (sent), or on its own device (kept). Per run: the summed duration
 // of the producers and background ops and of their input ops over all devices (`ops`; without
-// the input ops, the copies that ran beside them went uncounted and the share came out at
-// 0.48-0.77 where a chain on a busy device loses ~1 copy time per copy), and the summed span of the
-// devices, first op start to last op finish, consumers included (`span`); medians over runs.
+// the input ops, the copies that ran beside them went uncounted: median share 0.52 in 13
+// calibrations, where a chain on a busy device loses ~1 copy time per copy; 0.78 since), and the
+// summed span of the devices, first op start to last op finish, consumers included (`span`);
+// medians over runs.
 // The sent variant's excess over the kept one, per copy, is the copy time taken from the
 // devices' work: inside their ops (a copy thread sharing the core: `ops`), or also between them
 // (a worker that copies blocks in between its ops: `span`).

@@ -203,7 +203,8 @@ CopyPrediction predict_copies(const Chains& c) {
 // 2026-11-26, Release, four runs: simulated 5.83, 5.93, 5.43 and 5.49 ms against 6.13, 5.82, 5.55
 // and 5.45 ms measured (copy_share 1.05, 1.51, 0.81, 0.70); with copy_share 0, 3.56-3.91 ms.
 // Before the share benchmark counted its input ops (copies take time from them too) the share
-// came out at 0.48-0.77 and this graph was simulated 21% short.
+// came out at 0.48-0.77 in 6 of 7 runs (1.53 in the 7th) and this graph was simulated up to 24%
+// short.
 TEST(CalibratedPrediction, CopiesIntoABusyDeviceTakeItsTime) {
   const Chains c = build_copies_into_busy_device();
   const auto met = [](const CopyPrediction& p) {
