@@ -425,7 +425,8 @@ constexpr std::int64_t kShareElems = 262144;
 // The benchmark of one variant (blocks sent or kept), ready to run.
 struct ShareBench {
   CopyBench b;
-  std::vector<NodeId> timed, all;  // producers and background ops; and the consumers too
+  std::vector<NodeId> timed;  // producers, background ops and their input ops
+  std::vector<NodeId> all;    // producers, background ops and consumers
   CopyRun run;
 };
 
@@ -622,9 +623,6 @@ std::vector<double> device_slowdown(const CalibrationOptions& o) {
   return out;
 }
 
-// Device model: peak FLOP/s from the einsum benchmarks (the fallback for kernels without a
-// fitted cost), the engine's hand-off cost as the per-op overhead, then one cost per kernel:
-// from the graph's own ops where given, else from the microbenchmarks.
 // The einsum's floor per byte read (KernelCost::seconds_per_input_byte): the median over the
 // GEMV benchmarks of their time beyond the overhead per input byte. A graph-fitted einsum
 // (--graph) keeps none: its line already prices that graph's own shapes.
@@ -638,6 +636,9 @@ void set_input_byte_floor(Calibration& c) {
   if (!per_byte.empty()) it->second.cost.seconds_per_input_byte = median(per_byte);
 }
 
+// Device model: peak FLOP/s from the einsum benchmarks (the fallback for kernels without a
+// fitted cost), the engine's hand-off cost as the per-op overhead, then one cost per kernel:
+// from the graph's own ops where given, else from the microbenchmarks.
 void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops,
                       const CalibrationOptions& o) {
   std::vector<double> x, y, w;
