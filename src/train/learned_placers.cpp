@@ -299,7 +299,7 @@ private:
   };
 
   // Stages I + II, then III; Stage III's measured best replaces Stage II's best only when an
-  // interleaved re-measurement (2 x repeat + 1 runs each) finds it at least as fast.
+  // interleaved re-measurement (2 x repeat + 1 runs each) finds it significantly faster.
   static Assignment stage3_answer(DopplerTrainer& trainer, PipelineSpec spec,
                                   const CostFunction& measured, Engine& engine) {
     const int real = spec.real;
@@ -314,7 +314,7 @@ private:
     if (!c.keep_stage3)
       spdlog::info(
           "Stage III's best measured {:.4g} s against Stage II's {:.4g} s on "
-          "re-measurement: Stage II's placement kept",
+          "re-measurement, not significantly faster: Stage II's placement kept",
           c.stage3.median, c.stage2.median);
     return c.keep_stage3 ? three.best : two.best;
   }

@@ -22,8 +22,11 @@ Stage3Check check_stage3(const std::function<double(const Assignment&)>& sample,
   Stage3Check c;
   c.stage2 = median_interval(two);
   c.stage3 = median_interval(three);
-  c.keep_stage3 = c.stage3.median <= c.stage2.median;
   c.distinguishable = distinguishable(c.stage2, c.stage3);
+  // Only a significant gain replaces Stage II's placement: a median a few percent lower within
+  // overlapping intervals was kept on the demo (9 runs each, 4.58 against 4.70 ms) and then
+  // measured 8.6% slower than Stage II's over 41 interleaved runs.
+  c.keep_stage3 = c.distinguishable && c.stage3.median < c.stage2.median;
   return c;
 }
 
