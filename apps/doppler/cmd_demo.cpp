@@ -314,29 +314,34 @@ void add_demo(CLI::App& app) {
                                  "The full pipeline on the default workload (a Llama layer) at a "
                                  "CPU-friendly size: calibrate the engine, place "
                                  "with every heuristic, train Doppler (Stage I, II and a short "
-                                 "Stage III on the engine), then measure every "
-                                 "placement on the engine and draw the winner's Gantt chart");
+                                 "Stage III on the engine), calibrate again, then measure every "
+                                 "placement on the engine beside its simulation with the "
+                                 "second profile and draw the winner's Gantt chart");
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   cmd->add_option("--il", o->il, "Stage I episodes")->capture_default_str();
   cmd->add_option("--sim", o->sim, "Stage II episodes")->capture_default_str();
   cmd->add_option("--real", o->real, "Stage III episodes (on the engine)")->capture_default_str();
   cmd->add_option("--repeat", o->repeat,
-                  "measured runs per placement at least (their median and its 95% interval), and "
-                  "per placement in the Stage III check")
+                  "measured runs per placement at least (their median and its 95% interval)")
       ->capture_default_str();
   cmd->add_option("--max-repeat", o->max_repeat,
                   "measured runs per placement at most: more runs are made until the 95% interval "
-                  "is within +-target of the median (or 2 s of runs)")
+                  "is within +-target of the median (or 2 s of runs); also the runs per "
+                  "placement of the Stage III check (Stage III's placement is kept only when "
+                  "significantly faster)")
       ->capture_default_str();
   cmd->add_option("--target", o->target, "relative half-width of the 95% interval to reach")
       ->capture_default_str();
-  cmd->add_option("--out", o->out, "directory for hw.json and winner.svg")->capture_default_str();
+  cmd->add_option("--out", o->out,
+                  "directory for hw.json (the first profile), hw-measure.json (the one taken "
+                  "before measuring) and winner.svg")
+      ->capture_default_str();
   cmd->add_option("-s,--seed", o->seed, "seed of training and of every randomised method")
       ->capture_default_str();
   cmd->add_option("--json-file", o->json_file,
-                  "also write the table as JSON: rows (simulated and measured seconds, 95% "
-                  "interval, runs), Spearman, MAPE, the measured winner and its ties, the "
-                  "simulator's first choice");
+                  "also write the table as JSON: rows (simulated with both profiles and measured "
+                  "seconds, 95% interval, runs), Spearman, MAPE, the measured winner and its "
+                  "ties, the simulator's first choice");
   cmd->callback([o] { run_demo(*o); });
 }
 
