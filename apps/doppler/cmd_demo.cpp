@@ -17,6 +17,8 @@
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/measure_interleaved.hpp"
+#include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/graph/io/graph_json.hpp"
 #include "doppler/hardware/profile.hpp"
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/policy/doppler_policy.hpp"
@@ -120,16 +122,18 @@ void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, 
   nlohmann::ordered_json j;
   nlohmann::ordered_json rs = nlohmann::ordered_json::array();
   for (const DemoRow& r : rows)
-    rs.push_back({{"method", r.method},
-                  {"trained", r.trained},
-                  {"simulated", r.simulated},
-                  {"simulated_with_first_profile", r.placed_at},
-                  {"measured", r.measured.interval.median},
-                  {"interval", {r.measured.interval.lo, r.measured.interval.hi}},
-                  {"runs", r.measured.interval.n},
-                  {"same_placement_as", r.same_as.empty() ? nlohmann::ordered_json()
-                                                          : nlohmann::ordered_json(r.same_as)},
-                  {"seconds", r.seconds}});
+    rs.push_back(
+        {{"method", r.method},
+         {"trained", r.trained},
+         {"simulated", r.simulated},
+         {"simulated_with_first_profile", r.placed_at},
+         {"measured", r.measured.interval.median},
+         {"interval", {r.measured.interval.lo, r.measured.interval.hi}},
+         {"runs", r.measured.interval.n},
+         {"same_placement_as",
+          r.same_as.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(r.same_as)},
+         {"seconds", r.seconds},
+         {"assignment", nlohmann::ordered_json::parse(format_assignment_json_line(r.assignment))}});
   j["rows"] = std::move(rs);
   j["spearman"] = rho;
   j["mape"] = mape_rows;
@@ -157,6 +161,7 @@ void run_demo(const DemoOptions& o) {
   spec.params = {{"seq", "256"}, {"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"vocab", "1024"}};
   const Graph g = workloads::generate_workload(spec);
   std::filesystem::create_directories(o.out);
+  write_file_atomic(std::filesystem::path(o.out) / "workload.json", format_graph_json(g));
   int inputs = 0;
   for (const Node& n : g.nodes()) inputs += n.kind == OpKind::input;
   std::cout << fmt::format(
@@ -333,15 +338,16 @@ void add_demo(CLI::App& app) {
   cmd->add_option("--target", o->target, "relative half-width of the 95% interval to reach")
       ->capture_default_str();
   cmd->add_option("--out", o->out,
-                  "directory for hw.json (the first profile), hw-measure.json (the one taken "
-                  "before measuring) and winner.svg")
+                  "directory for workload.json (the graph), hw.json (the first profile), "
+                  "hw-measure.json (the one taken before measuring) and winner.svg")
       ->capture_default_str();
   cmd->add_option("-s,--seed", o->seed, "seed of training and of every randomised method")
       ->capture_default_str();
   cmd->add_option("--json-file", o->json_file,
                   "also write the table as JSON: rows (simulated with both profiles and measured "
-                  "seconds, 95% interval, runs), Spearman, MAPE, the measured winner and its "
-                  "ties, the simulator's first choice");
+                  "seconds, 95% interval, runs, the placement as a doppler-assignment object), "
+                  "Spearman, MAPE, the measured winner and its ties, the simulator's first "
+                  "choice");
   cmd->callback([o] { run_demo(*o); });
 }
 
