@@ -79,8 +79,8 @@ void print_schedule_text(const Graph& g, const Platform& platform, const Schedul
   std::cout << fmt::format("{:<16}{}\n", "makespan", t(s.makespan));
   std::cout << fmt::format("{:<16}{}   (makespan is {:.1f}% above)\n", "lower bound", t(bound),
                            bound > 0 ? 100 * (s.makespan / bound - 1) : 0.0);
-  std::cout << fmt::format("{:<16}{}   (makespan is {:.1f}% above)\n", " + transfers",
-                           t(tbound), tbound > 0 ? 100 * (s.makespan / tbound - 1) : 0.0);
+  std::cout << fmt::format("{:<16}{}   (makespan is {:.1f}% above)\n", " + transfers", t(tbound),
+                           tbound > 0 ? 100 * (s.makespan / tbound - 1) : 0.0);
   std::cout << fmt::format(
       "{:<16}{} cross-device{}\n", "transfers", s.cross_transfers,
       s.cross_bytes > 0 ? fmt::format(", {} bytes", format_sig(s.cross_bytes)) : "");
