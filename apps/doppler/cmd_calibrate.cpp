@@ -78,6 +78,7 @@ void run_calibrate(const CalibrateOptions& o) {
     j["delay"] = c.delay;
     j["burst_span"] = c.burst_span;
     j["copy_share"] = c.copy_share;
+    j["copy_share_measured"] = c.copy_share_measured;
     j["copy_share_basis"] = c.share_basis;
     j["fit"] = c.fit;
     ojson ks = ojson::array();
@@ -135,10 +136,13 @@ void run_calibrate(const CalibrateOptions& o) {
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format(
-      "{:<18}{:.2f} of a copy's link time is taken from its destination's busy work ({} of {} "
-      "with copies, {} without)\n",
-      "copy share", c.copy_share, t(c.share_sent),
-      c.share_basis == "span" ? "device spans" : "op time", t(c.share_kept));
+      "{:<18}{:.2f} of a copy's link time is taken from its destination's busy work (measured "
+      "{:.2f}: {} of {} with copies, {} without{})\n",
+      "copy share", c.copy_share, c.copy_share_measured, t(c.share_sent),
+      c.share_basis == "span" ? "device spans" : "op time", t(c.share_kept),
+      c.copy_share > c.copy_share_measured
+          ? "; raised to the floor: the destination's own core performs each copy"
+          : "");
   std::cout << fmt::format("{:<18}{}\n", "fit", c.fit);
   std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }

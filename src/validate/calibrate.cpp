@@ -495,7 +495,9 @@ void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
   c.share_sent = median(s);
   const double occupancy = c.latency + 4.0 * static_cast<double>(kShareElems) / c.bandwidth;
   const double per_copy = (c.share_sent - c.share_kept) / (p * kShareCopies);
-  c.copy_share = std::clamp(per_copy / occupancy, 0.0, kMaxCopyShare);
+  const double share = occupancy > 0 ? per_copy / occupancy : 0.0;
+  c.copy_share_measured = std::clamp(share, 0.0, kMaxCopyShare);
+  c.copy_share = std::max(c.copy_share_measured, copy_share_floor(o));
 }
 
 // Least squares y = a + b x (weights w); returns {a, b}.
@@ -700,6 +702,11 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bo
   return f;
 }
 
+double copy_share_floor(const CalibrationOptions& o) {
+  const bool own_core = o.receiver_copies || o.copies == CopyMode::worker;
+  return own_core && !o.link.enabled() ? 1.0 : 0.0;
+}
+
 void split_copy_latency(Calibration& c) {
   const double bytes = 4.0 * static_cast<double>(kCopyBurstElems);
   const auto single = std::find_if(c.copies.begin(), c.copies.end(),
@@ -802,11 +809,15 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     dev["copy_share"] = c.copy_share;
     dev["copy_share_source"] = fmt::format(
         "busy devices' time added per incoming copy over its port occupancy: {} copies of {} KB "
-        "per device, {:.3g} ms of {} with the copies, {:.3g} ms without",
+        "per device, {:.3g} ms of {} with the copies, {:.3g} ms without: {:.3g}{}",
         kShareCopies, 4 * kShareElems / 1024, c.share_sent * 1e3,
         c.share_basis == "span" ? "device spans (the receiving worker copies between its ops)"
                                 : "producer, background and input op time",
-        c.share_kept * 1e3);
+        c.share_kept * 1e3, c.copy_share_measured,
+        c.copy_share > c.copy_share_measured
+            ? fmt::format(", raised to {:.3g}: the destination's own core performs each copy",
+                          c.copy_share)
+            : "");
     return dev;
   };
   if (std::all_of(slow.begin(), slow.end(), [](double s) { return s == 1; })) {

@@ -62,8 +62,7 @@ private:
   std::vector<double> slow_;
 };
 
-Calibration calibrate_fake(std::vector<double> slowdown) {
-  CalibrationOptions o;
+Calibration calibrate_fake(std::vector<double> slowdown, CalibrationOptions o = {}) {
   o.devices = static_cast<int>(slowdown.size());
   o.repeat = 3;
   o.engines = [slowdown](const Graph& g, const EngineOptions&) {
@@ -116,6 +115,30 @@ TEST(CalibrateFakeEngine, IdenticalDevicesKeepTheMedianOverBoth) {
     ASSERT_EQ(k.device_seconds.size(), 2u);
     EXPECT_NEAR(k.device_seconds[1], 1.05 * t, 1e-9 * t);
   }
+}
+
+// The fake's copies take nothing from its busy devices (each device's ops run back to back
+// whether blocks arrive or not), so the share benchmark reads 0 by construction. Where the
+// destination's own core performs each copy (the default copy worker, or an MPI rank taking
+// delivery) the profile still charges one copy time per copy: the floor. Where the producer's
+// core copies, or the copy worker waits out an emulated link, the reading stands.
+TEST(CalibrateFakeEngine, CopiesByTheDestinationsCoreCostAtLeastTheirTime) {
+  const Calibration worker = calibrate_fake({1.0, 1.0});
+  EXPECT_EQ(worker.copy_share_measured, 0.0);
+  EXPECT_EQ(worker.copy_share, 1.0);
+  const HardwareProfile hw =
+      parse_hardware_profile(calibration_profile_json(worker, "fake", "switch"), "fake.json");
+  EXPECT_EQ(hw.devices[0].copy_share, 1.0);
+  CalibrationOptions ranks;
+  ranks.receiver_copies = true;
+  const Calibration rank = calibrate_fake({1.0, 1.0}, ranks);
+  EXPECT_EQ(rank.copy_share, std::max(1.0, rank.copy_share_measured));
+  CalibrationOptions producer;
+  producer.copies = CopyMode::producer;
+  EXPECT_EQ(calibrate_fake({1.0, 1.0}, producer).copy_share, 0.0);
+  CalibrationOptions emulated;
+  emulated.link = LinkEmulation::from(1e9, 0, "");
+  EXPECT_EQ(calibrate_fake({1.0, 1.0}, emulated).copy_share, 0.0);
 }
 
 }  // namespace

@@ -94,11 +94,20 @@ struct Calibration {
   /// (DeviceSpec::copy_share): measured from the summed op time (basis "ops") or the summed
   /// device spans (basis "span", CalibrationOptions::receiver_copies) of busy devices with
   /// incoming copies (share_sent, seconds) and without (share_kept).
+  /// At least copy_share_floor(): where the destination's own core performs the copy, the
+  /// benchmark's lower readings are its noise.
   double copy_share = 0;
+  double copy_share_measured = 0;  ///< the benchmark's share before the floor, in 0..4
   double share_sent = 0, share_kept = 0;
   std::string share_basis = "ops";
   std::string fit;  ///< how the device model was fitted (one line)
 };
+
+/// The least copy share of a device whose own core performs each incoming copy: 1 (the memcpy
+/// holds that core for at least its idle duration) with the receiving device's copy worker
+/// (CopyMode::worker) or an MPI rank taking delivery (receiver_copies), link emulation off;
+/// else 0 (the producer's core copies, or the copy worker mostly waits out an emulated link).
+double copy_share_floor(const CalibrationOptions& o);
 
 /// Copies per burst, and f32 elements of each copied block, of the copy-burst benchmark.
 constexpr int kCopyBurst = 16;
