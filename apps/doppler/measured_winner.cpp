@@ -39,8 +39,8 @@ std::string measured_winner_line(const std::vector<std::string>& names, const Me
         best, same);
   const auto& ties = w.fastest.ties;
   return fmt::format(
-      "measured: no significant winner: {}{} has the lowest median, but {} {} within its 95% "
-      "interval\n",
+      "measured: no significant winner: {}{} has the lowest median, but {} {} not "
+      "distinguishable from it (95% intervals overlapping)\n",
       best, same, join(names, ties), ties.size() == 1 ? "is" : "are");
 }
 
