@@ -8,7 +8,9 @@
 # split-half Spearman (medians of even against odd runs: the noise ceiling of any ranking).
 # With LOAD=1 a busy loop runs on the last core during the whole script (calibration included),
 # as for "the other core loaded". With BACKEND=mpi both calibrate and validate-sim run on 2 MPI
-# ranks (one device each; mpirun --oversubscribe, as root too).
+# ranks (one device each; mpirun --oversubscribe, as root too). Writes OUT/hw.json (the profile),
+# OUT/calibration.json (calibrate --json: every benchmark, the device-speed rounds), and per graph
+# the graph, validate-sim's JSON and the measured assignments.
 #
 #   scripts/sim_accuracy.sh [BUILD=build] [OUT=sim-accuracy] [ASSIGNMENTS=30] [REPEAT=9]
 set -euo pipefail
@@ -30,7 +32,7 @@ gen() { [ -f "$OUT/$1.json" ] || $D -q generate "${@:2}" --dtype f32 --devices 2
 gen demo llama-layer -p seq=256 -p dim=256 -p heads=4 -p ffn=512 -p vocab=1024
 gen chainmm chainmm -p n=1024
 gen ffnn ffnn -p batch=1024 -p dim=1024 -p hidden=2048
-"${RUN[@]}" $D -q calibrate --devices 2 --backend "$BACKEND" -o "$OUT/hw.json" >/dev/null
+"${RUN[@]}" $D -q calibrate --devices 2 --backend "$BACKEND" -o "$OUT/hw.json" --json >"$OUT/calibration.json"
 printf 'graph\tspearman\tmape\tspearman_min\tmape_min\tsim_over_measured\tsplit_half\n'
 for g in ${GRAPHS:-demo chainmm ffnn}; do
   "${RUN[@]}" $D -q validate-sim "$OUT/$g.json" --hardware "$OUT/hw.json" --backend "$BACKEND" \

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "common.hpp"
@@ -99,6 +100,7 @@ void run_calibrate(const CalibrateOptions& o) {
                     {"source", f.source}};
     j["kernel_costs"] = std::move(kc);
     j["device_slowdown"] = c.device_slowdown;
+    j["device_slowdown_rounds"] = c.device_slowdown_rounds;
     print_json(j);
     return;
   }
@@ -127,12 +129,16 @@ void run_calibrate(const CalibrateOptions& o) {
   std::cout << fmt::format("{:<18}{}\n", "engine overhead", t(c.engine_overhead) + " per op");
   std::cout << fmt::format("{:<18}peak {:.3g} FLOP/s, launch overhead {}\n", "device model",
                            c.peak_flops, t(c.launch_overhead));
-  std::string slow;
-  for (double s : c.device_slowdown) slow += fmt::format("{}{:.2f}", slow.empty() ? "" : " ", s);
+  const auto list = [](const std::vector<double>& v) {
+    return fmt::format("{:.2f}", fmt::join(v, " "));
+  };
+  std::vector<std::string> rounds;
+  for (const std::vector<double>& r : c.device_slowdown_rounds) rounds.push_back(list(r));
   std::cout << fmt::format(
-      "{:<18}{} (time for the same work over the fastest device's; within {:.0f}% counts as "
-      "identical)\n",
-      "device slowdown", slow, 100 * kDeviceSlowdownNoise);
+      "{:<18}{} (time for the same work over the fastest device's: the least over {} rounds, "
+      "{}; within {:.0f}% counts as identical)\n",
+      "device slowdown", list(c.device_slowdown), rounds.size(), fmt::join(rounds, " | "),
+      100 * kDeviceSlowdownNoise);
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format(

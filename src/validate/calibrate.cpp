@@ -591,10 +591,11 @@ void use_fastest_device(Calibration& c) {
     if (fastest < k.device_seconds.size()) k.seconds = k.device_seconds[fastest];
 }
 
-// Per device: the median over runs of the span of 256 x 256 x 256 GEMMs (~0.1 s per device,
-// every device busy) over the fastest device's. The kernel benchmarks are short bursts that a
-// shared core runs at full speed, so the fastest device is the one they describe.
-std::vector<double> device_slowdown(const CalibrationOptions& o) {
+// One round of the device-speed benchmark. Per device: the median over runs of the span of
+// 256 x 256 x 256 GEMMs (~0.1-0.3 s per device, every device busy) over the fastest device's. The
+// kernel benchmarks are short bursts that a shared core runs at full speed, so the fastest device
+// is the one they describe.
+std::vector<double> device_slowdown_round(const CalibrationOptions& o) {
   const std::int64_t n = 256;
   const int reps = 384;
   BenchGraph bg;
@@ -612,7 +613,7 @@ std::vector<double> device_slowdown(const CalibrationOptions& o) {
   const Assignment a = bg.assignment(o.devices);
   std::vector<std::vector<double>> spans(static_cast<std::size_t>(o.devices));
   e->run(a, DispatchRule::fifo);  // warm-up
-  for (int r = 0; r < std::max(3, o.repeat / 2); ++r) {
+  for (int r = 0; r < std::max(2, o.repeat / 3); ++r) {
     const Schedule s = e->run(a, DispatchRule::fifo).schedule;
     const std::vector<double> span = device_spans(s, timed, o.devices);
     for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(span[d]);
@@ -671,6 +672,18 @@ void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops
               : " (microbenchmarks)");
 }
 
+// Link model: latency + bytes / bandwidth by relative least squares over the single copies, the
+// latency then split into its occupied and pipelined parts.
+void fit_link_model(Calibration& c) {
+  std::vector<double> x, y, w;
+  for (const CopySample& s : c.copies)
+    x.push_back(s.bytes), y.push_back(s.seconds), w.push_back(1 / (s.seconds * s.seconds));
+  const auto [lat, spb] = fit_line(x, y, w);
+  c.latency = std::max(lat, 0.0);
+  c.bandwidth = spb > 0 ? 1 / spb : 1e12;
+  split_copy_latency(c);
+}
+
 }  // namespace
 
 // Cost of one kernel beyond the per-op overhead `lo`, per unit (FLOP, or output byte when the
@@ -702,6 +715,14 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bo
   return f;
 }
 
+std::vector<double> persistent_slowdown(const std::vector<std::vector<double>>& rounds) {
+  if (rounds.empty()) return {};
+  std::vector<double> s = rounds.front();
+  for (const std::vector<double>& r : rounds)
+    for (std::size_t d = 0; d < s.size() && d < r.size(); ++d) s[d] = std::min(s[d], r[d]);
+  return s;
+}
+
 double copy_share_floor(const CalibrationOptions& o) {
   const bool own_core = o.receiver_copies || o.copies == CopyMode::worker;
   return own_core && !o.link.enabled() ? 1.0 : 0.0;
@@ -731,12 +752,14 @@ Calibration calibrate(const CalibrationOptions& o,
   c.link = o.link.label();
   c.copy_mode = copy_mode_name(o.copies);
   const auto benches = standard_benchmarks();
-  const int steps = static_cast<int>(benches.size()) + 4 + (o.graph ? 1 : 0);
+  const int steps = static_cast<int>(benches.size()) + 3 + kDeviceSpeedRounds + (o.graph ? 1 : 0);
   int step = 0;
   const auto tick = [&](const std::string& what) {
     if (progress) progress(step, steps, what);
     ++step;
   };
+  tick("device speeds (1)");  // rounds at the start, after the copies and at the end
+  c.device_slowdown_rounds.push_back(device_slowdown_round(o));
   tick("engine overhead");
   c.engine_overhead = engine_overhead(o);
   for (const KernelBench& kb : benches) {
@@ -746,26 +769,22 @@ Calibration calibrate(const CalibrationOptions& o,
   tick("copies");
   c.copies = copy_samples(o);
   c.burst_span = copy_burst_span(o);
-  tick("device speeds");  // last: its 0.1 s of full load would disturb the copy latencies
-  c.device_slowdown = device_slowdown(o);
-  use_fastest_device(c);
+  tick("device speeds (2)");  // after the copies: its full load would disturb their latencies
+  c.device_slowdown_rounds.push_back(device_slowdown_round(o));
   std::vector<KernelSample> fit_on;
   if (o.graph) {
     tick("graph " + o.graph->meta().name);
     fit_on = graph_samples(*o.graph, o);
     c.kernels.insert(c.kernels.end(), fit_on.begin(), fit_on.end());
   }
-  fit_device_model(c, fit_on, o);
-  // Link model.
-  std::vector<double> x, y, w;
-  for (const CopySample& s : c.copies)
-    x.push_back(s.bytes), y.push_back(s.seconds), w.push_back(1 / (s.seconds * s.seconds));
-  const auto [lat, spb] = fit_line(x, y, w);
-  c.latency = std::max(lat, 0.0);
-  c.bandwidth = spb > 0 ? 1 / spb : 1e12;
-  split_copy_latency(c);
+  fit_link_model(c);
   tick("copies on busy cores");
   measure_copy_share(o, c);
+  tick("device speeds (3)");
+  c.device_slowdown_rounds.push_back(device_slowdown_round(o));
+  c.device_slowdown = persistent_slowdown(c.device_slowdown_rounds);
+  use_fastest_device(c);
+  fit_device_model(c, fit_on, o);
   return c;
 }
 

@@ -1,4 +1,5 @@
 // `doppler execute`, `doppler calibrate`, `doppler validate-sim`: outputs, files, bad input.
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -148,6 +149,17 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   EXPECT_GT(c["bandwidth"].get<double>(), 0);
   EXPECT_GE(c["launch_overhead"].get<double>(), 0);
   EXPECT_FALSE(c["kernels"].empty());
+  // Three device-speed rounds of 4 devices; each device's slowdown is the least of its readings.
+  ASSERT_EQ(c["device_slowdown_rounds"].size(), 3u);
+  for (std::size_t d = 0; d < 4; ++d) {
+    double least = 1e300;
+    for (const auto& round : c["device_slowdown_rounds"]) {
+      ASSERT_EQ(round.size(), 4u);
+      EXPECT_GE(round[d].get<double>(), 1.0);
+      least = std::min(least, round[d].get<double>());
+    }
+    EXPECT_EQ(c["device_slowdown"][d].get<double>(), least) << "device " << d;
+  }
   const auto profile = nlohmann::json::parse(slurp(dir / "hw.json"));
   EXPECT_EQ(profile["format"], "doppler-hardware");
   // 4 devices on this machine's cores: identical devices, or per-device speeds when the cores

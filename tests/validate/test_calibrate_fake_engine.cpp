@@ -141,5 +141,46 @@ TEST(CalibrateFakeEngine, CopiesByTheDestinationsCoreCostAtLeastTheirTime) {
   EXPECT_EQ(calibrate_fake({1.0, 1.0}, emulated).copy_share, 0.0);
 }
 
+// The least slowdown per device over the rounds, by hand: a device slower in one round only
+// (1.18 in the first, 1.00 in the others) is not slower; one slower in every round keeps the least
+// of its readings (1.9 of 2.1, 1.9, 2.0).
+TEST(PersistentSlowdown, KeepsOnlyWhatEveryRoundShows) {
+  EXPECT_EQ(persistent_slowdown({{1.18, 1.0}, {1.0, 1.02}, {1.01, 1.0}}),
+            (std::vector<double>{1.0, 1.0}));
+  EXPECT_EQ(persistent_slowdown({{1.0, 2.1}, {1.0, 1.9}, {1.0, 2.0}}),
+            (std::vector<double>{1.0, 1.9}));
+  EXPECT_TRUE(persistent_slowdown({}).empty());
+}
+
+// Device 0 runs at 1.5x its time during the first device-speed round only (a slower spell of its
+// core), at full speed in every other benchmark: the calibration reads 1.5 in that round, keeps
+// identical devices, and the profile writes one device kind whose kernels are device 0's time.
+TEST(CalibrateFakeEngine, ASlowSpellInOneRoundIsNotASlowerDevice) {
+  CalibrationOptions o;
+  o.devices = 2;
+  o.repeat = 3;
+  auto speed_graphs = std::make_shared<int>(0);
+  o.engines = [speed_graphs](const Graph& g, const EngineOptions&) {
+    // The device-speed graph: per device one input and 384 GEMMs.
+    const bool speed = g.num_nodes() == 2 * (1 + 384);
+    const bool spell = speed && (*speed_graphs)++ == 0;
+    return std::make_unique<FakeEngine>(g, std::vector<double>{spell ? 1.5 : 1.0, 1.0});
+  };
+  const Calibration c = calibrate(o);
+  ASSERT_EQ(c.device_slowdown_rounds.size(), static_cast<std::size_t>(kDeviceSpeedRounds));
+  EXPECT_EQ(*speed_graphs, kDeviceSpeedRounds);
+  EXPECT_NEAR(c.device_slowdown_rounds[0][0], 1.5, 1e-9);
+  EXPECT_NEAR(c.device_slowdown_rounds[1][0], 1.0, 1e-9);
+  EXPECT_EQ(c.device_slowdown, (std::vector<double>{1.0, 1.0}));
+  const HardwareProfile hw =
+      parse_hardware_profile(calibration_profile_json(c, "fake", "switch"), "fake.json");
+  ASSERT_EQ(hw.devices.size(), 2u);
+  EXPECT_EQ(hw.devices[0].peak_flops, hw.devices[1].peak_flops);
+  for (const KernelSample& k : c.kernels) {
+    const double t = 1e-7 + 1e-9 * (k.flops > 0 ? k.flops : k.out_bytes);
+    EXPECT_NEAR(k.seconds, t, 1e-9 * t) << k.what;
+  }
+}
+
 }  // namespace
 }  // namespace doppler
