@@ -717,9 +717,14 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bo
 
 std::vector<double> persistent_slowdown(const std::vector<std::vector<double>>& rounds) {
   if (rounds.empty()) return {};
-  std::vector<double> s = rounds.front();
-  for (const std::vector<double>& r : rounds)
-    for (std::size_t d = 0; d < s.size() && d < r.size(); ++d) s[d] = std::min(s[d], r[d]);
+  std::vector<double> s(rounds.front().size(), 1.0);
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    std::vector<double> readings;
+    for (const std::vector<double>& r : rounds) readings.push_back(d < r.size() ? r[d] : 1.0);
+    const bool every_round = std::all_of(readings.begin(), readings.end(),
+                                         [](double x) { return x > 1 + kDeviceSlowdownNoise; });
+    if (every_round) s[d] = median(readings);
+  }
   return s;
 }
 

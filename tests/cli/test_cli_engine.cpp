@@ -149,16 +149,18 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   EXPECT_GT(c["bandwidth"].get<double>(), 0);
   EXPECT_GE(c["launch_overhead"].get<double>(), 0);
   EXPECT_FALSE(c["kernels"].empty());
-  // Three device-speed rounds of 4 devices; each device's slowdown is the least of its readings.
+  // Three device-speed rounds of 4 devices; a device slower than 1.1 in every round is written
+  // at its middle reading, any other at 1.
   ASSERT_EQ(c["device_slowdown_rounds"].size(), 3u);
   for (std::size_t d = 0; d < 4; ++d) {
-    double least = 1e300;
+    std::vector<double> r;
     for (const auto& round : c["device_slowdown_rounds"]) {
       ASSERT_EQ(round.size(), 4u);
       EXPECT_GE(round[d].get<double>(), 1.0);
-      least = std::min(least, round[d].get<double>());
+      r.push_back(round[d].get<double>());
     }
-    EXPECT_EQ(c["device_slowdown"][d].get<double>(), least) << "device " << d;
+    std::sort(r.begin(), r.end());
+    EXPECT_EQ(c["device_slowdown"][d].get<double>(), r[0] > 1.1 ? r[1] : 1.0) << "device " << d;
   }
   const auto profile = nlohmann::json::parse(slurp(dir / "hw.json"));
   EXPECT_EQ(profile["format"], "doppler-hardware");

@@ -79,8 +79,8 @@ struct Calibration {
   std::map<std::string, FittedKernel> kernel_costs;  ///< per kernel name (the fastest device)
   /// Per device: its time for the same work over the fastest device's, over ~0.1-0.3 s of GEMMs
   /// per device (long enough for the OS to share a core with another process fairly): 1 =
-  /// fastest, 2 = half as fast. The persistent part of device_slowdown_rounds
-  /// (persistent_slowdown): a spell of a slower core in one round is not a slower device.
+  /// fastest, 2 = half as fast. From device_slowdown_rounds (persistent_slowdown): a spell of a
+  /// slower core in one round is not a slower device.
   std::vector<double> device_slowdown;
   /// The kDeviceSpeedRounds readings of the device-speed benchmark, per round per device (same
   /// unit as device_slowdown), taken at the start, after the copy benchmarks and at the end.
@@ -139,12 +139,14 @@ constexpr double kDeviceSlowdownNoise = 0.1;
 /// Rounds of the device-speed benchmark, spread over the calibration.
 constexpr int kDeviceSpeedRounds = 3;
 
-/// Per device: the least of its slowdowns over the rounds (each round's >= 1, the round's fastest
-/// device 1), so a device is slower only as far as it was slower in every round. On a 2-vCPU VM a
-/// single 0.3 s reading put one device 1.13-1.20x slower in 3 of 12 calibrations while the
-/// engine's runs that followed showed no such difference (or the reverse): chainmm on 2 MPI
-/// ranks was ranked at Spearman 0.08 where identical devices rank it at 0.80. A core shared with
-/// a busy process is slower in every round and keeps its slowdown. Empty for no rounds.
+/// Per device: the median of its slowdowns over the rounds where every round reads it slower
+/// than kDeviceSlowdownNoise, else 1 (each round's readings are >= 1, its fastest device's 1).
+/// On a 2-vCPU VM a single 0.3 s reading put one device 1.11-1.20x slower in 7 of 20 calibrations
+/// while the engine's runs that followed showed no such difference (or the reverse): chainmm on 2
+/// MPI ranks was ranked at Spearman 0.08 where identical devices rank it at 0.80. A core shared
+/// with a busy process reads slower in every round (1.75-2.17 in three rounds on threads); the
+/// median, not the least, prices it (re-simulated, chainmm 0.941 / 19.1% at the least, 0.968 /
+/// 13.1% at the median). Empty for no rounds.
 std::vector<double> persistent_slowdown(const std::vector<std::vector<double>>& rounds);
 
 /// Runs every benchmark (a few seconds). `progress(step, steps, what)` is called before each
