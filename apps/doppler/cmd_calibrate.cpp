@@ -135,10 +135,10 @@ void run_calibrate(const CalibrateOptions& o) {
   std::vector<std::string> rounds;
   for (const std::vector<double>& r : c.device_slowdown_rounds) rounds.push_back(list(r));
   std::cout << fmt::format(
-      "{:<18}{} (time for the same work over the fastest device's: the least over {} rounds, "
-      "{}; within {:.0f}% counts as identical)\n",
-      "device slowdown", list(c.device_slowdown), rounds.size(), fmt::join(rounds, " | "),
-      100 * kDeviceSlowdownNoise);
+      "{:<18}{} (time for the same work over the fastest device's; a device is slower only "
+      "where all {} rounds read it more than {:.0f}% slower, then by its median reading: {})\n",
+      "device slowdown", list(c.device_slowdown), rounds.size(), 100 * kDeviceSlowdownNoise,
+      fmt::join(rounds, " | "));
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format(
@@ -165,7 +165,9 @@ void add_calibrate(CLI::App& app) {
       "workers take delivery between ops), and what each further copy of a burst "
       "adds: the link latency it occupies, the rest pipelined; and the share of a copy's time "
       "taken from a busy destination: from its ops' time, or on MPI ranks, whose workers copy "
-      "blocks in between ops, from the devices' spans) and write a hardware profile that "
+      "blocks in between ops, from the devices' spans; each device's speed, in three rounds: a "
+      "device is written slower only where every round reads it more than 10% slower) and write "
+      "a hardware profile that "
       "makes the simulator predict it (use it with simulate/place/compare/validate-sim "
       "--hardware).");
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
