@@ -155,8 +155,9 @@ void add_validate_sim(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "validate-sim",
       "Compare the simulator (with a calibrated --hardware profile) with the real engine over "
-      "30+ assignments (every heuristic, random and perturbed ones): simulated and measured "
-      "makespans, Spearman rank correlation, mean absolute percentage error.");
+      "30+ distinct assignments (every heuristic, uniformly random, skewed random and perturbed "
+      "ones; no placement twice): simulated and measured makespans, Spearman rank correlation, "
+      "mean absolute percentage error.");
   cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
   add_hardware_option(*cmd, o->hardware)->required();
   add_devices_option(*cmd, o->devices, false)->description("device count (default: the profile's)");

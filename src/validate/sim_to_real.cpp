@@ -6,10 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include <fmt/format.h>
-
 #include "doppler/engine/measure_interleaved.hpp"
-#include "doppler/heuristics/placer.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
@@ -78,41 +75,6 @@ double mape(std::span<const double> predicted, std::span<const double> measured)
     s += std::abs(predicted[i] - measured[i]) / measured[i];
   }
   return s / static_cast<double>(measured.size());
-}
-
-std::vector<NamedAssignment> validation_assignments(const Problem& problem, int count,
-                                                    std::uint64_t seed,
-                                                    std::int64_t search_budget) {
-  const Graph& g = problem.graph();
-  const int p = problem.devices();
-  std::vector<NamedAssignment> out;
-  PlaceOptions po;
-  po.seed = seed;
-  po.budget.evaluations = search_budget;
-  for (const char* m : {"critical-path", "heft", "etf", "m-topo", "m-etf", "round-robin",
-                        "balanced", "enumopt", "local-search"})
-    out.push_back({m, make_placer(m)->place(problem, po)});
-  const Assignment base = out.front().assignment;
-  std::mt19937_64 rng(seed ^ 0x5eedULL);
-  static const double kFractions[] = {0.05, 0.1, 0.2, 0.35, 0.5, 0.75};
-  for (int i = 0; static_cast<int>(out.size()) < count; ++i) {
-    if (i % 2 == 0) {
-      PlaceOptions ro = po;
-      ro.seed = seed + static_cast<std::uint64_t>(i);
-      out.push_back({fmt::format("random:{}", i / 2), make_placer("random")->place(problem, ro)});
-    } else {
-      const double f = kFractions[(i / 2) % std::size(kFractions)];
-      Assignment a = base;
-      a.method = "perturbed";
-      std::bernoulli_distribution move(f);
-      for (auto& d : a.device_of)
-        if (move(rng)) d = static_cast<DeviceId>(rng() % static_cast<unsigned>(p));
-      out.push_back({fmt::format("perturbed:{}:{}", f, i / 2), std::move(a)});
-    }
-  }
-  for (auto& na : out)
-    if (na.assignment.order.empty()) na.assignment.order = g.topo_order();
-  return out;
 }
 
 ValidationResult validate_sim(const Problem& problem, Engine& engine, const ValidationOptions& o,

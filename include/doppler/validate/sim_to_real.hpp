@@ -29,10 +29,15 @@ struct NamedAssignment {
   Assignment assignment;  ///< complete, with a priority order when the method has one
 };
 
-/// The assignments validate_sim() uses: every deterministic heuristic (list schedulers, simple
-/// baselines, enumopt, local search with `search_budget` simulations), then alternately
-/// uniformly random ones and the critical-path placement with a growing fraction of ops moved
-/// to random devices, until `count` (at least the number of heuristics).
+/// The assignments validate_sim() uses, `count` of them: every deterministic heuristic (list
+/// schedulers, simple baselines, enumopt, local search with `search_budget` simulations), then in
+/// turn uniformly random ones ("random:k"), skewed random ones ("random-skew:k": per-assignment
+/// device weights from a flat Dirichlet, so device shares range from lopsided to balanced) and
+/// the critical-path placement with a growing fraction of ops moved to random devices
+/// ("perturbed:f:k"). No placement (devices and order) is measured twice: a heuristic that gives
+/// an earlier one's placement is named after it ("critical-path=heft"), and a duplicate random
+/// one is drawn again (unless the graph has too few placements, e.g. one device). Every order is
+/// complete (a heuristic's own, else topological).
 std::vector<NamedAssignment> validation_assignments(const Problem& problem, int count,
                                                     std::uint64_t seed,
                                                     std::int64_t search_budget = 2000);
