@@ -133,8 +133,12 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& samples, double 
                         bool from_graph);
 
 /// Slowdowns that differ from 1 by at most this are measurement noise: the devices are written
-/// as identical.
-constexpr double kDeviceSlowdownNoise = 0.1;
+/// as identical. On the 2-vCPU VM, readings of 1.1-1.2 in every round did not last into the runs
+/// that followed (device 0 read 1.14-1.15 three times on 2 MPI ranks, and the engine then ran the
+/// placements that loaded device 0 faster than those that spared it: re-simulated with identical
+/// devices, Spearman 0.63 -> 0.86 on chainmm, 0.59 -> 0.91 on ffnn); a core shared with a busy
+/// process reads 1.67-2.17.
+constexpr double kDeviceSlowdownNoise = 0.25;
 
 /// Rounds of the device-speed benchmark, spread over the calibration.
 constexpr int kDeviceSpeedRounds = 3;
