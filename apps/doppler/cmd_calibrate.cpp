@@ -1,5 +1,6 @@
 // doppler calibrate --devices P -o hw.json: measures this machine's engine and writes a hardware
 // profile for the simulator.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -101,6 +102,7 @@ void run_calibrate(const CalibrateOptions& o) {
     j["kernel_costs"] = std::move(kc);
     j["device_slowdown"] = c.device_slowdown;
     j["device_slowdown_rounds"] = c.device_slowdown_rounds;
+    j["device_gemm_seconds_rounds"] = c.device_gemm_seconds_rounds;
     print_json(j);
     return;
   }
@@ -139,6 +141,13 @@ void run_calibrate(const CalibrateOptions& o) {
       "where all {} rounds read it more than {:.0f}% slower, then by its median reading: {})\n",
       "device slowdown", list(c.device_slowdown), rounds.size(), 100 * kDeviceSlowdownNoise,
       fmt::join(rounds, " | "));
+  std::vector<std::string> levels;
+  for (const std::vector<double>& r : c.device_gemm_seconds_rounds)
+    levels.push_back(t(*std::min_element(r.begin(), r.end())));
+  std::cout << fmt::format(
+      "{:<18}{} (the fastest device's 256^3 GEMM, every device busy, in each round: a level "
+      "that moves between rounds is a machine whose speed changed during the calibration)\n",
+      "machine level", fmt::join(levels, " | "));
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format(

@@ -82,6 +82,8 @@ void run_validate(const ValidateOptions& o) {
     });
   }
   if (!reporter) return;
+  const std::string warning = level_warning(r.sim_over_measured);
+  if (!warning.empty()) spdlog::warn("{}", warning);
   const std::string described = mpi ? mpi->describe() : local->describe();
   Table tab;
   tab.add_column("assignment", true);
@@ -115,6 +117,8 @@ void run_validate(const ValidateOptions& o) {
     j["mape"] = r.mape;
     j["spearman_min"] = r.spearman_min;
     j["mape_min"] = r.mape_min;
+    j["sim_over_measured"] = r.sim_over_measured;
+    j["level_warning"] = warning.empty() ? ojson(nullptr) : ojson(warning);
     j["spearman_split_half"] =
         std::isnan(r.spearman_split_half) ? ojson(nullptr) : ojson(r.spearman_split_half);
     ojson cs = ojson::array();
@@ -141,6 +145,8 @@ void run_validate(const ValidateOptions& o) {
                            100 * r.mape);
   std::cout << fmt::format("{:<14}spearman {:.3f}, mape {:.1f}%   (against the fastest run)\n",
                            "min runs", r.spearman_min, 100 * r.mape_min);
+  std::cout << fmt::format("{:<14}{:.3f}   (median simulated / measured{})\n", "level",
+                           r.sim_over_measured, warning.empty() ? "" : ": off, see the warning");
   if (!std::isnan(r.spearman_split_half))
     std::cout << fmt::format(
         "{:<14}spearman {:.3f}   (engine against itself: medians of even vs odd runs; the noise "

@@ -591,11 +591,12 @@ void use_fastest_device(Calibration& c) {
     if (fastest < k.device_seconds.size()) k.seconds = k.device_seconds[fastest];
 }
 
-// One round of the device-speed benchmark. Per device: the median over runs of the span of
-// 256 x 256 x 256 GEMMs (~0.1-0.3 s per device, every device busy) over the fastest device's. The
-// kernel benchmarks are short bursts that a shared core runs at full speed, so the fastest device
-// is the one they describe.
-std::vector<double> device_slowdown_round(const CalibrationOptions& o) {
+// One round of the device-speed benchmark, appended to c.device_slowdown_rounds and
+// c.device_gemm_seconds_rounds. Per device: the median over runs of the span of 256 x 256 x 256
+// GEMMs (~0.1-0.3 s per device, every device busy) over the fastest device's, and per GEMM in
+// seconds. The kernel benchmarks are short bursts that a shared core runs at full speed, so the
+// fastest device is the one they describe.
+void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
   const std::int64_t n = 256;
   const int reps = 384;
   BenchGraph bg;
@@ -618,12 +619,13 @@ std::vector<double> device_slowdown_round(const CalibrationOptions& o) {
     const std::vector<double> span = device_spans(s, timed, o.devices);
     for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(span[d]);
   }
-  std::vector<double> med;
-  for (const auto& t : spans) med.push_back(median(t));
+  std::vector<double> med, per_gemm;
+  for (const auto& t : spans) med.push_back(median(t)), per_gemm.push_back(med.back() / reps);
   const double fastest = *std::min_element(med.begin(), med.end());
   std::vector<double> out;
   for (double m : med) out.push_back(fastest > 0 ? m / fastest : 1.0);
-  return out;
+  c.device_slowdown_rounds.push_back(std::move(out));
+  c.device_gemm_seconds_rounds.push_back(std::move(per_gemm));
 }
 
 // The einsum's floor per byte read (KernelCost::seconds_per_input_byte): the median over the
@@ -764,7 +766,7 @@ Calibration calibrate(const CalibrationOptions& o,
     ++step;
   };
   tick("device speeds (1)");  // rounds at the start, after the copies and at the end
-  c.device_slowdown_rounds.push_back(device_slowdown_round(o));
+  device_slowdown_round(o, c);
   tick("engine overhead");
   c.engine_overhead = engine_overhead(o);
   for (const KernelBench& kb : benches) {
@@ -775,7 +777,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.copies = copy_samples(o);
   c.burst_span = copy_burst_span(o);
   tick("device speeds (2)");  // after the copies: its full load would disturb their latencies
-  c.device_slowdown_rounds.push_back(device_slowdown_round(o));
+  device_slowdown_round(o, c);
   std::vector<KernelSample> fit_on;
   if (o.graph) {
     tick("graph " + o.graph->meta().name);
@@ -786,7 +788,7 @@ Calibration calibrate(const CalibrationOptions& o,
   tick("copies on busy cores");
   measure_copy_share(o, c);
   tick("device speeds (3)");
-  c.device_slowdown_rounds.push_back(device_slowdown_round(o));
+  device_slowdown_round(o, c);
   c.device_slowdown = persistent_slowdown(c.device_slowdown_rounds);
   use_fastest_device(c);
   fit_device_model(c, fit_on, o);

@@ -6,6 +6,8 @@
 #include <numeric>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "doppler/engine/measure_interleaved.hpp"
 #include "doppler/util/error.hpp"
 
@@ -141,7 +143,22 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
   res.spearman_min = spearman(sim, mins);
   res.mape_min = mape(sim, mins);
   res.spearman_split_half = split_half_spearman(ms);
+  std::vector<double> ratio;
+  for (int i = 0; i < n; ++i)
+    ratio.push_back(sim[static_cast<std::size_t>(i)] / med[static_cast<std::size_t>(i)]);
+  res.sim_over_measured = summarize_makespans(ratio).median;
   return res;
+}
+
+std::string level_warning(double sim_over_measured) {
+  if (!(sim_over_measured > kLevelWarningFactor || sim_over_measured < 1 / kLevelWarningFactor))
+    return "";
+  return fmt::format(
+      "the simulated makespans are {:.2f}x the measured ones (median over the assignments): the "
+      "profile's level is not this machine's now (it ran at another speed while calibrated, or "
+      "the profile is another machine's); the ranking may still hold, the times do not: "
+      "re-run doppler calibrate",
+      sim_over_measured);
 }
 
 }  // namespace doppler

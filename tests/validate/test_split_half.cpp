@@ -83,6 +83,28 @@ TEST(SplitHalf, APositionBiasDoesNotStayWithOneAssignment) {
     EXPECT_DOUBLE_EQ(c.measured.median, c.simulated) << c.method;
 }
 
+// An engine that runs every assignment 1.5x the simulated time (a profile calibrated while the
+// machine was faster): the ranking is exact, the level is 1 / 1.5 and warned about; the
+// noiseless engine is on level, without a warning.
+TEST(SplitHalf, ALevelOffByACommonFactorIsWarnedAbout) {
+  const Graph g = two_chains();
+  const Problem problem(g, Platform::hardware(load_hardware_profile("p100"), 4));
+  const RunMakespan slower = [&](const Assignment& a, DispatchRule rule) {
+    return 1.5 * problem.simulator().makespan(a, rule);
+  };
+  const ValidationResult r = validate_sim(problem, slower, options(3));
+  EXPECT_DOUBLE_EQ(r.spearman, 1.0);
+  EXPECT_NEAR(r.sim_over_measured, 1 / 1.5, 1e-12);
+  EXPECT_NE(level_warning(r.sim_over_measured).find("0.67x"), std::string::npos);
+  const RunMakespan exact = [&](const Assignment& a, DispatchRule rule) {
+    return problem.simulator().makespan(a, rule);
+  };
+  EXPECT_NEAR(validate_sim(problem, exact, options(3)).sim_over_measured, 1.0, 1e-12);
+  EXPECT_EQ(level_warning(1.0), "");
+  EXPECT_EQ(level_warning(1.2), "");
+  EXPECT_NE(level_warning(1.3), "");
+}
+
 // One measured run per assignment has no halves.
 TEST(SplitHalf, OneRunGivesNaN) {
   const Graph g = two_chains();

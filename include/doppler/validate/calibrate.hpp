@@ -85,6 +85,10 @@ struct Calibration {
   /// The kDeviceSpeedRounds readings of the device-speed benchmark, per round per device (same
   /// unit as device_slowdown), taken at the start, after the copy benchmarks and at the end.
   std::vector<std::vector<double>> device_slowdown_rounds;
+  /// The same rounds in seconds: per round per device, the median time of one 256^3 GEMM with
+  /// every device busy (the machine's level when that round ran; a level that moves between
+  /// rounds is a machine whose speed changed during the calibration).
+  std::vector<std::vector<double>> device_gemm_seconds_rounds;
   /// Median seconds from the first producer's finish to the last consumer's ready time of 16
   /// copies of 4 KB blocks produced back to back on each device (the copies' port throughput).
   double burst_span = 0;

@@ -73,7 +73,21 @@ struct ValidationResult {
   /// simulator's Spearman near this, at half the runs: assignments closer than the noise cannot
   /// be ranked.
   double spearman_split_half = 0;
+  /// Median over the cases of simulated / measured median: the simulator's level against the
+  /// engine's (1 = on level; off by a common factor when the machine ran at another speed while
+  /// it was calibrated).
+  double sim_over_measured = 0;
 };
+
+/// sim_over_measured beyond this factor either way (1.25 or below 0.8) is a profile whose level
+/// is not this machine's now: on the 2-vCPU VM, two calibrations whose GEMMs ran ~1.5x slower
+/// than usual (every device alike, so no device was read slower) priced every assignment 1.4-1.56x
+/// too long, the ranking intact.
+constexpr double kLevelWarningFactor = 1.25;
+
+/// A one-line warning when `sim_over_measured` is beyond kLevelWarningFactor (what, by how much,
+/// what to do), else empty.
+std::string level_warning(double sim_over_measured);
 
 /// Runs validation_assignments() on the simulator of `problem` (a hardware platform) and on
 /// `engine` (built for the same graph and device count): warmup + repeat rounds, each running
