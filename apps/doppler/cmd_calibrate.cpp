@@ -89,9 +89,7 @@ void run_calibrate(const CalibrateOptions& o) {
         ks.push_back({{"kind", k.kind},
                       {"what", k.what},
                       {"seconds", k.seconds},
-                      {"gflops", k.flops / k.seconds / 1e9},
-                      {"level_seconds", k.level_seconds},
-                      {"level_scale", k.level_scale}});
+                      {"gflops", k.flops / k.seconds / 1e9}});
     j["kernels"] = std::move(ks);
     ojson kc = ojson::object();
     for (const auto& [kernel, f] : c.kernel_costs)

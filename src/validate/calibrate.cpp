@@ -591,10 +591,14 @@ void use_fastest_device(Calibration& c) {
     if (fastest < k.device_seconds.size()) k.seconds = k.device_seconds[fastest];
 }
 
-// Per device: the median over `runs` runs (after a warm-up) of the span of `reps` 256^3 GEMMs
-// on one hot operand, every device busy.
-std::vector<double> gemm_spans(const CalibrationOptions& o, int reps, int runs) {
+// One round of the device-speed benchmark, appended to c.device_slowdown_rounds and
+// c.device_gemm_seconds_rounds. Per device: the median over runs of the span of 256 x 256 x 256
+// GEMMs (~0.1-0.3 s per device, every device busy) over the fastest device's, and per GEMM in
+// seconds. The kernel benchmarks are short bursts that a shared core runs at full speed, so the
+// fastest device is the one they describe.
+void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
   const std::int64_t n = 256;
+  const int reps = 384;
   BenchGraph bg;
   std::vector<NodeId> timed;
   for (DeviceId d = 0; d < o.devices; ++d) {
@@ -610,34 +614,13 @@ std::vector<double> gemm_spans(const CalibrationOptions& o, int reps, int runs) 
   const Assignment a = bg.assignment(o.devices);
   std::vector<std::vector<double>> spans(static_cast<std::size_t>(o.devices));
   e->run(a, DispatchRule::fifo);  // warm-up
-  for (int r = 0; r < runs; ++r) {
+  for (int r = 0; r < std::max(2, o.repeat / 3); ++r) {
     const Schedule s = e->run(a, DispatchRule::fifo).schedule;
     const std::vector<double> span = device_spans(s, timed, o.devices);
     for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(span[d]);
   }
-  std::vector<double> med;
-  for (const auto& t : spans) med.push_back(median(t));
-  return med;
-}
-
-// The machine's level now: seconds of one 256^3 GEMM on the fastest device, every device busy,
-// from a ~10-20 ms burst (32 GEMMs per device, 2 runs after a warm-up).
-double gemm_level(const CalibrationOptions& o) {
-  const int reps = 32;
-  const std::vector<double> spans = gemm_spans(o, reps, 2);
-  return *std::min_element(spans.begin(), spans.end()) / reps;
-}
-
-// One round of the device-speed benchmark, appended to c.device_slowdown_rounds and
-// c.device_gemm_seconds_rounds. Per device: the median over runs of the span of 256 x 256 x 256
-// GEMMs (~0.1-0.3 s per device, every device busy) over the fastest device's, and per GEMM in
-// seconds. The kernel benchmarks are short bursts that a shared core runs at full speed, so the
-// fastest device is the one they describe.
-void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
-  const int reps = 384;
-  const std::vector<double> med = gemm_spans(o, reps, std::max(2, o.repeat / 3));
-  std::vector<double> per_gemm;
-  for (double m : med) per_gemm.push_back(m / reps);
+  std::vector<double> med, per_gemm;
+  for (const auto& t : spans) med.push_back(median(t)), per_gemm.push_back(med.back() / reps);
   const double fastest = *std::min_element(med.begin(), med.end());
   std::vector<double> out;
   for (double m : med) out.push_back(fastest > 0 ? m / fastest : 1.0);
@@ -734,18 +717,6 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& s, double lo, bo
   return f;
 }
 
-void level_to_best(std::vector<KernelSample>& kernels) {
-  double best = 0;
-  for (const KernelSample& k : kernels)
-    if (k.level_seconds > 0 && (best == 0 || k.level_seconds < best)) best = k.level_seconds;
-  for (KernelSample& k : kernels) {
-    if (!(k.level_seconds > best * (1 + kLevelNoise))) continue;
-    k.level_scale = best / k.level_seconds;
-    k.seconds *= k.level_scale;
-    for (double& s : k.device_seconds) s *= k.level_scale;
-  }
-}
-
 std::vector<double> persistent_slowdown(const std::vector<std::vector<double>>& rounds) {
   if (rounds.empty()) return {};
   std::vector<double> s(rounds.front().size(), 1.0);
@@ -800,9 +771,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.engine_overhead = engine_overhead(o);
   for (const KernelBench& kb : benches) {
     tick(kb.what);
-    const double level = kb.kind == "einsum" ? gemm_level(o) : 0;
     c.kernels.push_back(run_kernel_bench(kb, o));
-    c.kernels.back().level_seconds = level;
   }
   tick("copies");
   c.copies = copy_samples(o);
@@ -822,7 +791,6 @@ Calibration calibrate(const CalibrationOptions& o,
   device_slowdown_round(o, c);
   c.device_slowdown = persistent_slowdown(c.device_slowdown_rounds);
   use_fastest_device(c);
-  level_to_best(c.kernels);
   fit_device_model(c, fit_on, o);
   return c;
 }

@@ -141,25 +141,6 @@ TEST(CalibrateFakeEngine, CopiesByTheDestinationsCoreCostAtLeastTheirTime) {
   EXPECT_EQ(calibrate_fake({1.0, 1.0}, emulated).copy_share, 0.0);
 }
 
-// By hand: GEMM benchmarks at levels 500 us (the best), 560 us (12% above: noise) and 800 us (a
-// slow spell: 60% above) keep, keep and scale by 500 / 800 their seconds and per-device
-// seconds; a kernel without a level reference (elementwise) keeps its time whatever it reads.
-TEST(LevelToBest, GemmsMeasuredInASlowSpellTakeTheBestLevel) {
-  std::vector<KernelSample> k(4);
-  k[0].level_seconds = 500e-6, k[0].seconds = 1e-3;
-  k[1].level_seconds = 560e-6, k[1].seconds = 2e-3;
-  k[2].level_seconds = 800e-6, k[2].seconds = 4e-3, k[2].device_seconds = {4e-3, 4.8e-3};
-  k[3].seconds = 3e-3;
-  level_to_best(k);
-  EXPECT_DOUBLE_EQ(k[0].seconds, 1e-3);
-  EXPECT_DOUBLE_EQ(k[1].seconds, 2e-3);
-  EXPECT_DOUBLE_EQ(k[1].level_scale, 1.0);
-  EXPECT_NEAR(k[2].seconds, 2.5e-3, 1e-15);
-  EXPECT_NEAR(k[2].level_scale, 0.625, 1e-12);
-  EXPECT_NEAR(k[2].device_seconds[1], 3e-3, 1e-15);
-  EXPECT_DOUBLE_EQ(k[3].seconds, 3e-3);
-}
-
 // Per device, by hand: slower in one round only (1.38 in the first, 1.00 in the others) is not
 // slower; slower in two rounds but within the 25% noise in the third (1.3, 1.05, 1.4) is not
 // slower either, nor is 1.14-1.15 in every round (within the noise); slower in every round

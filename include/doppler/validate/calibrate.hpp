@@ -46,12 +46,6 @@ struct KernelSample {
   double out_bytes = 0;  ///< bytes of one op's output (the basis of kernels without FLOPs)
   double seconds = 0;    ///< median duration of one op (the fastest device's when they differ)
   std::vector<double> device_seconds;  ///< per device: its median (benchmarks; else empty)
-  /// GEMM benchmarks: the machine's level just before, seconds of one 256^3 GEMM (the fastest
-  /// device's, every device busy, a short burst); 0 = not measured.
-  double level_seconds = 0;
-  /// The factor `seconds` was scaled by to the calibration's best level (level_to_best()); 1 =
-  /// as measured.
-  double level_scale = 1;
 };
 
 /// Median time of one copy size.
@@ -149,18 +143,6 @@ FittedKernel fit_kernel(const std::vector<const KernelSample*>& samples, double 
 /// devices, Spearman 0.63 -> 0.86 on chainmm, 0.59 -> 0.91 on ffnn); a core shared with a busy
 /// process reads 1.67-2.17.
 constexpr double kDeviceSlowdownNoise = 0.25;
-
-/// GEMM benchmarks whose level reference reads more than this above the calibration's best are
-/// taken as measured in a slow spell of the machine and scaled to the best level.
-constexpr double kLevelNoise = 0.15;
-
-/// Scales every GEMM benchmark (KernelSample::level_seconds > 0) whose level reads more than
-/// kLevelNoise above the least level of the calibration by least / its level (seconds and
-/// device_seconds; level_scale records it). On the 2-vCPU VM the host slowed GEMMs 1.3-1.6x for
-/// seconds to minutes while elementwise kernels kept their speed (a profile calibrated in such a
-/// spell priced chainmm and ffnn 1.4-1.56x too long); a GEMM reference just before each GEMM
-/// benchmark sees the spell the benchmark ran in.
-void level_to_best(std::vector<KernelSample>& kernels);
 
 /// Rounds of the device-speed benchmark, spread over the calibration.
 constexpr int kDeviceSpeedRounds = 3;
