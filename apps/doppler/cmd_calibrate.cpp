@@ -177,10 +177,8 @@ void add_calibrate(CLI::App& app) {
           "taken from a busy destination: from its ops' time, or on MPI ranks, whose workers copy "
           "blocks in between ops, from the devices' spans; each device's speed, in three rounds: a "
           "device is written slower only where every round reads it more than {:.0f}% slower) and "
-          "write "
-          "a hardware profile that "
-          "makes the simulator predict it (use it with simulate/place/compare/validate-sim "
-          "--hardware).",
+          "write a hardware profile that makes the simulator predict it (use it with "
+          "simulate/place/compare/validate-sim --hardware).",
           100 * kDeviceSlowdownNoise));
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   cmd->add_option("-o,--output", o->output, "profile to write (doppler-hardware JSON)")->required();

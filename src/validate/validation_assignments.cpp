@@ -1,6 +1,6 @@
 // The assignments validate_sim() measures: every heuristic once, then random, skewed random and
 // perturbed ones, no placement twice.
-#include <algorithm>
+#include <iterator>
 #include <random>
 
 #include <fmt/format.h>
