@@ -85,11 +85,13 @@ void run_calibrate(const CalibrateOptions& o) {
     j["fit"] = c.fit;
     ojson ks = ojson::array();
     for (const KernelSample& k : c.kernels)
-      if (k.kind != "graph op")
+      if (k.kind != "graph op") {
         ks.push_back({{"kind", k.kind},
                       {"what", k.what},
                       {"seconds", k.seconds},
                       {"gflops", k.flops / k.seconds / 1e9}});
+        if (!k.pass_seconds.empty()) ks.back()["pass_seconds"] = k.pass_seconds;
+      }
     j["kernels"] = std::move(ks);
     ojson kc = ojson::object();
     for (const auto& [kernel, f] : c.kernel_costs)

@@ -260,7 +260,7 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
   }
   KernelSample k{kb.kind,  kb.kernel, kb.what,
                  kb.flops, kb.bytes,  4.0 * static_cast<double>(count(kb.out)),
-                 0,        {}};
+                 0,        {},        {}};
   std::vector<double> all;
   for (const auto& t : per_op) {
     k.device_seconds.push_back(median(t));
@@ -537,6 +537,7 @@ std::vector<KernelSample> graph_samples(const Graph& g, const CalibrationOptions
                    g.node(v).out_bytes,
                    g.node(v).out_bytes,
                    median(t[static_cast<std::size_t>(v)]),
+                   {},
                    {}});
   return out;
 }
@@ -589,6 +590,19 @@ void use_fastest_device(Calibration& c) {
   const auto fastest = static_cast<std::size_t>(std::min_element(s.begin(), s.end()) - s.begin());
   for (KernelSample& k : c.kernels)
     if (fastest < k.device_seconds.size()) k.seconds = k.device_seconds[fastest];
+}
+
+// A GEMM benchmark measured in passes (`first` and `later`) as one sample: seconds and each
+// device's seconds are the medians over the passes, pass_seconds each pass's.
+void merge_passes(KernelSample& first, const std::vector<KernelSample>& later) {
+  first.pass_seconds = {first.seconds};
+  for (const KernelSample& k : later) first.pass_seconds.push_back(k.seconds);
+  first.seconds = median(first.pass_seconds);
+  for (std::size_t d = 0; d < first.device_seconds.size(); ++d) {
+    std::vector<double> per_pass = {first.device_seconds[d]};
+    for (const KernelSample& k : later) per_pass.push_back(k.device_seconds.at(d));
+    first.device_seconds[d] = median(per_pass);
+  }
 }
 
 // One round of the device-speed benchmark, appended to c.device_slowdown_rounds and
@@ -759,7 +773,8 @@ Calibration calibrate(const CalibrationOptions& o,
   c.link = o.link.label();
   c.copy_mode = copy_mode_name(o.copies);
   const auto benches = standard_benchmarks();
-  const int steps = static_cast<int>(benches.size()) + 3 + kDeviceSpeedRounds + (o.graph ? 1 : 0);
+  const int steps = static_cast<int>(benches.size()) + 3 + kDeviceSpeedRounds + (kGemmPasses - 1) +
+                    (o.graph ? 1 : 0);
   int step = 0;
   const auto tick = [&](const std::string& what) {
     if (progress) progress(step, steps, what);
@@ -773,11 +788,18 @@ Calibration calibrate(const CalibrationOptions& o,
     tick(kb.what);
     c.kernels.push_back(run_kernel_bench(kb, o));
   }
+  std::vector<std::vector<KernelSample>> later_passes(benches.size());
+  const auto gemm_pass = [&](int pass) {
+    tick(fmt::format("GEMMs (pass {} of {})", pass, kGemmPasses));
+    for (std::size_t i = 0; i < benches.size(); ++i)
+      if (benches[i].kind == "einsum") later_passes[i].push_back(run_kernel_bench(benches[i], o));
+  };
   tick("copies");
   c.copies = copy_samples(o);
   c.burst_span = copy_burst_span(o);
   tick("device speeds (2)");  // after the copies: its full load would disturb their latencies
   device_slowdown_round(o, c);
+  gemm_pass(2);
   std::vector<KernelSample> fit_on;
   if (o.graph) {
     tick("graph " + o.graph->meta().name);
@@ -789,6 +811,9 @@ Calibration calibrate(const CalibrationOptions& o,
   measure_copy_share(o, c);
   tick("device speeds (3)");
   device_slowdown_round(o, c);
+  gemm_pass(3);
+  for (std::size_t i = 0; i < benches.size(); ++i)
+    if (!later_passes[i].empty()) merge_passes(c.kernels[i], later_passes[i]);
   c.device_slowdown = persistent_slowdown(c.device_slowdown_rounds);
   use_fastest_device(c);
   fit_device_model(c, fit_on, o);

@@ -286,6 +286,7 @@ TEST(CalibratedPrediction, KernelPointsFollowTheMeasuredSizes) {
                        12 * n * n,
                        4 * n * n,
                        2 * n * n * n / rate,
+                       {},
                        {}});
   std::vector<const KernelSample*> ptrs;
   for (const KernelSample& k : samples) ptrs.push_back(&k);
@@ -308,10 +309,10 @@ TEST(CalibratedPrediction, KernelPointsFollowTheMeasuredSizes) {
 // and the two get their mean (by hand: 3 and 2 us become 2.5 and 2.5; 4 us stays). Two samples of
 // one size are one point, their mean.
 TEST(CalibratedPrediction, KernelPointsPoolDecreasingTimes) {
-  std::vector<KernelSample> samples = {{"e", "exp", "a", 1000, 0, 0, 3e-6, {}},
-                                       {"e", "exp", "b", 2000, 0, 0, 2e-6, {}},
-                                       {"e", "exp", "c", 3000, 0, 0, 3.5e-6, {}},
-                                       {"e", "exp", "d", 3000, 0, 0, 4.5e-6, {}}};
+  std::vector<KernelSample> samples = {{"e", "exp", "a", 1000, 0, 0, 3e-6, {}, {}},
+                                       {"e", "exp", "b", 2000, 0, 0, 2e-6, {}, {}},
+                                       {"e", "exp", "c", 3000, 0, 0, 3.5e-6, {}, {}},
+                                       {"e", "exp", "d", 3000, 0, 0, 4.5e-6, {}, {}}};
   std::vector<const KernelSample*> ptrs;
   for (const KernelSample& k : samples) ptrs.push_back(&k);
   const FittedKernel f = fit_kernel(ptrs, 0, false);

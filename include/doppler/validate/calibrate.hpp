@@ -46,7 +46,16 @@ struct KernelSample {
   double out_bytes = 0;  ///< bytes of one op's output (the basis of kernels without FLOPs)
   double seconds = 0;    ///< median duration of one op (the fastest device's when they differ)
   std::vector<double> device_seconds;  ///< per device: its median (benchmarks; else empty)
+  /// GEMM benchmarks ("einsum"): `seconds` of each of the kGemmPasses passes spread over the
+  /// calibration; seconds and device_seconds are their medians. Empty for other kinds.
+  std::vector<double> pass_seconds;
 };
+
+/// Passes of each GEMM benchmark: at the start, after the copies and at the end of a calibration.
+/// The host's GEMM speed moves by up to 1.5x in spells of seconds (the 2-vCPU VM: a 512^3 GEMM
+/// benchmark at 53 GFLOP/s between 756 and 709 us probes, against ~65 usually), and the median of
+/// passes ~10 s apart outvotes one spell.
+constexpr int kGemmPasses = 3;
 
 /// Median time of one copy size.
 struct CopySample {
