@@ -788,6 +788,8 @@ Calibration calibrate(const CalibrationOptions& o,
     tick(kb.what);
     c.kernels.push_back(run_kernel_bench(kb, o));
   }
+  // The GEMM passes: this one, after the second and after the third device-speed round.
+  static_assert(kGemmPasses == 3, "calibrate() runs gemm_pass(2) and gemm_pass(3) below");
   std::vector<std::vector<KernelSample>> later_passes(benches.size());
   const auto gemm_pass = [&](int pass) {
     tick(fmt::format("GEMMs (pass {} of {})", pass, kGemmPasses));

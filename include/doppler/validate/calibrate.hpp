@@ -51,10 +51,10 @@ struct KernelSample {
   std::vector<double> pass_seconds;
 };
 
-/// Passes of each GEMM benchmark: at the start, after the copies and at the end of a calibration.
-/// The host's GEMM speed moves by up to 1.5x in spells of seconds (the 2-vCPU VM: a 512^3 GEMM
-/// benchmark at 53 GFLOP/s between 756 and 709 us probes, against ~65 usually), and the median of
-/// passes ~10 s apart outvotes one spell.
+/// Passes of each GEMM benchmark: with the other kernels, after the second and after the third
+/// device-speed round. The host's GEMM speed moves by up to 1.5x in spells of seconds (the 2-vCPU
+/// VM: a 512^3 GEMM benchmark measured in such a spell ran at 53 GFLOP/s, against ~65 usually),
+/// and the median of passes ~10 s apart outvotes one spell.
 constexpr int kGemmPasses = 3;
 
 /// Median time of one copy size.
