@@ -172,7 +172,8 @@ void add_calibrate(CLI::App& app) {
       "calibrate",
       fmt::format(
           "Measure the engine on this machine (kernel time per op kind and size with every device "
-          "busy, engine overhead per op, copy time per size (into busy receivers on the threads "
+          "busy, the GEMMs in {} passes spread over the calibration, each size their median, "
+          "engine overhead per op, copy time per size (into busy receivers on the threads "
           "backend, whose copy workers share their cores; into waiting ones on MPI ranks, whose "
           "workers take delivery between ops), and what each further copy of a burst "
           "adds: the link latency it occupies, the rest pipelined; and the share of a copy's time "
@@ -181,7 +182,7 @@ void add_calibrate(CLI::App& app) {
           "device is written slower only where every round reads it more than {:.0f}% slower) and "
           "write a hardware profile that makes the simulator predict it (use it with "
           "simulate/place/compare/validate-sim --hardware).",
-          100 * kDeviceSlowdownNoise));
+          kGemmPasses, 100 * kDeviceSlowdownNoise));
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   cmd->add_option("-o,--output", o->output, "profile to write (doppler-hardware JSON)")->required();
   cmd->add_option("--name", o->name, "profile name")->capture_default_str();
