@@ -127,7 +127,9 @@ void run_validate(const ValidateOptions& o) {
                     {"simulated", c.simulated},
                     {"measured", c.measured.median},
                     {"measured_min", c.measured.min},
-                    {"measured_max", c.measured.max}});
+                    {"measured_max", c.measured.max},
+                    {"runs", c.measured.makespans},
+                    {"run_positions", c.run_positions}});
     j["cases"] = std::move(cs);
     print_json(j);
     return;

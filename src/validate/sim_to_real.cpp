@@ -110,6 +110,7 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
   // the first of each round the slowest in all 8). measure_interleaved() shuffles its rounds
   // alike; it also merges identical placements, which validate-sim measures one by one.
   std::vector<std::vector<double>> ms(cases.size());
+  std::vector<std::vector<int>> positions(cases.size());
   std::vector<int> order(cases.size());
   std::iota(order.begin(), order.end(), 0);
   std::mt19937_64 rng(o.seed ^ kRoundOrderSeed);
@@ -118,8 +119,12 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
     std::shuffle(order.begin(), order.end(), rng);
     for (int i : order) {
       const double t = run(cases[static_cast<std::size_t>(i)].assignment, o.rule);
-      if (r >= o.warmup) ms[static_cast<std::size_t>(i)].push_back(t);
-      if (progress) progress(++done, n * rounds);
+      if (r >= o.warmup) {
+        ms[static_cast<std::size_t>(i)].push_back(t);
+        positions[static_cast<std::size_t>(i)].push_back(done);
+      }
+      ++done;
+      if (progress) progress(done, n * rounds);
     }
   }
   ValidationResult res;
@@ -132,6 +137,7 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
     c.assignment.method = c.method;
     c.simulated = problem.simulator().makespan(cases[ui].assignment, o.rule);
     c.measured = summarize_makespans(ms[ui]);
+    c.run_positions = positions[ui];
     sim.push_back(c.simulated);
     med.push_back(c.measured.median);
     mins.push_back(c.measured.min);

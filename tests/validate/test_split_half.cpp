@@ -2,6 +2,7 @@
 // known: none (the halves agree exactly) and nothing but noise (they do not agree at all).
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -103,6 +104,35 @@ TEST(SplitHalf, ALevelOffByACommonFactorIsWarnedAbout) {
   EXPECT_EQ(level_warning(1.0), "");
   EXPECT_EQ(level_warning(1.2), "");
   EXPECT_NE(level_warning(1.3), "");
+}
+
+// Every measured run says when it ran: an engine that returns its own call count as the makespan
+// makes each run's value its position, so positions and values must agree run by run; with 2
+// warm-up rounds the first 2n positions are unmeasured, every later one is measured exactly once,
+// and each assignment runs once per round (its k-th run in round 2 + k).
+TEST(SplitHalf, EachRunKeepsItsPositionInTheSequence) {
+  const Graph g = two_chains();
+  const Problem problem(g, Platform::hardware(load_hardware_profile("p100"), 4));
+  ValidationOptions o = options(5);
+  o.warmup = 2;
+  const int n = static_cast<int>(
+      validation_assignments(problem, o.assignments, o.seed, o.search_budget).size());
+  int calls = 0;
+  const RunMakespan clock = [&](const Assignment&, DispatchRule) { return 1.0 + calls++; };
+  const ValidationResult r = validate_sim(problem, clock, o);
+  ASSERT_EQ(calls, 7 * n);
+  std::vector<int> seen(static_cast<std::size_t>(calls), 0);
+  for (const ValidationCase& c : r.cases) {
+    ASSERT_EQ(c.run_positions.size(), 5u) << c.method;
+    ASSERT_EQ(c.measured.makespans.size(), 5u) << c.method;
+    for (std::size_t k = 0; k < 5; ++k) {
+      const int p = c.run_positions[k];
+      EXPECT_DOUBLE_EQ(c.measured.makespans[k], 1.0 + p) << c.method;
+      EXPECT_EQ(p / n, 2 + static_cast<int>(k)) << c.method;
+      ++seen[static_cast<std::size_t>(p)];
+    }
+  }
+  for (int p = 0; p < calls; ++p) EXPECT_EQ(seen[static_cast<std::size_t>(p)], p < 2 * n ? 0 : 1);
 }
 
 // One measured run per assignment has no halves.

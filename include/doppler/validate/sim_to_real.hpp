@@ -58,6 +58,9 @@ struct ValidationCase {
   Assignment assignment;  ///< the placement itself (method set), e.g. to re-simulate it later
   double simulated = 0;   ///< simulator makespan (seconds)
   Measurement measured;   ///< engine makespans (seconds; median_run left empty)
+  /// When each measured run ran: its position (0-based, warm-up runs counted) in the sequence
+  /// of all runs of the validation, one per entry of measured.makespans.
+  std::vector<int> run_positions;
 };
 
 /// The comparison over every case.
