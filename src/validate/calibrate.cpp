@@ -788,20 +788,22 @@ Calibration calibrate(const CalibrationOptions& o,
     tick(kb.what);
     c.kernels.push_back(run_kernel_bench(kb, o));
   }
-  // The GEMM passes: this one, after the second and after the third device-speed round.
-  static_assert(kGemmPasses == 3, "calibrate() runs gemm_pass(2) and gemm_pass(3) below");
+  // The GEMM passes: the first with the kernels above, then after the other kernels, after the
+  // second device-speed round, after the copies on busy cores and after the third round.
+  static_assert(kGemmPasses == 5, "calibrate() runs gemm_pass(2) to gemm_pass(5) below");
   std::vector<std::vector<KernelSample>> later_passes(benches.size());
   const auto gemm_pass = [&](int pass) {
     tick(fmt::format("GEMMs (pass {} of {})", pass, kGemmPasses));
     for (std::size_t i = 0; i < benches.size(); ++i)
       if (benches[i].kind == "einsum") later_passes[i].push_back(run_kernel_bench(benches[i], o));
   };
+  gemm_pass(2);
   tick("copies");
   c.copies = copy_samples(o);
   c.burst_span = copy_burst_span(o);
   tick("device speeds (2)");  // after the copies: its full load would disturb their latencies
   device_slowdown_round(o, c);
-  gemm_pass(2);
+  gemm_pass(3);
   std::vector<KernelSample> fit_on;
   if (o.graph) {
     tick("graph " + o.graph->meta().name);
@@ -811,9 +813,10 @@ Calibration calibrate(const CalibrationOptions& o,
   fit_link_model(c);
   tick("copies on busy cores");
   measure_copy_share(o, c);
+  gemm_pass(4);
   tick("device speeds (3)");
   device_slowdown_round(o, c);
-  gemm_pass(3);
+  gemm_pass(5);
   for (std::size_t i = 0; i < benches.size(); ++i)
     if (!later_passes[i].empty()) merge_passes(c.kernels[i], later_passes[i]);
   c.device_slowdown = persistent_slowdown(c.device_slowdown_rounds);

@@ -191,9 +191,10 @@ TEST(CalibrateFakeEngine, ASlowSpellInOneRoundIsNotASlowerDevice) {
   }
 }
 
-// Every benchmark graph runs at 1.5x its time the first time it is measured (a slow spell of the
-// host) and at full speed after: the GEMM benchmarks, measured in kGemmPasses passes, keep the
-// median of (1.5 t, t, t) = t; the others, measured once, keep 1.5 t.
+// Every benchmark graph runs at 1.5x its time the first two times it is measured (a slow spell of
+// the host covering two passes, as seen on the 2-vCPU VM) and at full speed after: the GEMM
+// benchmarks, measured in kGemmPasses = 5 passes, keep the median of (1.5 t, 1.5 t, t, t, t) = t
+// (three passes would have kept 1.5 t); the others, measured once, keep 1.5 t.
 TEST(CalibrateFakeEngine, AGemmBenchmarkInASlowSpellIsOutvotedByItsOtherPasses) {
   CalibrationOptions o;
   o.devices = 2;
@@ -206,9 +207,9 @@ TEST(CalibrateFakeEngine, AGemmBenchmarkInASlowSpellIsOutvotedByItsOtherPasses) 
       key +=
           fmt::format(" {}:{}:{}", n.exec ? n.exec->op + n.exec->einsum : "", n.flops, n.out_bytes);
     }
-    const bool first = (*seen)[key]++ == 0;
+    const bool spell = (*seen)[key]++ < 2;
     const bool speed = g.num_nodes() == 2 * (1 + 384);
-    const double s = first && !speed ? 1.5 : 1.0;
+    const double s = spell && !speed ? 1.5 : 1.0;
     return std::make_unique<FakeEngine>(g, std::vector<double>{s, s});
   };
   const Calibration c = calibrate(o);
@@ -218,8 +219,10 @@ TEST(CalibrateFakeEngine, AGemmBenchmarkInASlowSpellIsOutvotedByItsOtherPasses) 
     if (k.kind == "einsum") {
       ++gemms;
       ASSERT_EQ(k.pass_seconds.size(), static_cast<std::size_t>(kGemmPasses)) << k.what;
+      ASSERT_EQ(kGemmPasses, 5);
       EXPECT_NEAR(k.pass_seconds[0], 1.5 * t, 1e-9 * t) << k.what;
-      EXPECT_NEAR(k.pass_seconds[1], t, 1e-9 * t) << k.what;
+      EXPECT_NEAR(k.pass_seconds[1], 1.5 * t, 1e-9 * t) << k.what;
+      EXPECT_NEAR(k.pass_seconds[2], t, 1e-9 * t) << k.what;
       EXPECT_NEAR(k.seconds, t, 1e-9 * t) << k.what;
       EXPECT_NEAR(k.device_seconds[1], t, 1e-9 * t) << k.what;
     } else {

@@ -51,11 +51,13 @@ struct KernelSample {
   std::vector<double> pass_seconds;
 };
 
-/// Passes of each GEMM benchmark: with the other kernels, after the second and after the third
-/// device-speed round. The host's GEMM speed moves by up to 1.5x in spells of seconds (the 2-vCPU
-/// VM: a 512^3 GEMM benchmark measured in such a spell ran at 53 GFLOP/s, against ~65 usually),
-/// and the median of passes ~10 s apart outvotes one spell.
-constexpr int kGemmPasses = 3;
+/// Passes of each GEMM benchmark: with the other kernels, after them, after the second
+/// device-speed round, after the copies on busy cores and after the third round. The host's GEMM
+/// speed moves by up to 1.8x in spells of seconds (the 2-vCPU VM: a 512^3 GEMM benchmark ran at
+/// 53 GFLOP/s in such a spell, against ~63 usually); the median of passes spread over the
+/// calibration outvotes spells covering up to two of them (three passes read 77.5, 41.6, 49.1
+/// GFLOP/s in one calibration, and the runs after it went at ~62).
+constexpr int kGemmPasses = 5;
 
 /// Median time of one copy size.
 struct CopySample {
