@@ -105,6 +105,9 @@ void run_calibrate(const CalibrateOptions& o) {
     j["device_slowdown"] = c.device_slowdown;
     j["device_slowdown_rounds"] = c.device_slowdown_rounds;
     j["device_gemm_seconds_rounds"] = c.device_gemm_seconds_rounds;
+    j["device_gemm_alone_rounds"] = c.device_gemm_alone_rounds;
+    j["contention"] = c.contention;
+    j["contention_rounds"] = c.contention_rounds;
     print_json(j);
     return;
   }
@@ -150,6 +153,11 @@ void run_calibrate(const CalibrateOptions& o) {
       "{:<18}{} (the fastest device's 256^3 GEMM, every device busy, in each round: a level "
       "that moves between rounds is a machine whose speed changed during the calibration)\n",
       "machine level", fmt::join(levels, " | "));
+  std::cout << fmt::format(
+      "{:<18}{:.3f} of a device's time is lost while the others compute (1 - a 256^3 GEMM alone "
+      "over the same with every device busy, median of the rounds: {:.3f}); kernels are priced "
+      "alone, their busy times x {:.3f}\n",
+      "contention", c.contention, fmt::join(c.contention_rounds, " | "), 1 - c.contention);
   std::cout << fmt::format("{:<18}latency {} (+ {} pipelined delay), bandwidth {:.3g} B/s ({})\n",
                            "link model", t(c.latency), t(c.delay), c.bandwidth, o.topology);
   std::cout << fmt::format(
@@ -179,8 +187,10 @@ void add_calibrate(CLI::App& app) {
           "adds: the link latency it occupies, the rest pipelined; and the share of a copy's time "
           "taken from a busy destination: from its ops' time, or on MPI ranks, whose workers copy "
           "blocks in between ops, from the devices' spans; each device's speed, in three rounds: a "
-          "device is written slower only where every round reads it more than {:.0f}% slower) and "
-          "write a hardware profile that makes the simulator predict it (use it with "
+          "device is written slower only where every round reads it more than {:.0f}% slower; in "
+          "each round also each device's GEMMs alone, the others idle: the time a device loses "
+          "to the others' compute, its contention, with which the profile prices every kernel "
+          "alone) and write a hardware profile that makes the simulator predict it (use it with "
           "simulate/place/compare/validate-sim --hardware).",
           kGemmPasses, 100 * kDeviceSlowdownNoise));
   add_devices_option(*cmd, o->devices, false)->capture_default_str();

@@ -28,7 +28,8 @@ CostModel::CostModel(std::string name, CostUnit unit, std::vector<double> work,
   if (devices_ < 1 || dev_.overhead.size() != p || dev_.slots.size() != p ||
       dev_.latency.size() != p * p || dev_.time_per_size.size() != p * p ||
       (!dev_.delay.empty() && dev_.delay.size() != p * p) ||
-      (!dev_.copy_share.empty() && dev_.copy_share.size() != p))
+      (!dev_.copy_share.empty() && dev_.copy_share.size() != p) ||
+      (!dev_.contention.empty() && dev_.contention.size() != p))
     throw InputError("cost model '" + name_ + "': inconsistent device tables");
   finish();
 }

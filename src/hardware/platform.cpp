@@ -90,6 +90,7 @@ CostModel Platform::cost_model(const Graph& g) const {
     dev.overhead.push_back(spec.launch_overhead);
     dev.slots.push_back(spec.slots);
     dev.copy_share.push_back(spec.copy_share);
+    dev.contention.push_back(spec.contention);
   }
   dev.latency.assign(p * p, 0.0);
   dev.delay.assign(p * p, 0.0);

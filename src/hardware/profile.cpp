@@ -46,9 +46,14 @@ DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr
     if (d.copy_share < 0 || d.copy_share > kMaxCopyShare)
       doc.fail(ptr + "/copy_share", fmt::format("copy_share must be in [0, {}]", kMaxCopyShare));
   }
+  if (j.contains("contention")) {
+    d.contention = doc.number(j["contention"], ptr + "/contention");
+    if (d.contention < 0 || d.contention > kMaxContention)
+      doc.fail(ptr + "/contention", fmt::format("contention must be in [0, {}]", kMaxContention));
+  }
   for (const auto& [key, v] : j.items()) {
     static const char* known[] = {"name",  "peak_flops", "efficiency", "launch_overhead",
-                                  "slots", "copy_share"};
+                                  "slots", "copy_share", "contention"};
     bool ok = key.ends_with("source");
     for (const char* k : known) ok = ok || key == k;
     if (!ok) doc.fail(ptr + "/" + key, fmt::format("unknown device field '{}'", key));

@@ -233,7 +233,8 @@ bool devices_interchangeable(const Problem& problem) {
   for (std::size_t d = 1; d < pu; ++d)
     if (dc.time_per_work[d] != dc.time_per_work[0] || dc.overhead[d] != dc.overhead[0] ||
         dc.slots[d] != dc.slots[0] ||
-        (!dc.copy_share.empty() && dc.copy_share[d] != dc.copy_share[0]))
+        (!dc.copy_share.empty() && dc.copy_share[d] != dc.copy_share[0]) ||
+        (!dc.contention.empty() && dc.contention[d] != dc.contention[0]))
       return false;
   // Routes: one dedicated link per ordered pair, all of the same latency and bandwidth.
   const HardwareProfile& hw = pl.profile();

@@ -8,6 +8,9 @@
 //   charged copies (copy_share > 0): a transfer sent to a device adds share x its link occupancy
 //              to the device's sent copy time; an op finishing there first runs on for what was
 //              sent since it started (or last ran on), then finishes
+//   contention (contention k > 0): the run keeps the integral over time of the count of devices
+//              computing; an op due to finish first runs on for k x the time it ran beside other
+//              devices' compute (weighted by their share) not yet added, until none is left
 // Templated on recording (a full Schedule) and on the dispatch rule, so the makespan-only fifo
 // loop carries no dead branches. Every hot step is forced inline.
 #include <algorithm>
@@ -45,6 +48,7 @@ struct SimState {
   std::vector<int> q_size, free_slots;          ///< P
   std::vector<double> link_free, started_work;  ///< per link; per device (compute started)
   std::vector<double> copy_sent, copy_prior, copy_at, copy_charged;  ///< charged copies (P, N)
+  SimWorkspace::Contention contention;  ///< contention (DeviceSpec::contention > 0)
 };
 
 /// What a resumable run (SimRun<false, false, true>) reads and writes.
@@ -135,6 +139,7 @@ private:
       ws_.copy_at = st.copy_at;
       ws_.copy_charged = st.copy_charged;
     }
+    if (s_.contended_) ws_.contention = st.contention;
     for (std::size_t d = 0; d < p_ && bounded_; ++d)
       ws_.dev_work[d] = hooks_->device_work[d] - st.started_work[d];
     makespan_ = st.makespan;
@@ -168,6 +173,7 @@ private:
       st.copy_at = ws_.copy_at;
       st.copy_charged = ws_.copy_charged;
     }
+    if (s_.contended_) st.contention = ws_.contention;
   }
 
   // --- preparation ---------------------------------------------------------------------------
@@ -185,6 +191,14 @@ private:
       ws_.copy_prior.assign(p_, 0.0);
       ws_.copy_at.assign(p_, -1.0);
       ws_.copy_charged.assign(n_, 0.0);
+    }
+    if (s_.contended_) {
+      auto& c = ws_.contention;
+      c.busy = 0;
+      c.integral = c.at = 0;
+      c.start_integral.assign(n_, 0.0);
+      c.start_time.assign(n_, 0.0);
+      c.charged.assign(n_, 0.0);
     }
     if constexpr (kResume) {
       std::fill(ws_.dev_started.begin(), ws_.dev_started.end(), 0.0);
@@ -375,6 +389,7 @@ private:
   DOPPLER_INLINE void start_op(NodeId v, std::size_t d, double t) {
     const double c = compute(static_cast<std::size_t>(v), d);
     const double f = t + c;
+    if (s_.contended_) start_contended(static_cast<std::size_t>(v), d, t);
     --free_slots_[d];
     if (s_.copies_charged_) ws_.copy_charged[static_cast<std::size_t>(v)] = copies_before(d, t);
     ws_.events.push(f, {v, kFinished});
@@ -466,13 +481,20 @@ private:
   }
 
   // Op u was due to finish on d at t: when copies were charged to d since it started (or last
-  // ran on), it runs on for their time and finishes later (true); else it finishes now.
+  // ran on), or it lost time to contention not yet added, it runs on for that time and finishes
+  // later (true); else it finishes now.
   DOPPLER_INLINE bool run_on(NodeId u, std::size_t d, double t) {
     const auto i = static_cast<std::size_t>(u);
-    const double sent = copies_before(d, t);
-    const double extra = sent - ws_.copy_charged[i];
+    double extra = 0;
+    if (s_.copies_charged_) {
+      const double sent = copies_before(d, t);
+      if (sent > ws_.copy_charged[i]) {
+        extra += sent - ws_.copy_charged[i];
+        ws_.copy_charged[i] = sent;
+      }
+    }
+    if (s_.contended_) extra += contention_owed(i, d, t);
     if (extra <= 0) return false;
-    ws_.copy_charged[i] = sent;
     const double f = t + extra;
     ws_.events.push(f, {u, kFinished});
     makespan_ = std::max(makespan_, f);
@@ -484,6 +506,45 @@ private:
     return true;
   }
 
+  // --- contention --------------------------------------------------------------------------------
+  // Brings the integral of the count of computing devices up to t (before the count changes).
+  DOPPLER_INLINE void advance_busy(double t) {
+    auto& c = ws_.contention;
+    c.integral += c.busy * (t - c.at);
+    c.at = t;
+  }
+
+  // Op v starts on d at t: d computes from now on (if it did not), and v notes where it started.
+  DOPPLER_INLINE void start_contended(std::size_t v, std::size_t d, double t) {
+    auto& c = ws_.contention;
+    advance_busy(t);
+    if (free_slots_[d] == s_.slots_[d]) ++c.busy;
+    c.start_integral[v] = c.integral;
+    c.start_time[v] = t;
+    c.charged[v] = 0;
+  }
+
+  // Op v freed a slot of d at t: d stops computing when no op of its own is left.
+  DOPPLER_INLINE void stop_contended(std::size_t d, double t) {
+    advance_busy(t);
+    if (free_slots_[d] == s_.slots_[d]) --ws_.contention.busy;
+  }
+
+  // Time op v on d still owes to contention at t: k x the other devices' compute during its run
+  // (the integral of the computing devices less d's own run, over the other P - 1 devices), less
+  // what was already added. Each run-on adds what is owed so far, so the owed time shrinks by a
+  // factor k x share per round; below kContentionTol of the run it is dropped.
+  DOPPLER_INLINE double contention_owed(std::size_t v, std::size_t d, double t) {
+    auto& c = ws_.contention;
+    const double ran = t - c.start_time[v];
+    const double integral = c.integral + c.busy * (t - c.at);
+    const double beside = std::max(0.0, integral - c.start_integral[v] - ran) / double(p_ - 1);
+    const double owed = s_.contention_[d] * beside - c.charged[v];
+    if (owed <= kContentionTol * ran) return 0;
+    c.charged[v] += owed;
+    return owed;
+  }
+
   DOPPLER_INLINE void arrive(NodeId w, double t) {
     if (--pending_[w] == 0) make_ready(w, t);
   }
@@ -491,8 +552,10 @@ private:
   // Frees the op's slot, delivers its output to local consumers and sends it to remote ones.
   DOPPLER_INLINE void op_finished(NodeId u, std::size_t e0, std::size_t e1, double t) {
     const DeviceId src = dev_[u];
-    if (s_.copies_charged_ && run_on(u, static_cast<std::size_t>(src), t)) return;
+    if ((s_.copies_charged_ || s_.contended_) && run_on(u, static_cast<std::size_t>(src), t))
+      return;
     ++free_slots_[src];
+    if (s_.contended_) stop_contended(static_cast<std::size_t>(src), t);
     if constexpr (kResume) ++finished_;
     touch(static_cast<std::size_t>(src));
     bool remote = false;
@@ -611,6 +674,8 @@ private:
   // Early abort (Simulator::makespan_below): the cutoff with its rounding slack, whether one is
   // set, whether the run stopped, and the bound that stopped it.
   static constexpr double kCutoffSlack = 1e-9;
+  // Contention owed below this share of an op's run so far ends its run-ons.
+  static constexpr double kContentionTol = 1e-7;
   double cutoff_;
   bool bounded_;
   bool aborted_ = false;

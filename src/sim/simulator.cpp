@@ -75,6 +75,8 @@ Simulator::Simulator(const Graph& g, const Platform& platform)
   route_inv_bw_ = dc.time_per_size;
   copy_share_ = dc.copy_share.empty() ? std::vector<double>(p, 0.0) : dc.copy_share;
   for (double x : copy_share_) copies_charged_ = copies_charged_ || x > 0;
+  contention_ = dc.contention.empty() ? std::vector<double>(p, 0.0) : dc.contention;
+  for (double x : contention_) contended_ = contended_ || (x > 0 && p_ > 1);
   const HardwareProfile& hw = platform.profile();
   num_links_ = static_cast<int>(hw.links.size());
   route_begin_.assign(p * p + 1, 0);

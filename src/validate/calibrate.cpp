@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "doppler/engine/engine.hpp"
@@ -605,17 +606,12 @@ void merge_passes(KernelSample& first, const std::vector<KernelSample>& later) {
   }
 }
 
-// One round of the device-speed benchmark, appended to c.device_slowdown_rounds and
-// c.device_gemm_seconds_rounds. Per device: the median over runs of the span of 256 x 256 x 256
-// GEMMs (~0.1-0.3 s per device, every device busy) over the fastest device's, and per GEMM in
-// seconds. The kernel benchmarks are short bursts that a shared core runs at full speed, so the
-// fastest device is the one they describe.
-void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
+// The device-speed benchmark's graph: `reps` 256 x 256 x 256 GEMMs on each device of `on`, all
+// reading one input block of their device; `timed` receives the GEMMs.
+Graph gemm_round_graph(const std::vector<DeviceId>& on, int reps, BenchGraph& bg,
+                       std::vector<NodeId>& timed) {
   const std::int64_t n = 256;
-  const int reps = 384;
-  BenchGraph bg;
-  std::vector<NodeId> timed;
-  for (DeviceId d = 0; d < o.devices; ++d) {
+  for (const DeviceId d : on) {
     const NodeId x = bg.input({n, n});
     bg.place(x, d);
     for (int r = 0; r < reps; ++r) {
@@ -623,7 +619,15 @@ void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
       bg.place(timed.back(), d);
     }
   }
-  const Graph g = bg.build();
+  return bg.build();
+}
+
+// Per device of `on`: the median over runs (after a warm-up) of the span of its GEMMs, seconds.
+std::vector<double> gemm_round_spans(const CalibrationOptions& o, const std::vector<DeviceId>& on,
+                                     int reps) {
+  BenchGraph bg;
+  std::vector<NodeId> timed;
+  const Graph g = gemm_round_graph(on, reps, bg, timed);
   const auto e = make_engine(o, g, benchmark_engine(o, o.devices));
   const Assignment a = bg.assignment(o.devices);
   std::vector<std::vector<double>> spans(static_cast<std::size_t>(o.devices));
@@ -633,13 +637,50 @@ void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
     const std::vector<double> span = device_spans(s, timed, o.devices);
     for (std::size_t d = 0; d < spans.size(); ++d) spans[d].push_back(span[d]);
   }
-  std::vector<double> med, per_gemm;
-  for (const auto& t : spans) med.push_back(median(t)), per_gemm.push_back(med.back() / reps);
+  std::vector<double> med;
+  for (const DeviceId d : on) med.push_back(median(spans[static_cast<std::size_t>(d)]));
+  return med;
+}
+
+// One round of the device-speed benchmark, appended to c.device_slowdown_rounds,
+// c.device_gemm_seconds_rounds, c.device_gemm_alone_rounds and c.contention_rounds. Per device:
+// the median over runs of the span of 384 GEMMs of 256 x 256 x 256 (~0.1-0.3 s per device,
+// every device busy) over the fastest device's, and per GEMM in seconds; then each device's
+// GEMMs alone (the others idle), and the time lost to the others' compute. The kernel
+// benchmarks are short bursts that a shared core runs at full speed, so the fastest device is
+// the one they describe.
+void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
+  const int reps = 384;
+  std::vector<DeviceId> all;
+  for (DeviceId d = 0; d < o.devices; ++d) all.push_back(d);
+  const std::vector<double> med = gemm_round_spans(o, all, reps);
+  std::vector<double> per_gemm, alone;
+  for (double m : med) per_gemm.push_back(m / reps);
+  for (DeviceId d = 0; d < o.devices && o.devices > 1; ++d)
+    alone.push_back(gemm_round_spans(o, {d}, reps).front() / reps);
   const double fastest = *std::min_element(med.begin(), med.end());
   std::vector<double> out;
   for (double m : med) out.push_back(fastest > 0 ? m / fastest : 1.0);
   c.device_slowdown_rounds.push_back(std::move(out));
+  const double busy = median(per_gemm);
+  c.contention_rounds.push_back(alone.empty() || busy <= 0 ? 0.0 : 1 - median(alone) / busy);
   c.device_gemm_seconds_rounds.push_back(std::move(per_gemm));
+  c.device_gemm_alone_rounds.push_back(std::move(alone));
+}
+
+// Prices every kernel alone (Calibration::contention): the benchmarks ran with every device
+// busy, which the simulator's contention adds back. The per-op overhead (the engine's hand-off)
+// stays as measured.
+void price_alone(Calibration& c) {
+  c.contention = persistent_contention(c.contention_rounds);
+  const double f = 1 - c.contention;
+  c.peak_flops /= f;
+  for (auto& [name, k] : c.kernel_costs) {
+    KernelCost& cost = k.cost;
+    cost.seconds_per_op *= f, cost.seconds_per_flop *= f, cost.seconds_per_byte *= f;
+    cost.seconds_per_input_byte *= f;
+    for (KernelPoint& pt : cost.points) pt.seconds *= f;
+  }
 }
 
 // The einsum's floor per byte read (KernelCost::seconds_per_input_byte): the median over the
@@ -744,6 +785,13 @@ std::vector<double> persistent_slowdown(const std::vector<std::vector<double>>& 
   return s;
 }
 
+double persistent_contention(const std::vector<double>& rounds) {
+  const bool every_round =
+      !rounds.empty() &&
+      std::all_of(rounds.begin(), rounds.end(), [](double x) { return x > kContentionNoise; });
+  return every_round ? std::clamp(median(rounds), 0.0, kMaxContention) : 0.0;
+}
+
 double copy_share_floor(const CalibrationOptions& o) {
   const bool own_core = o.receiver_copies || o.copies == CopyMode::worker;
   return own_core && !o.link.enabled() ? 1.0 : 0.0;
@@ -822,6 +870,7 @@ Calibration calibrate(const CalibrationOptions& o,
   c.device_slowdown = persistent_slowdown(c.device_slowdown_rounds);
   use_fastest_device(c);
   fit_device_model(c, fit_on, o);
+  price_alone(c);
   return c;
 }
 
@@ -862,6 +911,11 @@ std::string calibration_profile_json(const Calibration& c, const std::string& na
     dev["efficiency"] = 1.0;
     dev["launch_overhead"] = c.launch_overhead;
     dev["launch_overhead_source"] = "the engine's own hand-off cost per op (a chain of empty ops)";
+    dev["contention"] = c.contention;
+    dev["contention_source"] = fmt::format(
+        "1 - (256^3 GEMM alone) / (with every device busy), median of {} rounds ({:.3f}); kernel "
+        "prices are the busy times x {:.3g}",
+        c.contention_rounds.size(), fmt::join(c.contention_rounds, ", "), 1 - c.contention);
     dev["copy_share"] = c.copy_share;
     dev["copy_share_source"] = fmt::format(
         "busy devices' time added per incoming copy over its port occupancy: {} copies of {} KB "

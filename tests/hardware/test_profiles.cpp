@@ -155,6 +155,9 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
       err(R"("device": {"peak_flops": {"f32": 1}, "copy_share": 4.5}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
       "h.json:2: copy_share must be in [0, 4]");
   EXPECT_EQ(
+      err(R"("device": {"peak_flops": {"f32": 1}, "contention": 1}, "count": 1, "topology": {"kind": "ring", "link": {"bandwidth": 1}})"),
+      "h.json:2: contention must be in [0, 0.9]");
+  EXPECT_EQ(
       err(dev +
           R"("topology": {"kind": "pcie-tree", "switches": [[0]], "device_link": {"bandwidth": 1}, "switch_link": {"bandwidth": 1}, "host_bridge": {"bandwidth": 1}})"),
       "h.json:3: device 1 is under no switch");

@@ -72,6 +72,8 @@ TEST(EarlyAbort, SameDecisionWithPerEdgeCostsAndHardwareProfiles) {
     check_cutoffs(Simulator(hg, Platform::hardware(load_hardware_profile("p100"), 4)), rng, 20);
     HardwareProfile charged = load_hardware_profile("cpu");
     for (DeviceSpec& d : charged.devices) d.copy_share = 1;  // copies delay the running ops
+    check_cutoffs(Simulator(hg, Platform::hardware(charged, 2)), rng, 20);
+    for (DeviceSpec& d : charged.devices) d.contention = 0.4;  // and the others' compute too
     check_cutoffs(Simulator(hg, Platform::hardware(std::move(charged), 2)), rng, 20);
   }
 }

@@ -161,6 +161,34 @@ TEST(HardwareHand, CopiesSentWhileAnOpRunsOnAreChargedToo) {
   EXPECT_DOUBLE_EQ(run(g, unit_profile(2, kAllToAll), dev).makespan, 14.0);
 }
 
+// Contention 0.2 on 2 devices: a (10 FLOPs) on device 0 and b (5 FLOPs) on device 1 start at 0.
+// b runs beside a all along: it owes 0.2 of its whole run, b = 5 + 0.2 b, so it ends at 6.25.
+// a ran beside b for 6.25: a = 10 + 0.2 x 6.25 = 11.25. Alone on one device: 10 + 5 = 15.
+TEST(HardwareHand, ContentionSlowsOpsForTheTimeOtherDevicesCompute) {
+  const Graph g = phys_graph({{10, 0}, {5, 0}}, {});
+  HardwareProfile hw = unit_profile(2, kAllToAll);
+  for (DeviceSpec& d : hw.devices) d.contention = 0.2;
+  const Schedule s = run(g, hw, {0, 1});
+  EXPECT_NEAR(s.finish[1], 6.25, 1e-5);
+  EXPECT_NEAR(s.finish[0], 11.25, 1e-5);
+  EXPECT_NEAR(s.makespan, 11.25, 1e-5);
+  EXPECT_NEAR(s.busy[0] + s.busy[1], 17.5, 1e-5);
+  EXPECT_DOUBLE_EQ(run(g, hw, {0, 0}).makespan, 15.0);
+  EXPECT_DOUBLE_EQ(run(g, unit_profile(2, kAllToAll), {0, 1}).makespan, 10.0);
+}
+
+// Contention counts the share of the other devices computing: on 3 devices with contention 0.5,
+// a (12 FLOPs) on device 0 beside b (4 FLOPs) on device 1 (device 2 idle) runs beside half the
+// others for b's run: b = 4 + 0.5 x 0.5 b, ends at 16/3; a = 12 + 0.25 x 16/3 = 40/3.
+TEST(HardwareHand, ContentionIsWeightedByTheShareOfOtherDevicesComputing) {
+  const Graph g = phys_graph({{12, 0}, {4, 0}}, {});
+  HardwareProfile hw = unit_profile(3, kAllToAll);
+  for (DeviceSpec& d : hw.devices) d.contention = 0.5;
+  const Schedule s = run(g, hw, {0, 1});
+  EXPECT_NEAR(s.finish[1], 16.0 / 3, 1e-5);
+  EXPECT_NEAR(s.makespan, 40.0 / 3, 1e-5);
+}
+
 // Two slots per device: independent ops run at the same time.
 TEST(HardwareHand, SlotsRunOpsConcurrently) {
   const Graph g = phys_graph({{3, 0}, {3, 0}, {3, 0}}, {});

@@ -102,7 +102,8 @@ TEST(Incremental, ExactWithPerEdgeCostsAndOnHardwareProfiles) {
     const Graph g = test::edge_cost_graph(c, edges);
     check_sequence(Simulator(g, Platform::reference(4)), rng, 150, 8);
   }
-  for (const char* profile : {"p100", "v100", "h100x16", "cpu", "cpu+copy_share"}) {
+  for (const char* profile : {"p100", "v100", "h100x16", "cpu", "cpu+copy_share", "cpu+contention",
+                              "cpu+copy_share+contention"}) {
     workloads::RandomDagParams params;
     params.ops = 150;
     params.width = 10;
@@ -111,8 +112,10 @@ TEST(Incremental, ExactWithPerEdgeCostsAndOnHardwareProfiles) {
     const Graph g = workloads::generate_random_dag(params);
     const std::string name = profile;
     HardwareProfile hw = load_hardware_profile(name.substr(0, name.find('+')));
-    if (name.ends_with("+copy_share"))  // copies charged to the destination's running ops
-      for (DeviceSpec& d : hw.devices) d.copy_share = 1;
+    for (DeviceSpec& d : hw.devices) {
+      if (name.find("+copy_share") != std::string::npos) d.copy_share = 1;  // charged copies
+      if (name.ends_with("+contention")) d.contention = 0.3;  // slowed by the others' compute
+    }
     const int p = std::min(4, hw.num_devices());
     check_sequence(Simulator(g, Platform::hardware(std::move(hw), p)), rng, 150, 12);
   }

@@ -13,6 +13,7 @@
 #include "doppler/engine/runner.hpp"
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/hardware/platform.hpp"
+#include "doppler/sim/simulator.hpp"
 #include "doppler/validate/calibrate.hpp"
 
 namespace doppler {
@@ -26,11 +27,13 @@ double base_seconds(const Node& n) {
 
 // Runs the ops without inputs first, then the others in id order (the calibration graphs are
 // built in topological order; the engine's fifo rule also runs the inputs, ready at once, first),
-// each device one at a time, op v on device d taking base_seconds x slowdown[d]; a copy between
+// each device one at a time, op v on device d taking base_seconds x slowdown[d], and x `busy`
+// when the assignment has ops on more than one device (the devices contend); a copy between
 // devices 1 us.
 class FakeEngine : public EngineRunner {
 public:
-  FakeEngine(const Graph& g, std::vector<double> slowdown) : g_(g), slow_(std::move(slowdown)) {}
+  FakeEngine(const Graph& g, std::vector<double> slowdown, double busy = 1.0)
+      : g_(g), slow_(std::move(slowdown)), busy_(busy) {}
   EngineResult run(const Assignment& a, DispatchRule) override {
     const auto n = static_cast<std::size_t>(g_.num_nodes());
     Schedule s;
@@ -38,6 +41,9 @@ public:
     s.device.assign(a.device_of.begin(), a.device_of.end());
     s.ready.assign(n, 0), s.start.assign(n, 0), s.finish.assign(n, 0);
     std::vector<double> free(static_cast<std::size_t>(a.devices), 0);
+    const bool several = std::any_of(a.device_of.begin(), a.device_of.end(),
+                                     [&](DeviceId d) { return d != a.device_of.front(); });
+    const double contend = several ? busy_ : 1.0;
     std::vector<NodeId> order;
     for (NodeId v = 0; v < g_.num_nodes(); ++v)
       if (g_.predecessors(v).empty()) order.push_back(v);
@@ -52,7 +58,7 @@ public:
             std::max(s.ready[i], s.finish[j] + (a.device_of[j] == a.device_of[i] ? 0 : 1e-6));
       }
       s.start[i] = std::max(s.ready[i], free[d]);
-      s.finish[i] = s.start[i] + base_seconds(g_.node(v)) * slow_[d];
+      s.finish[i] = s.start[i] + base_seconds(g_.node(v)) * slow_[d] * contend;
       free[d] = s.finish[i];
     }
     EngineResult r;
@@ -64,6 +70,7 @@ public:
 private:
   const Graph& g_;
   std::vector<double> slow_;
+  double busy_;
 };
 
 Calibration calibrate_fake(std::vector<double> slowdown, CalibrationOptions o = {}) {
@@ -189,6 +196,68 @@ TEST(CalibrateFakeEngine, ASlowSpellInOneRoundIsNotASlowerDevice) {
     const double t = 1e-7 + 1e-9 * (k.flops > 0 ? k.flops : k.out_bytes);
     EXPECT_NEAR(k.seconds, t, 1e-9 * t) << k.what;
   }
+}
+
+// Every op runs 1.25x longer when the devices all compute (a core sharing caches and memory
+// bandwidth): each round reads a device's GEMMs alone at 0.8 of their busy time, contention 0.2,
+// and the profile prices the kernels alone. A workload known by construction, 64 GEMMs of the
+// benchmarked 64^3 size (t each alone), is predicted from it: split over both devices 32 x 1.25 t
+// (the simulator lengthens each op by its time beside the other device's compute), on one device
+// 64 t. Without contention the split would be predicted 32 t, 20% short.
+TEST(CalibrateFakeEngine, DevicesThatSlowEachOtherArePricedAloneAndContended) {
+  CalibrationOptions o;
+  o.devices = 2;
+  o.repeat = 3;
+  o.engines = [](const Graph& g, const EngineOptions&) {
+    return std::make_unique<FakeEngine>(g, std::vector<double>{1.0, 1.0}, 1.25);
+  };
+  const Calibration c = calibrate(o);
+  ASSERT_EQ(c.contention_rounds.size(), static_cast<std::size_t>(kDeviceSpeedRounds));
+  for (double k : c.contention_rounds) EXPECT_NEAR(k, 0.2, 1e-9);
+  EXPECT_NEAR(c.contention, 0.2, 1e-9);
+  const HardwareProfile hw =
+      parse_hardware_profile(calibration_profile_json(c, "fake", "switch"), "fake.json");
+  EXPECT_NEAR(hw.devices[0].contention, 0.2, 1e-9);
+  const auto gemm = std::find_if(c.kernels.begin(), c.kernels.end(), [](const KernelSample& k) {
+    return k.kind == "einsum" && k.what.find("64x64x64") != std::string::npos;
+  });
+  ASSERT_NE(gemm, c.kernels.end());
+  const double t = base_seconds([&] {
+    Node n;
+    n.flops = gemm->flops;
+    return n;
+  }());
+  EXPECT_NEAR(gemm->seconds, 1.25 * t, 1e-9 * t);  // measured with both devices busy
+  GraphBuilder b;
+  for (int i = 0; i < 64; ++i) {
+    Node n;
+    n.flops = gemm->flops;
+    n.out_bytes = gemm->out_bytes;
+    ExecDesc e;
+    e.op = gemm->kernel;
+    n.exec = e;
+    b.add_node(n);
+  }
+  const Graph g = b.build();
+  const Simulator sim(g, Platform::hardware(hw, 2));
+  std::vector<DeviceId> split(64), one(64, 0);
+  for (std::size_t i = 0; i < split.size(); ++i) split[i] = static_cast<DeviceId>(i % 2);
+  const double overhead = hw.devices[0].launch_overhead;  // not contended in the fake's benchmarks
+  EXPECT_NEAR(sim.makespan(split), 32 * 1.25 * t, 32 * (0.5 * overhead + 1e-6 * t));
+  EXPECT_NEAR(sim.makespan(one), 64 * t, 64 * (0.5 * overhead + 1e-6 * t));
+  EXPECT_NEAR(
+      FakeEngine(g, {1.0, 1.0}, 1.25).run({2, split, {}, ""}, DispatchRule::fifo).makespan_seconds,
+      32 * 1.25 * t, 1e-9 * t);
+}
+
+// By hand: contention is written only where every round reads it above the noise (0.05), then
+// as the median reading, at most 0.9; the rounds of an idle 2-vCPU VM read 0.
+TEST(CalibrateFakeEngine, ContentionIsWrittenOnlyWhenEveryRoundReadsIt) {
+  EXPECT_EQ(persistent_contention({-0.05, -0.02, 0.06}), 0.0);
+  EXPECT_EQ(persistent_contention({0.3, 0.04, 0.3}), 0.0);
+  EXPECT_DOUBLE_EQ(persistent_contention({0.2, 0.18, 0.25}), 0.2);
+  EXPECT_DOUBLE_EQ(persistent_contention({0.95, 0.97, 0.99}), kMaxContention);
+  EXPECT_EQ(persistent_contention({}), 0.0);
 }
 
 // Every benchmark graph runs at 1.5x its time the first two times it is measured (a slow spell of

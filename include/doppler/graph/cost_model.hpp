@@ -33,6 +33,9 @@ struct DeviceCosts {
   /// Per device: share of an incoming transfer's link occupancy taken from the ops running on
   /// it (DeviceSpec::copy_share, in [0, 4]); empty: none. Only the simulator charges it.
   std::vector<double> copy_share;
+  /// Per device: slowdown of its ops by the other devices' compute (DeviceSpec::contention, in
+  /// [0, 0.9]; compute() is the time alone); empty: none. Only the simulator applies it.
+  std::vector<double> contention;
 };
 
 /// Compute and transfer times of one graph. Times are in `unit()`.

@@ -22,10 +22,18 @@ struct DeviceSpec {
   /// engine), above 1 where that memcpy runs slower than an idle copy (memory bandwidth shared
   /// with the busy sender: 0.6-1.9 measured on 2 MPI ranks).
   double copy_share = 0.0;
+  /// Time lost to the other devices' compute, in [0, kMaxContention]: an op runs on for
+  /// contention x the time it ran while other devices computed (weighted by the share of them
+  /// computing), so it takes its price alone and price / (1 - contention) beside devices that
+  /// always compute. 0 where devices share nothing (GPUs); on the CPU engine the devices' cores
+  /// share caches and memory bandwidth.
+  double contention = 0.0;
 };
 
 /// Upper bound of DeviceSpec::copy_share.
 inline constexpr double kMaxCopyShare = 4.0;
+/// Upper bound of DeviceSpec::contention.
+inline constexpr double kMaxContention = 0.9;
 
 /// One measured size of a kernel: its op time beyond launch_overhead at `units` (the op's FLOPs,
 /// or its output bytes for a kernel costed by bytes).

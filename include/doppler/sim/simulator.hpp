@@ -9,6 +9,9 @@
 //    for latency + bytes / bandwidth, links serving transfers FIFO, arriving after the route's
 //    pipelined delay on top; a device with copy_share s > 0 loses s x each incoming transfer's
 //    link occupancy from the ops running on it when the transfer is sent: they finish later);
+//  - a device with contention k > 0 loses k x the time its op runs while other devices compute,
+//    weighted by the share of the other devices computing: its ops finish later (an op alone
+//    takes its price; one beside devices that always compute takes price / (1 - k));
 //  - a device with a free slot never idles while one of its ops is ready; it starts the op that
 //    became ready earliest (rule fifo; ties: lower op id) or the one earliest in a priority order
 //    (rule priority);
@@ -55,6 +58,14 @@ public:
     double key;  // ready time (fifo) or rank (priority)
     NodeId op;
   };
+  /// Contention state of a run (implementation detail of Simulator; DeviceSpec::contention > 0
+  /// only): devices computing now, the integral of that count over time up to instant `at`, and
+  /// per op the integral and the time when it started and the contention time already added.
+  struct Contention {
+    int busy = 0;
+    double integral = 0, at = 0;
+    std::vector<double> start_integral, start_time, charged;
+  };
 
 private:
   friend class Simulator;
@@ -81,6 +92,7 @@ private:
   // per device, the charged copy time sent so far, its value before the instant copy_at, and
   // that instant; per op, the charged copy time already added to its run.
   std::vector<double> copy_sent, copy_prior, copy_at, copy_charged;
+  Contention contention;
   const DeviceId* dev = nullptr;  // assignment being simulated
   int stamp = 0;
 };
@@ -157,6 +169,8 @@ private:
   std::vector<double> route_delay_;               // P x P (hardware): pipelined delay
   std::vector<double> copy_share_;                // P (hardware): DeviceSpec::copy_share
   bool copies_charged_ = false;                   // some copy_share > 0
+  std::vector<double> contention_;                // P (hardware): DeviceSpec::contention
+  bool contended_ = false;                        // some contention > 0
   std::vector<int> route_begin_;                  // P x P + 1 offsets into route_links_
   std::vector<int> route_links_;
   int num_links_ = 0;

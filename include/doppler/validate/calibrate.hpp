@@ -100,6 +100,16 @@ struct Calibration {
   /// every device busy (the machine's level when that round ran; a level that moves between
   /// rounds is a machine whose speed changed during the calibration).
   std::vector<std::vector<double>> device_gemm_seconds_rounds;
+  /// Per round, per device: the median time of the same 256^3 GEMM with that device computing
+  /// alone (the others idle), in seconds.
+  std::vector<std::vector<double>> device_gemm_alone_rounds;
+  /// Per round: the time a device loses to the others' compute, 1 - alone / busy (the medians
+  /// over devices of the two GEMM times above); unclamped.
+  std::vector<double> contention_rounds;
+  /// DeviceSpec::contention: persistent_contention(contention_rounds). The profile prices every
+  /// kernel alone: its time measured with every device busy x
+  /// (1 - contention), which the simulator lengthens again while other devices compute.
+  double contention = 0;
   /// Median seconds from the first producer's finish to the last consumer's ready time of 16
   /// copies of 4 KB blocks produced back to back on each device (the copies' port throughput).
   double burst_span = 0;
@@ -157,6 +167,16 @@ constexpr double kDeviceSlowdownNoise = 0.25;
 
 /// Rounds of the device-speed benchmark, spread over the calibration.
 constexpr int kDeviceSpeedRounds = 3;
+
+/// Contention readings at or below this are noise: on the 2-vCPU VM 256^3 GEMMs alone against
+/// both devices busy read -0.05..+0.19 per round in two calibrations, never all three above 0.05
+/// (512^3: -0.08..+0.22, 1024^3: -0.04..+0.07).
+constexpr double kContentionNoise = 0.05;
+
+/// The contention a profile writes from the per-round readings (Calibration::contention_rounds):
+/// their median, clamped to 0..kMaxContention, where every round reads more than
+/// kContentionNoise; else 0 (no rounds: 0).
+double persistent_contention(const std::vector<double>& rounds);
 
 /// Per device: the median of its slowdowns over the rounds where every round reads it slower
 /// than kDeviceSlowdownNoise, else 1 (each round's readings are >= 1, its fastest device's 1).

@@ -13,7 +13,7 @@ namespace {
 bool same_device_spec(const DeviceSpec& a, const DeviceSpec& b) {
   return a.peak_flops == b.peak_flops && a.efficiency == b.efficiency &&
          a.launch_overhead == b.launch_overhead && a.slots == b.slots &&
-         a.copy_share == b.copy_share;
+         a.copy_share == b.copy_share && a.contention == b.contention;
 }
 
 // True when every route between distinct devices of the first p has the same link count and the
