@@ -140,7 +140,10 @@ private:
   // run is complete.
   void try_poll();
   void set_polling(bool on);
+  // Incoming-copy worker of device d: runs its copies in request order; after each, gives its
+  // core to the compute worker when an op of d is ready.
   void copy_loop(DeviceId d);
+  bool has_ready(Device& dv);  // an op of dv is queued to run
   void execute(DeviceId d, NodeId v);
   void copy(DeviceId d, const CopyJob& job);
   // Producer mode: copies u to local device `to` now, from t_start (the op's finish or the end

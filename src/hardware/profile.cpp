@@ -20,6 +20,16 @@ using nlohmann::json;
 // Largest device count of a ring topology (its routes grow as P^3).
 constexpr int kMaxRingDevices = 256;
 
+// Reads the optional number j[key] into `out` (left as it is when absent); fails unless it is in
+// [0, max].
+void read_bounded(const JsonDoc& doc, const json& j, const std::string& ptr, const char* key,
+                  double max, double& out) {
+  if (!j.contains(key)) return;
+  out = doc.number(j[key], ptr + "/" + key);
+  if (out < 0 || out > max)
+    doc.fail(ptr + "/" + key, fmt::format("{} must be in [0, {}]", key, max));
+}
+
 DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr) {
   doc.expect_object(j, ptr);
   DeviceSpec d;
@@ -41,16 +51,8 @@ DeviceSpec read_device(const JsonDoc& doc, const json& j, const std::string& ptr
     d.launch_overhead = doc.number(j["launch_overhead"], ptr + "/launch_overhead");
   if (j.contains("slots"))
     d.slots = static_cast<int>(doc.integer(j["slots"], ptr + "/slots", 1, 1024));
-  if (j.contains("copy_share")) {
-    d.copy_share = doc.number(j["copy_share"], ptr + "/copy_share");
-    if (d.copy_share < 0 || d.copy_share > kMaxCopyShare)
-      doc.fail(ptr + "/copy_share", fmt::format("copy_share must be in [0, {}]", kMaxCopyShare));
-  }
-  if (j.contains("contention")) {
-    d.contention = doc.number(j["contention"], ptr + "/contention");
-    if (d.contention < 0 || d.contention > kMaxContention)
-      doc.fail(ptr + "/contention", fmt::format("contention must be in [0, {}]", kMaxContention));
-  }
+  read_bounded(doc, j, ptr, "copy_share", kMaxCopyShare, d.copy_share);
+  read_bounded(doc, j, ptr, "contention", kMaxContention, d.contention);
   for (const auto& [key, v] : j.items()) {
     static const char* known[] = {"name",  "peak_flops", "efficiency", "launch_overhead",
                                   "slots", "copy_share", "contention"};

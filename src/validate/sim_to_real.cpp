@@ -137,7 +137,7 @@ ValidationResult validate_sim(const Problem& problem, const RunMakespan& run,
     c.assignment.method = c.method;
     c.simulated = problem.simulator().makespan(cases[ui].assignment, o.rule);
     c.measured = summarize_makespans(ms[ui]);
-    c.run_positions = positions[ui];
+    c.run_positions = std::move(positions[ui]);
     sim.push_back(c.simulated);
     med.push_back(c.measured.median);
     mins.push_back(c.measured.min);
