@@ -105,7 +105,7 @@ void BM_EngineChainMM(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineChainMM)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The demo's Llama layer (seq 256, dim 256, f32) on 2 devices under a random placement (~90
+// The demo's Llama layer (seq 256, dim 256, f32) on 2 devices under a random placement (74
 // copies of 2-512 KB): a copy worker shares its device's core and used to run its whole queue
 // while a ready op waited. Reports per run the time ops waited ready on an idle device
 // (us_ready_idle: over every op, start - max(ready, the device's previous finish)) and the
