@@ -154,21 +154,18 @@ void run_demo(const DemoOptions& o) {
     if (!std::filesystem::is_directory(dir))
       throw InputError(o.json_file, 0, "directory " + dir.string() + " does not exist");
   }
-  // The default workload (one Llama transformer layer) at a size a 2-core CPU runs in ~10 ms.
-  workloads::WorkloadSpec spec = workloads::default_workload_spec();
-  spec.devices = o.devices;
-  spec.dtype = "f32";
-  spec.params = {{"seq", "256"}, {"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"vocab", "1024"}};
+  const workloads::WorkloadSpec spec = workloads::demo_workload_spec(o.devices);
   const Graph g = workloads::generate_workload(spec);
   std::filesystem::create_directories(o.out);
   write_file_atomic(std::filesystem::path(o.out) / "workload.json", format_graph_json(g));
   int inputs = 0;
   for (const Node& n : g.nodes()) inputs += n.kind == OpKind::input;
+  const auto& p = spec.params;
   std::cout << fmt::format(
-      "1. workload   {} (seq 256, dim 256, 4 heads, ffn 512, vocab 1024, f32) blocked for {} "
-      "devices: "
+      "1. workload   {} (seq {}, dim {}, {} heads, ffn {}, vocab {}, {}) blocked for {} devices: "
       "{} ops + {} input blocks\n",
-      g.meta().name, o.devices, g.num_nodes() - inputs, inputs);
+      g.meta().name, p.at("seq"), p.at("dim"), p.at("heads"), p.at("ffn"), p.at("vocab"),
+      spec.dtype, o.devices, g.num_nodes() - inputs, inputs);
 
   // Calibrate the engine so that the simulator predicts it.
   CalibrationOptions co;

@@ -331,4 +331,13 @@ Graph default_workload() {
   return generate_workload(default_workload_spec());
 }
 
+WorkloadSpec demo_workload_spec(int devices) {
+  WorkloadSpec s;
+  s.name = "llama-layer";
+  s.params = {{"seq", "256"}, {"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"vocab", "1024"}};
+  s.dtype = "f32";
+  s.devices = devices;
+  return s;
+}
+
 }  // namespace doppler::workloads

@@ -138,6 +138,23 @@ TEST(Registry, DefaultWorkloadIsTheFourDeviceLlamaLayer) {
   EXPECT_EQ(format_graph(d, GraphFormat::json), format_graph(g, GraphFormat::json));
 }
 
+TEST(Registry, DemoWorkloadIsTheReadmesCpuSizedLlamaLayer) {
+  // README "make demo": seq 256, dim 256, 4 heads, FFN 512, vocabulary 1024, f32.
+  for (int devices : {1, 2, 3}) {
+    WorkloadSpec s =
+        spec("llama-layer",
+             {{"seq", "256"}, {"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"vocab", "1024"}});
+    s.dtype = "f32";
+    s.devices = devices;
+    const Graph d = workloads::generate_workload(workloads::demo_workload_spec(devices));
+    EXPECT_EQ(d.meta().params.at("dtype"), "f32");
+    EXPECT_EQ(d.meta().params.at("devices"), std::to_string(devices));
+    EXPECT_EQ(format_graph(d, GraphFormat::json),
+              format_graph(workloads::generate_workload(s), GraphFormat::json))
+        << devices;
+  }
+}
+
 TEST(Registry, InputValuesFollowTheDocumentedFormula) {
   // docs/exec.md: u = ((h >> 11) * 2^-52) - 1 with h a splitmix64 chain over seed and coords.
   const std::vector<std::vector<std::int64_t>> coords = {

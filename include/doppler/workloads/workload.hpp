@@ -61,4 +61,9 @@ WorkloadSpec default_workload_spec();
 /// generate_workload(default_workload_spec()).
 Graph default_workload();
 
+/// The workload of `doppler demo` and of the engine benchmarks: one Llama layer (llama-layer)
+/// in f32 at a size a 2-core CPU runs in about 10 ms (seq 256, dim 256, 4 heads, ffn 512,
+/// vocab 1024), blocked for `devices` devices (1..kMaxDevices, checked by generate_workload).
+WorkloadSpec demo_workload_spec(int devices);
+
 }  // namespace doppler::workloads
