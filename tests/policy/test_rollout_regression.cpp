@@ -70,6 +70,12 @@ TEST(RolloutRegression, DeferredInputsMatchThePreOptimisationCode) {
   EXPECT_EQ(fnv(a.order), 10089037187425163399ULL);
 }
 
+// The sampled rollouts' placement and makespan are discrete and match the old code bit for bit.
+// The proposal (PLC's probabilities, floats) matched it too on the machine that recorded it (AMD
+// EPYC), but torch's kernels round differently in the last bits on another CPU (an Intel Xeon
+// gave another hash with the same placements), so it is checked by what does not depend on the
+// CPU: each decided op's row is a distribution over the 6 devices that gives the device the
+// best rollout chose a positive probability, and one thread gives the same proposal bit for bit.
 TEST(RolloutRegression, SampledPlacementMatchesThePreOptimisationCode) {
   const Graph g = mid_dag(27, 800, false);
   const Problem problem(g, Platform::reference(6));
@@ -77,11 +83,25 @@ TEST(RolloutRegression, SampledPlacementMatchesThePreOptimisationCode) {
   o.samples = 4;
   o.seed = 3;
   const SampledPlacement s = shipped().sample(problem, o);
-  std::uint64_t proposal = 1469598103934665603ULL;
-  for (const auto& row : s.proposal) proposal = fnv(row, proposal);
   EXPECT_EQ(fnv(s.best.device_of), 17376635855078982391ULL);
   EXPECT_EQ(s.best_makespan, 622.0);
-  EXPECT_EQ(proposal, 12304209277897938675ULL);
+  ASSERT_EQ(s.proposal.size(), static_cast<std::size_t>(g.num_nodes()));
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto& row = s.proposal[static_cast<std::size_t>(v)];
+    ASSERT_EQ(row.size(), 6u) << "op " << v;  // no inputs here: PLC decides every op
+    double sum = 0;
+    for (double x : row) {
+      EXPECT_GE(x, 0.0);
+      sum += x;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-5) << "op " << v;
+    EXPECT_GT(row[static_cast<std::size_t>(s.best.device_of[static_cast<std::size_t>(v)])], 0.0)
+        << "op " << v;
+  }
+  o.threads = 1;
+  const SampledPlacement one = shipped().sample(problem, o);
+  EXPECT_EQ(one.best.device_of, s.best.device_of);
+  EXPECT_EQ(one.proposal, s.proposal);
 }
 
 // A coarsened graph's nodes: kind `other`, no exec, group -1, summed flops and compute cost.
