@@ -104,8 +104,15 @@ TEST(EngineMpi, CalibrateAndValidateSimRunOnRanks) {
             0)
       << slurp(dir / "err");
   const auto c = nlohmann::json::parse(slurp(dir / "out"));  // one JSON object: rank 0's
-  // A copy between ranks takes time: occupied latency plus pipelined delay (either may be 0).
-  EXPECT_GT(c["latency"].get<double>() + c["delay"].get<double>(), 0);
+  // Copies between ranks were measured: the 16-copy burst took time, and the fit found a cost per
+  // byte (a bandwidth below 100 GB/s, beyond this kind of machine's memory; a fit without a
+  // per-byte cost writes 1e12). The fixed part (latency + delay) may be fitted as 0: in one CI run
+  // under a loaded ctest -j2, --repeat 1 gave a negative intercept, clamped to 0.
+  EXPECT_GT(c["burst_span"].get<double>(), 0);
+  EXPECT_GT(c["bandwidth"].get<double>(), 0);
+  EXPECT_LT(c["bandwidth"].get<double>(), 1e11);
+  EXPECT_GE(c["latency"].get<double>(), 0);
+  EXPECT_GE(c["delay"].get<double>(), 0);
   EXPECT_GE(c["copy_share"].get<double>(), 0);
   EXPECT_LE(c["copy_share"].get<double>(), kMaxCopyShare);
   const auto profile = nlohmann::json::parse(slurp(hw));
