@@ -6,6 +6,8 @@
 #                   FUZZ_SECONDS seconds (FUZZ_TARGETS: a subset); see docs/robustness.md
 #   make test-asan  the torch-free test binaries under AddressSanitizer + UBSan (build-asan)
 #   make test-tsan  the engine tests under ThreadSanitizer (build-tsan)
+#   make test-minimal  the minimal configuration (no torch, ONNX, MPI, Graphviz: build-minimal)
+#                   and its tests, so that it cannot rot; commands it lacks say so
 # All are idempotent and fast when nothing changed.
 
 BUILD     ?= build
@@ -19,10 +21,22 @@ FUZZ_TARGETS ?=
 ASAN_TESTS := util graph report hardware workloads sim heuristics engine validate onnx
 SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=OFF \
               -DDOPPLER_TEST_CLI=$(abspath $(BUILD))/doppler
+# The minimal configuration: core, engine, validate, the CLI and their tests (what the GPU
+# machine builds, less CUDA, which `make test` compiles wherever nvcc is found).
+MIN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_BUILD_BENCH=OFF \
+              -DDOPPLER_WITH_TORCH=off -DDOPPLER_WITH_ONNX=off -DDOPPLER_WITH_MPI=off \
+              -DDOPPLER_WITH_GRAPHVIZ=off -DDOPPLER_WITH_CUDA=off
+# ctest starts the slowest tests first when it knows their times: a clean build directory gets
+# the committed times (tests/ctest-costs.txt, from a full run) as its cost data.
+COSTS       = tests/ctest-costs.txt
+seed_costs  = @mkdir -p $(1)/Testing/Temporary && \
+              [ -f $(1)/Testing/Temporary/CTestCostData.txt ] || \
+              cp $(COSTS) $(1)/Testing/Temporary/CTestCostData.txt
 empty :=
 space := $(empty) $(empty)
 
-.PHONY: all deps configure build python demo test bench format format-check clean fuzz test-asan test-tsan
+.PHONY: all deps configure build python demo test bench format format-check clean fuzz test-asan test-tsan \
+        test-minimal
 
 all: build
 
@@ -44,7 +58,14 @@ demo: build
 	@$(BUILD)/doppler demo
 
 test: build
+	$(call seed_costs,$(BUILD))
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 1200
+
+test-minimal: deps
+	@[ -f build-minimal/build.ninja ] || cmake -S . -B build-minimal $(MIN_CMAKE)
+	@cmake --build build-minimal -j $(JOBS)
+	$(call seed_costs,build-minimal)
+	@ctest --test-dir build-minimal --output-on-failure -j $(JOBS) --timeout 1200
 
 fuzz: deps
 	@fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
@@ -64,6 +85,7 @@ test-tsan: build
 	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) --timeout 1800 -L '^engine$$'
 
 bench: build
+	@cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@scripts/run-bench.sh $(BUILD)
 
 format:
@@ -73,4 +95,4 @@ format-check:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-fuzz-gcc
+	rm -rf $(BUILD) build-asan build-tsan build-minimal build-fuzz build-fuzz-gcc

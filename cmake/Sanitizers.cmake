@@ -3,9 +3,11 @@
 # report fails the test) and `make test-tsan` ("thread": ThreadSanitizer). Empty: none.
 set(DOPPLER_SANITIZE "" CACHE STRING "sanitizers for every target: address,undefined | thread")
 if(DOPPLER_SANITIZE)
-  add_compile_options(-fsanitize=${DOPPLER_SANITIZE} -fno-omit-frame-pointer -g)
+  # C++ only (nvcc takes no -fsanitize).
+  add_compile_options(
+    "$<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${DOPPLER_SANITIZE};-fno-omit-frame-pointer;-g>")
   add_link_options(-fsanitize=${DOPPLER_SANITIZE})
   if(DOPPLER_SANITIZE MATCHES "undefined")
-    add_compile_options(-fno-sanitize-recover=undefined)
+    add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize-recover=undefined>")
   endif()
 endif()

@@ -20,5 +20,6 @@ void add_pretrain(CLI::App& app);     ///< doppler pretrain -o RUN
 void add_execute(CLI::App& app);       ///< doppler execute GRAPH --assignment A
 void add_calibrate(CLI::App& app);     ///< doppler calibrate --devices P -o hw.json
 void add_validate_sim(CLI::App& app);  ///< doppler validate-sim GRAPH --hardware hw.json
+void add_gpus(CLI::App& app);          ///< doppler gpus
 
 }  // namespace doppler::cli

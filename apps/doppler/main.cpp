@@ -11,6 +11,8 @@
 
 #include "commands.hpp"
 
+#include "doppler/engine/engine.hpp"
+#include "doppler/util/components.hpp"
 #include "doppler/util/error.hpp"
 
 int main(int argc, char** argv) {
@@ -25,7 +27,8 @@ int main(int argc, char** argv) {
   app.name("doppler");
   app.require_subcommand(1);
   app.fallthrough();
-  app.set_version_flag("--version", "doppler 0.1.0");
+  // The version and the optional components built (cmake/Components.cmake), one line each.
+  app.set_version_flag("--version", "doppler 0.1.0\n" + doppler::describe_components());
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "log progress details on stderr");
   app.add_flag("-q,--quiet", quiet, "log only errors on stderr");
@@ -52,6 +55,7 @@ int main(int argc, char** argv) {
   doppler::cli::add_execute(app);
   doppler::cli::add_calibrate(app);
   doppler::cli::add_validate_sim(app);
+  doppler::cli::add_gpus(app);
   doppler::cli::add_train(app);
   doppler::cli::add_pretrain(app);
 
@@ -70,6 +74,13 @@ int main(int argc, char** argv) {
     std::cout.flush();
     std::fprintf(stderr, "doppler: error: %s\n", e.what());
     return 2;
+  } catch (const doppler::EngineError& e) {
+    // An engine that could not run (no GPU, a failed kernel, a timeout): its cause, one line.
+    std::string what = e.what();
+    what = what.substr(0, what.find('\n'));
+    std::cout.flush();
+    std::fprintf(stderr, "doppler: error: %s\n", what.c_str());
+    return 1;
   } catch (const std::exception& e) {
     // One line: libraries such as libtorch append multi-line backtraces to what().
     std::string what = e.what();

@@ -13,6 +13,7 @@
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/heuristics/simple_placers.hpp"
+#include "doppler/util/components.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
 
@@ -207,6 +208,12 @@ std::pair<std::string, PlacerParams> parse_placer_spec(const std::string& spec) 
   return {name, params};
 }
 
+bool is_learned_method_name(std::string_view name) {
+  for (std::string_view learned : kLearnedMethodNames)
+    if (name == learned) return true;
+  return false;
+}
+
 std::unique_ptr<Placer> make_placer(const std::string& spec) {
   auto [name, params] = parse_placer_spec(spec);
   PlacerFactory make;
@@ -220,6 +227,8 @@ std::unique_ptr<Placer> make_placer(const std::string& spec) {
       accepted = e.info.params.empty() ? "none" : e.info.params;
     }
   }
+  if (!make && !component_built(Component::torch) && is_learned_method_name(name))
+    throw component_absent(fmt::format("method '{}'", name), Component::torch);
   if (!make) throw InputError(fmt::format("unknown method '{}' (available: {})", name, names));
   auto placer = make(params);
   if (!params.empty())

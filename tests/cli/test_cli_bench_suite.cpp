@@ -94,6 +94,7 @@ const char* kThreeDot = R"(digraph "three" {
 })";
 
 TEST(CliBenchSuite, DotFilesBringTheirDevicesOptimumAndSchedule) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(graphviz);
   test::TempDir dir;
   write(dir / "three.dot", kThreeDot);
   const auto r = test::run_cli("bench-suite " + (dir / "three.dot").string() +

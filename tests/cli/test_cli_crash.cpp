@@ -37,7 +37,7 @@ using Clock = std::chrono::steady_clock;
 
 // Starts the CLI with `args`, stdout and stderr appended to `log`.
 pid_t spawn_cli(const std::vector<std::string>& args, const fs::path& log) {
-  std::vector<std::string> all = {DOPPLER_CLI};
+  std::vector<std::string> all = {test::cli_path()};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : all) argv.push_back(a.data());
@@ -189,6 +189,7 @@ void expect_same_results(const fs::path& want, const fs::path& got) {
 }
 
 TEST(CliCrash, KilledTrainingResumesToTheUninterruptedResult) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   const fs::path graph = dir / "g.txt";
   write_graph(graph);
@@ -226,6 +227,7 @@ void write_pretrain_spec(const fs::path& path) {
 }
 
 TEST(CliCrash, KilledPretrainingResumesToTheUninterruptedRun) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   const fs::path graph = dir / "g.txt", spec = dir / "spec.json";
   write_graph(graph);
@@ -295,6 +297,7 @@ namespace {
 // resumed run searches the remaining problems and ends with the same labels and log as the
 // uninterrupted one.
 TEST(CliCrash, KilledLabelGenerationResumesToTheSameLabelsAndLog) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   const fs::path spec = dir / "spec.json";
   std::ofstream(spec) << R"({"pool": 24, "seed": 4, "families": [{"workload": "random-dag",

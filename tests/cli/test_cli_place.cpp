@@ -60,6 +60,7 @@ std::string chain_dot(int n) {
 // A 30-op chain on 2 devices: critical-path keeps it on one device (no copy), round-robin
 // alternates, so each of the 29 edges is a cross-device copy and a thread hand-off on the engine.
 TEST(CliCompare, MeasureReportsIntervalsAndASignificantWinner) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(graphviz);
   test::TempDir dir;
   write(dir / "chain.dot", chain_dot(30));
   const auto r = test::run_cli("compare " + (dir / "chain.dot").string() +
@@ -102,6 +103,7 @@ TEST(CliCompare, MeasureReportsIntervalsAndASignificantWinner) {
 // does not hide the winner (with 7 runs it spans all of them, and one 8 ms run of a 16 us
 // placement made the text report no significant winner in a clean-clone CI).
 TEST(CliCompare, MeasureRunsAnIdenticalPlacementOnce) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(graphviz);
   test::TempDir dir;
   write(dir / "chain.dot", chain_dot(12));
   const std::string args = "compare " + (dir / "chain.dot").string() +

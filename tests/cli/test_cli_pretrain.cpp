@@ -47,11 +47,13 @@ std::string small_run(const fs::path& spec) {
 }
 
 TEST(CliPretrain, TwoMpiRanksTrainDataParallel) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
   test::TempDir dir;
   write_spec(dir / "spec.json");
   const std::string mpi = "cd '" + dir.path().string() +
-                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" DOPPLER_CLI
+                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" + test::cli_path() +
                           "' " +
                           small_run(dir / "spec.json") + " -o two > two.out 2>&1";
   ASSERT_EQ(std::system(mpi.c_str()), 0) << slurp(dir / "two.out");
@@ -77,6 +79,8 @@ TEST(CliPretrain, TwoMpiRanksTrainDataParallel) {
 // are exchanged, so the labels of round 0 (local-search, seeded per problem) are those of a
 // single process, and both ranks train on them (the checkpoints' weight check passes).
 TEST(CliPretrain, TwoMpiRanksSearchTheLabelsOfASingleProcess) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
   test::TempDir dir;
   write_spec(dir / "spec.json");
@@ -85,7 +89,7 @@ TEST(CliPretrain, TwoMpiRanksSearchTheLabelsOfASingleProcess) {
                           "--label-budget 300 --batch 2 --rollouts 2 --hidden 8 --edge-hidden 4 "
                           "--mp-steps 1 --eval-pool 2 --eval-samples 2 --seed 5";
   const std::string mpi = "cd '" + dir.path().string() +
-                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" DOPPLER_CLI
+                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" + test::cli_path() +
                           "' " +
                           run + " -o two > two.out 2>&1";
   ASSERT_EQ(std::system(mpi.c_str()), 0) << slurp(dir / "two.out");
@@ -106,6 +110,7 @@ TEST(CliPretrain, TwoMpiRanksSearchTheLabelsOfASingleProcess) {
 }
 
 TEST(CliPretrain, BadSpecsAreOneLineErrorsNamingFileAndLine) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   std::ofstream(dir / "bad.json") << "{\n  \"pool\": 4,\n  \"families\": [{\"workload\": "
                                      "\"random-dag\", \"devices\": [0]}]\n}\n";
@@ -120,6 +125,7 @@ TEST(CliPretrain, BadSpecsAreOneLineErrorsNamingFileAndLine) {
 }
 
 TEST(CliPretrain, ARunDirectoryPlacesAnUnseenGraphZeroShot) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   write_spec(dir / "spec.json");
   const auto r = test::run_cli(small_run(dir / "spec.json") + " -o '" + (dir / "run").string() +
@@ -142,6 +148,7 @@ TEST(CliPretrain, ARunDirectoryPlacesAnUnseenGraphZeroShot) {
 }
 
 TEST(CliPretrain, TrainInitFineTunesWithThePretrainedArchitectureAndFeatures) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   write_spec(dir / "spec.json");
   ASSERT_EQ(test::run_cli(small_run(dir / "spec.json") + " -o '" + (dir / "run").string() + "'")
@@ -162,7 +169,8 @@ TEST(CliPretrain, TrainInitFineTunesWithThePretrainedArchitectureAndFeatures) {
 }
 
 TEST(CliPretrain, TheShippedModelIsTheDefaultPolicyOfDoppler) {
-  const fs::path model = fs::path(DOPPLER_SOURCE_DIR) / "models" / "doppler-pretrained.pt";
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
+  const fs::path model = test::source_dir() / "models" / "doppler-pretrained.pt";
   if (!fs::exists(model)) GTEST_SKIP() << model << " is absent";
   test::TempDir dir;
   std::mt19937_64 rng(6);

@@ -11,6 +11,7 @@ namespace doppler {
 namespace {
 
 TEST(CliTaskGraphs, InfoReadsDotAndStg) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(graphviz);
   test::TempDir dir;
   std::ofstream(dir / "d.dot")
       << "digraph \"diamond\" {\n  a [Weight=2]; b [Weight=3]; c [Weight=4];"
@@ -27,6 +28,7 @@ TEST(CliTaskGraphs, InfoReadsDotAndStg) {
 }
 
 TEST(CliTaskGraphs, MalformedFilesExitTwoWithFileAndLine) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(graphviz);
   test::TempDir dir;
   std::ofstream(dir / "bad.dot") << "digraph g {\n  a [Weight=1];\n  b [Weight=-1];\n}\n";
   std::ofstream(dir / "bad.stg") << "1\n0 0 0\n1 2 1 5\n2 0 1 1\n";

@@ -30,6 +30,7 @@ int lines(const std::filesystem::path& p) {
 }
 
 TEST(CliTrain, WritesARunDirectoryAndItsPolicyPlaces) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   write(dir / "g.txt", kChains);
   const std::string run = (dir / "run").string();
@@ -79,6 +80,7 @@ TEST(CliTrain, WritesARunDirectoryAndItsPolicyPlaces) {
 }
 
 TEST(CliTrain, BadInputsExitTwo) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   write(dir / "g.txt", kChains);
   write(dir / "bad.pt", "garbage");
@@ -104,6 +106,7 @@ TEST(CliTrain, BadInputsExitTwo) {
 }
 
 TEST(CliTrain, CompareTrainsLearnedMethods) {
+  DOPPLER_REQUIRE_CLI_COMPONENT(torch);
   test::TempDir dir;
   write(dir / "g.txt", kChains);
   const auto r = test::run_cli(

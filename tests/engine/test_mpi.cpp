@@ -23,13 +23,14 @@
 namespace doppler {
 namespace {
 
-#define DOPPLER_REQUIRE_MPIRUN() \
-  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping"
+#define DOPPLER_REQUIRE_MPIRUN()                                                              \
+  if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping"; \
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi)
 
 // Runs `mpirun -np 2 doppler ARGS` (at most 120 s) and returns its exit code; output in files.
 int mpirun2(const test::TempDir& dir, const std::string& args) {
   const std::string cmd = "timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 '" +
-                          std::string(DOPPLER_CLI) + "' " + args + " >'" + (dir / "out").string() +
+                          test::cli_path() + "' " + args + " >'" + (dir / "out").string() +
                           "' 2>'" + (dir / "err").string() + "'";
   const int status = std::system(cmd.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -68,7 +68,7 @@ int rank_of(pid_t pid) {
 
 bool is_doppler(pid_t pid) {
   std::error_code ec;
-  return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec) == fs::path(DOPPLER_CLI);
+  return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec) == fs::path(test::cli_path());
 }
 
 // The doppler processes descended from `root`, by rank.
@@ -115,7 +115,7 @@ class MpiJob {
 public:
   MpiJob(const test::TempDir& dir, const std::vector<std::string>& args) : dir_(dir) {
     std::vector<std::string> all = {
-        "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", DOPPLER_CLI};
+        "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", test::cli_path()};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : all) argv.push_back(a.data());
@@ -225,18 +225,21 @@ void expect_job_ends_when_a_rank_dies(const std::vector<std::string>& extra, int
 
 TEST(EngineMpiFaults, KilledRankEndsTheJobDuringRuns) {
   if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
   expect_job_ends_when_a_rank_dies({"--kernels", "empty", "--repeat", "100000", "--warmup", "0"},
                                    1);
 }
 
 TEST(EngineMpiFaults, KilledRankZeroEndsTheJob) {
   if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
   expect_job_ends_when_a_rank_dies({"--kernels", "empty", "--repeat", "100000", "--warmup", "0"},
                                    0);
 }
 
 TEST(EngineMpiFaults, KilledRankEndsTheJobWhileTheOtherIsStuck) {
   if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
   // Rank 0 hangs in an op that never finishes (no --timeout): without the job ending when rank 1
   // dies, it would wait forever.
   test::TempDir probe;

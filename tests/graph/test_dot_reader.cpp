@@ -38,6 +38,7 @@ double edge_cost(const Graph& g, NodeId u, NodeId v) {
 }
 
 TEST(DotReader, DiamondHasTheHandCheckedCosts) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const Graph g = parse_dot_graph(kDiamond, "d.dot");
   ASSERT_EQ(g.num_nodes(), 4);
   ASSERT_EQ(g.num_edges(), 4);
@@ -62,6 +63,7 @@ TEST(DotReader, DiamondHasTheHandCheckedCosts) {
 }
 
 TEST(DotReader, Utf8NamesAreKept) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const Graph g = parse_dot_graph(
       "digraph \"gr\xc3\xa4ph\" { \"\xe2\x82\xac\xf0\x9f\x98\x80\" [Weight=1]; }", "u.dot");
   EXPECT_EQ(g.meta().name, "gr\xc3\xa4ph");
@@ -69,6 +71,7 @@ TEST(DotReader, Utf8NamesAreKept) {
 }
 
 TEST(DotReader, NodesAreNumberedInOrderOfFirstAppearance) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const Graph g =
       parse_dot_graph("digraph { node [Weight=1]; y -> x [Weight=2]; x [Weight=3]; z; }", "o.dot");
   ASSERT_EQ(g.num_nodes(), 3);
@@ -83,6 +86,7 @@ TEST(DotReader, NodesAreNumberedInOrderOfFirstAppearance) {
 }
 
 TEST(DotReader, QuotedNamesMultiLineListsAndAScheduleNumberedFromOne) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const char* text = R"(digraph g {
   "Number of processors" = 3;
   "Total schedule length" = 9.5;
@@ -116,6 +120,7 @@ TEST(DotReader, QuotedNamesMultiLineListsAndAScheduleNumberedFromOne) {
 }
 
 TEST(DotReader, ScheduleNumberedFromZeroWithStartAndTiesByTopologicalRank) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const char* text = R"(digraph s {
   a [Weight=0, Processor=0, Start=0];
   b [Weight=2, Processor=1, Start=0];
@@ -132,6 +137,7 @@ TEST(DotReader, ScheduleNumberedFromZeroWithStartAndTiesByTopologicalRank) {
 }
 
 TEST(DotReader, NoProcessorAttributeMeansNoSchedule) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   test::TempDir dir;
   std::ofstream(dir / "d.dot") << kDiamond;
   EXPECT_FALSE(read_dot_schedule(dir / "d.dot"));
@@ -144,6 +150,7 @@ TEST(DotReader, NoProcessorAttributeMeansNoSchedule) {
 }
 
 TEST(DotReader, LoadGraphReadsDotAndGvFiles) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   test::TempDir dir;
   std::ofstream(dir / "x.gv") << "digraph { a [Weight=1]; b [Weight=2]; a -> b [Weight=3]; }";
   std::vector<std::string> warnings;
@@ -155,6 +162,7 @@ TEST(DotReader, LoadGraphReadsDotAndGvFiles) {
 }
 
 TEST(DotReader, ParallelEdgesWithEqualWeightsCollapseWithAWarning) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   std::vector<std::string> warnings;
   const Graph g = parse_dot_graph(
       "digraph { a [Weight=1]; b [Weight=1]; a -> b [Weight=2]; a -> b [Weight=2]; }", "p.dot",
@@ -183,6 +191,7 @@ void expect_same_task_graph(const Graph& a, const Graph& b) {
 }
 
 TEST(DotReader, WriterRoundTripKeepsStructureAndCosts) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   // Costs that need all digits, a producer's transfer cost on some edges, and node ids that do
   // not follow a topological order of the names.
   GraphBuilder b;
@@ -220,6 +229,7 @@ TEST(DotReader, WriterRoundTripKeepsStructureAndCosts) {
 }
 
 TEST(DotReader, WriterWithoutReferenceCostsWritesNoWeights) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   GraphBuilder b;
   b.add_node(Node{});
   b.add_node(Node{});
@@ -234,6 +244,7 @@ struct BadCase {
 };
 
 TEST(DotReader, MalformedInputsNameTheFileAndLine) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const BadCase cases[] = {
       {"digraph g {\n a [Weight=1];\n b;\n a -> b [Weight=2];\n}", 3, "node 'b' has no Weight"},
       {"digraph g {\n a [Weight=1];\n b [Weight=1];\n a -> b;\n}", 4,
@@ -288,6 +299,7 @@ TEST(DotReader, MalformedInputsNameTheFileAndLine) {
 }
 
 TEST(DotReader, NulByteIsRejectedWithItsLine) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   const std::string text("digraph g {\n a [Weight=1];\n}\0 junk", 34);
   try {
     parse_dot_graph(text, "n.dot");
@@ -299,6 +311,7 @@ TEST(DotReader, NulByteIsRejectedWithItsLine) {
 }
 
 TEST(DotReader, CgraphPrintsNothingAndLaterParsesAreUnaffected) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   testing::internal::CaptureStderr();
   EXPECT_THROW(parse_dot_graph("digraph g { a -> -> b; }", "e.dot"), InputError);
   // Text left over by the lexer must not leak into the next parse.
@@ -312,6 +325,7 @@ TEST(DotReader, CgraphPrintsNothingAndLaterParsesAreUnaffected) {
 }
 
 TEST(DotReader, ParallelReadersAreSerialised) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   std::vector<std::thread> threads;
   std::vector<int> nodes(8, 0);
   for (int i = 0; i < 8; ++i)
@@ -324,6 +338,7 @@ TEST(DotReader, ParallelReadersAreSerialised) {
 }
 
 TEST(DotReader, LimitsAreEnforcedWithTheLine) {
+  DOPPLER_REQUIRE_COMPONENT(graphviz);
   ReadLimits limits;
   limits.max_ops = 2;
   try {
@@ -343,6 +358,27 @@ TEST(DotReader, LimitsAreEnforcedWithTheLine) {
   } catch (const InputError& e) {
     EXPECT_EQ(e.line(), 4) << e.what();
     EXPECT_NE(e.problem().find("DOPPLER_MAX_EDGES"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace doppler
+
+namespace doppler {
+namespace {
+
+// Without Graphviz (DOPPLER_WITH_GRAPHVIZ=off), reading DOT fails with one line naming the file
+// and the missing library; writing DOT still works.
+TEST(DotReaderAbsent, ReadingNamesTheFileAndTheMissingLibrary) {
+  if (component_built(Component::graphviz)) GTEST_SKIP() << "built with Graphviz";
+  try {
+    parse_dot_graph("digraph g { a -> b; }", "model.dot");
+    FAIL() << "a DOT graph was read without Graphviz";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "model.dot");
+    EXPECT_NE(e.problem().find("needs Graphviz's cgraph"), std::string::npos) << e.what();
+    EXPECT_NE(e.problem().find("-DDOPPLER_WITH_GRAPHVIZ=on"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
   }
 }
 

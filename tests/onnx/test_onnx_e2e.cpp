@@ -41,7 +41,7 @@ std::string slurp(const std::filesystem::path& p) {
 // Runs a shell command in the source directory; exit code, stdout and stderr.
 test::CliResult run_shell(const std::string& command) {
   test::TempDir dir;
-  const std::string cmd = std::string("cd '") + DOPPLER_SOURCE_DIR + "' && " + command + " >'" +
+  const std::string cmd = "cd '" + test::source_dir().string() + "' && " + command + " >'" +
                           (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
   const int status = std::system(cmd.c_str());
   test::CliResult r;

@@ -13,6 +13,14 @@
 
 namespace doppler::test {
 
+std::filesystem::path source_dir() {
+  return DOPPLER_SOURCE_DIR;
+}
+
+std::string cli_path() {
+  return DOPPLER_CLI;
+}
+
 std::optional<std::filesystem::path> reference_graph_dir() {
   const std::filesystem::path dir =
       std::filesystem::path(DOPPLER_SOURCE_DIR).parent_path() / "shared" / "reference-graphs";
@@ -80,6 +88,16 @@ CliResult run_command(const std::string& prefix, const std::string& args) {
 
 CliResult run_cli(const std::string& args) {
   return run_command("", args);
+}
+
+bool cli_has(Component c) {
+  static const std::string version = run_cli("--version").out;
+  const auto line = version.find("components: ");
+  if (line == std::string::npos) return false;
+  std::string built = version.substr(line + 12);
+  built = " " + built.substr(0, built.find(';')) + " ";
+  built.erase(std::remove(built.begin(), built.end(), '\n'), built.end());
+  return built.find(" " + std::string(component_name(c)) + " ") != std::string::npos;
 }
 
 bool have_mpirun() {

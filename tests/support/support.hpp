@@ -9,8 +9,16 @@
 #include <string>
 
 #include "doppler/graph/graph.hpp"
+#include "doppler/util/components.hpp"
 
 namespace doppler::test {
+
+/// The project's source directory (absolute). Only support.cpp sees the build's path, so that
+/// every other test object is the same in any clone (ccache hits across checkouts).
+std::filesystem::path source_dir();
+
+/// The doppler CLI binary the tests run (absolute path).
+std::string cli_path();
 
 /// ../shared/reference-graphs beside the project, or nullopt when absent.
 std::optional<std::filesystem::path> reference_graph_dir();
@@ -59,6 +67,22 @@ struct CliResult {
 
 /// Runs the doppler CLI with `args` (a shell-quoted argument string) in the source directory.
 CliResult run_cli(const std::string& args);
+
+/// True when the CLI the tests run (cli_path()) was built with component `c` (its `--version`
+/// lists them; asked once per process).
+bool cli_has(Component c);
+
+/// Skips the current test when the CLI lacks a component, e.g.
+/// `DOPPLER_REQUIRE_CLI_COMPONENT(torch);`.
+#define DOPPLER_REQUIRE_CLI_COMPONENT(name)                                          \
+  if (!::doppler::test::cli_has(::doppler::Component::name))                         \
+  GTEST_SKIP() << "this doppler was built without " #name " (DOPPLER_WITH_" #name \
+                  "): skipping"
+
+/// Skips the current test when this test binary's library lacks a component.
+#define DOPPLER_REQUIRE_COMPONENT(name)                                              \
+  if (!::doppler::component_built(::doppler::Component::name))                       \
+  GTEST_SKIP() << "built without " #name " (DOPPLER_WITH_" #name "): skipping"
 
 /// Whether `mpirun` is on PATH (Debian: openmpi-bin); the MPI tests skip without it.
 bool have_mpirun();

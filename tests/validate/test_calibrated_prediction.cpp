@@ -418,6 +418,7 @@ RankPrediction predict_ping_pong(const Chains& c) {
 // the busy-receiver calibration of the day before predicted 4.1-4.8 ms against 0.18-0.21 ms.
 TEST(CalibratedPrediction, CopiesBetweenRanksToWaitingWorkers) {
   if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
+  DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
   const Chains c = build_ping_pong();
   const auto error = [](const RankPrediction& p) {
     return p.measured > 0 ? std::abs(p.simulated - p.measured) / p.measured : 1e300;

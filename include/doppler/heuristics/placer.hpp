@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "doppler/graph/assignment.hpp"
@@ -69,6 +70,15 @@ std::vector<PlacerInfo> placer_infos();
 
 /// Adds a placement method to the registry, or replaces the one of the same name.
 void register_placer(PlacerInfo info, PlacerFactory make);
+
+/// Names of the learned placers that libdoppler_learn registers (torch builds), so that a build
+/// without torch answers "needs libtorch" rather than "unknown method".
+inline constexpr std::string_view kLearnedMethodNames[] = {
+    "doppler",     "doppler-il",  "doppler-sim",    "doppler-sys", "doppler-sel",
+    "doppler-plc", "doppler-joint", "doppler-search", "placeto",     "gdp"};
+
+/// True when `name` is one of kLearnedMethodNames.
+bool is_learned_method_name(std::string_view name);
 
 /// Splits a spec "name" or "name:key=value,key=value" into its name and options. InputError
 /// on an option that is not key=value.

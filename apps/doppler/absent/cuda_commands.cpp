@@ -1,0 +1,11 @@
+// The command that needs CUDA, in a build without it (DOPPLER_WITH_CUDA=off or no nvcc).
+#include "../commands.hpp"
+#include "absent_command.hpp"
+
+namespace doppler::cli {
+
+void add_gpus(CLI::App& app) {
+  add_absent_command(app, "gpus", "List the GPUs the CUDA backend can use", Component::cuda);
+}
+
+}  // namespace doppler::cli

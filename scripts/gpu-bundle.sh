@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# On a Debian 12 CPU machine: downloads (apt-get download, nothing installed) the Debian packages
+# that the minimal + CUDA build needs on the GPU machine, which has no network and no apt:
+# nlohmann-json, CLI11, fmt, spdlog, GoogleTest, Graphviz cgraph/cdt, OpenBLAS and its runtime,
+# pkgconf. They go to .gpu/debs (ignored by git; about 14 MiB); the device tool carries the folder
+# (`carry: [".gpu"]`) and scripts/gpu-check.sh unpacks it there into a scratch prefix.
+# Idempotent: a package already downloaded is not fetched again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PACKAGES=(
+  nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9 libspdlog-dev libspdlog1.10 libgtest-dev
+  libcgraph6 libcdt5 libgraphviz-dev
+  libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0
+  pkgconf-bin libpkgconf3
+)
+mkdir -p .gpu/debs
+cd .gpu/debs
+missing=()
+for p in "${PACKAGES[@]}"; do
+  compgen -G "${p}_*.deb" >/dev/null || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get download "${missing[@]}" >/dev/null 2>apt.err || {
+    # The package lists may be missing on a fresh machine: refresh them once (as root).
+    [ "$(id -u)" -eq 0 ] && apt-get update -qq && apt-get download "${missing[@]}" >/dev/null ||
+      { cat apt.err >&2; echo "gpu-bundle: apt-get download failed" >&2; exit 1; }
+  }
+  rm -f apt.err
+fi
+count=$(ls ./*.deb | wc -l)
+echo "gpu-bundle: $count packages, $(du -sh . | cut -f1) in .gpu/debs"

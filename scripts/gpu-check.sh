@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# On the GPU machine (no network, no apt), one command: unpacks the Debian packages of
+# scripts/gpu-bundle.sh (.gpu/debs) into a scratch prefix (dpkg -x, never into /), configures the
+# minimal + CUDA build (no torch, ONNX or MPI) in build-gpu, builds it with every core, runs the
+# GPU checks, and writes to OUT_DIR:
+#   summary.json   GPU, driver, commit, each step's seconds and result, the checks' figures
+#   summary.md     the same for a person
+#   gpu-check.log  everything the steps printed
+# Usage: DOPPLER_COMMIT=$(git rev-parse HEAD) scripts/gpu-check.sh OUT_DIR
+# Exit 0 when every step passed, 1 otherwise (the summary says which). Must finish within
+# 8 minutes, build included, so that a rerun fits the 15 minutes of device time.
+# It also runs on a CPU machine with nvcc (the checks then skip: "no CUDA driver or GPU").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/gpu-check.sh OUT_DIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=$out/gpu-check.log
+: >"$log"
+steps=$out/steps.tsv
+: >"$steps"
+failed=0
+
+# step NAME CMD...: runs CMD (output to the log), records its seconds and exit code.
+step() {
+  local name=$1
+  shift
+  local t0 rc
+  t0=$(date +%s.%N)
+  echo "== $name: $*" >>"$log"
+  "$@" >>"$log" 2>&1
+  rc=$?
+  printf '%s\t%s\t%d\n' "$name" \
+    "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')" "$rc" >>"$steps"
+  echo "gpu-check: $name: exit $rc ($(tail -1 "$steps" | cut -f2) s)" >&2
+  [ "$rc" -eq 0 ] || failed=1
+  return "$rc"
+}
+
+S=$(mktemp -d)/prefix
+L=$S/usr/lib/x86_64-linux-gnu
+unpack() {
+  ls .gpu/debs/*.deb >/dev/null || { echo "no .gpu/debs: run scripts/gpu-bundle.sh first"; return 1; }
+  mkdir -p "$S"
+  for f in .gpu/debs/*.deb; do
+    if command -v dpkg >/dev/null; then dpkg -x "$f" "$S"; else ar p "$f" data.tar.xz | tar -xJ -C "$S"; fi || return 1
+  done
+}
+
+configure() {
+  local pc
+  pc=$(command -v pkg-config || echo "$S/usr/bin/pkgconf")
+  rm -rf build-gpu
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_CCACHE=OFF \
+    -DCMAKE_PREFIX_PATH="$S/usr" -DPKG_CONFIG_EXECUTABLE="$pc" \
+    -DOPENBLAS_LIBRARY="$L/openblas-pthread/libopenblas.so" \
+    -DOPENBLAS_INCLUDE_DIR="$S/usr/include/x86_64-linux-gnu/openblas-pthread" \
+    -DDOPPLER_WITH_TORCH=off -DDOPPLER_WITH_ONNX=off -DDOPPLER_WITH_MPI=off \
+    -DDOPPLER_WITH_GRAPHVIZ=on -DDOPPLER_WITH_CUDA=on -DDOPPLER_BUILD_BENCH=OFF \
+    -DCMAKE_CUDA_ARCHITECTURES=90
+}
+
+build() {
+  cmake --build build-gpu -j "$(nproc)" --target doppler_cli test_cuda test_engine
+}
+
+info() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  g++ --version | head -1
+  nvcc --version | tail -1
+  build-gpu/doppler --version
+  build-gpu/doppler gpus --json >"$out/gpus.json"
+}
+
+cuda_tests() {
+  build-gpu/tests/test_cuda --gtest_output="json:$out/test_cuda.json"
+}
+
+export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PKG_CONFIG_LIBDIR=$L/pkgconfig:$S/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$S
+export PATH=$PATH:$S/usr/bin
+t_start=$(date +%s)
+step unpack unpack && step configure configure && step build build && {
+  step gpus info
+  step cuda_tests cuda_tests
+}
+
+python3 - "$out" "$steps" "${DOPPLER_COMMIT:-unknown}" "$(nproc)" <<'PY'
+import json, os, sys, datetime
+out, steps_file, commit, cores = sys.argv[1:5]
+steps = []
+for line in open(steps_file):
+    name, secs, rc = line.rstrip("\n").split("\t")
+    steps.append({"step": name, "seconds": float(secs), "exit": int(rc)})
+gpus = []
+if os.path.exists(f"{out}/gpus.json"):
+    try:
+        gpus = json.load(open(f"{out}/gpus.json"))["gpus"]
+    except (ValueError, KeyError):
+        pass
+tests = []
+if os.path.exists(f"{out}/test_cuda.json"):
+    for suite in json.load(open(f"{out}/test_cuda.json")).get("testsuites", []):
+        for t in suite.get("testsuite", []):
+            status = "failed" if t.get("failures") else ("skipped" if t.get("result") == "SKIPPED" else "passed")
+            tests.append({"test": f"{suite['name']}.{t['name']}", "status": status,
+                          "seconds": float(str(t.get("time", "0")).rstrip("s") or 0)})
+summary = {
+    "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    "commit": commit, "host_cores": int(cores),
+    "gpu": gpus[0]["name"] if gpus else None, "gpus": gpus,
+    "steps": steps, "total_seconds": round(sum(s["seconds"] for s in steps), 1),
+    "cuda_tests": tests,
+    "ok": all(s["exit"] == 0 for s in steps) and not any(t["status"] == "failed" for t in tests),
+}
+json.dump(summary, open(f"{out}/summary.json", "w"), indent=2)
+md = [f"# gpu-check {summary['date']}", "",
+      f"GPU: {summary['gpu'] or 'none'}; commit {commit}; {cores} cores; "
+      f"total {summary['total_seconds']} s; {'ok' if summary['ok'] else 'FAILED'}", "",
+      "| step | seconds | exit |", "|---|---:|---:|"]
+md += [f"| {s['step']} | {s['seconds']:.1f} | {s['exit']} |" for s in steps]
+md += ["", "| CUDA test | result | seconds |", "|---|---|---:|"]
+md += [f"| {t['test']} | {t['status']} | {t['seconds']:.2f} |" for t in tests]
+open(f"{out}/summary.md", "w").write("\n".join(md) + "\n")
+print("\n".join(md))
+PY
+echo "gpu-check: $(( $(date +%s) - t_start )) s in all; summary in $out" >&2
+exit "$failed"
