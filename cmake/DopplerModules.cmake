@@ -1,10 +1,12 @@
 # Helpers shared by the module, test and benchmark CMake files.
 
-# doppler_module_sources(<out-var> <module>...): every .cpp of src/<module>/ (recursively).
+# doppler_module_sources(<out-var> <module>...): every .cpp of src/<module>/ (recursively), less
+# the stand-ins for absent components (src/<module>/.../absent/), which a build adds explicitly.
 function(doppler_module_sources out)
   set(files)
   foreach(m IN LISTS ARGN)
     file(GLOB_RECURSE f CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/${m}/*.cpp)
+    list(FILTER f EXCLUDE REGEX "/absent/")
     list(APPEND files ${f})
   endforeach()
   set(${out} ${files} PARENT_SCOPE)

@@ -25,11 +25,15 @@ public:
     return b.empty() ? nullptr : b.data();
   }
   bool has_buffer(DeviceId d, NodeId v) const override { return !bufs_[index(d, v)].empty(); }
-  void launch(DeviceId d, NodeId v, std::span<const float* const> inputs, float* out) override {
+  std::optional<DeviceInterval> launch(DeviceId d, NodeId v, std::span<const float* const> inputs,
+                                       float* out) override {
     run_kernel(*plan_, v, inputs.data(), out, scratch_[static_cast<std::size_t>(d)]);
+    return std::nullopt;  // the host's clock is the device's
   }
-  void copy(NodeId v, DeviceId from, DeviceId to, std::size_t floats) override {
+  std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
+                                     std::size_t floats) override {
     std::memcpy(buffer(to, v), buffer(from, v), floats * sizeof(float));
+    return std::nullopt;
   }
 
 private:

@@ -4,8 +4,11 @@
 // else, the same for every backend: the dataflow counts, the dispatch rule, copy scheduling
 // (worker or producer copies, link emulation), transfers to other processes (Transport), timing
 // and failures. A GPU backend is one more implementation of this class.
+#include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 
 #include "plan.hpp"
@@ -14,12 +17,29 @@
 
 namespace doppler::engine_detail {
 
+/// When a kernel or a copy ran, as the device measured it: seconds since the run's origin
+/// (DeviceBackend::begin_run()), which a device clock must align with the host's: a kernel
+/// starts after the host launched it and finishes before the host learns it did; start <= finish.
+struct DeviceInterval {
+  double start = 0;
+  double finish = 0;
+};
+
 /// Memory, kernels and copies of the devices of one process. Calls for device d come from its
 /// own compute or copy worker (or, between runs, from the controller), so an implementation
-/// may keep per-device state without locks.
+/// may keep per-device state without locks. launch() and copy() return when the work has
+/// finished; a backend whose devices run asynchronously (a GPU) enqueues the work and waits for
+/// its completion there (an event), which is when the Runtime reacts and dispatches the next
+/// ready op by the shared rule, and reports the device's own times.
 class DeviceBackend {
 public:
   virtual ~DeviceBackend() = default;
+  /// Per-thread set-up (e.g. making the GPU's context current): called once by each of device
+  /// d's workers, compute and incoming-copy, before anything else they do.
+  virtual void attach(DeviceId d) { (void)d; }
+  /// A run starts (controller thread, before the first launch): `origin` is the Runtime's time
+  /// zero (host steady clock), the origin of the times launch() and copy() return.
+  virtual void begin_run(std::chrono::steady_clock::time_point origin) { (void)origin; }
   /// Sizes device d's buffer of node v to `floats` floats, zeroed when its size changes
   /// (between runs only).
   virtual void ensure(DeviceId d, NodeId v, std::size_t floats) = 0;
@@ -28,11 +48,21 @@ public:
   /// True when device d's buffer of v exists.
   virtual bool has_buffer(DeviceId d, NodeId v) const = 0;
   /// Runs v's kernel on device d (from d's compute worker): `inputs[i]` is device d's buffer of
-  /// operand i's producer, `out` device d's buffer of v. Throws on failure.
-  virtual void launch(DeviceId d, NodeId v, std::span<const float* const> inputs, float* out) = 0;
+  /// operand i's producer, `out` device d's buffer of v. Returns when it has finished, with the
+  /// device's times, or nullopt when the device has no clock of its own (the Runtime then times
+  /// the call on the host). Throws on failure.
+  virtual std::optional<DeviceInterval> launch(DeviceId d, NodeId v,
+                                               std::span<const float* const> inputs,
+                                               float* out) = 0;
   /// Copies the first `floats` floats of v's output from device `from`'s buffer to device
-  /// `to`'s.
-  virtual void copy(NodeId v, DeviceId from, DeviceId to, std::size_t floats) = 0;
+  /// `to`'s; returns as launch(). Throws on failure.
+  virtual std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
+                                             std::size_t floats) = 0;
+  /// Host read-back: the first out.size() floats of device d's buffer of v into `out` (between
+  /// runs). The default reads buffer(d, v), which is host memory on the CPU backend.
+  virtual void read(DeviceId d, NodeId v, std::span<float> out) {
+    std::memcpy(out.data(), buffer(d, v), out.size() * sizeof(float));
+  }
 };
 
 /// The CPU backend: host memory (one buffer per device and node), the plan's kernels (OpenBLAS

@@ -142,6 +142,7 @@ void Runtime::fail(const std::string& message) {
 
 void Runtime::compute_loop(DeviceId d) {
   t_worker = d;
+  backend_->attach(d);
   if (std::count(cfg_.local.begin(), cfg_.local.end(), 0) > 0) {  // polls a transport when idle:
     prctl(PR_SET_TIMERSLACK, 1000UL);                             // its naps end on time,
     set_time_slice(100000);  // and its wake-ups preempt a thread sharing its core
@@ -210,6 +211,7 @@ void Runtime::set_polling(bool on) {
 }
 
 void Runtime::copy_loop(DeviceId d) {
+  backend_->attach(d);
   Device& dv = *dev_[static_cast<std::size_t>(d)];
   while (true) {
     CopyJob job;
@@ -240,6 +242,7 @@ void Runtime::execute(DeviceId d, NodeId v) {
   const auto vi = static_cast<std::size_t>(v);
   dv.running = v;
   rec_->start[vi] = now();
+  std::optional<DeviceInterval> timed;
   try {
     if (cfg_.fault.kind != FaultInjection::Kind::none && cfg_.fault.node == v) {
       if (cfg_.fault.kind == FaultInjection::Kind::fail)
@@ -251,13 +254,14 @@ void Runtime::execute(DeviceId d, NodeId v) {
     const KernelPlan& k = plan_->kernels[vi];
     dv.ins.clear();
     for (const View& in : k.in) dv.ins.push_back(buffer(d, in.src));
-    backend_->launch(d, v, dv.ins, buffer(d, v));
+    timed = backend_->launch(d, v, dv.ins, buffer(d, v));
   } catch (const std::exception& e) {
     dv.running = -1;
     fail(fmt::format("kernel of op {} ({}) on device {} failed: {}", v, g_->label(v), d, e.what()));
     return;
   }
-  const double f = now();
+  if (timed) rec_->start[vi] = timed->start;  // the device's clock, when it has one
+  const double f = timed ? timed->finish : now();
   rec_->finish[vi] = f;
   dv.running = -1;
   const auto b = static_cast<std::size_t>(dest_begin_[vi]),
@@ -287,10 +291,20 @@ void Runtime::execute(DeviceId d, NodeId v) {
 void Runtime::copy(DeviceId d, const CopyJob& job) {
   Device& dv = *dev_[static_cast<std::size_t>(d)];
   const auto ui = static_cast<std::size_t>(job.u);
-  const double t_start = job.remote ? job.t_send : now();
+  double t_start = job.remote ? job.t_send : now();
   const std::int64_t numel = plan_->kernels[ui].numel;
   const double bytes = 4.0 * static_cast<double>(numel);
-  if (!job.remote) backend_->copy(job.u, job.from, d, static_cast<std::size_t>(numel));
+  std::optional<DeviceInterval> timed;
+  if (!job.remote) {
+    try {
+      timed = backend_->copy(job.u, job.from, d, static_cast<std::size_t>(numel));
+    } catch (const std::exception& e) {
+      fail(fmt::format("copy of op {} ({}) from device {} to {} failed: {}", job.u,
+                       g_->label(job.u), job.from, d, e.what()));
+      return;
+    }
+    if (timed) t_start = timed->start;
+  }
   if (cfg_.link.enabled()) {
     const double deadline = t_start + cfg_.link.min_seconds(job.from, d, bytes);
     while (true) {
@@ -303,14 +317,24 @@ void Runtime::copy(DeviceId d, const CopyJob& job) {
       }
     }
   }
-  dv.transfers.push_back({job.u, job.from, d, bytes, t_start, now(), {d}});
+  // Emulated links end on the host's clock (they pace what the device did); else the device's.
+  const double t_end = timed && !cfg_.link.enabled() ? timed->finish : now();
+  dv.transfers.push_back({job.u, job.from, d, bytes, t_start, t_end, {d}});
   arrived(job.u, d);
 }
 
 double Runtime::copy_now(DeviceId from, DeviceId to, NodeId u, double t_start) {
   const std::int64_t numel = plan_->kernels[static_cast<std::size_t>(u)].numel;
-  backend_->copy(u, from, to, static_cast<std::size_t>(numel));
-  const double t_end = now();
+  std::optional<DeviceInterval> timed;
+  try {
+    timed = backend_->copy(u, from, to, static_cast<std::size_t>(numel));
+  } catch (const std::exception& e) {
+    fail(fmt::format("copy of op {} ({}) from device {} to {} failed: {}", u, g_->label(u), from,
+                     to, e.what()));
+    return t_start;
+  }
+  if (timed) t_start = timed->start;
+  const double t_end = timed ? timed->finish : now();
   dev_[static_cast<std::size_t>(from)]->sent.push_back(
       {u, from, to, 4.0 * static_cast<double>(numel), t_start, t_end, {to}});
   arrived(u, to);
@@ -433,6 +457,7 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
   rec_ = &rec;
   if (transport) transport->begin_run(*this, device_of);  // ends with the ranks' clocks aligned
   t0_ = Clock::now();
+  backend_->begin_run(t0_);  // the devices' clocks start with the Runtime's
   if (transport) {  // the workers poll it between their ops and while they have none
     transport_done_ = false;
     set_polling(true);

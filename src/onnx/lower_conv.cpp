@@ -244,7 +244,7 @@ void Lowerer::pad(const onnx::NodeProto& n) {
       throw std::runtime_error("Pad with negative pads is not supported");
     if (before == 0 && after == 0) continue;
     std::vector<const BlockedTensor*> parts;
-    for (const auto [extent, tag] : {std::pair{before, ":before"}, std::pair{after, ":after"}}) {
+    for (const auto& [extent, tag] : {std::pair{before, ":before"}, std::pair{after, ":after"}}) {
       if (extent == 0) continue;
       Shape s = t->shape;
       s[a] = extent;

@@ -1,8 +1,11 @@
 #include "engine_support.hpp"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <set>
 
 #include "doppler/workloads/workload.hpp"
 
@@ -72,6 +75,81 @@ int thread_count() {
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
     ++n;
   return n;
+}
+
+namespace {
+
+void expect_disjoint(std::vector<std::pair<double, double>> iv, const std::string& what) {
+  std::sort(iv.begin(), iv.end());
+  for (std::size_t k = 1; k < iv.size(); ++k)
+    EXPECT_LE(iv[k - 1].second, iv[k].first) << what << " runs two things at once";
+}
+
+}  // namespace
+
+void expect_valid_execution(const Graph& g, const Assignment& a, const EngineResult& r,
+                            CopyMode mode) {
+  const Schedule& s = r.schedule;
+  const int n = g.num_nodes();
+  ASSERT_EQ(s.unit, CostUnit::seconds);
+  ASSERT_EQ(static_cast<int>(s.start.size()), n);
+  double last = 0;
+  std::set<std::pair<NodeId, DeviceId>> needed;
+  for (NodeId v = 0; v < n; ++v) {
+    const auto i = static_cast<std::size_t>(v);
+    EXPECT_EQ(s.device[i], a.device_of[i]);
+    EXPECT_GE(s.ready[i], 0);
+    EXPECT_GE(s.start[i], s.ready[i]);
+    EXPECT_GE(s.finish[i], s.start[i]);
+    last = std::max(last, s.finish[i]);
+    for (NodeId u : g.predecessors(v)) {
+      const auto ui = static_cast<std::size_t>(u);
+      if (s.device[ui] == s.device[i]) {
+        EXPECT_GE(s.ready[i], s.finish[ui]) << "op " << v << " ready before local input " << u;
+        continue;
+      }
+      needed.insert({u, s.device[i]});
+      const auto t = std::find_if(s.transfers.begin(), s.transfers.end(),
+                                  [&](const auto& x) { return x.src == u && x.to == s.device[i]; });
+      ASSERT_NE(t, s.transfers.end()) << "no copy of " << u << " to device " << s.device[i];
+      EXPECT_EQ(t->from, s.device[ui]);
+      EXPECT_GE(t->start, s.finish[ui]);
+      EXPECT_LE(t->finish, s.ready[i]) << "op " << v << " ready before its copy arrived";
+    }
+  }
+  EXPECT_DOUBLE_EQ(s.makespan, last);
+  EXPECT_DOUBLE_EQ(r.makespan_seconds, last);
+  EXPECT_EQ(s.transfers.size(), needed.size()) << "one copy per (producer, destination)";
+  EXPECT_EQ(r.copies, static_cast<int>(needed.size()));
+  double bytes = 0;
+  for (const auto& t : s.transfers) {
+    bytes += t.bytes;
+    ASSERT_EQ(t.links.size(), 1u);
+    EXPECT_EQ(t.links[0], t.to);
+  }
+  EXPECT_DOUBLE_EQ(r.bytes_copied, bytes);
+  for (DeviceId d = 0; d < s.devices; ++d) {
+    std::vector<std::pair<double, double>> ops, copies;
+    double busy = 0;
+    for (NodeId v = 0; v < n; ++v)
+      if (s.device[static_cast<std::size_t>(v)] == d) {
+        ops.push_back(
+            {s.start[static_cast<std::size_t>(v)], s.finish[static_cast<std::size_t>(v)]});
+        busy += ops.back().second - ops.back().first;
+      }
+    if (mode == CopyMode::producer) {
+      // The producer's compute worker copies right after the op: its ops and its outgoing
+      // copies never overlap.
+      for (const auto& t : s.transfers)
+        if (t.from == d) ops.push_back({t.start, t.finish});
+    } else {
+      for (const auto& t : s.transfers)
+        if (t.to == d) copies.push_back({t.start, t.finish});
+    }
+    expect_disjoint(ops, "device " + std::to_string(d));
+    expect_disjoint(copies, "copy worker " + std::to_string(d));
+    EXPECT_NEAR(s.busy[static_cast<std::size_t>(d)], busy, 1e-12);
+  }
 }
 
 }  // namespace doppler::test

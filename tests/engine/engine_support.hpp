@@ -31,6 +31,14 @@ Assignment random_assignment(const Graph& g, int devices, std::mt19937_64& rng);
 /// Output of every node after the engine's last run.
 std::vector<std::vector<float>> all_outputs(const Engine& e);
 
+/// Checks (gtest expectations) that `r` is a valid dataflow execution of `a`: every op starts
+/// after it became ready and ready after each input was resident on its device (produced there,
+/// or copied there), a device and a copy worker do one thing at a time (with producer copies:
+/// a device's ops and outgoing copies), one copy per (producer, destination device) that needs
+/// it, the makespan is the last finish, bytes and busy times add up.
+void expect_valid_execution(const Graph& g, const Assignment& a, const EngineResult& r,
+                            CopyMode mode = CopyMode::worker);
+
 /// Number of threads of this process (/proc/self/task).
 int thread_count();
 

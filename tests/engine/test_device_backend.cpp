@@ -23,13 +23,16 @@ public:
   void ensure(DeviceId d, NodeId v, std::size_t floats) override { cpu_->ensure(d, v, floats); }
   float* buffer(DeviceId d, NodeId v) override { return cpu_->buffer(d, v); }
   bool has_buffer(DeviceId d, NodeId v) const override { return cpu_->has_buffer(d, v); }
-  void launch(DeviceId d, NodeId v, std::span<const float* const> in, float* out) override {
+  std::optional<engine_detail::DeviceInterval> launch(DeviceId d, NodeId v,
+                                                      std::span<const float* const> in,
+                                                      float* out) override {
     ++launches_[static_cast<std::size_t>(d)];  // only d's compute worker touches this entry
-    cpu_->launch(d, v, in, out);
+    return cpu_->launch(d, v, in, out);
   }
-  void copy(NodeId v, DeviceId from, DeviceId to, std::size_t floats) override {
+  std::optional<engine_detail::DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
+                                                    std::size_t floats) override {
     copies_.fetch_add(1);
-    cpu_->copy(v, from, to, floats);
+    return cpu_->copy(v, from, to, floats);
   }
 
 private:
