@@ -26,24 +26,24 @@ void run_gpus(const GpusOptions& o) {
       ojson parts = ojson::object();
       for (int p : kPartitionCounts)
         parts[std::to_string(p)] = partition_sms(g.sms, p, sm_granularity(g.compute_major));
-      list.push_back({{"index", g.index},
-                      {"name", g.name},
-                      {"sms", g.sms},
-                      {"memory_bytes", g.memory_bytes},
-                      {"compute_capability", fmt::format("{}.{}", g.compute_major, g.compute_minor)},
-                      {"driver_version", g.driver_version},
-                      {"runtime_version", g.runtime_version},
-                      {"partition_sms", parts}});
+      list.push_back(
+          {{"index", g.index},
+           {"name", g.name},
+           {"sms", g.sms},
+           {"memory_bytes", g.memory_bytes},
+           {"compute_capability", fmt::format("{}.{}", g.compute_major, g.compute_minor)},
+           {"driver_version", g.driver_version},
+           {"runtime_version", g.runtime_version},
+           {"partition_sms", parts}});
     }
     print_json(ojson{{"gpus", list}});
     return;
   }
   for (const GpuInfo& g : gpus) {
-    std::cout << fmt::format("GPU {}: {}, {} SMs, {:.1f} GiB, compute {}.{}, driver {}.{}\n",
-                             g.index, g.name, g.sms,
-                             static_cast<double>(g.memory_bytes) / (1ull << 30), g.compute_major,
-                             g.compute_minor, g.driver_version / 1000,
-                             g.driver_version % 1000 / 10);
+    std::cout << fmt::format(
+        "GPU {}: {}, {} SMs, {:.1f} GiB, compute {}.{}, driver {}.{}\n", g.index, g.name, g.sms,
+        static_cast<double>(g.memory_bytes) / (1ull << 30), g.compute_major, g.compute_minor,
+        g.driver_version / 1000, g.driver_version % 1000 / 10);
     std::string row = "  --gpu-partitions P: SMs each ";
     for (int p : kPartitionCounts) {
       const int sms = partition_sms(g.sms, p, sm_granularity(g.compute_major));

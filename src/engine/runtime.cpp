@@ -458,7 +458,7 @@ void Runtime::run(std::span<const DeviceId> device_of, DispatchRule rule,
   if (transport) transport->begin_run(*this, device_of);  // ends with the ranks' clocks aligned
   t0_ = Clock::now();
   backend_->begin_run(t0_);  // the devices' clocks start with the Runtime's
-  if (transport) {  // the workers poll it between their ops and while they have none
+  if (transport) {           // the workers poll it between their ops and while they have none
     transport_done_ = false;
     set_polling(true);
   }

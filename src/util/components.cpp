@@ -11,22 +11,32 @@ bool component_built_flag(Component c);
 
 std::string_view component_name(Component c) {
   switch (c) {
-    case Component::torch: return "torch";
-    case Component::onnx: return "onnx";
-    case Component::mpi: return "mpi";
-    case Component::graphviz: return "graphviz";
-    case Component::cuda: return "cuda";
+    case Component::torch:
+      return "torch";
+    case Component::onnx:
+      return "onnx";
+    case Component::mpi:
+      return "mpi";
+    case Component::graphviz:
+      return "graphviz";
+    case Component::cuda:
+      return "cuda";
   }
   return "?";
 }
 
 std::string_view component_library(Component c) {
   switch (c) {
-    case Component::torch: return "libtorch";
-    case Component::onnx: return "libonnx";
-    case Component::mpi: return "MPI";
-    case Component::graphviz: return "Graphviz's cgraph";
-    case Component::cuda: return "CUDA";
+    case Component::torch:
+      return "libtorch";
+    case Component::onnx:
+      return "libonnx";
+    case Component::mpi:
+      return "MPI";
+    case Component::graphviz:
+      return "Graphviz's cgraph";
+    case Component::cuda:
+      return "CUDA";
   }
   return "?";
 }

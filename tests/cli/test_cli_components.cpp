@@ -1,11 +1,11 @@
 // Optional components (DOPPLER_WITH_TORCH, _ONNX, _MPI, _GRAPHVIZ, _CUDA): `--version` lists them,
 // and in a build without one, every command or option that needs it fails with exit 2 and one
 // line naming the library and the CMake option. The expected lines are written out here.
-#include <gtest/gtest.h>
-
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "support/support.hpp"
 
@@ -21,8 +21,8 @@ std::string q(const std::filesystem::path& p) {
 std::string absent_line(const std::string& what, const std::string& library,
                         const std::string& option) {
   return "doppler: error: " + what + " needs " + library +
-         ", which this build of doppler does not include (configure with -DDOPPLER_WITH_" +
-         option + "=on)\n";
+         ", which this build of doppler does not include (configure with -DDOPPLER_WITH_" + option +
+         "=on)\n";
 }
 
 TEST(CliComponents, VersionListsEveryComponentOnce) {
@@ -92,7 +92,8 @@ TEST(CliComponents, LearnedMethodsWithoutTorchSaySo) {
     EXPECT_EQ(r.err, absent_line("method '" + name + "'", "libtorch", "TORCH")) << method;
   }
   // The other methods are all there: `--methods all` runs without the learned ones.
-  const auto all = test::run_cli("compare " + q(dir / "g.json") + " --devices 2 --methods all --json");
+  const auto all =
+      test::run_cli("compare " + q(dir / "g.json") + " --devices 2 --methods all --json");
   EXPECT_EQ(all.exit_code, 0) << all.err;
   EXPECT_EQ(all.out.find("doppler-sim"), std::string::npos);
 }
@@ -101,8 +102,8 @@ TEST(CliComponents, MpiBackendWithoutMpiSaysSo) {
   if (test::cli_has(Component::mpi)) GTEST_SKIP() << "built with MPI";
   test::TempDir dir;
   tiny_graph(dir);
-  const auto r = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
-                               " --backend mpi");
+  const auto r =
+      test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") + " --backend mpi");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, absent_line("--backend mpi", "MPI", "MPI"));
 }

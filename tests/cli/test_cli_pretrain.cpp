@@ -52,10 +52,9 @@ TEST(CliPretrain, TwoMpiRanksTrainDataParallel) {
   if (std::system("command -v mpirun > /dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
   test::TempDir dir;
   write_spec(dir / "spec.json");
-  const std::string mpi = "cd '" + dir.path().string() +
-                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" + test::cli_path() +
-                          "' " +
-                          small_run(dir / "spec.json") + " -o two > two.out 2>&1";
+  const std::string mpi =
+      "cd '" + dir.path().string() + "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" +
+      test::cli_path() + "' " + small_run(dir / "spec.json") + " -o two > two.out 2>&1";
   ASSERT_EQ(std::system(mpi.c_str()), 0) << slurp(dir / "two.out");
   const auto one =
       test::run_cli(small_run(dir / "spec.json") + " -o '" + (dir / "one").string() + "'");
@@ -89,9 +88,8 @@ TEST(CliPretrain, TwoMpiRanksSearchTheLabelsOfASingleProcess) {
                           "--label-budget 300 --batch 2 --rollouts 2 --hidden 8 --edge-hidden 4 "
                           "--mp-steps 1 --eval-pool 2 --eval-samples 2 --seed 5";
   const std::string mpi = "cd '" + dir.path().string() +
-                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" + test::cli_path() +
-                          "' " +
-                          run + " -o two > two.out 2>&1";
+                          "' && mpirun --allow-run-as-root --oversubscribe -np 2 '" +
+                          test::cli_path() + "' " + run + " -o two > two.out 2>&1";
   ASSERT_EQ(std::system(mpi.c_str()), 0) << slurp(dir / "two.out");
   const auto one = test::run_cli(run + " -o '" + (dir / "one").string() + "'");
   ASSERT_EQ(one.exit_code, 0) << one.err;

@@ -1,9 +1,9 @@
 // The CUDA library on any machine: without a driver or GPU (CI) it says so in one line and the
 // GPU checks skip with that line; with a GPU, green-context partitions run on disjoint SMs.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "engine/cuda/driver_api.hpp"
 #include "engine/cuda/green_partitions.hpp"
@@ -15,9 +15,8 @@
 namespace doppler {
 namespace {
 
-#define DOPPLER_REQUIRE_GPU()                                                  \
-  if (const std::string why = cuda_detail::no_gpu_reason(); !why.empty()) \
-  GTEST_SKIP() << why
+#define DOPPLER_REQUIRE_GPU() \
+  if (const std::string why = cuda_detail::no_gpu_reason(); !why.empty()) GTEST_SKIP() << why
 
 TEST(CudaDriver, NoGpuIsOneLineAndListGpusThrowsIt) {
   const std::string why = cuda_detail::no_gpu_reason();
@@ -59,8 +58,8 @@ void expect_disjoint(int partitions) {
                             seen[static_cast<std::size_t>(i)].end(),
                             seen[static_cast<std::size_t>(j)].begin(),
                             seen[static_cast<std::size_t>(j)].end(), std::back_inserter(both));
-      EXPECT_TRUE(both.empty()) << "partitions " << i << " and " << j << " share "
-                                << both.size() << " SMs";
+      EXPECT_TRUE(both.empty()) << "partitions " << i << " and " << j << " share " << both.size()
+                                << " SMs";
     }
 }
 
@@ -76,8 +75,7 @@ TEST(GreenPartitions, MorePartitionsThanSmGroupsIsABadRequest) {
     cuda_detail::GreenPartitions parts(0, 1000);
     FAIL() << "1000 partitions were made";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot be split into 1000 partitions"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("cannot be split into 1000 partitions"), std::string::npos)
         << e.what();
   }
 }

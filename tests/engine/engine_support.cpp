@@ -1,11 +1,11 @@
 #include "engine_support.hpp"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
 #include <set>
+
+#include <gtest/gtest.h>
 
 #include "doppler/workloads/workload.hpp"
 

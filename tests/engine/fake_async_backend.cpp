@@ -67,8 +67,10 @@ FakeAsyncBackend::FakeAsyncBackend(const engine_detail::Plan& plan, int devices,
                                    Options options)
     : cpu_(engine_detail::make_cpu_backend(plan, devices, nodes)), options_(options) {
   for (int d = 0; d < devices; ++d) {
-    compute_.push_back(std::make_unique<Executor>(options.seed * 1000 + 2 * static_cast<unsigned>(d)));
-    copy_in_.push_back(std::make_unique<Executor>(options.seed * 1000 + 2 * static_cast<unsigned>(d) + 1));
+    compute_.push_back(
+        std::make_unique<Executor>(options.seed * 1000 + 2 * static_cast<unsigned>(d)));
+    copy_in_.push_back(
+        std::make_unique<Executor>(options.seed * 1000 + 2 * static_cast<unsigned>(d) + 1));
   }
 }
 

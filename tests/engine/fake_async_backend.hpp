@@ -22,9 +22,9 @@ namespace doppler::test {
 
 /// One op or copy as the fake device ran it.
 struct FakeEvent {
-  NodeId v = -1;       ///< the op (its kernel, or its output copied)
-  DeviceId from = -1;  ///< copies: the source device; kernels: -1
-  DeviceId to = -1;    ///< the device that ran it (kernels) or received it (copies)
+  NodeId v = -1;        ///< the op (its kernel, or its output copied)
+  DeviceId from = -1;   ///< copies: the source device; kernels: -1
+  DeviceId to = -1;     ///< the device that ran it (kernels) or received it (copies)
   double launched = 0;  ///< host time launch()/copy() was called, seconds since the origin
   engine_detail::DeviceInterval ran;  ///< the times returned
   std::uint64_t completion = 0;       ///< global completion sequence number
@@ -34,7 +34,7 @@ class FakeAsyncBackend : public engine_detail::DeviceBackend {
 public:
   /// Behaviour of the fake devices.
   struct Options {
-    std::uint64_t seed = 1;            ///< seeds every executor's delays
+    std::uint64_t seed = 1;             ///< seeds every executor's delays
     double max_delay_seconds = 200e-6;  ///< delay before each job, uniform in [0, this]
     NodeId failing_kernel = -1;         ///< this op's kernel throws (after its delay)
     NodeId failing_copy = -1;           ///< copies of this op's output throw
@@ -64,7 +64,8 @@ public:
 private:
   class Executor;
   double since_origin() const;
-  engine_detail::DeviceInterval run_on(Executor& ex, FakeEvent ev, const std::function<void()>& job);
+  engine_detail::DeviceInterval run_on(Executor& ex, FakeEvent ev,
+                                       const std::function<void()>& job);
 
   std::unique_ptr<engine_detail::DeviceBackend> cpu_;
   Options options_;

@@ -4,10 +4,10 @@
 // the devices' times, ready ops are dispatched by the rule, and a failing kernel or copy ends the
 // run with one line and leaves the runtime usable. What a GPU backend does on the host is tested
 // here without a GPU.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "engine/runtime.hpp"
 #include "engine_support.hpp"
@@ -172,8 +172,9 @@ TEST(FakeAsyncBackend, AFailingKernelOrCopyEndsTheRunAndTheNextRunWorks) {
     FakeAsyncBackend::Options options;
     std::string expect;
   };
-  for (const Fault& f : {Fault{{.failing_kernel = last}, "kernel of op " + std::to_string(last)},
-                         Fault{{.failing_copy = crossing}, "copy of op " + std::to_string(crossing)}}) {
+  for (const Fault& f :
+       {Fault{{.failing_kernel = last}, "kernel of op " + std::to_string(last)},
+        Fault{{.failing_copy = crossing}, "copy of op " + std::to_string(crossing)}}) {
     fake.backend->set_options(f.options);
     try {
       fake.run(a, DispatchRule::fifo);

@@ -23,7 +23,7 @@
 namespace doppler {
 namespace {
 
-#define DOPPLER_REQUIRE_MPIRUN()                                                              \
+#define DOPPLER_REQUIRE_MPIRUN()                                                                \
   if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping"; \
   DOPPLER_REQUIRE_CLI_COMPONENT(mpi)
 

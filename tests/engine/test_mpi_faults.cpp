@@ -68,7 +68,8 @@ int rank_of(pid_t pid) {
 
 bool is_doppler(pid_t pid) {
   std::error_code ec;
-  return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec) == fs::path(test::cli_path());
+  return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec) ==
+         fs::path(test::cli_path());
 }
 
 // The doppler processes descended from `root`, by rank.
@@ -114,8 +115,8 @@ bool gone_within(pid_t pid, double seconds) {
 class MpiJob {
 public:
   MpiJob(const test::TempDir& dir, const std::vector<std::string>& args) : dir_(dir) {
-    std::vector<std::string> all = {
-        "mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", test::cli_path()};
+    std::vector<std::string> all = {"mpirun", "--allow-run-as-root", "--oversubscribe", "-np",
+                                    "2",      test::cli_path()};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (std::string& a : all) argv.push_back(a.data());

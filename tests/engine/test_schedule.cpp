@@ -80,7 +80,8 @@ TEST(EngineSchedule, SyntheticRandomDagRunsAreValid) {
   EXPECT_EQ(e.kernel_mode(), KernelMode::synthetic);
   for (int i = 0; i < 3; ++i) {
     const Assignment a = test::random_assignment(g, 3, rng);
-    test::expect_valid_execution(g, a, e.run(a, i % 2 ? DispatchRule::priority : DispatchRule::fifo));
+    test::expect_valid_execution(g, a,
+                                 e.run(a, i % 2 ? DispatchRule::priority : DispatchRule::fifo));
   }
 }
 

@@ -74,14 +74,13 @@ bool cli_has(Component c);
 
 /// Skips the current test when the CLI lacks a component, e.g.
 /// `DOPPLER_REQUIRE_CLI_COMPONENT(torch);`.
-#define DOPPLER_REQUIRE_CLI_COMPONENT(name)                                          \
-  if (!::doppler::test::cli_has(::doppler::Component::name))                         \
-  GTEST_SKIP() << "this doppler was built without " #name " (DOPPLER_WITH_" #name \
-                  "): skipping"
+#define DOPPLER_REQUIRE_CLI_COMPONENT(name)                  \
+  if (!::doppler::test::cli_has(::doppler::Component::name)) \
+  GTEST_SKIP() << "this doppler was built without " #name " (DOPPLER_WITH_" #name "): skipping"
 
 /// Skips the current test when this test binary's library lacks a component.
-#define DOPPLER_REQUIRE_COMPONENT(name)                                              \
-  if (!::doppler::component_built(::doppler::Component::name))                       \
+#define DOPPLER_REQUIRE_COMPONENT(name)                        \
+  if (!::doppler::component_built(::doppler::Component::name)) \
   GTEST_SKIP() << "built without " #name " (DOPPLER_WITH_" #name "): skipping"
 
 /// Whether `mpirun` is on PATH (Debian: openmpi-bin); the MPI tests skip without it.

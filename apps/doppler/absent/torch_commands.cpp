@@ -14,8 +14,7 @@ void add_train(CLI::App& app) {
 }
 
 void add_pretrain(CLI::App& app) {
-  add_absent_command(app, "pretrain", "Pretrain a Doppler policy on many graphs",
-                     Component::torch);
+  add_absent_command(app, "pretrain", "Pretrain a Doppler policy on many graphs", Component::torch);
 }
 
 }  // namespace doppler::cli

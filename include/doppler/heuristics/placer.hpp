@@ -74,7 +74,7 @@ void register_placer(PlacerInfo info, PlacerFactory make);
 /// Names of the learned placers that libdoppler_learn registers (torch builds), so that a build
 /// without torch answers "needs libtorch" rather than "unknown method".
 inline constexpr std::string_view kLearnedMethodNames[] = {
-    "doppler",     "doppler-il",  "doppler-sim",    "doppler-sys", "doppler-sel",
+    "doppler",     "doppler-il",    "doppler-sim",    "doppler-sys", "doppler-sel",
     "doppler-plc", "doppler-joint", "doppler-search", "placeto",     "gdp"};
 
 /// True when `name` is one of kLearnedMethodNames.

@@ -26,10 +26,11 @@ std::string probe_runtime() {
 // Fetches one function; "" on success, else the reason.
 std::string fetch(const char* name, void** fn) {
   cudaDriverEntryPointQueryResult q{};
-  const cudaError_t e = cudaGetDriverEntryPointByVersion(name, fn, CUDA_VERSION,
-                                                         cudaEnableDefault, &q);
+  const cudaError_t e =
+      cudaGetDriverEntryPointByVersion(name, fn, CUDA_VERSION, cudaEnableDefault, &q);
   if (e == cudaSuccess && q == cudaDriverEntryPointSuccess && *fn) return "";
-  return std::string(kNoGpu) + "the driver lacks " + name + " (green contexts need a CUDA 12.4+ driver)";
+  return std::string(kNoGpu) + "the driver lacks " + name +
+         " (green contexts need a CUDA 12.4+ driver)";
 }
 
 struct Loaded {
@@ -41,7 +42,7 @@ Loaded load() {
   Loaded l;
   l.error = probe_runtime();
   if (!l.error.empty()) return l;
-#define DOPPLER_CUDA_FETCH(name)                                                     \
+#define DOPPLER_CUDA_FETCH(name) \
   if (l.error.empty()) l.error = fetch(#name, reinterpret_cast<void**>(&l.api.name));
   DOPPLER_CUDA_DRIVER_FUNCTIONS(DOPPLER_CUDA_FETCH)
 #undef DOPPLER_CUDA_FETCH
@@ -76,8 +77,8 @@ void check(CUresult r, const char* what) {
 void check(cudaError_t r, const char* what) {
   if (r == cudaSuccess) return;
   cudaGetLastError();  // a non-sticky error is cleared; a sticky one stays (the run is over)
-  const std::string cause = r == cudaErrorMemoryAllocation ? "out of device memory"
-                                                            : cudaGetErrorString(r);
+  const std::string cause =
+      r == cudaErrorMemoryAllocation ? "out of device memory" : cudaGetErrorString(r);
   throw EngineError(std::string(what) + ": " + cause);
 }
 

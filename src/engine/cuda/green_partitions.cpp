@@ -44,8 +44,7 @@ GreenPartitions::GreenPartitions(int gpu, int partitions) {
   const CUdevResource all = sm_resource(dev);
   const SmGranularity g = sm_granularity(prop.major);
   int sms = partition_sms(all.sm.smCount, partitions, g);
-  while (sms >= g.min_sms && groups_of(all, sms) < static_cast<unsigned>(partitions))
-    sms -= g.step;
+  while (sms >= g.min_sms && groups_of(all, sms) < static_cast<unsigned>(partitions)) sms -= g.step;
   if (partitions < 1 || sms < g.min_sms)
     throw InputError("--gpu-partitions " + std::to_string(partitions) + ": GPU " +
                      std::to_string(gpu) + " (" + prop.name + ", " +

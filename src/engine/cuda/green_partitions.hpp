@@ -12,7 +12,7 @@ namespace doppler::cuda_detail {
 
 /// One partition: its green context, streams and SM count.
 struct GreenPartition {
-  CUgreenCtx context = nullptr;  ///< owned by GreenPartitions
+  CUgreenCtx context = nullptr;    ///< owned by GreenPartitions
   cudaStream_t compute = nullptr;  ///< kernels of the device's ops
   cudaStream_t copy_in = nullptr;  ///< copies into the device
   int sms = 0;                     ///< SMs of the partition
