@@ -23,22 +23,24 @@ public:
     cv_.notify_one();
     thread_.join();
   }
-  /// Enqueues `job` to run after a delay in [0, max_delay]; the future holds its end.
-  std::future<void> enqueue(std::function<void()> job, double max_delay) {
-    std::packaged_task<void()> task(std::move(job));
-    std::future<void> done = task.get_future();
+  /// Enqueues `job` to run after a delay in [0, max_delay]; the future holds its error message
+  /// ("" when it succeeded). Only the message crosses threads, as a device's error code would.
+  std::future<std::string> enqueue(std::function<void()> job, double max_delay) {
+    std::promise<std::string> done;
+    std::future<std::string> result = done.get_future();
     {
       std::lock_guard lk(mu_);
-      jobs_.push_back({std::move(task), max_delay});
+      jobs_.push_back({std::move(job), max_delay, std::move(done)});
     }
     cv_.notify_one();
-    return done;
+    return result;
   }
 
 private:
   struct Job {
-    std::packaged_task<void()> task;
-    double max_delay;
+    std::function<void()> run;
+    double max_delay = 0;
+    std::promise<std::string> done;
   };
   void loop() {
     while (true) {
@@ -52,7 +54,13 @@ private:
       }
       const double delay = std::uniform_real_distribution<double>(0, job.max_delay)(rng_);
       std::this_thread::sleep_for(std::chrono::duration<double>(delay));
-      job.task();
+      std::string error;
+      try {
+        job.run();
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      job.done.set_value(std::move(error));
     }
   }
   std::mt19937_64 rng_;
@@ -108,11 +116,13 @@ engine_detail::DeviceInterval FakeAsyncBackend::run_on(Executor& ex, FakeEvent e
   ev.launched = since_origin();
   auto timed = [this, &ev, &job] {
     ev.ran.start = since_origin();
-    job();  // may throw: the future carries it to the waiting worker
+    job();  // may throw: the executor passes its message back
     ev.ran.finish = since_origin();
     ev.completion = completions_.fetch_add(1);
   };
-  ex.enqueue(timed, options_.max_delay_seconds).get();  // the worker waits for the completion
+  // The worker waits for the completion, then fails in its own thread if the device did.
+  const std::string error = ex.enqueue(timed, options_.max_delay_seconds).get();
+  if (!error.empty()) throw std::runtime_error(error);
   std::lock_guard lk(mu_);
   events_.push_back(ev);
   return ev.ran;
