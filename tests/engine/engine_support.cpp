@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "doppler/graph/graph_builder.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler::test {
@@ -150,6 +151,36 @@ void expect_valid_execution(const Graph& g, const Assignment& a, const EngineRes
     expect_disjoint(copies, "copy worker " + std::to_string(d));
     EXPECT_NEAR(s.busy[static_cast<std::size_t>(d)], busy, 1e-12);
   }
+}
+
+FanOut fan_out(int k, int devices, std::mt19937_64& rng) {
+  GraphBuilder b;
+  for (int i = 0; i <= k; ++i) {
+    Node n;
+    n.compute_cost = 1;
+    n.transfer_cost = 1;
+    b.add_node(n);
+  }
+  for (int i = 1; i <= k; ++i) b.add_edge(0, i);
+  FanOut f{b.build(), {}};
+  f.assignment = random_assignment(f.graph, 1, rng);
+  f.assignment.devices = devices;
+  std::vector<NodeId> order = {0};
+  for (NodeId v = 1; v <= k; ++v) order.push_back(v);
+  std::shuffle(order.begin() + 1, order.end(), rng);
+  f.assignment.order = order;
+  return f;
+}
+
+void expect_rule_order(const FanOut& f, const Schedule& s, DispatchRule rule) {
+  const std::vector<NodeId>& order = f.assignment.order;
+  std::vector<NodeId> by_start(order.begin() + 1, order.end());
+  std::sort(by_start.begin(), by_start.end(), [&](NodeId x, NodeId y) {
+    return s.start[static_cast<std::size_t>(x)] < s.start[static_cast<std::size_t>(y)];
+  });
+  std::vector<NodeId> want(order.begin() + 1, order.end());
+  if (rule == DispatchRule::fifo) std::sort(want.begin(), want.end());
+  EXPECT_EQ(by_start, want) << (rule == DispatchRule::fifo ? "fifo" : "priority");
 }
 
 }  // namespace doppler::test

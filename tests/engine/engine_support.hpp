@@ -9,6 +9,7 @@
 #include "doppler/engine/engine.hpp"
 #include "doppler/graph/assignment.hpp"
 #include "doppler/graph/graph.hpp"
+#include "doppler/sim/schedule.hpp"
 
 namespace doppler::test {
 
@@ -38,6 +39,19 @@ std::vector<std::vector<float>> all_outputs(const Engine& e);
 /// it, the makespan is the last finish, bytes and busy times add up.
 void expect_valid_execution(const Graph& g, const Assignment& a, const EngineResult& r,
                             CopyMode mode = CopyMode::worker);
+
+/// The dispatch-rule check's graph: a root with `k` successors (unit reference costs), all
+/// on one device, so that the root's finish makes k ops ready at once; its order puts the root
+/// first and shuffles the successors (seeded).
+struct FanOut {
+  Graph graph;
+  Assignment assignment;  ///< every op on device 0 of `devices`, the shuffled order
+};
+FanOut fan_out(int k, int devices, std::mt19937_64& rng);
+
+/// Checks that the fan-out's successors started in the rule's order: fifo, the order they
+/// became ready (successor id order); priority, the assignment's order.
+void expect_rule_order(const FanOut& f, const Schedule& s, DispatchRule rule);
 
 /// Number of threads of this process (/proc/self/task).
 int thread_count();

@@ -13,8 +13,6 @@
 #include "engine_support.hpp"
 #include "fake_async_backend.hpp"
 
-#include "doppler/graph/graph_builder.hpp"
-
 namespace doppler {
 namespace {
 
@@ -119,34 +117,11 @@ TEST(FakeAsyncBackend, CompletionsArriveOutOfLaunchOrder) {
 // order they became ready, successor id order; priority: the assignment's order), whatever the
 // devices' delays.
 TEST(FakeAsyncBackend, ReadyOpsAreDispatchedByTheRule) {
-  GraphBuilder b;
-  const int k = 12;
-  for (int i = 0; i <= k; ++i) {
-    Node n;
-    n.compute_cost = 1;
-    n.transfer_cost = 1;
-    b.add_node(n);
-  }
-  for (int i = 1; i <= k; ++i) b.add_edge(0, i);
-  const Graph g = b.build();
   std::mt19937_64 rng(24);
-  Assignment a = test::random_assignment(g, 1, rng);
-  a.devices = 2;
-  std::vector<NodeId> order = {0};
-  for (NodeId v = 1; v <= k; ++v) order.push_back(v);
-  std::shuffle(order.begin() + 1, order.end(), rng);
-  a.order = order;
-  FakeRun fake(g, 2, KernelMode::synthetic, {.seed = 5});
-  for (DispatchRule rule : {DispatchRule::fifo, DispatchRule::priority}) {
-    const Schedule s = fake.run(a, rule).schedule;
-    std::vector<NodeId> by_start(order.begin() + 1, order.end());
-    std::sort(by_start.begin(), by_start.end(), [&](NodeId x, NodeId y) {
-      return s.start[static_cast<std::size_t>(x)] < s.start[static_cast<std::size_t>(y)];
-    });
-    std::vector<NodeId> want(order.begin() + 1, order.end());
-    if (rule == DispatchRule::fifo) std::sort(want.begin(), want.end());
-    EXPECT_EQ(by_start, want) << (rule == DispatchRule::fifo ? "fifo" : "priority");
-  }
+  const test::FanOut f = test::fan_out(12, 2, rng);
+  FakeRun fake(f.graph, 2, KernelMode::synthetic, {.seed = 5});
+  for (DispatchRule rule : {DispatchRule::fifo, DispatchRule::priority})
+    test::expect_rule_order(f, fake.run(f.assignment, rule).schedule, rule);
 }
 
 // A device fault ends the run with one line naming the op and the device's message; the next

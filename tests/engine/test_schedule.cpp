@@ -12,7 +12,6 @@
 #include "support/support.hpp"
 
 #include "doppler/engine/engine.hpp"
-#include "doppler/graph/graph_builder.hpp"
 
 namespace doppler {
 namespace {
@@ -89,36 +88,14 @@ TEST(EngineSchedule, SyntheticRandomDagRunsAreValid) {
 // in the dispatch rule's order (fifo: the order they became ready, i.e. successor id order;
 // priority: the assignment's order).
 TEST(EngineSchedule, DispatchRuleOrdersReadyOps) {
-  GraphBuilder b;
-  const int k = 12;
-  for (int i = 0; i <= k; ++i) {
-    Node n;
-    n.compute_cost = 1;
-    n.transfer_cost = 1;
-    b.add_node(n);
-  }
-  for (int i = 1; i <= k; ++i) b.add_edge(0, i);
-  const Graph g = b.build();
+  std::mt19937_64 rng(9);
+  const test::FanOut f = test::fan_out(12, 2, rng);
   EngineOptions o;
   o.devices = 2;
   o.synthetic_scale = 1e4;
-  Engine e(g, o);
-  std::mt19937_64 rng(9);
-  Assignment a = test::random_assignment(g, 1, rng);
-  std::vector<NodeId> order = {0};
-  for (NodeId v = 1; v <= k; ++v) order.push_back(v);
-  std::shuffle(order.begin() + 1, order.end(), rng);
-  a.order = order;
-  for (DispatchRule rule : {DispatchRule::fifo, DispatchRule::priority}) {
-    const Schedule s = e.run(a, rule).schedule;
-    std::vector<NodeId> by_start(order.begin() + 1, order.end());
-    std::sort(by_start.begin(), by_start.end(), [&](NodeId x, NodeId y) {
-      return s.start[static_cast<std::size_t>(x)] < s.start[static_cast<std::size_t>(y)];
-    });
-    std::vector<NodeId> want(order.begin() + 1, order.end());
-    if (rule == DispatchRule::fifo) std::sort(want.begin(), want.end());
-    EXPECT_EQ(by_start, want) << (rule == DispatchRule::fifo ? "fifo" : "priority");
-  }
+  Engine e(f.graph, o);
+  for (DispatchRule rule : {DispatchRule::fifo, DispatchRule::priority})
+    test::expect_rule_order(f, e.run(f.assignment, rule).schedule, rule);
 }
 
 }  // namespace
