@@ -1,7 +1,5 @@
 #include "doppler/util/components.hpp"
 
-#include <cctype>
-
 namespace doppler {
 
 namespace detail {
@@ -9,36 +7,37 @@ namespace detail {
 bool component_built_flag(Component c);
 }  // namespace detail
 
-std::string_view component_name(Component c) {
+namespace {
+
+// What each component is called: in DOPPLER_WITH_<OPTION>, in lists, and in messages.
+struct ComponentNames {
+  std::string_view name, option, library;
+};
+
+ComponentNames names(Component c) {
   switch (c) {
     case Component::torch:
-      return "torch";
+      return {"torch", "TORCH", "libtorch"};
     case Component::onnx:
-      return "onnx";
+      return {"onnx", "ONNX", "libonnx"};
     case Component::mpi:
-      return "mpi";
+      return {"mpi", "MPI", "MPI"};
     case Component::graphviz:
-      return "graphviz";
+      return {"graphviz", "GRAPHVIZ", "Graphviz's cgraph"};
     case Component::cuda:
-      return "cuda";
+      return {"cuda", "CUDA", "CUDA"};
   }
-  return "?";
+  return {"?", "?", "?"};
+}
+
+}  // namespace
+
+std::string_view component_name(Component c) {
+  return names(c).name;
 }
 
 std::string_view component_library(Component c) {
-  switch (c) {
-    case Component::torch:
-      return "libtorch";
-    case Component::onnx:
-      return "libonnx";
-    case Component::mpi:
-      return "MPI";
-    case Component::graphviz:
-      return "Graphviz's cgraph";
-    case Component::cuda:
-      return "CUDA";
-  }
-  return "?";
+  return names(c).library;
 }
 
 bool component_built(Component c) {
@@ -56,12 +55,11 @@ std::string describe_components() {
 }
 
 InputError component_absent(std::string_view what, Component c) {
-  std::string upper(component_name(c));
-  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return InputError(std::string(what) + " needs " + std::string(component_library(c)) +
+  const ComponentNames n = names(c);
+  return InputError(std::string(what) + " needs " + std::string(n.library) +
                     ", which this build of doppler does not include (configure with "
                     "-DDOPPLER_WITH_" +
-                    upper + "=on)");
+                    std::string(n.option) + "=on)");
 }
 
 }  // namespace doppler
