@@ -26,7 +26,7 @@ SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=O
               -DDOPPLER_TEST_CLI=$(abspath $(BUILD))/doppler
 # The minimal configuration: core, engine, validate, the CLI and their tests (what the GPU
 # machine builds, less CUDA, which `make test` compiles wherever nvcc is found).
-MIN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_BUILD_BENCH=OFF \
+MIN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_BUILD_BENCH=OFF -DDOPPLER_WERROR=ON \
               -DDOPPLER_WITH_TORCH=off -DDOPPLER_WITH_ONNX=off -DDOPPLER_WITH_MPI=off \
               -DDOPPLER_WITH_GRAPHVIZ=off -DDOPPLER_WITH_CUDA=off
 # Not run again there: the engine-timing checks of calibrated predictions (the same code as in
@@ -50,7 +50,7 @@ deps:
 	@scripts/install-deps.sh
 
 $(BUILD)/build.ninja: | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_WERROR=ON $(CMAKE_ARGS)
 
 configure: $(BUILD)/build.ninja
 

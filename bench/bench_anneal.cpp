@@ -24,16 +24,15 @@ void BM_AnnealCalls(benchmark::State& state) {
   spec.params["seed"] = "1";
   const Graph g = workloads::generate_workload(spec);
   const Problem problem(g, Platform::reference(static_cast<int>(state.range(1))));
-  const Assignment start = EtfPlacer().place(problem, {});
+  const Assignment start = EtfPlacer().place(problem, {}).assignment;
   const double start_ms = problem.simulator().makespan(start.device_of);
   AnnealSettings settings;
   settings.early_abort = state.range(2) != 0;
   settings.incremental = state.range(2) == 2;
-  Budget b;
-  b.evaluations = 2000;
   std::int64_t calls = 0;
   std::uint64_t seed = 0;
   for (auto _ : state) {
+    BudgetedEvaluator b(problem.simulator(), {2000, 0});
     const AnnealResult r = anneal(problem, start.device_of, start_ms, b, settings, ++seed);
     calls += r.evaluations;
     benchmark::DoNotOptimize(r.best_makespan);

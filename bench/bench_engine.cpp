@@ -94,7 +94,7 @@ void BM_EngineChainMM(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0));
   const Graph g = chainmm(p);
   const Problem problem(g, Platform::hardware(load_hardware_profile("cpu"), p));
-  const Assignment a = make_placer("critical-path")->place(problem, {});
+  const Assignment a = make_placer("critical-path")->place(problem, {}).assignment;
   EngineOptions o;
   o.devices = p;
   Engine e(g, o);

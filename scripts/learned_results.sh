@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the learned-placement tables of docs/results.md: every method against the same
+# Reproduces the learned-placement tables of docs/results/learned.md: every method against the same
 # budgets of simulator calls (training included), mean and std over seeds, wall-clock time.
 # Problems: the four reference graphs (../shared/reference-graphs, 4 devices, reference model;
 # skipped when absent) and the four generated workloads on 4 x P100 and 8 x V100.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the README's table of imported ONNX models (docs/onnx.md): PyTorch modules exported
+# Reproduces the table of imported ONNX models (docs/results/onnx.md): PyTorch modules exported
 # by tests/onnx/models.py (MLP, TransformerEncoderLayer, GPT-style block at two sizes), imported
 # with `doppler import` (their real weights and input), checked against PyTorch's output on the
 # CPU engine, and placed by every method with `doppler compare` on a shipped hardware profile.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reproduces the planted-instance table of the README (docs/task-graphs.md): planted instances
+# Reproduces the planted-instance table of docs/results/task-graphs.md: planted instances
 # with a known optimum L (50 to 2,000 ops, 2 to 16 devices, transfer/compute ratios 0.1 to 10),
 # every method's gap to L through `doppler bench-suite`, and the exact solver on the smallest.
 # Usage: scripts/planted_suite.sh [BUILD_DIR] [OUT_DIR] [SEEDS] [BUDGET]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Reproduces the "Results" tables of the README: the comparison of every non-learned placement
+# Reproduces docs/results/placement-tables.md: the comparison of every non-learned placement
 # method on the four reference graphs (4 devices, reference model) and on the four generated
 # workloads (4 devices on 4xP100-PCIe, 8 devices on 8xV100-NVLink), as Markdown.
-# Usage: scripts/results.sh [BUILD_DIR] [SEEDS] > docs/results.md
+# Usage: scripts/results.sh [BUILD_DIR] [SEEDS] > docs/results/placement-tables.md
 set -euo pipefail
 build=${1:-build}
 seeds=${2:-3}

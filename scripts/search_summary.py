@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README summary of scripts/search_results.sh runs: per problem, the policy's greedy
+"""The summary (docs/results/distillation.md) of scripts/search_results.sh runs: per problem, the policy's greedy
 placement against ETF, zero-shot best of 64 against local-search with 20,000 calls, and
 doppler-search against local-search at equal calls and equal seconds, for one model or two
 (the second: the same script run with DOPPLER_MODEL set to another model, same seeds).

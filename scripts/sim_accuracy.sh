@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Simulator against the engine (issue 26; README "Simulator against the engine"): calibrates the
+# Simulator against the engine (issue 26; docs/results/sim-vs-engine.md): calibrates the
 # engine with microbenchmarks only (`doppler calibrate`, per-kernel costs), then runs
 # `doppler validate-sim` on three f32 graphs on 2 devices: the demo's Llama layer (seq 256, dim
 # 256), chainmm (n 1024) and ffnn (batch 1024, dim 1024, hidden 2048), each with ASSIGNMENTS

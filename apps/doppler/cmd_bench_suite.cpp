@@ -29,7 +29,7 @@ struct SuiteOptions {
   std::string methods = "critical-path,heft,etf,local-search", hardware, csv, json_file;
   int devices = 0, seeds = 3;
   bool override_devices = false, json = false, markdown = false;
-  std::int64_t budget = 20000;
+  std::int64_t budget = kDefaultSearchCalls;
   double time_budget = 0;
 };
 
@@ -232,11 +232,8 @@ void add_bench_suite(CLI::App& app) {
   cmd->add_option("--seeds", o->seeds, "seeds per randomised method")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--budget", o->budget, "simulator calls allowed to each search run")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--time-budget", o->time_budget, "seconds allowed to each search run (0: none)")
-      ->check(CLI::NonNegativeNumber);
+  add_budget_options(*cmd, o->budget, o->time_budget, "each search or learned run",
+                     kDefaultSearchCalls);
   add_hardware_option(*cmd, o->hardware);
   cmd->add_option("--csv", o->csv, "write one CSV row per run (instance, method, seed, gap...)");
   cmd->add_option("--json-file", o->json_file, "write instances, summary and runs as JSON");

@@ -26,11 +26,10 @@ namespace doppler::cli {
 namespace {
 
 struct CalibrateOptions {
-  std::string output, name = "cpu-engine", topology = "switch", graph, link_profile;
-  std::string copies = "worker", backend = "local";
+  std::string output, name = "cpu-engine", topology = "switch", graph, backend = "local";
   int devices = 1, repeat = 5;
-  double link_bandwidth = 0, link_latency = 0;
-  bool no_pin = false, json = false;
+  EngineCliOptions engine;  // links, pinning and copies (EngineFlags::links)
+  bool json = false;
 };
 
 void run_calibrate(const CalibrateOptions& o) {
@@ -41,9 +40,10 @@ void run_calibrate(const CalibrateOptions& o) {
   co.devices = o.devices;
   co.repeat = o.repeat;
   co.topology = o.topology;
-  co.pin_threads = !o.no_pin;
-  co.copies = parse_copy_mode(o.copies);
-  co.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  const EngineOptions eo = engine_options(o.engine, o.devices);
+  co.pin_threads = eo.pin_threads;
+  co.copies = eo.copies;
+  co.link = eo.link;
   Graph g;
   if (!o.graph.empty()) {
     g = load_graph_logged(o.graph);
@@ -206,13 +206,7 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--graph", o->graph,
                   "also time this graph's own ops and fit each kernel it uses to them (instead of "
                   "that kernel's microbenchmarks)");
-  cmd->add_option("--link-bandwidth", o->link_bandwidth, "emulated link bandwidth (bytes/s)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-latency", o->link_latency, "emulated link latency (seconds)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
-  cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
-  add_copies_option(*cmd, o->copies);
+  add_engine_options(*cmd, o->engine, EngineFlags::links);
   cmd->add_option("--backend", o->backend,
                   "engine to measure: local (threads) or mpi (start with mpirun -np R; rank 0 "
                   "writes the profile)")

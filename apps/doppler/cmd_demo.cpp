@@ -148,14 +148,18 @@ void write_demo_json(const std::string& file, const std::vector<DemoRow>& rows, 
   write_file_atomic(file, j.dump(2) + "\n");
 }
 
-void run_demo(const DemoOptions& o) {
-  if (!o.json_file.empty()) {  // fail before minutes of work
-    const auto dir = std::filesystem::absolute(o.json_file).parent_path();
-    if (!std::filesystem::is_directory(dir))
-      throw InputError(o.json_file, 0, "directory " + dir.string() + " does not exist");
-  }
+// Fails before minutes of work when the --json-file's directory does not exist.
+void check_json_file(const DemoOptions& o) {
+  if (o.json_file.empty()) return;
+  const auto dir = std::filesystem::absolute(o.json_file).parent_path();
+  if (!std::filesystem::is_directory(dir))
+    throw InputError(o.json_file, 0, "directory " + dir.string() + " does not exist");
+}
+
+// Step 1: the demo workload blocked for o.devices devices, written as workload.json.
+Graph demo_workload(const DemoOptions& o) {
   const workloads::WorkloadSpec spec = workloads::demo_workload_spec(o.devices);
-  const Graph g = workloads::generate_workload(spec);
+  Graph g = workloads::generate_workload(spec);
   std::filesystem::create_directories(o.out);
   write_file_atomic(std::filesystem::path(o.out) / "workload.json", format_graph_json(g));
   int inputs = 0;
@@ -166,61 +170,53 @@ void run_demo(const DemoOptions& o) {
       "{} ops + {} input blocks\n",
       g.meta().name, p.at("seq"), p.at("dim"), p.at("heads"), p.at("ffn"), p.at("vocab"),
       spec.dtype, o.devices, g.num_nodes() - inputs, inputs);
+  return g;
+}
 
-  // Calibrate the engine so that the simulator predicts it.
-  CalibrationOptions co;
-  co.devices = o.devices;
+// Step 2: calibrates the engine so that the simulator predicts it; the profile, written as
+// hw.json.
+HardwareProfile calibrate_engine(const CalibrationOptions& co, const DemoOptions& o) {
   const Calibration cal = calibrate(co);
   const std::string profile_json = calibration_profile_json(cal, "cpu-engine", co.topology);
   write_file_atomic(std::filesystem::path(o.out) / "hw.json", profile_json);
-  const Problem problem(
-      g, Platform::hardware(parse_hardware_profile(profile_json, "calibration"), o.devices));
   std::cout << fmt::format(
       "2. calibrate  {:.3g} GFLOP/s per device, {:.3g} us per op, copies {:.3g} GB/s -> "
       "{}/hw.json\n",
       cal.peak_flops / 1e9, cal.launch_overhead * 1e6, cal.bandwidth / 1e9, o.out);
-  std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices,
-                           format_time(problem.lower_bound(), CostUnit::seconds));
+  return parse_hardware_profile(profile_json, "calibration");
+}
 
-  std::vector<DemoRow> rows;
+// A row of a placement made on the simulator.
+DemoRow placed_row(const std::string& method, const std::string& trained, const MethodRun& r) {
+  return {method, trained, r.assignment, r.makespan, r.seconds, {}, {}, 0};
+}
+
+// Step 3: every heuristic, and the shipped pretrained model zero-shot when present (never
+// trained here).
+void place_heuristics(const Problem& problem, const DemoOptions& o, std::vector<DemoRow>& rows) {
   for (const std::string& m : all_methods(problem)) {
     const MethodRun r = run_method(m, problem, {o.seed, {2000, 0}});
-    rows.push_back({m,
-                    r.evaluations > 0 ? fmt::format("{} simulations", r.evaluations) : "-",
-                    r.assignment,
-                    r.makespan,
-                    r.seconds,
-                    {},
-                    {},
-                    0});
+    rows.push_back(
+        placed_row(m, r.evaluations > 0 ? fmt::format("{} simulations", r.evaluations) : "-", r));
   }
   std::cout << fmt::format("3. heuristics {} methods placed on the simulator\n", rows.size());
-  if (std::filesystem::exists(default_policy_path())) {  // the shipped model, never trained here
-    const MethodRun r = run_method("doppler:samples=64", problem, {o.seed, {2000, 0}});
-    rows.push_back({"doppler-pretrained",
-                    "zero-shot: shipped model, best of 64 rollouts",
-                    r.assignment,
-                    r.makespan,
-                    r.seconds,
-                    {},
-                    {},
-                    0});
-    std::cout << fmt::format("   doppler-pretrained placed zero-shot in {:.2f} s\n", r.seconds);
-  }
+  if (!std::filesystem::exists(default_policy_path())) return;
+  const MethodRun r = run_method("doppler:samples=64", problem, {o.seed, {2000, 0}});
+  rows.push_back(
+      placed_row("doppler-pretrained", "zero-shot: shipped model, best of 64 rollouts", r));
+  std::cout << fmt::format("   doppler-pretrained placed zero-shot in {:.2f} s\n", r.seconds);
+}
 
-  // Doppler: Stage I, then II on the simulator, then a short Stage III on the engine.
-  Engine engine(g, [&] {
-    EngineOptions eo;
-    eo.devices = o.devices;
-    return eo;
-  }());
-  for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+// Step 4: Doppler, one stage at a time through the shared pipeline to report each stage's
+// placement: Stage I, then II on the simulator, then a short Stage III on the engine (kept
+// only when significantly faster than Stage II's placement).
+void train_doppler(Engine& engine, const Problem& problem, const DemoOptions& o,
+                   std::vector<DemoRow>& rows) {
   TrainConfig cfg;
   cfg.checkpoint_every = 0;
   cfg.seed = o.seed;
   DopplerTrainer trainer(problem, cfg);
   const CostFunction measured = engine_cost(engine, 3);
-  // One stage at a time through the shared pipeline, to report each stage's placement.
   const auto stage = [&](const char* name, int il, int sim, int real, const std::string& what) {
     PipelineSpec spec;
     spec.base = cfg;
@@ -239,18 +235,22 @@ void run_demo(const DemoOptions& o) {
   stage("doppler-sim", 0, o.sim, 0, fmt::format("+ Stage II: {} rollouts", o.sim));
   stage("doppler-sys", 0, 0, o.real, fmt::format("+ Stage III: {} engine rollouts", o.real));
   guard_stage3(engine, rows[rows.size() - 2], rows.back(), std::max(o.repeat, o.max_repeat));
+}
 
-  resimulate_before_measuring(g, co, o, rows);
-  measure_demo_rows(engine, o, rows);
+// The measured winner among the rows; rows with the same placement are one group.
+MeasuredWinner demo_winner(const std::vector<DemoRow>& rows) {
   std::vector<MedianInterval> intervals;
   for (const DemoRow& r : rows) intervals.push_back(r.measured.interval);
   const auto group = [&](std::size_t i) {  // the first row with row i's placement
     return rows[i].same_as.empty() ? rows[i].method : rows[i].same_as;
   };
-  const MeasuredWinner mw = measured_winner(
-      intervals, [&](std::size_t a, std::size_t b) { return group(a) == group(b); });
-  const std::size_t winner = mw.fastest.fastest;
-  const double best = rows[winner].measured.median;
+  return measured_winner(intervals,
+                         [&](std::size_t a, std::size_t b) { return group(a) == group(b); });
+}
+
+// The table of every row: simulated, measured median, its interval, runs, and the median over
+// the fastest's (`best`).
+void print_demo_table(const std::vector<DemoRow>& rows, double best) {
   Table t;
   t.add_column("method", true);
   t.add_column("trained with", true);
@@ -259,7 +259,6 @@ void run_demo(const DemoOptions& o) {
   t.add_column("95% interval");
   t.add_column("runs");
   t.add_column("vs fastest");
-  std::vector<double> sim, meas;
   for (const DemoRow& r : rows) {
     const MedianInterval& ci = r.measured.interval;
     t.add_row(
@@ -267,8 +266,6 @@ void run_demo(const DemoOptions& o) {
          format_time(ci.median, CostUnit::seconds),
          format_time(ci.lo, CostUnit::seconds) + " .. " + format_time(ci.hi, CostUnit::seconds),
          std::to_string(ci.n), fmt::format("{:.3f}", ci.median / best)});
-    sim.push_back(r.simulated);
-    meas.push_back(ci.median);
   }
   std::cout << "\n" << t.to_text();
   std::string shared;
@@ -278,34 +275,74 @@ void run_demo(const DemoOptions& o) {
   if (!shared.empty())
     std::cout << "same placement, measured once (runs interleaved with all others): " << shared
               << "\n";
+}
+
+// The row the simulator ranks first (the lowest simulated makespan; the first of equals).
+std::size_t simulator_first(const std::vector<DemoRow>& rows) {
+  std::size_t first = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].simulated < rows[first].simulated) first = i;
+  return first;
+}
+
+// The table, the simulator's agreement with the measurements, the measured winner and the
+// simulator's first choice against the winner's interval; also the JSON file when asked.
+void report_demo(const std::vector<DemoRow>& rows, const MeasuredWinner& mw,
+                 const DemoOptions& o) {
+  const std::size_t winner = mw.fastest.fastest;
+  print_demo_table(rows, rows[winner].measured.median);
+  std::vector<double> sim, meas;
+  std::vector<std::string> names;
+  for (const DemoRow& r : rows) {
+    sim.push_back(r.simulated);
+    meas.push_back(r.measured.interval.median);
+    names.push_back(r.method);
+  }
   std::cout << fmt::format(
       "\nsimulated vs measured medians over these {} rows: Spearman {:.2f}, MAPE {:.1f}%\n",
       rows.size(), spearman(sim, meas), 100 * mape(sim, meas));
-  std::vector<std::string> names;
-  for (const DemoRow& r : rows) names.push_back(r.method);
   std::cout << measured_winner_line(names, mw);
-  // The simulator's first choice against the measured winner's interval.
-  std::size_t sim_first = 0;
-  for (std::size_t i = 1; i < rows.size(); ++i)
-    if (rows[i].simulated < rows[sim_first].simulated) sim_first = i;
+  const std::size_t sim_first = simulator_first(rows);
   const MedianInterval& wi = rows[winner].measured.interval;
   const double sf = rows[sim_first].measured.median;
-  const bool sim_first_ok = sf >= wi.lo && sf <= wi.hi;
   std::cout << fmt::format(
       "the simulator ranks {} first: measured {}, {} the fastest's 95% interval\n",
       rows[sim_first].method, format_time(sf, CostUnit::seconds),
-      sim_first_ok ? "within" : "outside");
+      sf >= wi.lo && sf <= wi.hi ? "within" : "outside");
   if (!o.json_file.empty())
     write_demo_json(o.json_file, rows, spearman(sim, meas), mape(sim, meas), mw, sim_first);
-  const EngineResult run = engine.run(rows[winner].assignment);
+}
+
+// The winner's engine run as a Gantt chart, winner.svg.
+void draw_winner(Engine& engine, const Graph& g, const DemoRow& winner, const DemoOptions& o) {
+  const EngineResult run = engine.run(winner.assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";
-  write_file_atomic(
-      svg, format_gantt_svg(g, run.schedule,
-                            {fmt::format("{}: {} on {} devices (measured on the CPU engine)",
-                                         g.meta().name, rows[winner].method, o.devices),
-                             1400, true}));
-  std::cout << fmt::format("Gantt chart of {}'s engine run: {}\n", rows[winner].method,
-                           svg.string());
+  const std::string title = fmt::format("{}: {} on {} devices (measured on the CPU engine)",
+                                        g.meta().name, winner.method, o.devices);
+  write_file_atomic(svg, format_gantt_svg(g, run.schedule, {title, 1400, true}));
+  std::cout << fmt::format("Gantt chart of {}'s engine run: {}\n", winner.method, svg.string());
+}
+
+void run_demo(const DemoOptions& o) {
+  check_json_file(o);
+  const Graph g = demo_workload(o);
+  CalibrationOptions co;
+  co.devices = o.devices;
+  const Problem problem(g, Platform::hardware(calibrate_engine(co, o), o.devices));
+  std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices,
+                           format_time(problem.lower_bound(), CostUnit::seconds));
+  std::vector<DemoRow> rows;
+  place_heuristics(problem, o, rows);
+  EngineOptions eo;
+  eo.devices = o.devices;
+  Engine engine(g, eo);
+  for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
+  train_doppler(engine, problem, o, rows);
+  resimulate_before_measuring(g, co, o, rows);
+  measure_demo_rows(engine, o, rows);
+  const MeasuredWinner mw = demo_winner(rows);
+  report_demo(rows, mw, o);
+  draw_winner(engine, g, rows[mw.fastest.fastest], o);
 }
 
 }  // namespace

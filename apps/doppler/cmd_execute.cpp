@@ -254,24 +254,19 @@ void run_execute(const ExecuteOptions& o) {
     throw InputError(fmt::format("--save needs real kernels, but this run uses {} kernels",
                                  kernel_mode_name(e.kernel_mode())));
   Progress progress("execute", o.warmup + o.repeat);
-  for (int i = 0; i < o.warmup; ++i) {
-    e.run(a, rule);
-    progress.update(i + 1);
-  }
-  std::vector<EngineResult> runs;
-  std::vector<double> ms;
-  for (int i = 0; i < o.repeat; ++i) {
-    runs.push_back(e.run(a, rule));
-    ms.push_back(runs.back().makespan_seconds);
-    progress.update(o.warmup + i + 1,
-                    fmt::format("last {}", format_time(ms.back(), CostUnit::seconds)));
-  }
+  int done = 0;  // runs so far, warm-up ones first
+  const Measurement m = measure_runs(
+      [&] {
+        EngineResult r = e.run(a, rule);
+        if (++done <= o.warmup)
+          progress.update(done);
+        else
+          progress.update(done, fmt::format("last {}", format_time(r.makespan_seconds,
+                                                                   CostUnit::seconds)));
+        return r;
+      },
+      o.repeat, o.warmup);
   progress.finish();
-  Measurement m = summarize_makespans(ms);
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < ms.size(); ++i)
-    if (std::abs(ms[i] - m.median) < std::abs(ms[best] - m.median)) best = i;
-  m.median_run = std::move(runs[best]);
   Verification ver;
   if (o.verify)
     ver = verify(g, eo, [&](NodeId v) {

@@ -16,6 +16,7 @@
 #include "doppler/report/table.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/parse.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler::cli {
 
@@ -128,10 +129,9 @@ void print_text(const onnx_import::ImportReport& r, double seconds, const std::s
 }
 
 void run_import(const ImportCliOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const Stopwatch clock;
   const auto res = onnx_import::import_onnx(o.model, import_options(o));
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = clock.seconds();
   save_graph(o.out, res.graph, GraphFormat::json, nullptr);
   if (o.json)
     print_json(report_json(res.report, seconds, o.out));

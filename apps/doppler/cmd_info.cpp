@@ -20,12 +20,14 @@ namespace {
 
 struct InfoOptions {
   std::string graph, hardware;
-  int devices = 4;
+  int devices = 0;  // 0: the graph's recorded count (devices_for)
   bool json = false;
 };
 
-void run_info(const InfoOptions& o) {
-  const Graph g = load_graph_logged(o.graph);
+void run_info(const InfoOptions& given) {
+  const Graph g = load_graph_logged(given.graph);
+  InfoOptions o = given;
+  o.devices = devices_for(g, given.devices);
   std::array<int, kNumOpKinds> kinds{};
   double flops = 0, bytes = 0;
   int groups = 0;
@@ -136,7 +138,7 @@ void add_info(CLI::App& app) {
                                  "charged (predecessors share the op's device or pay the "
                                  "cheapest transfer)");
   cmd->add_option("graph", o->graph, "graph file (.txt reference format or .json)")->required();
-  add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  add_graph_devices_option(*cmd, o->devices);
   add_hardware_option(*cmd, o->hardware);
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_info(*o); });

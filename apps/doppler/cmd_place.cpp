@@ -20,7 +20,7 @@ namespace {
 
 struct PlaceCmdOptions {
   std::string graph, method = "critical-path", hardware, output, policy;
-  int devices = 4;
+  int devices = 0;  // 0: the graph's recorded count (devices_for)
   std::uint64_t seed = 0;
   std::int64_t budget = 0;
   double time_budget = 0;
@@ -29,7 +29,8 @@ struct PlaceCmdOptions {
 
 void run_place(const PlaceCmdOptions& o) {
   const Graph g = load_graph_logged(o.graph);
-  const Problem problem(g, platform_for(g, o.hardware, o.devices));
+  const int devices = devices_for(g, o.devices);
+  const Problem problem(g, platform_for(g, o.hardware, devices));
   std::string method = o.method;
   if (!o.policy.empty()) {
     if (method.rfind("doppler", 0) != 0)
@@ -37,7 +38,6 @@ void run_place(const PlaceCmdOptions& o) {
     method += std::string(method.find(':') == std::string::npos ? ":" : ",") + "policy=" + o.policy;
   }
   const MethodRun r = run_method(method, problem, {o.seed, {o.budget, o.time_budget}});
-  const Schedule s = problem.simulator().simulate(r.assignment);
   if (!o.output.empty()) write_file_atomic(o.output, format_assignment_json(r.assignment));
   const double lb = problem.lower_bound();
   const double tlb = problem.transfer_lower_bound();
@@ -45,7 +45,7 @@ void run_place(const PlaceCmdOptions& o) {
   if (o.json) {
     ojson j;
     j["graph"] = g.meta().name;
-    j["devices"] = o.devices;
+    j["devices"] = devices;
     j["model"] = problem.platform().name();
     j["method"] = o.method;
     j["seed"] = o.seed;
@@ -55,8 +55,8 @@ void run_place(const PlaceCmdOptions& o) {
     j["gap_to_bound"] = lb > 0 ? r.makespan / lb - 1 : 0.0;
     j["lower_bound_with_transfers"] = tlb;
     j["gap_to_bound_with_transfers"] = tlb > 0 ? r.makespan / tlb - 1 : 0.0;
-    j["cross_transfers"] = s.cross_transfers;
-    j["cross_bytes"] = s.cross_bytes;
+    j["cross_transfers"] = r.cross_transfers;
+    j["cross_bytes"] = r.cross_bytes;
     j["placement_seconds"] = r.seconds;
     j["evaluations"] = r.evaluations;
     if (!r.note.empty()) j["status"] = r.note;
@@ -73,15 +73,15 @@ void run_place(const PlaceCmdOptions& o) {
   std::string ops;
   for (int c : r.assignment.ops_per_device()) ops += (ops.empty() ? "" : " / ") + std::to_string(c);
   std::cout << fmt::format("{:<18}{} on {} devices ({}), method {}\n", "graph", g.meta().name,
-                           o.devices, problem.platform().name(), o.method);
+                           devices, problem.platform().name(), o.method);
   std::cout << fmt::format("{:<18}{}\n", "makespan", t(r.makespan));
   std::cout << fmt::format("{:<18}{}   (gap {:.1f}%)\n", "lower bound", t(lb),
                            lb > 0 ? 100 * (r.makespan / lb - 1) : 0.0);
   std::cout << fmt::format("{:<18}{}   (gap {:.1f}%)\n", "  with transfers", t(tlb),
                            tlb > 0 ? 100 * (r.makespan / tlb - 1) : 0.0);
   std::cout << fmt::format(
-      "{:<18}{}{}\n", "cross-device", fmt::format("{} transfers", s.cross_transfers),
-      s.cross_bytes > 0 ? fmt::format(", {} bytes", format_sig(s.cross_bytes)) : "");
+      "{:<18}{}{}\n", "cross-device", fmt::format("{} transfers", r.cross_transfers),
+      r.cross_bytes > 0 ? fmt::format(", {} bytes", format_sig(r.cross_bytes)) : "");
   std::cout << fmt::format("{:<18}{}\n", "ops per device", ops);
   std::cout << fmt::format("{:<18}{:.3f} s{}\n", "placement time", r.seconds,
                            r.evaluations ? fmt::format(" ({} simulations)", r.evaluations) : "");
@@ -96,15 +96,11 @@ void add_place(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("place", "Place a graph with one method and score it on the simulator");
   cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
-  add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  add_graph_devices_option(*cmd, o->devices);
   cmd->add_option("-m,--method", o->method, "placement method (see below)")->capture_default_str();
   cmd->add_option("-s,--seed", o->seed, "seed of every random choice")->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
-  cmd->add_option("--budget", o->budget,
-                  "simulator calls allowed to search methods (default: the method's)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--time-budget", o->time_budget, "seconds allowed to search methods")
-      ->check(CLI::NonNegativeNumber);
+  add_budget_options(*cmd, o->budget, o->time_budget, "the method", 0);
   cmd->add_option(
       "--policy", o->policy,
       "a trained policy (doppler train's RUN directory or RUN/ckpt.pt), for the doppler methods");

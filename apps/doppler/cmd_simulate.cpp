@@ -20,6 +20,7 @@
 #include "doppler/sim/simulator.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler::cli {
 
@@ -137,7 +138,7 @@ void run_batch(const SimulateOptions& o, const Graph& g) {
         sim.makespan(batch[i].device_of, ws, rule, batch[i].order);
     }
     sims += batch.size();
-    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    elapsed = Stopwatch::seconds_since(t0);
   } while (elapsed < o.bench);
   const double rate = static_cast<double>(sims) / elapsed;
   std::cerr << fmt::format(
@@ -212,7 +213,7 @@ void add_simulate(CLI::App& app) {
   cmd->add_option(
          "--bench", o->bench,
          "with --assignments: repeat the batch for this many seconds and report simulations/s")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->add_option("--threads", o->threads, "with --bench: threads for the batch API")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();

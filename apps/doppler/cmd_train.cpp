@@ -268,7 +268,7 @@ void add_train(CLI::App& app) {
   cmd->add_option("--calls", o->calls,
                   "placeto/gdp: simulator calls to spend (default 1302, Doppler-SIM's budget; "
                   "0 with --episodes: no limit)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   cmd->add_option(
          "--stage", o->stage,
          "il (imitation), sim (REINFORCE on the simulator) or real (REINFORCE on the engine)")
@@ -284,7 +284,7 @@ void add_train(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--time-budget", o->cfg.time_budget,
                   "stop training after this many seconds (0: none)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   add_engine_options(*cmd, o->engine_flags);
   cmd->add_option("-o,--output", o->output,
                   "run directory: ckpt.pt, log.jsonl, best.json, greedy.json, config.json");

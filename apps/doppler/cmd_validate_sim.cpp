@@ -26,13 +26,12 @@ namespace doppler::cli {
 namespace {
 
 struct ValidateOptions {
-  std::string graph, hardware, order = "fifo", csv, link_profile, copies = "worker",
-                               backend = "local", save_assignments;
+  std::string graph, hardware, order = "fifo", csv, backend = "local", save_assignments;
   int devices = 0, assignments = 30, repeat = 5, warmup = 1;
   std::uint64_t seed = 0;
   std::int64_t budget = 2000;
-  double link_bandwidth = 0, link_latency = 0;
-  bool no_pin = false, json = false;
+  EngineCliOptions engine;  // links, pinning and copies (EngineFlags::links)
+  bool json = false;
 };
 
 void run_validate(const ValidateOptions& o) {
@@ -47,11 +46,7 @@ void run_validate(const ValidateOptions& o) {
         "graph dtype is {}: the simulator charges {} bytes per element, the engine "
         "copies f32 (generate with --dtype f32 for sim-to-real comparisons)",
         dt, dt == "f16" ? 2 : 4);
-  EngineOptions eo;
-  eo.devices = devices;
-  eo.pin_threads = !o.no_pin;
-  eo.copies = parse_copy_mode(o.copies);
-  eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  const EngineOptions eo = engine_options(o.engine, devices);
   std::unique_ptr<Engine> local;
   std::unique_ptr<MpiEngine> mpi;
   if (o.backend == "mpi")
@@ -187,13 +182,7 @@ void add_validate_sim(CLI::App& app) {
   cmd->add_option("--order", o->order, "dispatch rule of both: fifo or priority")
       ->check(CLI::IsMember({"fifo", "priority"}))
       ->capture_default_str();
-  cmd->add_option("--link-bandwidth", o->link_bandwidth, "emulated link bandwidth (bytes/s)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-latency", o->link_latency, "emulated link latency (seconds)")
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--link-profile", o->link_profile, "emulate the links of a hardware profile");
-  cmd->add_flag("--no-pin", o->no_pin, "do not pin compute workers to cores");
-  add_copies_option(*cmd, o->copies);
+  add_engine_options(*cmd, o->engine, EngineFlags::links);
   cmd->add_option("--backend", o->backend,
                   "local (threads) or mpi (start with mpirun -np R; devices spread over ranks, "
                   "rank 0 reports)")

@@ -1,11 +1,14 @@
 #include "common.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "doppler/graph/io/graph_file.hpp"
+#include "doppler/heuristics/budget.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/util/error.hpp"
 
@@ -30,6 +33,28 @@ CLI::Option* add_devices_option(CLI::App& cmd, int& devices, bool required) {
   return opt;
 }
 
+int devices_for(const Graph& g, int given) {
+  int recorded = 0;
+  if (const auto it = g.meta().params.find("devices"); it != g.meta().params.end()) {
+    const auto [end, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), recorded);
+    if (ec != std::errc() || end != it->second.data() + it->second.size() || recorded < 1 ||
+        recorded > kMaxDevices)
+      recorded = 0;
+  }
+  if (given > 0 && recorded > 0 && given != recorded)
+    spdlog::warn("{} records {} devices; placing on {} (--devices)", g.meta().name, recorded,
+                 given);
+  return given > 0 ? given : recorded > 0 ? recorded : kDefaultDevices;
+}
+
+CLI::Option* add_graph_devices_option(CLI::App& cmd, int& devices) {
+  return add_devices_option(cmd, devices, false)
+      ->description(fmt::format("number of devices P (1..{}; default: the count the graph "
+                                "records, else {})",
+                                kMaxDevices, kDefaultDevices));
+}
+
 CLI::Option* add_hardware_option(CLI::App& cmd, std::string& hardware) {
   std::string names;
   for (const auto& p : shipped_profiles())
@@ -39,6 +64,36 @@ CLI::Option* add_hardware_option(CLI::App& cmd, std::string& hardware) {
                         "hardware profile: a shipped name (" + names +
                             ") or a doppler-hardware JSON file; default: the reference model "
                             "(the graph's compute_cost / transfer_cost)");
+}
+
+CLI::Validator non_negative() {
+  return CLI::Validator(
+      [](std::string& input) -> std::string {
+        double x = 0;
+        if (!CLI::detail::lexical_cast(input, x)) return "must be a number, found " + input;
+        if (!(x >= 0)) return "must be >= 0, found " + input;
+        return {};
+      },
+      ">= 0");
+}
+
+void add_budget_options(CLI::App& cmd, std::int64_t& calls, double& seconds,
+                        const std::string& what, std::int64_t default_calls) {
+  const std::string calls_default =
+      default_calls > 0
+          ? fmt::format("default {}", default_calls)
+          : fmt::format("default: the method's own, {} for searches, {} for trained methods, "
+                        "unless --time-budget is given",
+                        kDefaultSearchCalls, kDefaultTrainingCalls);
+  cmd.add_option("--budget", calls,
+                 fmt::format("simulator calls allowed to {} (training included; {})", what,
+                             calls_default))
+      ->check(non_negative());
+  cmd.add_option("--time-budget", seconds,
+                 fmt::format("wall-clock seconds allowed to {} (0: no time limit; with "
+                             "--budget, the first limit reached ends the run)",
+                             what))
+      ->check(non_negative());
 }
 
 ojson meta_json(const Graph& g) {

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "doppler/heuristics/budget.hpp"
 #include "engine_options.hpp"
 
 #include "doppler/graph/graph.hpp"
@@ -13,9 +14,9 @@ namespace doppler::cli {
 struct CompareOptions {
   // graph: path of the graph file (unused by compare_graph)
   std::string graph, methods = "all", hardware, csv, json_file, gantt_dir, assignments_dir;
-  int devices = 4, seeds = 3;
+  int devices = 0, seeds = 3;  // devices 0: the graph's recorded count (devices_for)
   int first_seed = 0;  ///< randomised methods run seeds first_seed .. first_seed + seeds - 1
-  std::int64_t budget = 20000;
+  std::int64_t budget = kDefaultSearchCalls;
   double time_budget = 0;
   bool json = false;
   bool markdown = false;         ///< print the table as Markdown

@@ -1,6 +1,6 @@
 #pragma once
 // Engine options shared by the commands that run the engine (execute, train --stage real,
-// compare --measure, demo).
+// compare --measure, calibrate, validate-sim).
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -21,12 +21,17 @@ struct EngineCliOptions {
   double timeout = 0;             ///< seconds after which a run is aborted (0: none)
 };
 
-/// Adds --kernels, --scale, --link-bandwidth, --link-latency, --link-profile, --no-pin,
-/// --copies and --timeout.
-void add_engine_options(CLI::App& cmd, EngineCliOptions& o);
+/// Which engine flags a command takes.
+enum class EngineFlags {
+  all,    ///< every flag of EngineCliOptions
+  links,  ///< --link-bandwidth, --link-latency, --link-profile, --no-pin and --copies only: for
+          ///< commands that choose the kernels and run lengths themselves (calibrate,
+          ///< validate-sim), whose other EngineCliOptions stay at their defaults
+};
 
-/// Adds --copies worker|producer (for commands with their own engine flags).
-void add_copies_option(CLI::App& cmd, std::string& copies);
+/// Adds --kernels, --scale, --link-bandwidth, --link-latency, --link-profile, --no-pin,
+/// --copies and --timeout (`which` = links: the link, pinning and copy flags alone).
+void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which = EngineFlags::all);
 
 /// EngineOptions for `devices` devices (InputError on bad values).
 EngineOptions engine_options(const EngineCliOptions& o, int devices);

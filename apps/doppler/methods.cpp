@@ -65,16 +65,7 @@ void validate_method(const std::string& spec) {
 }
 
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options) {
-  PlacementRun p = run_placer(spec, problem, options);
-  MethodRun r;
-  r.method = spec;
-  r.seed = options.seed;
-  r.assignment = std::move(p.assignment);
-  r.makespan = p.makespan;
-  r.seconds = p.seconds;
-  r.evaluations = p.evaluations;
-  r.note = std::move(p.note);
-  return r;
+  return {run_placer(spec, problem, options), spec, options.seed};
 }
 
 std::string methods_help() {

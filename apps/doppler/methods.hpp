@@ -5,18 +5,14 @@
 #include <vector>
 
 #include "doppler/heuristics/placer.hpp"
+#include "doppler/heuristics/run_placer.hpp"
 
 namespace doppler::cli {
 
 /// One placement run.
-struct MethodRun {
-  std::string method;            ///< the spec as given
-  std::uint64_t seed = 0;        ///< seed used
-  Assignment assignment;         ///< the placement
-  double makespan = 0;           ///< simulated makespan (FIFO dispatch)
-  double seconds = 0;            ///< wall-clock placement time
-  std::int64_t evaluations = 0;  ///< simulator calls made by the method
-  std::string note;              ///< the method's status line (optimal: proof status), or empty
+struct MethodRun : PlacementRun {
+  std::string method;      ///< the spec as given
+  std::uint64_t seed = 0;  ///< seed used
 };
 
 /// Every method name `--methods all` expands to (non-learned placers, minus exhaustive unless

@@ -14,6 +14,7 @@
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/sim/ready_rule.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler::engine_detail {
 
@@ -123,7 +124,7 @@ Runtime::~Runtime() {
 }
 
 double Runtime::now() const {
-  return std::chrono::duration<double>(Clock::now() - t0_).count();
+  return Stopwatch::seconds_since(t0_);
 }
 
 void Runtime::wake() {

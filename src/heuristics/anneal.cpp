@@ -1,7 +1,6 @@
 #include "doppler/heuristics/anneal.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -14,40 +13,6 @@
 #include "doppler/util/error.hpp"
 
 namespace doppler {
-
-namespace {
-
-// Stops a search when its evaluation or time budget is spent.
-class BudgetClock {
-public:
-  BudgetClock(std::int64_t evaluations, double seconds)
-      : evals_(evaluations), seconds_(seconds), t0_(std::chrono::steady_clock::now()) {}
-  bool spent(std::int64_t used) {
-    if (evals_ > 0 && used >= evals_) return true;
-    if (seconds_ > 0)  // a clock read (~25 ns) is small beside one simulation
-      expired_ =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() >= seconds_;
-    return expired_;
-  }
-  // Fraction of the budget used (by whichever limit is tighter).
-  double fraction(std::int64_t used) const {
-    double f = 0;
-    if (evals_ > 0) f = static_cast<double>(used) / static_cast<double>(evals_);
-    if (seconds_ > 0)
-      f = std::max(
-          f,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count() / seconds_);
-    return std::min(1.0, f);
-  }
-
-private:
-  std::int64_t evals_;
-  double seconds_;
-  std::chrono::steady_clock::time_point t0_;
-  bool expired_ = false;
-};
-
-}  // namespace
 
 namespace {
 
@@ -77,16 +42,16 @@ public:
   ChainFocus(const Problem& problem, int gap) : problem_(problem), gap_(std::max(1, gap)) {}
   // The assignment changed (an accepted move or a restart).
   void changed() { stale_ = true; }
-  // A random op of the chain of `cur` (refreshing it first when due, which adds one to
-  // `evaluations`), or -1 when there is no chain.
-  // `may_refresh` is false when the budget has no call left for the refresh.
-  NodeId pick(const std::vector<DeviceId>& cur, bool may_refresh, std::int64_t& evaluations,
+  // A random op of the chain of `cur` (refreshing it first when due, one call charged to
+  // `eval`), or -1 when there is no chain. `may_refresh` is false when the budget has no call
+  // left for the refresh.
+  NodeId pick(const std::vector<DeviceId>& cur, bool may_refresh, BudgetedEvaluator& eval,
               std::mt19937_64& rng) {
     ++moves_;
     if (may_refresh && (chain_.empty() || (stale_ && moves_ >= gap_))) {
       const Assignment a{problem_.devices(), cur, {}, {}};
-      chain_ = critical_chain(problem_.graph(), problem_.simulator().simulate(a));
-      ++evaluations;
+      if (const std::optional<Schedule> s = eval.simulate(a))
+        chain_ = critical_chain(problem_.graph(), *s);
       stale_ = false;
       moves_ = 0;
     }
@@ -105,12 +70,13 @@ private:
 }  // namespace
 
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
-                    const Budget& budget, const AnnealSettings& settings, std::uint64_t seed) {
+                    BudgetedEvaluator& budget, const AnnealSettings& settings,
+                    std::uint64_t seed) {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto n = static_cast<std::size_t>(g.num_nodes());
   if (start.size() != n) throw InputError("anneal: the start assignment has the wrong size");
-  if (budget.evaluations <= 0 && budget.seconds <= 0)
+  if (budget.limits().evaluations <= 0 && budget.limits().seconds <= 0)
     throw InputError("anneal: give a budget of evaluations or seconds");
   const MoveProposal* proposal = settings.proposal;
   if (proposal && proposal->weights.size() != n)
@@ -119,21 +85,21 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   const Simulator& sim = problem.simulator();
   SimWorkspace ws;
   AnnealResult res;
-  std::int64_t& evaluations_ = res.evaluations;
-  BudgetClock clock(budget.evaluations, budget.seconds);
+  const std::int64_t calls0 = budget.calls();
   // With incremental evaluation, `inc` holds the current assignment as its base.
   std::optional<IncrementalSim> inc;
   if (settings.incremental) inc.emplace(sim);
   // The makespan of `d` (which becomes the incremental base).
+  // The loops below check that a call is left before they evaluate: a refused one is a bug.
   const auto eval = [&](const std::vector<DeviceId>& d) {
-    ++evaluations_;
+    budget.record(1);
     return inc ? inc->reset(d) : sim.makespan(d, ws);
   };
   // The makespan when it is <= cutoff, else some value above it (see makespan_below). `d`
   // differs from the incremental base in the ops `changed`.
   const auto eval_below = [&](const std::vector<DeviceId>& d, std::span<const NodeId> changed,
                               double cutoff) {
-    ++evaluations_;
+    budget.record(1);
     const double c = settings.early_abort ? cutoff : std::numeric_limits<double>::infinity();
     if (inc) return inc->evaluate(d, changed, c);
     return settings.early_abort ? sim.makespan_below(d, ws, cutoff) : sim.makespan(d, ws);
@@ -149,7 +115,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   std::vector<NodeId> changed;
   std::vector<DeviceId> best = std::move(start);
   double best_ms = start_makespan;
-  if (p == 1 || n == 0 || clock.spent(0)) return {best, best_ms, 0};
+  if (p == 1 || n == 0 || budget.spent()) return {best, best_ms, 0};
   std::mt19937_64 rng(seed ^ 0x5eed5eedULL);
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   std::uniform_int_distribution<std::size_t> pick_op(0, n - 1);
@@ -172,9 +138,8 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   std::int64_t since_improvement = 0;
   const std::int64_t restart_after = 2000;
   // Annealing phase.
-  while (!clock.spent(evaluations_) && clock.fraction(evaluations_) < 1 - polish_) {
-    const double temp =
-        t_start * std::pow(t_end / t_start, clock.fraction(evaluations_) / (1 - polish_));
+  while (!budget.spent() && budget.fraction() < 1 - polish_) {
+    const double temp = t_start * std::pow(t_end / t_start, budget.fraction() / (1 - polish_));
     undo.clear();
     const double r = unit(rng);
     const double gs = settings.group_share;
@@ -200,7 +165,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
     if (undo.empty()) {  // reassign one op: half the time to a neighbour's device
       auto v = pick_op(rng);
       if (settings.focus > 0 && unit(rng) < settings.focus) {
-        const NodeId c = focus.pick(cur, !clock.spent(evaluations_ + 1), evaluations_, rng);
+        const NodeId c = focus.pick(cur, budget.allows(2), budget, rng);
         if (c >= 0) v = static_cast<std::size_t>(c);
       }
       undo.push_back({static_cast<NodeId>(v), cur[v]});
@@ -257,12 +222,12 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   std::iota(ops.begin(), ops.end(), 0);
   const auto descend = [&](std::vector<DeviceId>& a, double& a_ms) {
     bool improved = true;
-    while (improved && !clock.spent(evaluations_)) {
+    while (improved && !budget.spent()) {
       improved = false;
       std::shuffle(ops.begin(), ops.end(), rng);
       for (NodeId v : ops) {
         const DeviceId old = a[static_cast<std::size_t>(v)];
-        for (DeviceId d = 0; d < p && !clock.spent(evaluations_); ++d) {
+        for (DeviceId d = 0; d < p && !budget.spent(); ++d) {
           if (d == old) continue;
           a[static_cast<std::size_t>(v)] = d;
           const double ms = eval_below(a, std::span<const NodeId>(&v, 1), a_ms);
@@ -274,7 +239,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
           }
           a[static_cast<std::size_t>(v)] = old;
         }
-        if (clock.spent(evaluations_)) break;
+        if (budget.spent()) break;
       }
     }
   };
@@ -282,7 +247,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   descend(best, best_ms);
   std::uniform_int_distribution<int> kicks(
       2, std::max(2, static_cast<int>(std::min<std::size_t>(n, 8))));
-  while (!clock.spent(evaluations_)) {
+  while (!budget.spent()) {
     cur = best;
     const int k = kicks(rng);
     for (int i = 0; i < k; ++i) {
@@ -298,6 +263,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   }
   res.best = std::move(best);
   res.best_makespan = best_ms;
+  res.evaluations = budget.calls() - calls0;
   return res;
 }
 

@@ -36,8 +36,8 @@ std::vector<DeviceId> critical_path_devices(const ListSchedule& s, NodeId v) {
   return out;
 }
 
-Assignment CriticalPathPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult CriticalPathPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   ListSchedule s(problem.graph(), problem.cost(), problem.devices(), options.colocate_inputs);
   const auto& bl = problem.analysis().b_level();
   std::mt19937_64 rng(options.seed);
@@ -49,7 +49,7 @@ Assignment CriticalPathPlacer::place(const Problem& problem, const PlaceOptions&
     const NodeId v = pick(critical_path_selections(s, bl));
     s.place(v, pick(critical_path_devices(s, v)));
   }
-  return {problem.devices(), s.device_of(), s.order(), name()};
+  return Assignment{problem.devices(), s.device_of(), s.order(), name()};
 }
 
 }  // namespace doppler

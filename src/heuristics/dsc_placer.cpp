@@ -1,5 +1,6 @@
 // The DSC placer: Dominant Sequence Clustering, then the clusters merged onto the devices.
 #include <limits>
+#include <optional>
 
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/util/error.hpp"
@@ -22,8 +23,8 @@ DscPlacer::DscPlacer(const std::string& merge) {
                      merge + "'");
 }
 
-Assignment DscPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult DscPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                   BudgetedEvaluator& eval) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const Clustering c =
@@ -36,10 +37,13 @@ Assignment DscPlacer::place(const Problem& problem, const PlaceOptions& options)
     Assignment a{p, merge_clusters(g, c, problem.cost(), p, rules_[i]), c.order, name()};
     if (options.colocate_inputs) colocate_inputs(g, a);
     if (tries == 1) return a;
-    const double m = problem.simulator().makespan(a.device_of);
-    ++evaluations_;
-    if (m < best_makespan) {
-      best_makespan = m;
+    const std::optional<double> m = eval.makespan(a);
+    if (!m) {  // the budget is spent: the best so far, or this rule's merge
+      if (best.device_of.empty()) best = std::move(a);
+      break;
+    }
+    if (*m < best_makespan) {
+      best_makespan = *m;
       best = std::move(a);
     }
   }

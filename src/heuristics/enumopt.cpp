@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <numeric>
 #include <random>
 #include <set>
@@ -86,8 +87,8 @@ std::vector<Mapping> candidate_mappings(int k, int p, std::size_t limit, std::mt
 
 }  // namespace
 
-Assignment EnumOptPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult EnumOptPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                       BudgetedEvaluator& eval) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto groups = tensor_groups(g, infer_);
@@ -99,7 +100,6 @@ Assignment EnumOptPlacer::place(const Problem& problem, const PlaceOptions& opti
   std::mt19937_64 rng(options.seed);
   std::vector<DeviceId> dev(static_cast<std::size_t>(g.num_nodes()), -1);
   SimWorkspace ws;
-  const Simulator& sim = problem.simulator();
   // Input ops follow their first consumer (when colocating): groups of inputs are not
   // enumerated; an unplaced input goes where the block reading it goes.
   const auto deferred = [&](NodeId v) {
@@ -128,16 +128,19 @@ Assignment EnumOptPlacer::place(const Problem& problem, const PlaceOptions& opti
     };
     for (const Mapping& m : candidate_mappings(k, p, limit, rng)) {
       apply(m);
-      const double ms = sim.makespan(dev, ws);
-      ++evaluations_;
-      if (ms < best) {
-        best = ms;
+      const std::optional<double> ms = eval.makespan(dev, ws);
+      if (!ms) {  // the budget is spent: this group and the later ones keep their first mapping
+        if (best_m.empty()) best_m = m;
+        break;
+      }
+      if (*ms < best) {
+        best = *ms;
         best_m = m;
       }
     }
     apply(best_m);
   }
-  return {p, dev, {}, name()};
+  return Assignment{p, dev, {}, name()};
 }
 
 }  // namespace doppler

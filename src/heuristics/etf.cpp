@@ -19,8 +19,8 @@ std::vector<double> memory_proxy(const Graph& g) {
   return m;
 }
 
-Assignment EtfPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto& bl = problem.analysis().b_level();
@@ -62,7 +62,7 @@ Assignment EtfPlacer::place(const Problem& problem, const PlaceOptions& options)
       left[static_cast<std::size_t>(best_d)] -= mem[static_cast<std::size_t>(best_v)];
     s.place(best_v, best_d);
   }
-  return {p, s.device_of(), s.order(), name()};
+  return Assignment{p, s.device_of(), s.order(), name()};
 }
 
 }  // namespace doppler

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -8,8 +9,8 @@
 
 namespace doppler {
 
-Assignment ExhaustivePlacer::place(const Problem& problem, const PlaceOptions&) const {
-  evaluations_ = 0;
+PlaceResult ExhaustivePlacer::place_within(const Problem& problem, const PlaceOptions&,
+                                          BudgetedEvaluator& eval) const {
   const int n = problem.graph().num_nodes();
   const int p = problem.devices();
   const double count = std::pow(static_cast<double>(p), n);
@@ -21,20 +22,19 @@ Assignment ExhaustivePlacer::place(const Problem& problem, const PlaceOptions&) 
   // Under the reference model devices are interchangeable: enumerate restricted growth strings
   // (op i uses at most 1 + the largest device used by ops 0..i-1).
   const bool symmetric = problem.platform().is_reference();
-  const Simulator& sim = problem.simulator();
   SimWorkspace ws;
   std::vector<DeviceId> dev(static_cast<std::size_t>(n), 0), best = dev;
   double best_ms = std::numeric_limits<double>::infinity();
   const auto rec = [&](auto&& self, int i, DeviceId max_used) -> void {
     if (i == n) {
-      const double ms = sim.makespan(dev, ws);
-      ++evaluations_;
-      if (ms < best_ms) {
-        best_ms = ms;
+      const std::optional<double> ms = eval.makespan(dev, ws);
+      if (ms && *ms < best_ms) {
+        best_ms = *ms;
         best = dev;
       }
       return;
     }
+    if (eval.spent()) return;  // the best so far stands
     const DeviceId hi = symmetric ? std::min<DeviceId>(p - 1, max_used + 1) : p - 1;
     for (DeviceId d = 0; d <= hi; ++d) {
       dev[static_cast<std::size_t>(i)] = d;
@@ -42,7 +42,7 @@ Assignment ExhaustivePlacer::place(const Problem& problem, const PlaceOptions&) 
     }
   };
   rec(rec, 0, -1);
-  return {p, best, {}, name()};
+  return Assignment{p, best, {}, name()};
 }
 
 }  // namespace doppler

@@ -6,8 +6,8 @@
 
 namespace doppler {
 
-Assignment HeftPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult HeftPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const CostModel& cost = problem.cost();
   const int p = problem.devices();
@@ -88,7 +88,7 @@ Assignment HeftPlacer::place(const Problem& problem, const PlaceOptions& options
                     : pos_in_rank[static_cast<std::size_t>(a)] <
                           pos_in_rank[static_cast<std::size_t>(b)];
   });
-  return {p, device, by_start, name()};
+  return Assignment{p, device, by_start, name()};
 }
 
 }  // namespace doppler

@@ -1,7 +1,7 @@
 #include "doppler/heuristics/multilevel.hpp"
 
 #include <algorithm>
-#include <chrono>
+#include <optional>
 #include <memory>
 #include <numeric>
 
@@ -9,16 +9,11 @@
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/coarsen.hpp"
 #include "doppler/heuristics/search_placers.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // The coarsening steps: steps[i] maps level i's nodes onto level i + 1 (level 0: the ops).
 std::vector<Coarsening> build_hierarchy(const Problem& problem, const MultilevelSettings& s,
@@ -76,27 +71,24 @@ std::string inner_spec(std::string spec) {
 
 }  // namespace
 
-Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                           BudgetedEvaluator& eval) const {
   levels_.clear();
-  const auto t_start = Clock::now();
+  const Stopwatch t_start;
   const int p = problem.devices();
   const int n = problem.graph().num_nodes();
-  const std::int64_t evals = options.budget.evaluations > 0
-                                 ? options.budget.evaluations
-                                 : (options.budget.seconds > 0 ? 0 : 20000);
-  const double seconds = options.budget.seconds;
-  ListScheduleStart list = best_list_schedule(problem, options);
-  evaluations_ += list.evaluations;
-  if (p == 1 || n == 0) return {p, list.device_of, {}, name()};
+  const std::int64_t evals = eval.limits().evaluations;
+  const double seconds = eval.limits().seconds;
+  SimWorkspace ws;
+  ListScheduleStart list = best_list_schedule(problem, options, eval);
+  if (p == 1 || n == 0) return Assignment{p, list.device_of, {}, name()};
   {  // DSC is a start too: it wins by far where transfers dominate
     const DscPlacer dsc;
-    std::vector<DeviceId> a = dsc.place(problem, options).device_of;
-    const double ms = problem.simulator().makespan(a);
-    evaluations_ += dsc.evaluations() + 1;
-    if (ms < list.makespan) {
+    std::vector<DeviceId> a = dsc.place_within(problem, options, eval).assignment.device_of;
+    const std::optional<double> ms = eval.makespan(a, ws);
+    if (ms && *ms < list.makespan) {
       list.device_of = std::move(a);
-      list.makespan = ms;
+      list.makespan = *ms;
     }
   }
 
@@ -112,38 +104,41 @@ Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& o
   std::vector<DeviceId> cur = list.device_of;
   double cur_ms = list.makespan;
   if (depth > 0) {
-    const auto t_level = Clock::now();
+    const Stopwatch t_level;
     const Problem coarse(steps.back().graph, Platform::reference(p));
-    PlaceOptions o = options;
-    o.budget.evaluations =
+    Budget share;
+    share.evaluations =
         evals > 0 ? std::max<std::int64_t>(
-                        1, static_cast<std::int64_t>(s_.inner_share * evals) - evaluations_)
+                        1, static_cast<std::int64_t>(s_.inner_share * evals) - eval.calls())
                   : 0;
-    o.budget.seconds = seconds > 0 ? std::max(1e-3, s_.inner_share * seconds - since(t_start)) : 0;
+    share.seconds = seconds > 0 ? std::max(1e-3, s_.inner_share * seconds - t_start.seconds()) : 0;
+    BudgetedEvaluator inner_eval = eval.part(share, coarse.simulator());
+    PlaceOptions o = options;
+    o.budget = inner_eval.limits();
     const auto inner = make_placer(inner_spec(s_.inner));
-    std::vector<DeviceId> a = project(groups.back(), inner->place(coarse, o).device_of, n);
-    const double ms = problem.simulator().makespan(a);
-    evaluations_ += inner->evaluations() + 1;
-    levels_[depth].makespan = ms;
-    levels_[depth].evaluations = inner->evaluations() + 1;
-    levels_[depth].seconds = since(t_level);
-    if (ms < cur_ms) {
+    std::vector<DeviceId> a =
+        project(groups.back(), inner->place_within(coarse, o, inner_eval).assignment.device_of, n);
+    const std::optional<double> ms = eval.makespan(a, ws);
+    levels_[depth].makespan = ms.value_or(cur_ms);
+    levels_[depth].evaluations = inner_eval.calls() + (ms ? 1 : 0);
+    levels_[depth].seconds = t_level.seconds();
+    if (ms && *ms < cur_ms) {
       cur = std::move(a);
-      cur_ms = ms;
+      cur_ms = *ms;
     }
   }
 
   // Refine, coarsest to finest: annealing on the ops whose group moves gather a whole cluster of
   // the level on one device (mostly group moves at coarse levels).
   for (std::size_t i = depth + 1; i-- > 0;) {
-    const auto t_level = Clock::now();
-    const std::int64_t evals_before = evaluations_;
+    const Stopwatch t_level;
+    const std::int64_t evals_before = eval.calls();
     const auto levels_left = static_cast<double>(i + 1);
     Budget b;
     if (evals > 0)
       b.evaluations = static_cast<std::int64_t>(
-          static_cast<double>(std::max<std::int64_t>(0, evals - evaluations_)) / levels_left);
-    if (seconds > 0) b.seconds = std::max(0.0, seconds - since(t_start)) / levels_left;
+          static_cast<double>(std::max<std::int64_t>(0, evals - eval.calls())) / levels_left);
+    if (seconds > 0) b.seconds = std::max(0.0, seconds - t_start.seconds()) / levels_left;
     // A level runs while both limits in force leave something (a spent time limit must not
     // leave the annealer with an evaluation limit alone).
     const bool time_left = seconds <= 0 || b.seconds > 0;
@@ -156,16 +151,16 @@ Assignment MultilevelPlacer::place(const Problem& problem, const PlaceOptions& o
       as.gather_groups = true;
       as.group_share = i > 0 ? 0.7 : 0.25;
       as.polish = i > 0 ? 0.0 : 0.15;
-      AnnealResult r = anneal(problem, std::move(cur), cur_ms, b, as, options.seed + i);
-      evaluations_ += r.evaluations;
+      BudgetedEvaluator level = eval.part(b);
+      AnnealResult r = anneal(problem, std::move(cur), cur_ms, level, as, options.seed + i);
       cur = std::move(r.best);
       cur_ms = r.best_makespan;
     }
     levels_[i].makespan = cur_ms;
-    levels_[i].evaluations += evaluations_ - evals_before;
-    levels_[i].seconds += since(t_level);
+    levels_[i].evaluations += eval.calls() - evals_before;
+    levels_[i].seconds += t_level.seconds();
   }
-  return {p, std::move(cur), {}, name()};
+  return Assignment{p, std::move(cur), {}, name()};
 }
 
 }  // namespace doppler

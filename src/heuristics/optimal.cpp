@@ -3,6 +3,7 @@
 #include "doppler/heuristics/optimal.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <limits>
 #include <queue>
@@ -12,17 +13,14 @@
 #include "optimal_bounds.hpp"
 
 #include "doppler/util/error.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = Stopwatch::Clock;
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // A topological order that takes the ready op of largest b-level first (ties: lower id).
 std::vector<NodeId> branch_order(const Problem& problem) {
@@ -68,28 +66,32 @@ std::vector<DeviceId> canonical(const std::vector<DeviceId>& dev, const std::vec
 // graphs far too big to prove): the initial incumbent. A good incumbent prunes from the first node;
 // 30-op graphs take ~0.2 s here.
 constexpr int kRestarts = 8;
-std::vector<DeviceId> initial_incumbent(const Problem& problem, const PlaceOptions& options,
-                                        double seconds) {
-  const Simulator& sim = problem.simulator();
-  std::vector<DeviceId> best;
-  double best_ms = kInf;
+struct Incumbent {
+  std::vector<DeviceId> device_of;
+  double makespan = kInf;  // infinity when the budget allowed no simulation
+};
+Incumbent initial_incumbent(const Problem& problem, const PlaceOptions& options, double seconds,
+                            BudgetedEvaluator& eval) {
+  Incumbent best;
+  SimWorkspace ws;
   const auto consider = [&](const char* spec, std::uint64_t seed, std::int64_t evals,
                             double limit) {
-    const PlaceOptions o{seed, {evals, limit}, options.colocate_inputs};
-    const Assignment a = make_placer(spec)->place(problem, o);
-    const double ms = sim.makespan(a.device_of);
-    if (ms < best_ms) {
-      best_ms = ms;
-      best = a.device_of;
-    }
+    PlaceOptions o{seed, {evals, limit}, options.colocate_inputs};
+    BudgetedEvaluator part = eval.part(o.budget);
+    o.budget = part.limits();
+    const Assignment a = make_placer(spec)->place_within(problem, o, part).assignment;
+    const std::optional<double> ms = eval.makespan(a.device_of, ws);
+    if (best.device_of.empty() || (ms && *ms < best.makespan))
+      best = {a.device_of, ms.value_or(kInf)};
   };
   for (const char* spec : {"critical-path", "heft", "etf", "balanced"})
     consider(spec, 0, 2000, 0.25 * seconds);
   // A caller's simulator-call budget caps the restarts together at half of it.
-  const std::int64_t budget = options.budget.evaluations;
-  const std::int64_t each =
-      budget > 0 ? std::clamp<std::int64_t>(budget / (2 * kRestarts), 1, 20000) : 20000;
-  for (int seed = 0; seed < kRestarts; ++seed)
+  const std::int64_t budget = eval.limits().evaluations;
+  const std::int64_t each = budget > 0 ? std::clamp<std::int64_t>(budget / (2 * kRestarts), 1,
+                                                                  kDefaultSearchCalls)
+                                       : kDefaultSearchCalls;
+  for (int seed = 0; seed < kRestarts && !eval.spent(); ++seed)
     consider("local-search", static_cast<std::uint64_t>(seed), each, 0.25 * seconds / kRestarts);
   return best;
 }
@@ -107,9 +109,10 @@ struct Child {
 // Depth-first branch and bound state.
 class Search {
 public:
-  Search(const Problem& problem, bool symmetric, double seconds, std::int64_t nodes)
+  Search(const Problem& problem, BudgetedEvaluator& eval, bool symmetric, double seconds,
+         std::int64_t nodes)
       : problem_(problem),
-        sim_(problem.simulator()),
+        eval_(eval),
         order_(branch_order(problem)),
         bound_(problem, order_, false),
         symmetric_(symmetric),
@@ -122,19 +125,22 @@ public:
   }
 
   // Runs the search from the incumbent `start` until done or a limit is hit.
-  void run(const std::vector<DeviceId>& start, Clock::time_point t0) {
+  void run(const Incumbent& start, Clock::time_point t0) {
     t0_ = t0;
-    best_ = symmetric_ ? canonical(start, order_, p_) : start;
-    best_ms_ = sim_.makespan(best_, ws_);
+    best_ = symmetric_ ? canonical(start.device_of, order_, p_) : start.device_of;
+    const std::optional<double> ms = eval_.makespan(best_, ws_);
+    call_hit_ = !ms;
+    best_ms_ = ms.value_or(start.makespan);
     root_bound_ = std::max(problem_.transfer_lower_bound(), bound_(dev_));
     if (root_bound_ < best_ms_) descend(0, -1);
   }
 
   const std::vector<DeviceId>& best() const { return best_; }
   double best_makespan() const { return best_ms_; }
-  bool aborted() const { return time_hit_ || node_hit_; }
+  bool aborted() const { return time_hit_ || node_hit_ || call_hit_; }
   bool time_hit() const { return time_hit_; }
   bool node_hit() const { return node_hit_; }
+  bool call_hit() const { return call_hit_; }
   std::int64_t nodes() const { return nodes_; }
   // Lower bound on the optimum: proven makespan, or the least bound of an unexplored subtree.
   double lower_bound() const {
@@ -161,7 +167,7 @@ private:
   // Counts a node; false once a limit is hit (checked on the clock every 256 nodes).
   bool admit() {
     if (max_nodes_ > 0 && nodes_ >= max_nodes_) node_hit_ = true;
-    if ((nodes_ & 255) == 0 && seconds_since(t0_) > seconds_) time_hit_ = true;
+    if ((nodes_ & 255) == 0 && Stopwatch::seconds_since(t0_) > seconds_) time_hit_ = true;
     if (aborted()) return false;
     ++nodes_;
     return true;
@@ -169,9 +175,10 @@ private:
 
   // Simulates the complete assignment and keeps it when it is better.
   void leaf() {
-    const double ms = sim_.makespan(dev_, ws_);
-    if (ms < best_ms_) {
-      best_ms_ = ms;
+    const std::optional<double> ms = eval_.makespan(dev_, ws_);
+    call_hit_ = call_hit_ || !ms;
+    if (ms && *ms < best_ms_) {
+      best_ms_ = *ms;
       best_ = dev_;
     }
   }
@@ -194,7 +201,7 @@ private:
   }
 
   const Problem& problem_;
-  const Simulator& sim_;
+  BudgetedEvaluator& eval_;
   std::vector<NodeId> order_;
   detail::PartialBound bound_;
   bool symmetric_;
@@ -207,7 +214,7 @@ private:
   Clock::time_point t0_;
   double best_ms_ = kInf, root_bound_ = 0, open_bound_ = kInf;
   std::int64_t nodes_ = 0;
-  bool time_hit_ = false, node_hit_ = false;
+  bool time_hit_ = false, node_hit_ = false, call_hit_ = false;
 };
 
 }  // namespace
@@ -220,7 +227,8 @@ std::string OptimalResult::describe() const {
   const std::string stats = fmt::format("{} nodes, {:.3g} s", nodes, seconds);
   if (proven) return fmt::format("proven optimal, makespan {:.6g} ({})", makespan, stats);
   return fmt::format("best found {:.6g}, lower bound {:.6g} (gap {:.1f}%), {} limit hit ({})",
-                     makespan, lower_bound, 100 * gap(), time_limit_hit ? "time" : "node", stats);
+                     makespan, lower_bound, 100 * gap(),
+                     time_limit_hit ? "time" : (node_limit_hit ? "node" : "simulator-call"), stats);
 }
 
 bool devices_interchangeable(const Problem& problem) {
@@ -272,23 +280,35 @@ double optimal_lower_bound(const Problem& problem, std::span<const DeviceId> dev
   return bound(device_of);
 }
 
-Assignment OptimalPlacer::place(const Problem& problem, const PlaceOptions& options) const {
+OptimalOutcome OptimalPlacer::solve(const Problem& problem, const PlaceOptions& options,
+                                    BudgetedEvaluator& eval) const {
   const auto t0 = Clock::now();
-  const std::int64_t calls0 = problem.simulator().calls();
   const double seconds = options.budget.seconds > 0 ? options.budget.seconds : seconds_;
-  const std::int64_t nodes = options.budget.evaluations > 0 ? options.budget.evaluations : nodes_;
-  Search search(problem, devices_interchangeable(problem), seconds, nodes);
-  search.run(initial_incumbent(problem, options, seconds), t0);
-  result_ = {};
-  result_.makespan = search.best_makespan();
-  result_.lower_bound = search.lower_bound();
-  result_.proven = !search.aborted();
-  result_.time_limit_hit = search.time_hit();
-  result_.node_limit_hit = search.node_hit();
-  result_.nodes = search.nodes();
-  result_.seconds = seconds_since(t0);
-  evaluations_ = problem.simulator().calls() - calls0;
-  return {problem.devices(), search.best(), {}, name()};
+  Search search(problem, eval, devices_interchangeable(problem), seconds, nodes_);
+  search.run(initial_incumbent(problem, options, seconds, eval), t0);
+  OptimalOutcome out;
+  out.assignment = {problem.devices(), search.best(), {}, name()};
+  OptimalResult& r = out.result;
+  r.makespan = search.best_makespan();
+  r.lower_bound = search.lower_bound();
+  r.proven = !search.aborted();
+  r.time_limit_hit = search.time_hit();
+  r.node_limit_hit = search.node_hit();
+  r.call_limit_hit = search.call_hit();
+  r.nodes = search.nodes();
+  r.seconds = Stopwatch::seconds_since(t0);
+  return out;
+}
+
+OptimalOutcome OptimalPlacer::solve(const Problem& problem, const PlaceOptions& options) const {
+  BudgetedEvaluator eval(problem.simulator(), resolve(options.budget, default_calls()));
+  return solve(problem, options, eval);
+}
+
+PlaceResult OptimalPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                        BudgetedEvaluator& eval) const {
+  OptimalOutcome out = solve(problem, options, eval);
+  return {std::move(out.assignment), out.result.describe()};
 }
 
 }  // namespace doppler

@@ -1,23 +1,21 @@
 #include "doppler/heuristics/run_placer.hpp"
 
-#include <chrono>
-
-#include "doppler/heuristics/optimal.hpp"
-
 namespace doppler {
 
 PlacementRun run_placer(const std::string& spec, const Problem& problem,
                         const PlaceOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
   PlacementRun r;
   const auto placer = make_placer(spec);
-  r.assignment = placer->place(problem, options);
-  r.evaluations = placer->evaluations();
-  if (const auto* opt = dynamic_cast<const OptimalPlacer*>(placer.get()))
-    r.note = opt->last_result().describe();
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  PlaceResult placed = placer->place(problem, options);
+  r.assignment = std::move(placed.assignment);
+  r.evaluations = placed.spent.calls;
+  r.seconds = placed.spent.seconds;
+  r.note = std::move(placed.note);
   r.assignment.method = spec;
-  r.makespan = problem.simulator().makespan(r.assignment);
+  const Schedule s = problem.simulator().simulate(r.assignment);
+  r.makespan = s.makespan;
+  r.cross_transfers = s.cross_transfers;
+  r.cross_bytes = s.cross_bytes;
   return r;
 }
 

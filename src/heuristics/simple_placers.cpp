@@ -7,8 +7,8 @@
 
 namespace doppler {
 
-Assignment RoundRobinPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult RoundRobinPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   std::vector<DeviceId> dev(static_cast<std::size_t>(g.num_nodes()));
   const auto& topo = g.topo_order();
@@ -20,17 +20,17 @@ Assignment RoundRobinPlacer::place(const Problem& problem, const PlaceOptions& o
   return a;
 }
 
-Assignment RandomPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult RandomPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   std::mt19937_64 rng(options.seed);
   std::uniform_int_distribution<DeviceId> pick(0, problem.devices() - 1);
   std::vector<DeviceId> dev(static_cast<std::size_t>(problem.graph().num_nodes()));
   for (auto& d : dev) d = pick(rng);
-  return {problem.devices(), dev, problem.graph().topo_order(), name()};
+  return Assignment{problem.devices(), dev, problem.graph().topo_order(), name()};
 }
 
-Assignment BalancedPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult BalancedPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   std::vector<double> load(static_cast<std::size_t>(p), 0);
@@ -45,8 +45,8 @@ Assignment BalancedPlacer::place(const Problem& problem, const PlaceOptions& opt
   return a;
 }
 
-Assignment MTopoPlacer::place(const Problem& problem, const PlaceOptions& options) const {
-  evaluations_ = 0;
+PlaceResult MTopoPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const std::vector<double> mem = memory_proxy(g);

@@ -9,6 +9,7 @@
 #include "sim_run.hpp"
 
 #include "doppler/util/error.hpp"
+#include "doppler/util/parallel_for.hpp"
 
 namespace doppler {
 
@@ -162,16 +163,13 @@ std::vector<double> Simulator::makespans(const std::vector<std::vector<DeviceId>
   std::vector<double> out(batch.size());
   if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = std::min<int>(threads, static_cast<int>(batch.size()));
+  // One task per thread, each with its own workspace, drawing assignments from a shared counter.
   std::atomic<std::size_t> next{0};
-  const auto worker = [&] {
+  parallel_for(threads, threads, [&](int) {
     SimWorkspace ws;
     for (std::size_t i; (i = next.fetch_add(1)) < batch.size();)
       out[i] = run(batch[i], ws, rule, {}, nullptr);
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  });
   return out;
 }
 

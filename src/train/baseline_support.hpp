@@ -26,13 +26,12 @@
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler::detail {
 
 /// Seconds elapsed since `t0` (steady clock).
-inline double since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+inline double since(std::chrono::steady_clock::time_point t0) { return Stopwatch::seconds_since(t0); }
 
 /// The ops a baseline decides, in topological order, and the input ops that follow each one.
 struct DecisionPlan {

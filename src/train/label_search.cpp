@@ -22,7 +22,7 @@ LabelSearchResult first_label(const Problem& p, std::int64_t budget, std::uint64
   PlaceOptions o;
   o.seed = seed;
   o.budget.evaluations = budget;
-  Assignment a = placer->place(p, o);
+  Assignment a = placer->place(p, o).assignment;
   SimWorkspace ws;
   const double ms = p.simulator().makespan(a.device_of, ws);
   return {std::move(a.device_of), ms, "local-search"};
@@ -63,9 +63,8 @@ LabelSearchResult search_label(const Problem& p, const Label& label, LabelSource
     settings.proposal = &proposal;
   }
   if (budget <= 0 || p.devices() == 1) return start;
-  Budget b;
-  b.evaluations = budget;
-  AnnealResult r = anneal(p, start.device_of, start.makespan, b, settings, seed);
+  BudgetedEvaluator eval(p.simulator(), {budget, 0});
+  AnnealResult r = anneal(p, start.device_of, start.makespan, eval, settings, seed);
   if (r.best_makespan < start.makespan) {
     start.device_of = std::move(r.best);
     start.makespan = r.best_makespan;

@@ -24,6 +24,7 @@
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
@@ -329,7 +330,7 @@ struct DopplerTrainer::Impl {
     }
     st.best = std::isfinite(best) ? best : kNaN;
     st.calls = cost_calls;
-    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.seconds = Stopwatch::seconds_since(t0);
     seconds += st.seconds;
     stage_seconds += st.seconds;
     episode += k;

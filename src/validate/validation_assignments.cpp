@@ -62,7 +62,7 @@ NamedAssignment filler(const Problem& problem, const Assignment& base, const Pla
     case 0: {
       PlaceOptions ro = po;
       ro.seed = po.seed + static_cast<std::uint64_t>(i);
-      return {fmt::format("random:{}", k), make_placer("random")->place(problem, ro)};
+      return {fmt::format("random:{}", k), make_placer("random")->place(problem, ro).assignment};
     }
     case 1:
       return {fmt::format("random-skew:{}", k), skewed_random(problem, rng)};
@@ -84,7 +84,7 @@ std::vector<NamedAssignment> validation_assignments(const Problem& problem, int 
   po.budget.evaluations = search_budget;
   std::vector<NamedAssignment> out;
   for (const char* m : kHeuristics) {
-    Assignment a = make_placer(m)->place(problem, po);
+    Assignment a = make_placer(m)->place(problem, po).assignment;
     if (a.order.empty()) a.order = g.topo_order();
     const int same = find_placement(out, a);
     if (same >= 0)

@@ -48,6 +48,40 @@ TEST(CliPlace, UnknownMethodOrOptionIsUsageErrorWithNoOutput) {
   EXPECT_FALSE(std::filesystem::exists(dir / "a.json"));
 }
 
+// Without --devices, a graph that records its device count is placed on that many devices; a
+// different --devices is allowed and noted on stderr; a graph that records none gets 4.
+TEST(CliPlace, DevicesDefaultToTheCountTheGraphRecords) {
+  test::TempDir dir;
+  const std::string g = (dir / "g.json").string();
+  ASSERT_EQ(test::run_cli("generate chainmm --devices 8 -o " + g).exit_code, 0);
+  const auto recorded = test::run_cli("place " + g + " --method round-robin --json");
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  const auto j = nlohmann::json::parse(recorded.out);
+  EXPECT_EQ(j["devices"], 8);
+  EXPECT_EQ(j["ops_per_device"].size(), 8u);
+  EXPECT_EQ(recorded.err.find("records"), std::string::npos) << recorded.err;
+  const auto other = test::run_cli("place " + g + " --method round-robin --devices 2 --json");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(nlohmann::json::parse(other.out)["devices"], 2);
+  EXPECT_NE(other.err.find("records 8 devices; placing on 2"), std::string::npos) << other.err;
+  write(dir / "g.txt", kThree);
+  const auto none = test::run_cli("place " + (dir / "g.txt").string() + " --json");
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(nlohmann::json::parse(none.out)["devices"], 4);
+}
+
+// A negative budget is refused with a message a person can read (not the range up to DBL_MAX).
+TEST(CliPlace, NegativeBudgetsSayMustBeNonNegative) {
+  test::TempDir dir;
+  write(dir / "g.txt", kThree);
+  for (const char* flag : {"--time-budget -1", "--budget -5"}) {
+    const auto r = test::run_cli("place " + (dir / "g.txt").string() + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find("must be >= 0, found -"), std::string::npos) << r.err;
+    EXPECT_LT(r.err.size(), 200u) << r.err;
+  }
+}
+
 // A DOT chain of n unit ops with unit edges.
 std::string chain_dot(int n) {
   std::string dot = "digraph chain {\n";

@@ -126,7 +126,7 @@ TEST(CliTrain, CompareTrainsLearnedMethods) {
   double random_mean = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed)
     random_mean +=
-        problem.simulator().makespan(make_placer("random")->place(problem, {seed, {}}).device_of) /
+        problem.simulator().makespan(make_placer("random")->place(problem, {seed, {}}).assignment.device_of) /
         20;
   ASSERT_GT(random_mean, 16.0) << "precondition: random placement is not near-optimal";
   for (const auto& m : j["methods"]) {

@@ -27,7 +27,7 @@ Clustering dsc(const Problem& problem) {
 /// Makespan of the DSC placer with one device per op (unbounded for the clustering).
 double unbounded_makespan(const Graph& g) {
   const Problem problem(g, Platform::reference(g.num_nodes()));
-  const Assignment a = DscPlacer().place(problem, {});
+  const Assignment a = DscPlacer().place(problem, {}).assignment;
   a.validate(g, g.num_nodes());
   return problem.simulator().makespan(a.device_of);
 }
@@ -248,7 +248,7 @@ TEST(Dsc, SimulatedUnboundedMakespanMatchesThePlan) {
     const Problem one(g, Platform::reference(1));
     const Clustering c = dsc(one);
     const Problem problem(g, Platform::reference(c.clusters));
-    const Assignment a = DscPlacer().place(problem, {0, {}, false});
+    const Assignment a = DscPlacer().place(problem, {0, {}, false}).assignment;
     for (std::size_t v = 0; v < a.device_of.size(); ++v) EXPECT_EQ(a.device_of[v], c.cluster_of[v]);
     const double sim = problem.simulator().makespan(a, DispatchRule::priority);
     within += sim <= c.parallel_time;
@@ -309,20 +309,22 @@ TEST(DscPlacer, BestOfTheMergesValidDeterministic) {
   const Graph g = test::random_dag(rng, {200, 0.03, 10, 10, true});
   const Problem problem(g, Platform::reference(4));
   const DscPlacer best;
-  const Assignment a = best.place(problem, {});
+  const PlaceResult placed = best.place(problem, {});
+  const Assignment& a = placed.assignment;
   a.validate(g, 4);
   EXPECT_EQ(a.method, "dsc");
-  EXPECT_EQ(best.evaluations(), 4);
+  EXPECT_EQ(placed.spent.calls, 4);
   const double m = problem.simulator().makespan(a.device_of);
   for (const char* rule : {"glb", "lpt", "eft", "comm"}) {
     const DscPlacer one(rule);
-    const Assignment b = one.place(problem, {});
-    EXPECT_EQ(one.evaluations(), 0);
+    const PlaceResult placed_one = one.place(problem, {});
+    const Assignment& b = placed_one.assignment;
+    EXPECT_EQ(placed_one.spent.calls, 0);
     EXPECT_LE(m, problem.simulator().makespan(b.device_of)) << rule;
   }
-  EXPECT_EQ(best.place(problem, {}).device_of, a.device_of);
+  EXPECT_EQ(best.place(problem, {}).assignment.device_of, a.device_of);
   const Problem single(g, Platform::reference(1));
-  for (DeviceId d : best.place(single, {}).device_of) EXPECT_EQ(d, 0);
+  for (DeviceId d : best.place(single, {}).assignment.device_of) EXPECT_EQ(d, 0);
   EXPECT_EQ(make_placer("dsc:merge=lpt")->name(), "dsc");
   EXPECT_NE(
       test::error_of([] { make_placer("dsc:merge=wrap"); }).find("glb, lpt, eft, comm or best"),
@@ -346,7 +348,7 @@ TEST(DscPlacer, ColocatesInputsAndRunsOnHardware) {
     b.add_edge(u, v);
   const Graph g = b.build();
   const Problem problem(g, Platform::reference(4));
-  const Assignment a = DscPlacer().place(problem, {});
+  const Assignment a = DscPlacer().place(problem, {}).assignment;
   a.validate(g, 4);
   const std::vector<NodeId>& o = a.order;
   for (NodeId in : {0, 1}) {
@@ -356,7 +358,7 @@ TEST(DscPlacer, ColocatesInputsAndRunsOnHardware) {
               a.device_of[static_cast<std::size_t>(*first)]);
   }
   const Problem hw(g, Platform::hardware(load_hardware_profile("p100"), 4));
-  const Assignment h = DscPlacer().place(hw, {});
+  const Assignment h = DscPlacer().place(hw, {}).assignment;
   EXPECT_NO_THROW(h.validate(g, 4));
 }
 

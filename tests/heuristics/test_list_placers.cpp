@@ -17,7 +17,7 @@ using test::ref_graph;
 
 Assignment run(const Placer& pl, const Graph& g, int p, std::uint64_t seed = 0) {
   const Problem problem(g, Platform::reference(p));
-  Assignment a = pl.place(problem, {seed, {}});
+  Assignment a = pl.place(problem, {seed, {}}).assignment;
   a.validate(g, p);
   return a;
 }
@@ -53,12 +53,12 @@ TEST(CriticalPath, TeacherListsAllTiedActions) {
   EXPECT_EQ(critical_path_devices(s, 1), (std::vector<DeviceId>{0, 2}));
   // Random ties: valid, seed-deterministic, and different seeds can differ.
   const CriticalPathPlacer random_ties(true);
-  EXPECT_EQ(random_ties.place(problem, {7, {}}).device_of,
-            random_ties.place(problem, {7, {}}).device_of);
+  EXPECT_EQ(random_ties.place(problem, {7, {}}).assignment.device_of,
+            random_ties.place(problem, {7, {}}).assignment.device_of);
   bool differs = false;
   for (std::uint64_t seed = 1; seed < 20 && !differs; ++seed)
-    differs = random_ties.place(problem, {seed, {}}).device_of !=
-              random_ties.place(problem, {0, {}}).device_of;
+    differs = random_ties.place(problem, {seed, {}}).assignment.device_of !=
+              random_ties.place(problem, {0, {}}).assignment.device_of;
   EXPECT_TRUE(differs);
 }
 
@@ -141,14 +141,14 @@ TEST(Inputs, DeferredInputsFollowTheirConsumer) {
   s.place(2, 1);
   EXPECT_EQ(s.device(0), 1);
   EXPECT_TRUE(!s.done());
-  const Assignment with = CriticalPathPlacer().place(problem, {});
+  const Assignment with = CriticalPathPlacer().place(problem, {}).assignment;
   EXPECT_EQ(with.device_of[0], with.device_of[2]);
   EXPECT_EQ(with.device_of[1], with.device_of[3]);
   EXPECT_NE(with.device_of[2], with.device_of[3]);
   EXPECT_EQ(problem.simulator().makespan(with.device_of), 10);
   PlaceOptions raw;
   raw.colocate_inputs = false;
-  const Assignment without = CriticalPathPlacer().place(problem, raw);
+  const Assignment without = CriticalPathPlacer().place(problem, raw).assignment;
   EXPECT_EQ(without.device_of[0], 0);
   EXPECT_EQ(without.device_of[1], 0);
   EXPECT_GT(problem.simulator().makespan(without.device_of), 10);

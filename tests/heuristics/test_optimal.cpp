@@ -116,12 +116,12 @@ TEST(Optimal, MatchesExhaustiveOnSmallRandomGraphs) {
     const int p = 2 + static_cast<int>(rng() % 2);  // 2..3 devices
     const Graph g = random_graph(rng, n, 0.1 + static_cast<double>(rng() % 50) / 100, false);
     const Problem problem(g, Platform::reference(p));
-    const double want = problem.simulator().makespan(ExhaustivePlacer().place(problem, {}));
-    OptimalPlacer placer;
-    const Assignment a = placer.place(problem, {});
+    const double want = problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment);
+    const OptimalOutcome out = OptimalPlacer().solve(problem);
+    const Assignment& a = out.assignment;
     EXPECT_NO_THROW(a.validate(g, p));
     EXPECT_EQ(a.method, "optimal");
-    const OptimalResult& r = placer.last_result();
+    const OptimalResult& r = out.result;
     expect_same_optimum(problem.simulator().makespan(a), want, "trial " + std::to_string(trial));
     EXPECT_TRUE(r.proven);
     EXPECT_EQ(r.makespan, problem.simulator().makespan(a));
@@ -135,7 +135,7 @@ TEST(Optimal, MatchesBruteForceWithPerEdgeTransferCosts) {
   for (int trial = 0; trial < 25; ++trial) {
     const Graph g = random_graph(rng, 4 + static_cast<int>(rng() % 5), 0.4, true);
     const Problem problem(g, Platform::reference(3));
-    expect_same_optimum(problem.simulator().makespan(OptimalPlacer().place(problem, {})),
+    expect_same_optimum(problem.simulator().makespan(OptimalPlacer().place(problem, {}).assignment),
                         optimum(problem), "trial " + std::to_string(trial));
   }
 }
@@ -154,7 +154,7 @@ TEST(Optimal, SymmetryOnlyWhereDevicesAreInterchangeable) {
     const Graph g = random_graph(rng, 4 + static_cast<int>(rng() % 4), 0.4, trial % 2 == 1);
     for (const Platform& platform : {heterogeneous(), all_to_all()}) {
       const Problem problem(g, platform);
-      expect_same_optimum(problem.simulator().makespan(OptimalPlacer().place(problem, {})),
+      expect_same_optimum(problem.simulator().makespan(OptimalPlacer().place(problem, {}).assignment),
                           optimum(problem), platform.name() + " trial " + std::to_string(trial));
     }
   }
@@ -198,15 +198,20 @@ TEST(Optimal, NeverWorseThanTheListSchedulers) {
     params.seed = seed;
     const Graph g = workloads::generate_random_dag(params);
     const Problem problem(g, Platform::reference(4));
-    OptimalPlacer placer(5);
+    const OptimalPlacer placer(5);
     const std::int64_t calls = problem.simulator().calls();
-    const Assignment a = placer.place(problem, {});
-    EXPECT_EQ(placer.evaluations(), problem.simulator().calls() - calls);
-    EXPECT_TRUE(placer.last_result().proven);
+    const PlaceResult placed = placer.place(problem, {});
+    const Assignment& a = placed.assignment;
+    // Every simulator call went through the run's evaluator: its count is the simulator's own.
+    EXPECT_EQ(placed.spent.calls, problem.simulator().calls() - calls);
+    EXPECT_EQ(placed.note.rfind("proven optimal", 0), 0u) << placed.note;
+    const OptimalOutcome out = placer.solve(problem);
+    EXPECT_TRUE(out.result.proven);
+    EXPECT_EQ(out.assignment.device_of, a.device_of);
     const double ms = problem.simulator().makespan(a);
     for (const char* spec : {"critical-path", "heft", "etf", "balanced"})
-      EXPECT_LE(ms, problem.simulator().makespan(make_placer(spec)->place(problem, {}))) << spec;
-    EXPECT_LE(placer.last_result().lower_bound, ms);
+      EXPECT_LE(ms, problem.simulator().makespan(make_placer(spec)->place(problem, {}).assignment)) << spec;
+    EXPECT_LE(out.result.lower_bound, ms);
   }
 }
 
@@ -218,12 +223,12 @@ TEST(Optimal, LimitsStopTheSearchAndReportNotProven) {
   const Graph g = workloads::generate_random_dag(params);
   const Problem problem(g, Platform::reference(4));
   const auto t0 = std::chrono::steady_clock::now();
-  const auto placer = make_placer("optimal:seconds=0.3");
-  const Assignment a = placer->place(problem, {});
+  const OptimalOutcome out = OptimalPlacer(0.3).solve(problem);
+  const Assignment& a = out.assignment;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_LT(elapsed, 5.0);  // loose: the limit is checked every 256 nodes
-  const auto& r = dynamic_cast<const OptimalPlacer&>(*placer).last_result();
+  const OptimalResult& r = out.result;
   EXPECT_FALSE(r.proven);
   EXPECT_TRUE(r.time_limit_hit);
   EXPECT_EQ(r.makespan, problem.simulator().makespan(a));
@@ -231,13 +236,18 @@ TEST(Optimal, LimitsStopTheSearchAndReportNotProven) {
   EXPECT_LE(r.lower_bound, r.makespan);
   EXPECT_NE(r.describe().find("time limit hit"), std::string::npos) << r.describe();
 
-  // A node limit (PlaceOptions::budget.evaluations) is deterministic.
-  OptimalPlacer limited;
-  const Assignment b = limited.place(problem, {0, {50, 0}});
-  EXPECT_TRUE(limited.last_result().node_limit_hit);
-  EXPECT_FALSE(limited.last_result().proven);
-  EXPECT_EQ(limited.last_result().nodes, 50);
-  EXPECT_EQ(b.device_of, OptimalPlacer().place(problem, {0, {50, 0}}).device_of);
+  // A node limit (nodes=) is deterministic.
+  const OptimalPlacer limited(60, 50);
+  const OptimalOutcome b = limited.solve(problem);
+  EXPECT_TRUE(b.result.node_limit_hit);
+  EXPECT_FALSE(b.result.proven);
+  EXPECT_EQ(b.result.nodes, 50);
+  EXPECT_EQ(b.assignment.device_of, limited.solve(problem).assignment.device_of);
+
+  // A simulator-call budget stops it within the budget, not proven, and says so.
+  const PlaceResult capped = OptimalPlacer().place(problem, {0, {300, 0}});
+  EXPECT_LE(capped.spent.calls, 300);
+  EXPECT_NE(capped.note.find("simulator-call limit hit"), std::string::npos) << capped.note;
 }
 
 TEST(Optimal, SpecsAndBadPartialAssignments) {

@@ -24,13 +24,13 @@ TEST(Registry, EveryPlacerIsValidForOneAndSixteenDevicesAndDeterministic) {
       const Problem problem(graph, Platform::reference(p));
       const auto placer = make_placer(info.name);
       const PlaceOptions opt{42, {3000, 0}};
-      const Assignment a = placer->place(problem, opt);
+      const Assignment a = placer->place(problem, opt).assignment;
       EXPECT_NO_THROW(a.validate(graph, p));
       EXPECT_EQ(a.method, info.name);
       if (p == 1) {
         for (DeviceId d : a.device_of) EXPECT_EQ(d, 0);
       }
-      const Assignment b = make_placer(info.name)->place(problem, opt);
+      const Assignment b = make_placer(info.name)->place(problem, opt).assignment;
       EXPECT_EQ(a.device_of, b.device_of) << "same seed, same result";
     }
   }

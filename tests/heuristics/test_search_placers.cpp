@@ -18,7 +18,7 @@ TEST(Exhaustive, MatchesAnIndependentEnumerationAndRefusesLargeProblems) {
   for (int trial = 0; trial < 20; ++trial) {
     const Graph g = test::random_dag(rng, {7, 0.3, 9, 9, true});
     const Problem problem(g, Platform::reference(3));
-    const Assignment a = ExhaustivePlacer().place(problem, {});
+    const Assignment a = ExhaustivePlacer().place(problem, {}).assignment;
     // Plain odometer over all 3^7 assignments, without symmetry breaking.
     std::vector<DeviceId> dev(7, 0);
     double best = 1e300;
@@ -29,7 +29,7 @@ TEST(Exhaustive, MatchesAnIndependentEnumerationAndRefusesLargeProblems) {
     EXPECT_EQ(problem.simulator().makespan(a.device_of), best);
   }
   const Graph big = test::random_dag(rng, {14, 0.2, 9, 9, true});
-  EXPECT_THROW(ExhaustivePlacer().place(Problem(big, Platform::reference(3)), {}), InputError);
+  EXPECT_THROW(ExhaustivePlacer().place(Problem(big, Platform::reference(3)), {}).assignment, InputError);
 }
 
 TEST(SearchPlacers, ExhaustiveBeatsEveryPlacerAndLocalSearchFindsTheOptimum) {
@@ -46,16 +46,16 @@ TEST(SearchPlacers, ExhaustiveBeatsEveryPlacerAndLocalSearchFindsTheOptimum) {
     const int p = 2 + static_cast<int>(rng() % 2);  // 2..3 devices
     const Problem problem(g, Platform::reference(p));
     const double best =
-        problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+        problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment.device_of);
     for (const PlacerInfo& info : placer_infos()) {
       if (info.name == "exhaustive") continue;
       const Assignment a =
-          make_placer(info.name)->place(problem, {static_cast<std::uint64_t>(trial), {2000, 0}});
+          make_placer(info.name)->place(problem, {static_cast<std::uint64_t>(trial), {2000, 0}}).assignment;
       EXPECT_GE(problem.simulator().makespan(a.device_of), best)
           << info.name << " beat the optimum on trial " << trial;
     }
     const Assignment ls =
-        LocalSearchPlacer().place(problem, {static_cast<std::uint64_t>(trial), {20000, 0}});
+        LocalSearchPlacer().place(problem, {static_cast<std::uint64_t>(trial), {20000, 0}}).assignment;
     optimal += problem.simulator().makespan(ls.device_of) == best;
   }
   EXPECT_GE(optimal, instances * 9 / 10)
@@ -79,12 +79,13 @@ TEST(EnumOpt, PlacesBlocksOfATensorOpApart) {
   const Graph g = b.build();
   const Problem problem(g, Platform::reference(2));
   EnumOptPlacer enumopt;
-  const Assignment a = enumopt.place(problem, {});
+  const PlaceResult placed = enumopt.place(problem, {});
+  const Assignment& a = placed.assignment;
   EXPECT_NE(a.device_of[0], a.device_of[1]);
   EXPECT_EQ(a.device_of[0], a.device_of[2]);
   EXPECT_EQ(a.device_of[1], a.device_of[3]);
   EXPECT_EQ(problem.simulator().makespan(a.device_of), 20);
-  EXPECT_GT(enumopt.evaluations(), 0);
+  EXPECT_GT(placed.spent.calls, 0);
 }
 
 }  // namespace

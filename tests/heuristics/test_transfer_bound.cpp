@@ -21,7 +21,7 @@ namespace doppler {
 namespace {
 
 double optimum(const Problem& problem) {
-  return problem.simulator().makespan(ExhaustivePlacer().place(problem, {}));
+  return problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment);
 }
 
 // Diamond a -> {b, c} -> d, (C, M): a (2,1), b (3,2), c (1,5), d (4,0). Without transfers the
@@ -131,7 +131,7 @@ TEST(TransferBound, NoPlacementBelowItOnLargerGraphs) {
     const Problem problem(g, Platform::hardware(std::move(hw), p));
     const double bound = problem.transfer_lower_bound();
     for (const char* m : {"etf", "heft", "dsc", "local-search"}) {
-      const Assignment a = make_placer(m)->place(problem, {1, {500, 0}});
+      const Assignment a = make_placer(m)->place(problem, {1, {500, 0}}).assignment;
       EXPECT_LE(bound, problem.simulator().makespan(a) * (1 + 1e-12)) << sp.name << " " << m;
     }
     std::uniform_int_distribution<int> dev(0, p - 1);

@@ -25,10 +25,10 @@ inline void expect_same_anneal(const Problem& problem, const std::vector<DeviceI
                                const AnnealSettings& x, const AnnealSettings& y,
                                std::int64_t evaluations, std::uint64_t seed) {
   const double start_ms = problem.simulator().makespan(start);
-  Budget b;
-  b.evaluations = evaluations;
-  const AnnealResult rx = anneal(problem, start, start_ms, b, x, seed);
-  const AnnealResult ry = anneal(problem, start, start_ms, b, y, seed);
+  BudgetedEvaluator bx(problem.simulator(), {evaluations, 0});
+  BudgetedEvaluator by(problem.simulator(), {evaluations, 0});
+  const AnnealResult rx = anneal(problem, start, start_ms, bx, x, seed);
+  const AnnealResult ry = anneal(problem, start, start_ms, by, y, seed);
   EXPECT_EQ(rx.best, ry.best);
   EXPECT_EQ(rx.best_makespan, ry.best_makespan);
   EXPECT_EQ(rx.evaluations, ry.evaluations);

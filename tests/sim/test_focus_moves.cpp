@@ -40,9 +40,10 @@ TEST(FocusMoves, RefreshesCountAgainstTheBudgetAndSeedsReproduce) {
   const Graph g = dag(400, 5);
   const Problem problem(g, Platform::reference(8));
   const LocalSearchPlacer focused(0.03, 0.15, 0.5);
-  const Assignment a = focused.place(problem, {3, {2500, 0}});
-  EXPECT_EQ(focused.evaluations(), 2500);
-  EXPECT_EQ(focused.place(problem, {3, {2500, 0}}).device_of, a.device_of);
+  const PlaceResult placed = focused.place(problem, {3, {2500, 0}});
+  const Assignment& a = placed.assignment;
+  EXPECT_EQ(placed.spent.calls, 2500);
+  EXPECT_EQ(focused.place(problem, {3, {2500, 0}}).assignment.device_of, a.device_of);
 }
 
 // On random DAGs (400 ops, 8 devices, 5,000 calls, 3 seeds each), focused moves give a lower
@@ -55,9 +56,9 @@ TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
     double uniform = 0, focused = 0;
     for (std::uint64_t seed = 0; seed < 3; ++seed) {
       const PlaceOptions o{seed, {5000, 0}};
-      uniform += problem.simulator().makespan(LocalSearchPlacer().place(problem, o).device_of);
+      uniform += problem.simulator().makespan(LocalSearchPlacer().place(problem, o).assignment.device_of);
       focused += problem.simulator().makespan(
-          LocalSearchPlacer(0.03, 0.15, 0.5).place(problem, o).device_of);
+          LocalSearchPlacer(0.03, 0.15, 0.5).place(problem, o).assignment.device_of);
     }
     RecordProperty("ratio_" + std::to_string(gs), std::to_string(focused / uniform));
     EXPECT_LT(focused, 0.99 * uniform) << "graph seed " << gs;

@@ -89,7 +89,7 @@ TEST(PerEdgeCosts, CostModelAndAnalysesUseEdgeCosts) {
   // everything on one device, 9. Had HEFT read the producer's cost (0) instead, b would go to the
   // other device (2 + 0 + 3 = 5) and really finish at 12.
   const Problem problem(g, Platform::reference(2));
-  const Assignment a = make_placer("heft")->place(problem, {});
+  const Assignment a = make_placer("heft")->place(problem, {}).assignment;
   EXPECT_EQ(a.device_of[0], a.device_of[1]);
   EXPECT_EQ(a.device_of[0], a.device_of[2]);
   EXPECT_EQ(Simulator(g, Platform::reference(2)).makespan(a), 9);

@@ -52,7 +52,7 @@ PretrainConfig small_config() {
 
 double exhaustive_optimum(const Problem& p) {
   PlaceOptions o;
-  return p.simulator().makespan(make_placer("exhaustive")->place(p, o).device_of);
+  return p.simulator().makespan(make_placer("exhaustive")->place(p, o).assignment.device_of);
 }
 
 // The final label makespan of every pool problem, from RUN/labels.jsonl.

@@ -77,7 +77,7 @@ TEST(Gdp, PpoFindsTheObviouslyBestPlacement) {
                                   {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
   const Problem problem(g, Platform::reference(3));
   const double optimum =
-      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment.device_of);
   ASSERT_EQ(optimum, 30);
   BaselineConfig c = tiny();
   c.seed = 1;
@@ -110,7 +110,7 @@ TEST(Gdp, ModestBudgetBeatsRandomPlacementByAMargin) {
   const Graph g = two_chains();
   const Problem problem(g, Platform::reference(2));
   const double optimum =
-      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment.device_of);
   ASSERT_EQ(optimum, 40);
   // Random placement's mean makespan, estimated independently of the trainer.
   std::mt19937_64 rng(99);

@@ -54,7 +54,7 @@ Instance small_instance(std::uint64_t seed, int nodes, int devices, bool exhaust
   in.problem = std::make_unique<Problem>(in.g, Platform::reference(devices));
   if (exhaustive)
     in.optimum = in.problem->simulator().makespan(
-        make_placer("exhaustive")->place(*in.problem, {}).device_of);
+        make_placer("exhaustive")->place(*in.problem, {}).assignment.device_of);
   return in;
 }
 
@@ -75,9 +75,10 @@ TEST(LearnedPlacers, EveryLearnedMethodPlacesWithinItsBudget) {
     const auto placer = make_placer(spec_of(name));
     EXPECT_EQ(placer->name(), name);
     const std::int64_t before = sim.calls();
-    const Assignment a = placer->place(*in.problem, {7, {budget, 0}});
+    const PlaceResult placed = placer->place(*in.problem, {7, {budget, 0}});
+    const Assignment& a = placed.assignment;
     const std::int64_t used = sim.calls() - before;
-    EXPECT_EQ(placer->evaluations(), used) << "evaluations() counts every simulator call";
+    EXPECT_EQ(placed.spent.calls, used) << "spent.calls counts every simulator call";
     EXPECT_LE(used, budget);
     EXPECT_EQ(a.method, name);
     ASSERT_EQ(a.device_of.size(), static_cast<std::size_t>(in.g.num_nodes()));
@@ -120,7 +121,7 @@ TEST(LearnedPlacers, UnknownOptionsAreInputErrorsNamingTheOption) {
 }
 
 // The budget rule holds for the methods that search or train with the simulator, local-search
-// included: evaluations() is the simulator's own count, within the budget.
+// included: the calls spent are the simulator's own count, within the budget.
 TEST(LearnedPlacers, BudgetIsCountedBySimulatorCalls) {
   register_learned_placers();
   const Instance in = small_instance(11, 10, 3, false);
@@ -134,9 +135,9 @@ TEST(LearnedPlacers, BudgetIsCountedBySimulatorCalls) {
       SCOPED_TRACE(spec + " budget " + std::to_string(budget));
       const auto placer = make_placer(spec);
       const std::int64_t before = sim.calls();
-      placer->place(*in.problem, {1, {budget, 0}});
+      const PlaceResult placed = placer->place(*in.problem, {1, {budget, 0}});
       const std::int64_t used = sim.calls() - before;
-      EXPECT_EQ(placer->evaluations(), used);
+      EXPECT_EQ(placed.spent.calls, used);
       EXPECT_LE(used, budget);
       EXPECT_GT(used, 0);
     }
@@ -154,16 +155,16 @@ TEST(LearnedPlacers, TrainingDopplerSearchImprovesOnItsStartAndOnRandom) {
   const PlaceOptions opt{3, {budget, 0}};
   const double search =
       sim.makespan(make_placer("doppler-search:train=0.5,il=30,hidden=8,mp_steps=1")
-                       ->place(*in.problem, opt)
+                       ->place(*in.problem, opt).assignment
                        .device_of);
   const double start = sim.makespan(make_placer("doppler-sim:il=30,hidden=8,mp_steps=1,sim=199")
-                                        ->place(*in.problem, opt)
+                                        ->place(*in.problem, opt).assignment
                                         .device_of);
   EXPECT_LE(search, start);
   double random_mean = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed)
     random_mean +=
-        sim.makespan(make_placer("random")->place(*in.problem, {seed, {}}).device_of) / 20;
+        sim.makespan(make_placer("random")->place(*in.problem, {seed, {}}).assignment.device_of) / 20;
   EXPECT_LT(search, 0.8 * random_mean) << "random mean " << random_mean;
   EXPECT_GE(search, in.problem->lower_bound());
 }
@@ -187,9 +188,9 @@ TEST(LearnedPlacers, DopplerPolicyTakesARunDirectoryOrItsCheckpoint) {
   for (const std::string& path : {dir.path().string(), (dir / "ckpt.pt").string()}) {
     SCOPED_TRACE(path);
     const auto placer = make_placer("doppler:samples=1,policy=" + path);
-    const Assignment a = placer->place(*in.problem, {});
-    EXPECT_EQ(a.device_of, r.greedy.device_of);
-    EXPECT_EQ(placer->evaluations(), 1);
+    const PlaceResult placed = placer->place(*in.problem, {});
+    EXPECT_EQ(placed.assignment.device_of, r.greedy.device_of);
+    EXPECT_EQ(placed.spent.calls, 1);
   }
   EXPECT_NE(test::error_of([&] {
               make_placer("doppler:policy=" + (dir / "missing").string())->place(*in.problem, {});
@@ -207,7 +208,7 @@ std::pair<std::vector<DeviceId>, double> best_list_start(const Problem& problem,
                                                          const PlaceOptions& options) {
   std::pair<std::vector<DeviceId>, double> best{{}, std::numeric_limits<double>::infinity()};
   for (const std::string& spec : kListSchedulers) {
-    const Assignment a = make_placer(spec)->place(problem, options);
+    const Assignment a = make_placer(spec)->place(problem, options).assignment;
     const double ms = problem.simulator().makespan(a.device_of);
     if (ms < best.second) best = {a.device_of, ms};
   }
@@ -227,7 +228,7 @@ TEST(LearnedPlacers, DopplerSearchIsNeverWorseThanTheListSchedulers) {
                    << nodes << " ops, " << devices << " devices, budget " << budget);
       const PlaceOptions opt{5, {budget, 0}};
       const double lists = best_list_start(*in.problem, opt).second;
-      const Assignment a = make_placer("doppler-search")->place(*in.problem, opt);
+      const Assignment a = make_placer("doppler-search")->place(*in.problem, opt).assignment;
       EXPECT_EQ(a.method, "doppler-search");
       EXPECT_LE(in.problem->simulator().makespan(a.device_of), lists);
       EXPECT_GE(in.problem->simulator().makespan(a.device_of), in.problem->lower_bound());
@@ -235,7 +236,7 @@ TEST(LearnedPlacers, DopplerSearchIsNeverWorseThanTheListSchedulers) {
   }
 }
 
-// Within its call budget, counted by the simulator: evaluations() is the simulator's own count,
+// Within its call budget, counted by the simulator: the calls spent are the simulator's own count,
 // never above the budget, and (once the budget leaves room for the annealer) all of it. Tiny
 // budgets cut the list schedulers, never the one sample.
 TEST(LearnedPlacers, DopplerSearchSpendsExactlyItsCallBudget) {
@@ -246,26 +247,26 @@ TEST(LearnedPlacers, DopplerSearchSpendsExactlyItsCallBudget) {
     SCOPED_TRACE(budget);
     const auto placer = make_placer("doppler-search");
     const std::int64_t before = sim.calls();
-    placer->place(*in.problem, {2, {budget, 0}});
+    const PlaceResult placed = placer->place(*in.problem, {2, {budget, 0}});
     const std::int64_t used = sim.calls() - before;
-    EXPECT_EQ(placer->evaluations(), used);
+    EXPECT_EQ(placed.spent.calls, used);
     EXPECT_EQ(used, budget) << "up to 6: 1 sample + min(5, budget - 1) list schedulers; beyond: "
                                "the annealer spends the rest";
   }
-  // Time budget alone: evaluations() still counts every call, and the run ends near its limit.
+  // Time budget alone: spent.calls still counts every call, and the run ends near its limit.
   const auto placer = make_placer("doppler-search");
   const std::int64_t before = sim.calls();
   const auto t0 = std::chrono::steady_clock::now();
-  placer->place(*in.problem, {2, {0, 0.3}});
+  const PlaceResult timed = placer->place(*in.problem, {2, {0, 0.3}});
   const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(placer->evaluations(), sim.calls() - before);
-  EXPECT_GT(placer->evaluations(), 6);
+  EXPECT_EQ(timed.spent.calls, sim.calls() - before);
+  EXPECT_GT(timed.spent.calls, 6);
   EXPECT_LT(took, 0.3 + 1.0);
   // Both limits: the call budget ends this one long before the time budget.
   const std::int64_t before2 = sim.calls();
-  placer->place(*in.problem, {2, {100, 60}});
+  const PlaceResult both = placer->place(*in.problem, {2, {100, 60}});
   EXPECT_EQ(sim.calls() - before2, 100);
-  EXPECT_EQ(placer->evaluations(), 100);
+  EXPECT_EQ(both.spent.calls, 100);
 }
 
 // Without training (train=0, the default) doppler-search is exactly the annealer with PLC's
@@ -278,8 +279,8 @@ TEST(LearnedPlacers, DefaultDopplerSearchIsTheAnnealerFromTheBestStartWithoutTra
   const Problem& problem = *in.problem;
   const std::int64_t budget = 480;  // S = 30 samples, 5 list schedulers, 445 annealer calls
   const PlaceOptions opt{9, {budget, 0}};
-  const Assignment a = make_placer("doppler-search")->place(problem, opt);
-  EXPECT_EQ(make_placer("doppler-search")->place(problem, opt).device_of, a.device_of);
+  const Assignment a = make_placer("doppler-search")->place(problem, opt).assignment;
+  EXPECT_EQ(make_placer("doppler-search")->place(problem, opt).assignment.device_of, a.device_of);
 
   auto [start, start_ms] = best_list_start(problem, opt);
   DopplerPolicy policy = DopplerPolicy::load(default_policy_path());
@@ -294,15 +295,16 @@ TEST(LearnedPlacers, DefaultDopplerSearchIsTheAnnealerFromTheBestStartWithoutTra
   const MoveProposal proposal{sp.proposal, 0.5};
   AnnealSettings settings;
   settings.proposal = &proposal;
-  const AnnealResult r = anneal(problem, start, start_ms, {budget - 30 - 5, 0}, settings, opt.seed);
+  BudgetedEvaluator rest(problem.simulator(), {budget - 30 - 5, 0});
+  const AnnealResult r = anneal(problem, start, start_ms, rest, settings, opt.seed);
   const std::vector<DeviceId> expected = r.best_makespan < start_ms ? r.best : start;
   EXPECT_EQ(a.device_of, expected);
   // The shipped policy's best sample is a start: never worse than doppler:samples=30.
   EXPECT_LE(problem.simulator().makespan(a.device_of),
             problem.simulator().makespan(
-                make_placer("doppler:samples=30")->place(problem, opt).device_of));
+                make_placer("doppler:samples=30")->place(problem, opt).assignment.device_of));
   // Another mix= changes the proposal's share, hence (here) the search.
-  EXPECT_NE(make_placer("doppler-search:mix=1")->place(problem, opt).device_of, a.device_of);
+  EXPECT_NE(make_placer("doppler-search:mix=1")->place(problem, opt).assignment.device_of, a.device_of);
 }
 
 // Missing policies and training options without training are one-line InputErrors naming them.
@@ -310,7 +312,7 @@ TEST(LearnedPlacers, DopplerSearchOptionErrorsNameTheCulprit) {
   register_learned_placers();
   const Instance in = small_instance(81, 8, 2, false);
   const std::string missing = test::error_of([&] {
-    make_placer("doppler-search:policy=/nonexistent/run-dir/x.pt")->place(*in.problem, {});
+    make_placer("doppler-search:policy=/nonexistent/run-dir/x.pt")->place(*in.problem, {}).assignment;
   });
   EXPECT_NE(missing.find("/nonexistent/run-dir/x.pt"), std::string::npos) << missing;
   ::setenv("DOPPLER_MODEL", "/nonexistent/shipped.pt", 1);
@@ -347,7 +349,7 @@ TEST(LearnedPlacers, ARewrittenCheckpointIsReloaded) {
   const std::filesystem::path ckpt = dir / "ckpt.pt";
   const auto greedy_of = [&] {
     return make_placer("doppler:samples=1,policy=" + ckpt.string())
-        ->place(*in.problem, {})
+        ->place(*in.problem, {}).assignment
         .device_of;
   };
   std::filesystem::copy_file(dir / "tiny" / "ckpt.pt", ckpt);

@@ -109,7 +109,7 @@ TEST(Placeto, BatchedPolicyGradientFindsTheObviouslyBestPlacement) {
   const Graph g = chain();
   const Problem problem(g, Platform::reference(3));
   const double optimum =
-      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment.device_of);
   ASSERT_EQ(optimum, 30);
   BaselineConfig c = tiny();
   c.seed = 2;

@@ -53,7 +53,7 @@ TEST(Training, ReinforceFindsTheObviouslyBestPlacement) {
                                   {{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}});
   const Problem problem(g, Platform::reference(3));
   const double optimum =
-      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).device_of);
+      problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment.device_of);
   ASSERT_EQ(optimum, 30);
   TrainConfig c = test::small_train_config(TrainStage::simulation, 300);
   c.lr = 3e-3;
@@ -142,7 +142,7 @@ TEST(Training, PolicyLoadsAndPlacesOtherGraphs) {
   double random_mean = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed)
     random_mean +=
-        p8.simulator().makespan(make_placer("random")->place(p8, {seed, {}}).device_of) / 20;
+        p8.simulator().makespan(make_placer("random")->place(p8, {seed, {}}).assignment.device_of) / 20;
   EXPECT_LT(learned, 0.8 * random_mean);
   EXPECT_GE(learned, p8.lower_bound());
   // The same weights through the trainer (--init) give the same greedy placement.

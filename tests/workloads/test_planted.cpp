@@ -210,7 +210,7 @@ TEST(Planted, PlacersNeverBeatTheOptimum) {
     const Simulator sim(inst.graph, Platform::reference(p));
     for (const char* method : {"critical-path", "heft", "random", "balanced", "local-search"}) {
       SCOPED_TRACE(method);
-      const Assignment a = make_placer(method)->place(problem, {7, {400, 0}});
+      const Assignment a = make_placer(method)->place(problem, {7, {400, 0}}).assignment;
       EXPECT_GE(sim.makespan(a), inst.optimum);
     }
   }

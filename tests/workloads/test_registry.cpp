@@ -139,7 +139,7 @@ TEST(Registry, DefaultWorkloadIsTheFourDeviceLlamaLayer) {
 }
 
 TEST(Registry, DemoWorkloadIsTheReadmesCpuSizedLlamaLayer) {
-  // README "make demo": seq 256, dim 256, 4 heads, FFN 512, vocabulary 1024, f32.
+  // docs/cli.md, doppler demo: seq 256, dim 256, 4 heads, FFN 512, vocabulary 1024, f32.
   for (int devices : {1, 2, 3}) {
     WorkloadSpec s =
         spec("llama-layer",

@@ -62,9 +62,6 @@ public:
   /// Notes for the user (e.g. workers sharing cores), this rank's.
   const std::vector<std::string>& warnings() const;
 
-  /// True when this process was started by mpirun (Open MPI or MPICH environment variables).
-  static bool launched_by_mpirun();
-
   struct Impl;  ///< implementation (src/engine/mpi)
 
   /// A factory of MpiEngines (calibrate --backend mpi): every rank must build the same graphs

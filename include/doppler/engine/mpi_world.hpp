@@ -5,8 +5,11 @@
 
 namespace doppler {
 
-/// True when this process was started by an MPI launcher (mpirun / srun set their rank
-/// variables), i.e. when MpiWorld should be used.
+/// True when this process was started by an MPI launcher, i.e. when MpiWorld should be used:
+/// when any of the variables Open MPI (OMPI_COMM_WORLD_SIZE), PMI-1/PMI-2 launchers such as
+/// MPICH's Hydra and srun (PMI_SIZE), PMIx launchers (PMIX_RANK) or MPICH's mpiexec
+/// (MPI_LOCALNRANKS) set in every rank's environment is set. Reads the environment only (no MPI
+/// call); the same in builds without MPI.
 bool launched_by_mpi();
 
 /// Initialises MPI unless it already is (MPI_THREAD_SERIALIZED: the engine's compute workers

@@ -57,14 +57,16 @@ struct AnnealResult {
 };
 
 /// Improves `start` (whose makespan `start_makespan` is known and not re-evaluated) until
-/// `budget` is spent: `budget.evaluations` simulator calls (0: no call limit) and/or
-/// `budget.seconds` (0: no time limit; at least one of the two must be set). Moves reassign one
+/// `budget` is spent, evaluating through it: its call limit and/or its time limit (at least
+/// one must be set; give a part() of a larger run's evaluator, so the temperature schedule
+/// spans this run's own limits). Moves reassign one
 /// op, swap the devices of two ops, or shift a group by a device offset; a move is accepted when
 /// it is no longer, or with probability exp(-increase / T) (Metropolis; with early abort the
 /// threshold is known before the simulation, same decisions and random draws); the temperature
 /// T falls geometrically from t0 x start_makespan; the last `polish` fraction of the
 /// budget is a first-improvement descent then iterated local search. Deterministic in `seed`.
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
-                    const Budget& budget, const AnnealSettings& settings, std::uint64_t seed);
+                    BudgetedEvaluator& budget, const AnnealSettings& settings,
+                    std::uint64_t seed);
 
 }  // namespace doppler

@@ -83,7 +83,8 @@ public:
   /// `merge`: "glb", "lpt", "eft", "comm" or "best" (InputError otherwise).
   explicit DscPlacer(const std::string& merge = "best");
   std::string name() const override { return "dsc"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   std::vector<ClusterMerge> rules_;  // the rules tried (one unless merge=best)

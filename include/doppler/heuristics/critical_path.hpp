@@ -27,7 +27,8 @@ class CriticalPathPlacer : public Placer {
 public:
   explicit CriticalPathPlacer(bool random_ties = false) : random_ties_(random_ties) {}
   std::string name() const override { return "critical-path"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   bool random_ties_;

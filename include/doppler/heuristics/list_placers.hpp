@@ -10,7 +10,8 @@ namespace doppler {
 class HeftPlacer : public Placer {
 public:
   std::string name() const override { return "heft"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 };
 
 /// ETF (Hwang et al., 1989): repeatedly schedule the (ready op, device) pair with the earliest
@@ -22,7 +23,8 @@ public:
   /// `memory_slack` < 0: plain ETF. Otherwise m-ETF with capacity (1 + slack) x total / P.
   explicit EtfPlacer(double memory_slack = -1) : slack_(memory_slack) {}
   std::string name() const override { return slack_ < 0 ? "etf" : "m-etf"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   double slack_;

@@ -33,13 +33,15 @@ struct MultilevelLevel {
 /// by level, coarsest first, with the annealer on the ops themselves (exact makespans), whose
 /// group moves gather a whole cluster of the level on one device (70% of moves at coarse
 /// levels, 25% at the finest, with single-op moves and swaps). Budget: evaluations (default
-/// 20,000 when neither is given) and/or seconds, split evenly over the levels after the inner
+/// kDefaultSearchCalls when neither is given) and/or seconds, split evenly over the levels after the inner
 /// placer's share; every simulator call counts, the inner placer's included.
 class MultilevelPlacer : public Placer {
 public:
   explicit MultilevelPlacer(MultilevelSettings settings = {}) : s_(std::move(settings)) {}
   std::string name() const override { return "multilevel"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  std::int64_t default_calls() const override { return kDefaultSearchCalls; }
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
   /// Levels of the last place(), finest first.
   const std::vector<MultilevelLevel>& last_levels() const { return levels_; }
 

@@ -9,13 +9,14 @@
 
 namespace doppler {
 
-/// Outcome of one OptimalPlacer::place() run.
+/// Status of one OptimalPlacer run.
 struct OptimalResult {
   double makespan = 0;          ///< simulated makespan (FIFO rule) of the returned assignment
   double lower_bound = 0;       ///< proven lower bound on the optimum (== makespan when proven)
   bool proven = false;          ///< the search finished: makespan is the optimum
   bool time_limit_hit = false;  ///< stopped by the time limit
   bool node_limit_hit = false;  ///< stopped by the node limit
+  bool call_limit_hit = false;  ///< stopped by the simulator-call budget
   std::int64_t nodes = 0;       ///< search nodes (partial assignments) visited
   double seconds = 0;           ///< wall-clock seconds of the whole run (heuristics included)
   /// Relative gap (makespan / lower_bound - 1); 0 when proven.
@@ -24,15 +25,23 @@ struct OptimalResult {
   std::string describe() const;
 };
 
+/// An assignment with the status of the search that found it.
+struct OptimalOutcome {
+  Assignment assignment;  ///< the best assignment found
+  OptimalResult result;   ///< its makespan, bound and proof status
+};
+
 /// Branch and bound over assignments (one device per op) minimising Simulator::makespan with
 /// the fifo rule. Ops are branched in a topological order (largest b-level first among the
 /// ready ones), devices in increasing order of the child's lower bound (the incumbent's device
 /// first on ties). The incumbent starts as the best of critical-path, heft, etf, balanced and
-/// eight local searches (fixed seeds, 20,000 simulations each). Partial assignments are pruned
+/// eight local searches (fixed seeds, kDefaultSearchCalls simulations each, or together half the
+/// call budget). Partial assignments are pruned
 /// by optimal_lower_bound() (less its total-work bound, which the root bound covers). When devices
 /// are interchangeable (devices_interchangeable()), op k may only use devices 0..max used + 1.
-/// Limits: `seconds` (wall clock, default 60) and `nodes` (0 = none); PlaceOptions::budget
-/// overrides them (seconds; evaluations = node limit). Without a limit hit the result is
+/// Limits: `seconds` (wall clock, default 60; PlaceOptions::budget.seconds overrides it), `nodes`
+/// (0 = none) and the budget's simulator calls (the incumbent's searches and the leaves' scores;
+/// default: none). Without a limit hit the result is
 /// deterministic and proven optimal; with one, it depends on the machine's speed.
 /// Expected reach (reference model, 4 devices, bench/bench_optimal.cpp): 20 ops proven within
 /// ~0.3 s; 30 ops often within a minute, not always (then: best found and its gap).
@@ -42,14 +51,18 @@ public:
   explicit OptimalPlacer(double seconds = 60, std::int64_t nodes = 0)
       : seconds_(seconds), nodes_(nodes) {}
   std::string name() const override { return "optimal"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
-  /// Status of the last place(): makespan, lower bound, proven, nodes, seconds.
-  const OptimalResult& last_result() const { return result_; }
+  /// The search's assignment and note (OptimalResult::describe()).
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
+  /// The search's assignment with its status, evaluating through `eval`.
+  OptimalOutcome solve(const Problem& problem, const PlaceOptions& options,
+                       BudgetedEvaluator& eval) const;
+  /// The same with an evaluator of `options.budget`.
+  OptimalOutcome solve(const Problem& problem, const PlaceOptions& options = {}) const;
 
 private:
   double seconds_;
   std::int64_t nodes_;
-  mutable OptimalResult result_;
 };
 
 /// A lower bound on the simulated makespan of every completion of a partial assignment

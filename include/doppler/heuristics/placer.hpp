@@ -5,24 +5,20 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
 #include "doppler/graph/assignment.hpp"
+#include "doppler/heuristics/budget.hpp"
 #include "doppler/heuristics/problem.hpp"
 
 namespace doppler {
 
-/// Limits for search-based placers. Zero means "the placer's default".
-struct Budget {
-  std::int64_t evaluations = 0;  ///< simulator calls
-  double seconds = 0;            ///< wall-clock seconds
-};
-
 /// What a placement run is given besides the problem.
 struct PlaceOptions {
   std::uint64_t seed = 0;  ///< seed of every random choice (same seed, same result)
-  Budget budget;           ///< limits for search-based placers
+  Budget budget;           ///< limits of the run; zero: the placer's default_calls()
   /// Input ops (kind input: where an input block initially lives) follow their first consumer's
   /// device (see colocate_inputs()) in the list schedulers and enumopt; false places them like
   /// any other op.
@@ -33,6 +29,16 @@ struct PlaceOptions {
 /// the one earliest in `a.order`, or the lowest id when there is no order.
 void colocate_inputs(const Graph& g, Assignment& a);
 
+/// What one placement run produced and spent.
+struct PlaceResult {
+  PlaceResult() = default;
+  /// A result with an assignment and nothing spent yet (Placer::place fills `spent`).
+  PlaceResult(Assignment a, std::string n = {}) : assignment(std::move(a)), note(std::move(n)) {}
+  Assignment assignment;  ///< the placement
+  Spent spent;            ///< simulator calls (never above the budget's) and seconds
+  std::string note;       ///< the method's status line (optimal: proof status), or empty
+};
+
 /// A placement method. place() returns an assignment for problem.devices() devices whose
 /// `method` names the placer and whose `order`, when the method has one, is a priority order.
 class Placer {
@@ -40,13 +46,19 @@ public:
   virtual ~Placer() = default;
   /// Registry name, e.g. "critical-path".
   virtual std::string name() const = 0;
-  /// Places every op of the problem's graph.
-  virtual Assignment place(const Problem& problem, const PlaceOptions& options) const = 0;
-  /// Simulator calls made by the last place() (0 for non-search placers).
-  std::int64_t evaluations() const { return evaluations_; }
-
-protected:
-  mutable std::int64_t evaluations_ = 0;
+  /// Simulator calls the method may make when the options' budget sets neither calls nor
+  /// seconds: kDefaultSearchCalls for searches, kDefaultTrainingCalls for trained methods, 0 (no
+  /// limit) for methods that make a fixed, small number of calls.
+  virtual std::int64_t default_calls() const { return 0; }
+  /// Places every op of the problem's graph within `options.budget` (resolved with
+  /// default_calls()): the assignment, what was spent (never more calls than the budget) and
+  /// the method's note.
+  PlaceResult place(const Problem& problem, const PlaceOptions& options) const;
+  /// Places every op, making or charging every simulator call through `eval` and stopping once
+  /// it is spent; `options.budget` holds eval's limits. What a method running another method as
+  /// a step (multilevel's inner placer) calls, with a part() of its own evaluator.
+  virtual PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                                   BudgetedEvaluator& eval) const = 0;
 };
 
 /// Options of a placer spec "name:key=value,key=value".

@@ -17,10 +17,13 @@ struct PlacementRun {
   double seconds = 0;            ///< wall-clock placement time (seconds)
   std::int64_t evaluations = 0;  ///< simulator calls made by the method
   std::string note;              ///< the method's status line (optimal: proof status), or empty
+  int cross_transfers = 0;       ///< transfers between devices in the simulated schedule
+  double cross_bytes = 0;        ///< bytes they move
 };
 
 /// Makes the placer of `spec` (make_placer: InputError for an unknown name or option), places
-/// `problem` with it and scores the assignment with the problem's simulator.
+/// `problem` with it and scores the assignment with the problem's simulator (one simulation,
+/// not counted against the method's budget).
 PlacementRun run_placer(const std::string& spec, const Problem& problem,
                         const PlaceOptions& options);
 

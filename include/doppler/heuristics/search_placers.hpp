@@ -16,9 +16,11 @@ struct ListScheduleStart {
 };
 
 /// The best (the first on ties) of the first `limit` of critical-path, HEFT, ETF, m-ETF(0.1) and
-/// balanced on `problem`, each simulated once: local-search's and doppler-search's start.
+/// balanced on `problem`, each simulated once through `eval` (it stops when `eval` is spent,
+/// keeping the first unscored start when none was scored): local-search's and doppler-search's
+/// start.
 ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions& options,
-                                     int limit = 5);
+                                     BudgetedEvaluator& eval, int limit = 5);
 
 /// The enumerative optimiser in the spirit of einsummable's placer: tensor ops (groups) in
 /// topological order; for each, every mapping of its blocks to devices (all permutations when
@@ -30,7 +32,8 @@ class EnumOptPlacer : public Placer {
 public:
   EnumOptPlacer(int limit = 720, bool infer_groups = true) : limit_(limit), infer_(infer_groups) {}
   std::string name() const override { return "enumopt"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   int limit_;
@@ -43,14 +46,16 @@ private:
 /// geometrically from `t0` x the initial makespan; the last `polish` fraction of the budget is
 /// a first-improvement descent from the best assignment followed, while budget remains, by
 /// iterated local search (perturb the best local optimum, descend again). Budget: evaluations
-/// (default 20,000) and/or seconds; the heuristics' simulations count.
+/// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
   /// `focus`: see AnnealSettings::focus (0: uniform op picks).
   LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0)
       : t0_(t0), polish_(polish), focus_(focus) {}
   std::string name() const override { return "local-search"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  std::int64_t default_calls() const override { return kDefaultSearchCalls; }
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   double t0_, polish_, focus_;
@@ -63,7 +68,8 @@ class ExhaustivePlacer : public Placer {
 public:
   explicit ExhaustivePlacer(double max_assignments = 531441) : max_(max_assignments) {}
   std::string name() const override { return "exhaustive"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   double max_;

@@ -8,14 +8,16 @@ namespace doppler {
 class RoundRobinPlacer : public Placer {
 public:
   std::string name() const override { return "round-robin"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 };
 
 /// Every op on a uniformly random device (seeded).
 class RandomPlacer : public Placer {
 public:
   std::string name() const override { return "random"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 };
 
 /// Ops in topological order, each on the device with the least compute assigned so far
@@ -23,7 +25,8 @@ public:
 class BalancedPlacer : public Placer {
 public:
   std::string name() const override { return "balanced"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 };
 
 /// Baechi's m-TOPO (Jeon et al., 2020): ops in topological order fill device 0 up to its memory
@@ -33,7 +36,8 @@ class MTopoPlacer : public Placer {
 public:
   explicit MTopoPlacer(double slack = 0.05) : slack_(slack) {}
   std::string name() const override { return "m-topo"; }
-  Assignment place(const Problem& problem, const PlaceOptions& options) const override;
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
 
 private:
   double slack_;

@@ -3,8 +3,10 @@
 // make_placer("gdp:calls=4000"), ...). Linking libdoppler_learn registers them before main().
 //
 // Budget rule of the learned methods (docs/training.md): every simulator call counts, training
-// included. With a budget of N calls (PlaceOptions::budget.evaluations, or the method's default
-// N = 4000; doppler-search without training: 20000, as local-search):
+// included, through the run's BudgetedEvaluator (heuristics/budget.hpp), which never lets a run
+// spend more calls than its budget. With a budget of N calls (PlaceOptions::budget.evaluations,
+// or the method's default N = kDefaultTrainingCalls; doppler-search without training:
+// kDefaultSearchCalls, as local-search):
 //   doppler-sim (and -sel, -plc, -joint): Stage I makes no call; S = min(samples, max(1, N/16))
 //     calls go to the final best-of-S sampling, 1 to scoring the final greedy rollout, and
 //     N - S - 1 rollouts to Stage II;

@@ -1,7 +1,6 @@
 // mpi_backend.hpp and mpi_world.hpp in a build without MPI (DOPPLER_WITH_MPI=off or no MPI
 // found): the CLI links the same names, and asking for MPI ranks (`--backend mpi`, a
 // data-parallel pretraining run) fails with one line naming the missing component.
-#include <cstdlib>
 
 #include "doppler/engine/mpi_backend.hpp"
 #include "doppler/engine/mpi_world.hpp"
@@ -16,12 +15,6 @@ namespace {
 }
 
 }  // namespace
-
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(v)) return true;
-  return false;
-}
 
 bool init_mpi_serialized() {
   throw component_absent("MPI ranks", Component::mpi);
@@ -46,10 +39,6 @@ MpiEngine::MpiEngine(const Graph&, EngineOptions) {
 }
 
 MpiEngine::~MpiEngine() = default;
-
-bool MpiEngine::launched_by_mpirun() {
-  return launched_by_mpi();
-}
 
 EngineFactory MpiEngine::factory() {
   return [](const Graph&, const EngineOptions&) -> std::unique_ptr<EngineRunner> { refuse(); };

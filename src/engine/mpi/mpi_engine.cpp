@@ -153,10 +153,6 @@ struct MpiEngine::Impl {
   engine_detail::RunRecord rec;
 };
 
-bool MpiEngine::launched_by_mpirun() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
-}
-
 MpiEngine::MpiEngine(const Graph& g, EngineOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   m.graph = &g;

@@ -1,17 +1,10 @@
 #include "doppler/engine/mpi_world.hpp"
 
-#include <cstdlib>
 #include <stdexcept>
 
 #include <mpi.h>
 
 namespace doppler {
-
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
-    if (std::getenv(v)) return true;
-  return false;
-}
 
 bool init_mpi_serialized() {
   int init = 0;

@@ -1,0 +1,38 @@
+#include "learned_support.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "doppler/policy/doppler_policy.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler::learned {
+
+SampleSpec take_sample_spec(PlacerParams& p, const std::string& name) {
+  SampleSpec s;
+  s.samples = static_cast<int>(take_integer(p, name, "samples", s.samples, 1, 1'000'000));
+  s.temperature = take_number(p, name, "temperature", s.temperature);
+  if (!(s.temperature > 0))
+    throw InputError(fmt::format("method {}: temperature must be positive", name));
+  return s;
+}
+
+int samples_within(int samples, std::int64_t share) {
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(samples, share)));
+}
+
+std::string policy_path(const std::string& method, const std::string& given) {
+  if (!given.empty()) return given;
+  const std::string path = default_policy_path().string();
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw InputError(fmt::format(
+        "method {}: the shipped policy {} is missing (set DOPPLER_MODEL, pass policy=PATH, or run "
+        "scripts/pretrain.sh)",
+        method, path));
+  return path;
+}
+
+}  // namespace doppler::learned
