@@ -137,13 +137,29 @@ MeasuredSummary summarize_measured(const std::vector<Row>& rows) {
 
 }  // namespace
 
-void compare_graph(const Graph& g, const CompareOptions& o) {
-  const Problem problem(g, platform_for(g, o.hardware, o.devices));
-  const std::vector<std::string> methods = expand_methods(o.methods, problem);
-  for (const std::string& dir : {o.gantt_dir, o.assignments_dir})
-    if (!dir.empty() && !std::filesystem::is_directory(dir))
-      throw InputError(dir, 0, "not a directory");
+namespace {
 
+// What every output of one comparison shares: the problem, the rows and how to print a makespan.
+struct Compared {
+  const Graph& g;
+  const Problem& problem;
+  const CompareOptions& o;
+  std::vector<Row> rows;
+  double best = 0;  // the lowest mean makespan
+  double lb = 0;    // the lower bound
+  bool seconds_unit = false;
+  bool ref_scale = false;  // reference text graph: makespans shown / 1e10
+  MeasuredSummary summary;
+
+  std::string ms(double x) const {
+    if (seconds_unit) return format_time(x, CostUnit::seconds);
+    return ref_scale ? format_sig(x / 1e10) : format_sig(x);
+  }
+};
+
+// Every method on every seed it needs, each within the budget.
+std::vector<Row> run_rows(const Problem& problem, const std::vector<std::string>& methods,
+                          const CompareOptions& o) {
   std::vector<Row> rows;
   int total_runs = 0;
   for (const auto& m : methods) total_runs += method_is_deterministic(m) ? 1 : o.seeds;
@@ -171,182 +187,218 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
     rows.push_back(std::move(row));
   }
   progress.finish();
-  if (o.measure) measure_rows(g, o, rows);
+  return rows;
+}
 
-  double best = rows.front().mean;
-  for (const Row& r : rows) best = std::min(best, r.mean);
-  const double lb = problem.lower_bound();
-  const bool seconds_unit = problem.platform().unit() == CostUnit::seconds;
-  const bool ref_scale = !seconds_unit && g.meta().origin == "reference-text";
-  const auto fmt_ms = [&](double x) {
-    if (seconds_unit) return format_time(x, CostUnit::seconds);
-    return ref_scale ? format_sig(x / 1e10) : format_sig(x);
-  };
-
-  // Per-method files: Gantt chart and assignment of the best seed.
-  for (const Row& r : rows) {
+// Per-method files: the Gantt chart and the assignment of each method's best seed.
+void write_method_files(const Compared& c) {
+  for (const Row& r : c.rows) {
     const MethodRun* best_run = &r.runs.front();
     for (const MethodRun& run : r.runs)
       if (run.makespan < best_run->makespan) best_run = &run;
     const std::string stem = file_safe(r.method);
-    if (!o.gantt_dir.empty()) {
-      const Schedule s = problem.simulator().simulate(best_run->assignment);
+    if (!c.o.gantt_dir.empty()) {
+      const Schedule s = c.problem.simulator().simulate(best_run->assignment);
       write_file_atomic(
-          std::filesystem::path(o.gantt_dir) / (stem + ".svg"),
-          format_gantt_svg(g, s,
-                           {fmt::format("{}: {} on {} devices ({})", g.meta().name, r.method,
-                                        o.devices, problem.platform().name()),
+          std::filesystem::path(c.o.gantt_dir) / (stem + ".svg"),
+          format_gantt_svg(c.g, s,
+                           {fmt::format("{}: {} on {} devices ({})", c.g.meta().name, r.method,
+                                        c.o.devices, c.problem.platform().name()),
                             1400, true}));
     }
-    if (!o.assignments_dir.empty())
-      write_file_atomic(std::filesystem::path(o.assignments_dir) / (stem + ".json"),
+    if (!c.o.assignments_dir.empty())
+      write_file_atomic(std::filesystem::path(c.o.assignments_dir) / (stem + ".json"),
                         format_assignment_json(best_run->assignment));
   }
+}
 
+// The printed table, one row per method.
+Table text_table(const Compared& c) {
   Table table;
   table.add_column("method", true);
-  table.add_column(seconds_unit ? "makespan" : (ref_scale ? "makespan/1e10" : "makespan"));
-  table.add_column("std");
-  table.add_column("vs best");
-  table.add_column("gap to LB");
-  table.add_column("time (ms)");
-  table.add_column("sims");
-  table.add_column("seeds");
-  if (o.measure) {
-    table.add_column("measured");
-    table.add_column("95% interval");
-    table.add_column("runs");
-    table.add_column("meas. std");
-  }
-  Table csv;
-  for (const char* c : {"method", "makespan_mean", "makespan_std", "ratio_to_best",
-                        "gap_to_lower_bound", "seconds_mean", "evaluations", "seeds"})
-    csv.add_column(c);
-  if (o.measure)
-    for (const char* c :
-         {"measured_median_seconds", "measured_low_seconds", "measured_high_seconds",
-          "measured_runs", "measured_mean_seconds", "measured_std_seconds"})
-      csv.add_column(c);
-  MeasuredSummary summary;
-  if (o.measure) summary = summarize_measured(rows);
-  ojson jrows = ojson::array();
-  for (const Row& r : rows) {
+  table.add_column(c.seconds_unit ? "makespan" : (c.ref_scale ? "makespan/1e10" : "makespan"));
+  for (const char* col : {"std", "vs best", "gap to LB", "time (ms)", "sims", "seeds"})
+    table.add_column(col);
+  if (c.o.measure)
+    for (const char* col : {"measured", "95% interval", "runs", "meas. std"}) table.add_column(col);
+  for (const Row& r : c.rows) {
     std::vector<std::string> cells = {
         r.method,
-        fmt_ms(r.mean),
-        r.std > 0 ? fmt_ms(r.std) : "0",
-        fmt::format("{:.3f}", r.mean / best),
-        fmt::format("{:.1f}%", lb > 0 ? 100 * (r.mean / lb - 1) : 0.0),
+        c.ms(r.mean),
+        r.std > 0 ? c.ms(r.std) : "0",
+        fmt::format("{:.3f}", r.mean / c.best),
+        fmt::format("{:.1f}%", c.lb > 0 ? 100 * (r.mean / c.lb - 1) : 0.0),
         fmt::format("{:.2f}", 1e3 * r.seconds),
         std::to_string(r.evaluations),
         std::to_string(r.runs.size())};
-    std::vector<std::string> csv_cells = {r.method,
-                                          fmt::format("{}", r.mean),
-                                          fmt::format("{}", r.std),
-                                          fmt::format("{}", r.mean / best),
-                                          fmt::format("{}", lb > 0 ? r.mean / lb - 1 : 0.0),
-                                          fmt::format("{}", r.seconds),
-                                          std::to_string(r.evaluations),
-                                          std::to_string(r.runs.size())};
-    const MedianInterval& ci = r.measured_pool;
-    if (o.measure) {
+    if (c.o.measure) {
+      const MedianInterval& ci = r.measured_pool;
       cells.push_back(format_time(ci.median, CostUnit::seconds));
       cells.push_back(format_time(ci.lo, CostUnit::seconds) + " .. " +
                       format_time(ci.hi, CostUnit::seconds));
       cells.push_back(std::to_string(ci.n));
       cells.push_back(r.measured_std > 0 ? format_time(r.measured_std, CostUnit::seconds) : "0");
-      for (double x : {ci.median, ci.lo, ci.hi}) csv_cells.push_back(fmt::format("{}", x));
-      csv_cells.push_back(std::to_string(ci.n));
-      csv_cells.push_back(fmt::format("{}", r.measured_mean));
-      csv_cells.push_back(fmt::format("{}", r.measured_std));
     }
     table.add_row(std::move(cells));
-    csv.add_row(std::move(csv_cells));
-    ojson makespans = ojson::array();
-    for (const MethodRun& run : r.runs) makespans.push_back(run.makespan);
-    jrows.push_back({{"method", r.method},
-                     {"makespans", makespans},
-                     {"mean", r.mean},
-                     {"std", r.std},
-                     {"ratio_to_best", r.mean / best},
-                     {"gap_to_lower_bound", lb > 0 ? r.mean / lb - 1 : 0.0},
-                     {"seconds_mean", r.seconds},
-                     {"evaluations", r.evaluations},
-                     {"seeds", r.seeds},
-                     {"deterministic", r.deterministic}});
-    if (o.measure) {
-      const auto idx = static_cast<std::size_t>(&r - rows.data());
-      jrows.back()["measured_seconds"] = r.measured;
-      jrows.back()["measured_mean"] = r.measured_mean;
-      jrows.back()["measured_std"] = r.measured_std;
-      jrows.back()["measured_median"] = ci.median;
-      jrows.back()["measured_interval"] = {
-          {"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
-      jrows.back()["measured_same_placement_as"] = r.measured_same_as;
-      const std::size_t best_row = summary.winner.fastest.fastest;
-      jrows.back()["measured_fastest"] = idx == best_row;
-      jrows.back()["same_placement_as_fastest"] =
-          idx != best_row && r.placement_ids == rows[best_row].placement_ids;
-      jrows.back()["distinguishable_from_fastest"] =
-          idx != best_row && distinguishable(ci, rows[best_row].measured_pool);
+  }
+  return table;
+}
+
+// The CSV table (full precision), one row per method.
+Table csv_table(const Compared& c) {
+  Table csv;
+  for (const char* col : {"method", "makespan_mean", "makespan_std", "ratio_to_best",
+                          "gap_to_lower_bound", "seconds_mean", "evaluations", "seeds"})
+    csv.add_column(col);
+  if (c.o.measure)
+    for (const char* col :
+         {"measured_median_seconds", "measured_low_seconds", "measured_high_seconds",
+          "measured_runs", "measured_mean_seconds", "measured_std_seconds"})
+      csv.add_column(col);
+  for (const Row& r : c.rows) {
+    std::vector<std::string> cells = {r.method,
+                                      fmt::format("{}", r.mean),
+                                      fmt::format("{}", r.std),
+                                      fmt::format("{}", r.mean / c.best),
+                                      fmt::format("{}", c.lb > 0 ? r.mean / c.lb - 1 : 0.0),
+                                      fmt::format("{}", r.seconds),
+                                      std::to_string(r.evaluations),
+                                      std::to_string(r.runs.size())};
+    if (c.o.measure) {
+      const MedianInterval& ci = r.measured_pool;
+      for (double x : {ci.median, ci.lo, ci.hi}) cells.push_back(fmt::format("{}", x));
+      cells.push_back(std::to_string(ci.n));
+      cells.push_back(fmt::format("{}", r.measured_mean));
+      cells.push_back(fmt::format("{}", r.measured_std));
     }
+    csv.add_row(std::move(cells));
   }
+  return csv;
+}
+
+// The JSON object of row `idx`.
+ojson row_json(const Compared& c, std::size_t idx) {
+  const Row& r = c.rows[idx];
+  ojson makespans = ojson::array();
+  for (const MethodRun& run : r.runs) makespans.push_back(run.makespan);
+  ojson j = {{"method", r.method},
+             {"makespans", makespans},
+             {"mean", r.mean},
+             {"std", r.std},
+             {"ratio_to_best", r.mean / c.best},
+             {"gap_to_lower_bound", c.lb > 0 ? r.mean / c.lb - 1 : 0.0},
+             {"seconds_mean", r.seconds},
+             {"evaluations", r.evaluations},
+             {"seeds", r.seeds},
+             {"deterministic", r.deterministic}};
+  if (!c.o.measure) return j;
+  const MedianInterval& ci = r.measured_pool;
+  j["measured_seconds"] = r.measured;
+  j["measured_mean"] = r.measured_mean;
+  j["measured_std"] = r.measured_std;
+  j["measured_median"] = ci.median;
+  j["measured_interval"] = {{"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
+  j["measured_same_placement_as"] = r.measured_same_as;
+  const std::size_t best_row = c.summary.winner.fastest.fastest;
+  j["measured_fastest"] = idx == best_row;
+  j["same_placement_as_fastest"] =
+      idx != best_row && r.placement_ids == c.rows[best_row].placement_ids;
+  j["distinguishable_from_fastest"] =
+      idx != best_row && distinguishable(ci, c.rows[best_row].measured_pool);
+  return j;
+}
+
+// The "measured" object of --measure.
+ojson measured_json(const Compared& c) {
+  const CompareOptions& o = c.o;
+  return {{"engine", "cpu"},
+          {"repeat", o.measure_repeat},
+          {"max_repeat", std::max(o.measure_repeat, o.measure_max_repeat)},
+          {"target", o.measure_target},
+          {"max_seconds", o.measure_seconds},
+          {"statistic",
+           "measured_median and measured_interval: median of every measured run of every seed, "
+           "with its 95% order-statistic interval; measured_mean and measured_std: over the "
+           "seeds' medians"},
+          {"interleaved",
+           "one round runs every distinct placement once; identical placements are run once and "
+           "share their runs (measured_same_placement_as)"},
+          {"fastest", c.rows[c.summary.winner.fastest.fastest].method},
+          {"significant", c.summary.winner.fastest.significant()},
+          {"spearman", c.summary.spearman},
+          // MAPE compares times: only meaningful when the simulator is in seconds too.
+          {"mape", c.seconds_unit ? ojson(c.summary.mape) : ojson(nullptr)}};
+}
+
+// The whole comparison as one JSON object.
+ojson compare_json(const Compared& c) {
+  ojson jrows = ojson::array();
+  for (std::size_t i = 0; i < c.rows.size(); ++i) jrows.push_back(row_json(c, i));
   ojson j;
-  j["graph"] = g.meta().name;
-  j["ops"] = g.num_nodes();
-  j["devices"] = o.devices;
-  j["model"] = problem.platform().name();
-  j["unit"] = seconds_unit ? "seconds" : "reference";
-  j["lower_bound"] = lb;
-  j["lower_bound_with_transfers"] = problem.transfer_lower_bound();
-  j["seeds"] = o.seeds;
-  j["first_seed"] = o.first_seed;
-  j["budget_evaluations"] = o.budget;
+  j["graph"] = c.g.meta().name;
+  j["ops"] = c.g.num_nodes();
+  j["devices"] = c.o.devices;
+  j["model"] = c.problem.platform().name();
+  j["unit"] = c.seconds_unit ? "seconds" : "reference";
+  j["lower_bound"] = c.lb;
+  j["lower_bound_with_transfers"] = c.problem.transfer_lower_bound();
+  j["seeds"] = c.o.seeds;
+  j["first_seed"] = c.o.first_seed;
+  j["budget_evaluations"] = c.o.budget;
   j["methods"] = std::move(jrows);
-  if (o.measure)
-    j["measured"] = {
-        {"engine", "cpu"},
-        {"repeat", o.measure_repeat},
-        {"max_repeat", std::max(o.measure_repeat, o.measure_max_repeat)},
-        {"target", o.measure_target},
-        {"max_seconds", o.measure_seconds},
-        {"statistic",
-         "measured_median and measured_interval: median of every measured run of every seed, "
-         "with its 95% order-statistic interval; measured_mean and measured_std: over the "
-         "seeds' medians"},
-        {"interleaved",
-         "one round runs every distinct placement once; identical placements are run once and "
-         "share their runs (measured_same_placement_as)"},
-        {"fastest", rows[summary.winner.fastest.fastest].method},
-        {"significant", summary.winner.fastest.significant()},
-        {"spearman", summary.spearman},
-        // MAPE compares times: only meaningful when the simulator is in seconds too.
-        {"mape", seconds_unit ? ojson(summary.mape) : ojson(nullptr)}};
-  if (!o.csv.empty()) write_file_atomic(o.csv, csv.to_csv());
-  if (!o.json_file.empty()) write_file_atomic(o.json_file, j.dump(2) + "\n");
-  if (o.json) {
-    print_json(j);
-    return;
-  }
+  if (c.o.measure) j["measured"] = measured_json(c);
+  return j;
+}
+
+// The table with its heading and, with --measure, the agreement and winner lines.
+void print_compare(const Compared& c) {
+  const CompareOptions& o = c.o;
   std::cout << fmt::format(
       "{} ({} ops) on {} devices, model {}; lower bound {} ({} with transfers){}; mean over {} "
       "seed(s){} for randomised methods; search budget {} simulations\n\n",
-      g.meta().name, g.num_nodes(), o.devices, problem.platform().name(), fmt_ms(lb),
-      fmt_ms(problem.transfer_lower_bound()), ref_scale ? " (reference units / 1e10)" : "", o.seeds,
-      o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "", o.budget);
+      c.g.meta().name, c.g.num_nodes(), o.devices, c.problem.platform().name(), c.ms(c.lb),
+      c.ms(c.problem.transfer_lower_bound()), c.ref_scale ? " (reference units / 1e10)" : "",
+      o.seeds, o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "", o.budget);
+  const Table table = text_table(c);
   std::cout << (o.markdown ? table.to_markdown() : table.to_text());
   if (!o.measure) return;
   std::cout << fmt::format(
       "\nsimulated means vs measured medians over these {} rows: Spearman {:.2f}, {}\n",
-      rows.size(), summary.spearman,
-      seconds_unit ? fmt::format("MAPE {:.1f}%", 100 * summary.mape)
-                   : std::string("no MAPE (the reference model's units are not seconds: pass "
-                                 "--hardware)"));
+      c.rows.size(), c.summary.spearman,
+      c.seconds_unit ? fmt::format("MAPE {:.1f}%", 100 * c.summary.mape)
+                     : std::string("no MAPE (the reference model's units are not seconds: pass "
+                                   "--hardware)"));
   std::vector<std::string> names;
-  for (const Row& r : rows) names.push_back(r.method);
-  std::cout << measured_winner_line(names, summary.winner);
-  if (const std::string shared = shared_measurements(rows); !shared.empty())
+  for (const Row& r : c.rows) names.push_back(r.method);
+  std::cout << measured_winner_line(names, c.summary.winner);
+  if (const std::string shared = shared_measurements(c.rows); !shared.empty())
     std::cout << "same placement, measured once: " << shared << "\n";
+}
+
+}  // namespace
+
+void compare_graph(const Graph& g, const CompareOptions& o) {
+  const Problem problem(g, platform_for(g, o.hardware, o.devices));
+  const std::vector<std::string> methods = expand_methods(o.methods, problem);
+  for (const std::string& dir : {o.gantt_dir, o.assignments_dir})
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+      throw InputError(dir, 0, "not a directory");
+  Compared c{g, problem, o, run_rows(problem, methods, o), 0, 0, false, false, {}};
+  if (o.measure) measure_rows(g, o, c.rows);
+  c.best = c.rows.front().mean;
+  for (const Row& r : c.rows) c.best = std::min(c.best, r.mean);
+  c.lb = problem.lower_bound();
+  c.seconds_unit = problem.platform().unit() == CostUnit::seconds;
+  c.ref_scale = !c.seconds_unit && g.meta().origin == "reference-text";
+  if (o.measure) c.summary = summarize_measured(c.rows);
+  write_method_files(c);
+  if (!o.csv.empty()) write_file_atomic(o.csv, csv_table(c).to_csv());
+  const ojson j = compare_json(c);
+  if (!o.json_file.empty()) write_file_atomic(o.json_file, j.dump(2) + "\n");
+  if (o.json)
+    print_json(j);
+  else
+    print_compare(c);
 }
 
 namespace {

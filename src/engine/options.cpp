@@ -7,39 +7,32 @@
 
 #include "doppler/engine/result.hpp"
 #include "doppler/hardware/shipped.hpp"
+#include "doppler/util/enum_names.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
 
-const char* kernel_mode_name(KernelMode m) {
-  switch (m) {
-    case KernelMode::automatic:
-      return "auto";
-    case KernelMode::real:
-      return "real";
-    case KernelMode::synthetic:
-      return "synthetic";
-    case KernelMode::empty:
-      return "empty";
-  }
-  return "?";
-}
+namespace {
+
+constexpr std::array<EnumName<KernelMode>, 4> kKernelModes{{{KernelMode::automatic, "auto"},
+                                                             {KernelMode::real, "real"},
+                                                             {KernelMode::synthetic, "synthetic"},
+                                                             {KernelMode::empty, "empty"}}};
+constexpr std::array<EnumName<CopyMode>, 2> kCopyModes{
+    {{CopyMode::worker, "worker"}, {CopyMode::producer, "producer"}}};
+
+}  // namespace
+
+const char* kernel_mode_name(KernelMode m) { return enum_name(kKernelModes, m).data(); }
 
 KernelMode parse_kernel_mode(const std::string& name) {
-  for (KernelMode m :
-       {KernelMode::automatic, KernelMode::real, KernelMode::synthetic, KernelMode::empty})
-    if (name == kernel_mode_name(m)) return m;
-  throw InputError("unknown kernel mode '" + name + "' (auto, real, synthetic, empty)");
+  return parse_enum(kKernelModes, name, "kernel mode");
 }
 
-const char* copy_mode_name(CopyMode m) {
-  return m == CopyMode::producer ? "producer" : "worker";
-}
+const char* copy_mode_name(CopyMode m) { return enum_name(kCopyModes, m).data(); }
 
 CopyMode parse_copy_mode(const std::string& name) {
-  for (CopyMode m : {CopyMode::worker, CopyMode::producer})
-    if (name == copy_mode_name(m)) return m;
-  throw InputError("unknown copy mode '" + name + "' (worker, producer)");
+  return parse_enum(kCopyModes, name, "copy mode");
 }
 
 double LinkEmulation::min_seconds(DeviceId s, DeviceId d, double bytes) const {

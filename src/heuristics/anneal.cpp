@@ -67,167 +67,180 @@ private:
   std::vector<NodeId> chain_;
 };
 
-}  // namespace
+// One annealing run: the state its phases share (the current and best assignments, the random
+// stream, the evaluators), and the phases as named steps. The order of random draws is part of
+// the result: a change here changes every search's placements.
+class Annealer {
+public:
+  Annealer(const Problem& problem, BudgetedEvaluator& budget, const AnnealSettings& settings,
+           std::uint64_t seed)
+      : g_(problem.graph()),
+        p_(problem.devices()),
+        n_(static_cast<std::size_t>(g_.num_nodes())),
+        sim_(problem.simulator()),
+        budget_(budget),
+        s_(settings),
+        rng_(seed ^ 0x5eed5eedULL),
+        pick_op_(0, n_ - 1),
+        pick_shift_(1, p_ - 1),
+        focus_(problem, settings.focus_refresh) {
+    if (s_.incremental) inc_.emplace(sim_);
+    if (s_.groups) {
+      for (const auto& grp : *s_.groups)
+        if (grp.size() > 1) groups_.push_back(grp);
+    } else {
+      for (auto& grp : tensor_groups(g_, true))
+        if (grp.size() > 1) groups_.push_back(std::move(grp));
+    }
+  }
 
-AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
-                    BudgetedEvaluator& budget, const AnnealSettings& settings,
-                    std::uint64_t seed) {
-  const Graph& g = problem.graph();
-  const int p = problem.devices();
-  const auto n = static_cast<std::size_t>(g.num_nodes());
-  if (start.size() != n) throw InputError("anneal: the start assignment has the wrong size");
-  if (budget.limits().evaluations <= 0 && budget.limits().seconds <= 0)
-    throw InputError("anneal: give a budget of evaluations or seconds");
-  const MoveProposal* proposal = settings.proposal;
-  if (proposal && proposal->weights.size() != n)
-    throw InputError("anneal: the move proposal has the wrong number of ops");
-  const double t0_ = settings.t0, polish_ = settings.polish;
-  const Simulator& sim = problem.simulator();
-  SimWorkspace ws;
-  AnnealResult res;
-  const std::int64_t calls0 = budget.calls();
-  // With incremental evaluation, `inc` holds the current assignment as its base.
-  std::optional<IncrementalSim> inc;
-  if (settings.incremental) inc.emplace(sim);
-  // The makespan of `d` (which becomes the incremental base).
-  // The loops below check that a call is left before they evaluate: a refused one is a bug.
-  const auto eval = [&](const std::vector<DeviceId>& d) {
-    budget.record(1);
-    return inc ? inc->reset(d) : sim.makespan(d, ws);
-  };
+  // Anneals from `start`, then polishes; the best assignment found and its makespan.
+  std::pair<std::vector<DeviceId>, double> run(std::vector<DeviceId> start, double start_ms) {
+    best_ = std::move(start);
+    best_ms_ = start_ms;
+    cur_ = best_;
+    cur_ms_ = best_ms_;
+    rebase(cur_);
+    anneal_phase();
+    polish();
+    return {std::move(best_), best_ms_};
+  }
+
+private:
+  // The makespan of `d` (which becomes the incremental base). The loops check that a call is
+  // left before they evaluate: a refused one is a bug (record() throws).
+  double eval(const std::vector<DeviceId>& d) {
+    budget_.record(1);
+    return inc_ ? inc_->reset(d) : sim_.makespan(d, ws_);
+  }
   // The makespan when it is <= cutoff, else some value above it (see makespan_below). `d`
   // differs from the incremental base in the ops `changed`.
-  const auto eval_below = [&](const std::vector<DeviceId>& d, std::span<const NodeId> changed,
-                              double cutoff) {
-    budget.record(1);
-    const double c = settings.early_abort ? cutoff : std::numeric_limits<double>::infinity();
-    if (inc) return inc->evaluate(d, changed, c);
-    return settings.early_abort ? sim.makespan_below(d, ws, cutoff) : sim.makespan(d, ws);
-  };
+  double eval_below(const std::vector<DeviceId>& d, std::span<const NodeId> changed,
+                    double cutoff) {
+    budget_.record(1);
+    const double c = s_.early_abort ? cutoff : std::numeric_limits<double>::infinity();
+    if (inc_) return inc_->evaluate(d, changed, c);
+    return s_.early_abort ? sim_.makespan_below(d, ws_, cutoff) : sim_.makespan(d, ws_);
+  }
   // Makes `d` the incremental base (an uncounted simulation).
-  const auto rebase = [&](const std::vector<DeviceId>& d) {
-    if (inc) inc->reset(d, false);
-  };
+  void rebase(const std::vector<DeviceId>& d) {
+    if (inc_) inc_->reset(d, false);
+  }
   // The last eval_below()'s assignment becomes the incremental base.
-  const auto accept_base = [&] {
-    if (inc) inc->accept();
-  };
-  std::vector<NodeId> changed;
-  std::vector<DeviceId> best = std::move(start);
-  double best_ms = start_makespan;
-  if (p == 1 || n == 0 || budget.spent()) return {best, best_ms, 0};
-  std::mt19937_64 rng(seed ^ 0x5eed5eedULL);
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  std::uniform_int_distribution<std::size_t> pick_op(0, n - 1);
-  std::uniform_int_distribution<DeviceId> pick_shift(1, p - 1);
-  std::vector<std::vector<NodeId>> groups;
-  if (settings.groups) {
-    for (const auto& grp : *settings.groups)
-      if (grp.size() > 1) groups.push_back(grp);
-  } else {
-    for (auto& grp : tensor_groups(g, true))
-      if (grp.size() > 1) groups.push_back(std::move(grp));
+  void accept_base() {
+    if (inc_) inc_->accept();
   }
 
-  std::vector<DeviceId> cur = best;
-  double cur_ms = best_ms;
-  rebase(cur);
-  ChainFocus focus(problem, settings.focus_refresh);
-  const double t_start = t0_ * best_ms, t_end = t_start * 1e-4;
-  std::vector<std::pair<NodeId, DeviceId>> undo;
-  std::int64_t since_improvement = 0;
-  const std::int64_t restart_after = 2000;
-  // Annealing phase.
-  while (!budget.spent() && budget.fraction() < 1 - polish_) {
-    const double temp = t_start * std::pow(t_end / t_start, budget.fraction() / (1 - polish_));
-    undo.clear();
-    const double r = unit(rng);
-    const double gs = settings.group_share;
-    if (r < gs && !groups.empty()) {  // shift (or gather) a group
-      const auto& grp =
-          groups[std::uniform_int_distribution<std::size_t>(0, groups.size() - 1)(rng)];
-      const DeviceId shift = pick_shift(rng);
-      const DeviceId to = (cur[static_cast<std::size_t>(grp.front())] + shift) % p;
-      for (NodeId v : grp) {
-        undo.push_back({v, cur[static_cast<std::size_t>(v)]});
-        cur[static_cast<std::size_t>(v)] =
-            settings.gather_groups ? to : (cur[static_cast<std::size_t>(v)] + shift) % p;
-      }
-    } else if (r < gs + (1 - gs) / 3) {  // swap two ops on different devices
-      for (int tries = 0; tries < 8 && undo.empty(); ++tries) {
-        const auto a = pick_op(rng), b = pick_op(rng);
-        if (cur[a] == cur[b]) continue;
-        undo.push_back({static_cast<NodeId>(a), cur[a]});
-        undo.push_back({static_cast<NodeId>(b), cur[b]});
-        std::swap(cur[a], cur[b]);
-      }
-    }
-    if (undo.empty()) {  // reassign one op: half the time to a neighbour's device
-      auto v = pick_op(rng);
-      if (settings.focus > 0 && unit(rng) < settings.focus) {
-        const NodeId c = focus.pick(cur, budget.allows(2), budget, rng);
-        if (c >= 0) v = static_cast<std::size_t>(c);
-      }
-      undo.push_back({static_cast<NodeId>(v), cur[v]});
-      const auto preds = g.predecessors(static_cast<NodeId>(v));
-      const auto succs = g.successors(static_cast<NodeId>(v));
-      const std::size_t deg = preds.size() + succs.size();
-      DeviceId target = (cur[v] + pick_shift(rng)) % p;
-      if (proposal && unit(rng) < proposal->mix) {
-        target = propose(proposal->weights[v], cur[v], p, rng);
-      } else if (deg > 0 && unit(rng) < 0.5) {
-        const std::size_t k = std::uniform_int_distribution<std::size_t>(0, deg - 1)(rng);
-        const DeviceId nd =
-            cur[static_cast<std::size_t>(k < preds.size() ? preds[k] : succs[k - preds.size()])];
-        if (nd != cur[v]) target = nd;
-      }
-      cur[v] = target;
-    }
-    // Metropolis: accept when ms <= cur_ms, else draw u and accept when u < exp(-(ms - cur_ms) /
-    // temp). Peeking at u gives the threshold before the simulation; a run stopped above it is
-    // rejected with u drawn, exactly as the full simulation would be.
-    std::mt19937_64 peek = rng;
-    const double cutoff = (cur_ms - temp * std::log(unit(peek))) * (1 + 1e-12);
-    changed.clear();
-    for (const auto& [v, old] : undo) changed.push_back(v);
-    const double ms = eval_below(cur, changed, cutoff);
-    const bool accept =
-        ms <= cutoff && (ms <= cur_ms || unit(rng) < std::exp(-(ms - cur_ms) / temp));
-    if (ms > cutoff) unit(rng);  // the draw the full simulation's rejection makes
-    if (accept) {
-      accept_base();
-      focus.changed();
-      cur_ms = ms;
-      if (ms < best_ms) {
-        best_ms = ms;
-        best = cur;
-        since_improvement = 0;
-      }
-    } else {
-      for (auto it = undo.rbegin(); it != undo.rend(); ++it)
-        cur[static_cast<std::size_t>(it->first)] = it->second;
-    }
-    if (++since_improvement >= restart_after) {
-      cur = best;
-      cur_ms = best_ms;
-      since_improvement = 0;
-      rebase(cur);
-      focus.changed();
+  // Shifts (or gathers) a random group, recording the old devices in undo_.
+  void move_group() {
+    const auto& grp = groups_[std::uniform_int_distribution<std::size_t>(0, groups_.size() - 1)(rng_)];
+    const DeviceId shift = pick_shift_(rng_);
+    const DeviceId to = (cur_[static_cast<std::size_t>(grp.front())] + shift) % p_;
+    for (NodeId v : grp) {
+      const auto vu = static_cast<std::size_t>(v);
+      undo_.push_back({v, cur_[vu]});
+      cur_[vu] = s_.gather_groups ? to : (cur_[vu] + shift) % p_;
     }
   }
-  // Polish: first-improvement descent over single-op moves from the best assignment; while
-  // budget remains, perturb the best local optimum (a few random reassignments) and descend
-  // again (iterated local search).
-  std::vector<NodeId> ops(n);
-  std::iota(ops.begin(), ops.end(), 0);
-  const auto descend = [&](std::vector<DeviceId>& a, double& a_ms) {
+
+  // Swaps the devices of two ops on different devices (up to 8 tries; none found: no move).
+  void move_swap() {
+    for (int tries = 0; tries < 8 && undo_.empty(); ++tries) {
+      const auto a = pick_op_(rng_), b = pick_op_(rng_);
+      if (cur_[a] == cur_[b]) continue;
+      undo_.push_back({static_cast<NodeId>(a), cur_[a]});
+      undo_.push_back({static_cast<NodeId>(b), cur_[b]});
+      std::swap(cur_[a], cur_[b]);
+    }
+  }
+
+  // Reassigns one op (from the critical chain with probability focus): to the proposal's
+  // device, half the time to a neighbour's device, else to a uniform other device.
+  void move_reassign() {
+    auto v = pick_op_(rng_);
+    if (s_.focus > 0 && unit_(rng_) < s_.focus) {
+      const NodeId c = focus_.pick(cur_, budget_.allows(2), budget_, rng_);
+      if (c >= 0) v = static_cast<std::size_t>(c);
+    }
+    undo_.push_back({static_cast<NodeId>(v), cur_[v]});
+    const auto preds = g_.predecessors(static_cast<NodeId>(v));
+    const auto succs = g_.successors(static_cast<NodeId>(v));
+    const std::size_t deg = preds.size() + succs.size();
+    DeviceId target = (cur_[v] + pick_shift_(rng_)) % p_;
+    if (s_.proposal && unit_(rng_) < s_.proposal->mix) {
+      target = propose(s_.proposal->weights[v], cur_[v], p_, rng_);
+    } else if (deg > 0 && unit_(rng_) < 0.5) {
+      const std::size_t k = std::uniform_int_distribution<std::size_t>(0, deg - 1)(rng_);
+      const DeviceId nd =
+          cur_[static_cast<std::size_t>(k < preds.size() ? preds[k] : succs[k - preds.size()])];
+      if (nd != cur_[v]) target = nd;
+    }
+    cur_[v] = target;
+  }
+
+  // One Metropolis step at temperature `temp`: accept when ms <= cur_ms, else draw u and accept
+  // when u < exp(-(ms - cur_ms) / temp). Peeking at u gives the threshold before the simulation;
+  // a run stopped above it is rejected with u drawn, exactly as the full simulation would be.
+  void metropolis(double temp) {
+    std::mt19937_64 peek = rng_;
+    const double cutoff = (cur_ms_ - temp * std::log(unit_(peek))) * (1 + 1e-12);
+    changed_.clear();
+    for (const auto& [v, old] : undo_) changed_.push_back(v);
+    const double ms = eval_below(cur_, changed_, cutoff);
+    const bool accept =
+        ms <= cutoff && (ms <= cur_ms_ || unit_(rng_) < std::exp(-(ms - cur_ms_) / temp));
+    if (ms > cutoff) unit_(rng_);  // the draw the full simulation's rejection makes
+    if (accept) {
+      accept_base();
+      focus_.changed();
+      cur_ms_ = ms;
+      if (ms < best_ms_) {
+        best_ms_ = ms;
+        best_ = cur_;
+        since_improvement_ = 0;
+      }
+    } else {
+      for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
+        cur_[static_cast<std::size_t>(it->first)] = it->second;
+    }
+  }
+
+  // Annealing until the polish share of the budget: a move, its Metropolis step, and a restart
+  // from the best after restart_after moves without improvement.
+  void anneal_phase() {
+    constexpr std::int64_t restart_after = 2000;
+    const double polish = s_.polish;
+    const double t_start = s_.t0 * best_ms_, t_end = t_start * 1e-4;
+    while (!budget_.spent() && budget_.fraction() < 1 - polish) {
+      const double temp = t_start * std::pow(t_end / t_start, budget_.fraction() / (1 - polish));
+      undo_.clear();
+      const double r = unit_(rng_);
+      const double gs = s_.group_share;
+      if (r < gs && !groups_.empty())
+        move_group();
+      else if (r < gs + (1 - gs) / 3)
+        move_swap();
+      if (undo_.empty()) move_reassign();
+      metropolis(temp);
+      if (++since_improvement_ >= restart_after) {
+        cur_ = best_;
+        cur_ms_ = best_ms_;
+        since_improvement_ = 0;
+        rebase(cur_);
+        focus_.changed();
+      }
+    }
+  }
+
+  // First-improvement descent over single-op moves from `a` (its makespan `a_ms`).
+  void descend(std::vector<DeviceId>& a, double& a_ms) {
     bool improved = true;
-    while (improved && !budget.spent()) {
+    while (improved && !budget_.spent()) {
       improved = false;
-      std::shuffle(ops.begin(), ops.end(), rng);
-      for (NodeId v : ops) {
+      std::shuffle(ops_.begin(), ops_.end(), rng_);
+      for (NodeId v : ops_) {
         const DeviceId old = a[static_cast<std::size_t>(v)];
-        for (DeviceId d = 0; d < p && !budget.spent(); ++d) {
+        for (DeviceId d = 0; d < p_ && !budget_.spent(); ++d) {
           if (d == old) continue;
           a[static_cast<std::size_t>(v)] = d;
           const double ms = eval_below(a, std::span<const NodeId>(&v, 1), a_ms);
@@ -239,32 +252,74 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
           }
           a[static_cast<std::size_t>(v)] = old;
         }
-        if (budget.spent()) break;
+        if (budget_.spent()) break;
       }
     }
-  };
-  rebase(best);
-  descend(best, best_ms);
-  std::uniform_int_distribution<int> kicks(
-      2, std::max(2, static_cast<int>(std::min<std::size_t>(n, 8))));
-  while (!budget.spent()) {
-    cur = best;
-    const int k = kicks(rng);
-    for (int i = 0; i < k; ++i) {
-      const auto v = pick_op(rng);
-      cur[v] = (cur[v] + pick_shift(rng)) % p;
-    }
-    cur_ms = eval(cur);
-    descend(cur, cur_ms);
-    if (cur_ms < best_ms) {
-      best_ms = cur_ms;
-      best = cur;
+  }
+
+  // Polish: descent from the best assignment; while budget remains, perturb the best local
+  // optimum (a few random reassignments) and descend again (iterated local search).
+  void polish() {
+    ops_.resize(n_);
+    std::iota(ops_.begin(), ops_.end(), 0);
+    rebase(best_);
+    descend(best_, best_ms_);
+    std::uniform_int_distribution<int> kicks(
+        2, std::max(2, static_cast<int>(std::min<std::size_t>(n_, 8))));
+    while (!budget_.spent()) {
+      cur_ = best_;
+      const int k = kicks(rng_);
+      for (int i = 0; i < k; ++i) {
+        const auto v = pick_op_(rng_);
+        cur_[v] = (cur_[v] + pick_shift_(rng_)) % p_;
+      }
+      cur_ms_ = eval(cur_);
+      descend(cur_, cur_ms_);
+      if (cur_ms_ < best_ms_) {
+        best_ms_ = cur_ms_;
+        best_ = cur_;
+      }
     }
   }
-  res.best = std::move(best);
-  res.best_makespan = best_ms;
-  res.evaluations = budget.calls() - calls0;
-  return res;
+
+  const Graph& g_;
+  const int p_;
+  const std::size_t n_;
+  const Simulator& sim_;
+  BudgetedEvaluator& budget_;
+  const AnnealSettings& s_;
+  std::mt19937_64 rng_;
+  std::uniform_real_distribution<double> unit_{0.0, 1.0};
+  std::uniform_int_distribution<std::size_t> pick_op_;
+  std::uniform_int_distribution<DeviceId> pick_shift_;
+  ChainFocus focus_;
+  SimWorkspace ws_;
+  std::optional<IncrementalSim> inc_;  // holds the current assignment as its base
+  std::vector<std::vector<NodeId>> groups_;
+  std::vector<DeviceId> cur_, best_;
+  double cur_ms_ = 0, best_ms_ = 0;
+  std::vector<std::pair<NodeId, DeviceId>> undo_;  // the last move's (op, old device) pairs
+  std::vector<NodeId> changed_, ops_;
+  std::int64_t since_improvement_ = 0;
+};
+
+}  // namespace
+
+AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
+                    BudgetedEvaluator& budget, const AnnealSettings& settings,
+                    std::uint64_t seed) {
+  const auto n = static_cast<std::size_t>(problem.graph().num_nodes());
+  if (start.size() != n) throw InputError("anneal: the start assignment has the wrong size");
+  if (budget.limits().evaluations <= 0 && budget.limits().seconds <= 0)
+    throw InputError("anneal: give a budget of evaluations or seconds");
+  if (settings.proposal && settings.proposal->weights.size() != n)
+    throw InputError("anneal: the move proposal has the wrong number of ops");
+  if (problem.devices() == 1 || n == 0 || budget.spent())
+    return {std::move(start), start_makespan, 0};
+  const std::int64_t calls0 = budget.calls();
+  Annealer annealer(problem, budget, settings, seed);
+  auto [best, best_ms] = annealer.run(std::move(start), start_makespan);
+  return {std::move(best), best_ms, budget.calls() - calls0};
 }
 
 }  // namespace doppler

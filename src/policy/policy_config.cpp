@@ -1,39 +1,33 @@
 #include "doppler/policy/policy_config.hpp"
 
+#include "doppler/util/enum_names.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
 
+namespace {
+
+constexpr std::array<EnumName<PolicyVariant>, 4> kVariants{{{PolicyVariant::dual, "dual"},
+                                                            {PolicyVariant::sel_only, "sel"},
+                                                            {PolicyVariant::plc_only, "plc"},
+                                                            {PolicyVariant::joint, "joint"}}};
+constexpr std::array<EnumName<FeatureMode>, 2> kFeatureModes{
+    {{FeatureMode::zscore, "zscore"}, {FeatureMode::scaled, "scaled"}}};
+
+}  // namespace
+
 std::string policy_variant_name(PolicyVariant v) {
-  switch (v) {
-    case PolicyVariant::dual:
-      return "dual";
-    case PolicyVariant::sel_only:
-      return "sel";
-    case PolicyVariant::plc_only:
-      return "plc";
-    case PolicyVariant::joint:
-      return "joint";
-  }
-  return "dual";
+  return std::string(enum_name(kVariants, v));
 }
 
 PolicyVariant parse_policy_variant(const std::string& name) {
-  if (name == "dual") return PolicyVariant::dual;
-  if (name == "sel") return PolicyVariant::sel_only;
-  if (name == "plc") return PolicyVariant::plc_only;
-  if (name == "joint") return PolicyVariant::joint;
-  throw InputError("unknown policy variant '" + name + "' (expected dual, sel, plc or joint)");
+  return parse_enum(kVariants, name, "policy variant");
 }
 
-std::string feature_mode_name(FeatureMode m) {
-  return m == FeatureMode::scaled ? "scaled" : "zscore";
-}
+std::string feature_mode_name(FeatureMode m) { return std::string(enum_name(kFeatureModes, m)); }
 
 FeatureMode parse_feature_mode(const std::string& name) {
-  if (name == "zscore") return FeatureMode::zscore;
-  if (name == "scaled") return FeatureMode::scaled;
-  throw InputError("unknown feature mode '" + name + "' (expected zscore or scaled)");
+  return parse_enum(kFeatureModes, name, "feature mode");
 }
 
 int node_feature_count(FeatureMode m) {

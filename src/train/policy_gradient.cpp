@@ -5,6 +5,7 @@
 #include <numbers>
 #include <stdexcept>
 
+#include "doppler/util/enum_names.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
@@ -31,24 +32,18 @@ std::vector<double> leave_one_out_advantages(const std::vector<double>& costs, b
   return adv;
 }
 
-std::string lr_schedule_name(LrSchedule s) {
-  switch (s) {
-    case LrSchedule::constant:
-      return "constant";
-    case LrSchedule::cosine:
-      return "cosine";
-    case LrSchedule::linear:
-      return "linear";
-  }
-  return "constant";
-}
+namespace {
+
+constexpr std::array<EnumName<LrSchedule>, 3> kSchedules{{{LrSchedule::constant, "constant"},
+                                                          {LrSchedule::cosine, "cosine"},
+                                                          {LrSchedule::linear, "linear"}}};
+
+}  // namespace
+
+std::string lr_schedule_name(LrSchedule s) { return std::string(enum_name(kSchedules, s)); }
 
 LrSchedule parse_lr_schedule(const std::string& name) {
-  if (name == "constant") return LrSchedule::constant;
-  if (name == "cosine") return LrSchedule::cosine;
-  if (name == "linear") return LrSchedule::linear;
-  throw InputError("unknown learning-rate schedule '" + name +
-                   "' (expected constant, cosine or linear)");
+  return parse_enum(kSchedules, name, "learning-rate schedule");
 }
 
 double scheduled_lr(LrSchedule s, double lr, double lr_end, int warmup, int step, int total) {

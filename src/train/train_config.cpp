@@ -2,37 +2,31 @@
 
 #include <algorithm>
 
+#include "doppler/util/enum_names.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
 
-std::string train_stage_name(TrainStage s) {
-  switch (s) {
-    case TrainStage::imitation:
-      return "il";
-    case TrainStage::simulation:
-      return "sim";
-    case TrainStage::real:
-      return "real";
-  }
-  return "sim";
-}
+namespace {
+
+constexpr std::array<EnumName<TrainStage>, 3> kStages{{{TrainStage::imitation, "il"},
+                                                       {TrainStage::simulation, "sim"},
+                                                       {TrainStage::real, "real"}}};
+constexpr std::array<EnumName<TrainPreset>, 2> kPresets{
+    {{TrainPreset::standard, "standard"}, {TrainPreset::paper, "paper"}}};
+
+}  // namespace
+
+std::string train_stage_name(TrainStage s) { return std::string(enum_name(kStages, s)); }
 
 TrainStage parse_train_stage(const std::string& name) {
-  if (name == "il") return TrainStage::imitation;
-  if (name == "sim") return TrainStage::simulation;
-  if (name == "real") return TrainStage::real;
-  throw InputError("unknown stage '" + name + "' (expected il, sim or real)");
+  return parse_enum(kStages, name, "stage");
 }
 
-std::string train_preset_name(TrainPreset p) {
-  return p == TrainPreset::paper ? "paper" : "standard";
-}
+std::string train_preset_name(TrainPreset p) { return std::string(enum_name(kPresets, p)); }
 
 TrainPreset parse_train_preset(const std::string& name) {
-  if (name == "standard") return TrainPreset::standard;
-  if (name == "paper") return TrainPreset::paper;
-  throw InputError("unknown preset '" + name + "' (expected standard or paper)");
+  return parse_enum(kPresets, name, "preset");
 }
 
 TrainConfig TrainConfig::with_stage_defaults() const {
