@@ -24,8 +24,8 @@ void BM_Optimal(benchmark::State& state) {
   OptimalPlacer placer(60);
   double heuristic = 1e300;
   for (const char* spec : {"critical-path", "heft", "etf"})
-    heuristic =
-        std::min(heuristic, problem.simulator().makespan(make_placer(spec)->place(problem, {}).assignment));
+    heuristic = std::min(
+        heuristic, problem.simulator().makespan(make_placer(spec)->place(problem, {}).assignment));
   OptimalResult r;
   for (auto _ : state) {
     r = placer.solve(problem).result;

@@ -297,7 +297,8 @@ ojson row_json(const Compared& c, std::size_t idx) {
   j["measured_mean"] = r.measured_mean;
   j["measured_std"] = r.measured_std;
   j["measured_median"] = ci.median;
-  j["measured_interval"] = {{"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
+  j["measured_interval"] = {
+      {"low", ci.lo}, {"high", ci.hi}, {"coverage", ci.coverage}, {"runs", ci.n}};
   j["measured_same_placement_as"] = r.measured_same_as;
   const std::size_t best_row = c.summary.winner.fastest.fastest;
   j["measured_fastest"] = idx == best_row;

@@ -31,6 +31,7 @@
 #include "doppler/util/error.hpp"
 #include "doppler/util/median_interval.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/util/stopwatch.hpp"
 #include "doppler/validate/calibrate.hpp"
 #include "doppler/validate/sim_to_real.hpp"
 #include "doppler/workloads/workload.hpp"
@@ -223,10 +224,9 @@ void train_doppler(Engine& engine, const Problem& problem, const DemoOptions& o,
     spec.il = il;
     spec.sim = sim;
     spec.real = real;
-    const auto t0 = std::chrono::steady_clock::now();
+    const Stopwatch clock;
     const TrainResult r = run_pipeline(trainer, spec, measured);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double secs = clock.seconds();
     rows.push_back({name, what, r.best, problem.simulator().makespan(r.best), secs, {}, {}, 0});
     std::cout << fmt::format("   {:<12} {} rollouts in {:.1f} s\n", name, r.episodes, secs);
   };
@@ -287,8 +287,7 @@ std::size_t simulator_first(const std::vector<DemoRow>& rows) {
 
 // The table, the simulator's agreement with the measurements, the measured winner and the
 // simulator's first choice against the winner's interval; also the JSON file when asked.
-void report_demo(const std::vector<DemoRow>& rows, const MeasuredWinner& mw,
-                 const DemoOptions& o) {
+void report_demo(const std::vector<DemoRow>& rows, const MeasuredWinner& mw, const DemoOptions& o) {
   const std::size_t winner = mw.fastest.fastest;
   print_demo_table(rows, rows[winner].measured.median);
   std::vector<double> sim, meas;

@@ -261,8 +261,8 @@ void run_execute(const ExecuteOptions& o) {
         if (++done <= o.warmup)
           progress.update(done);
         else
-          progress.update(done, fmt::format("last {}", format_time(r.makespan_seconds,
-                                                                   CostUnit::seconds)));
+          progress.update(
+              done, fmt::format("last {}", format_time(r.makespan_seconds, CostUnit::seconds)));
         return r;
       },
       o.repeat, o.warmup);

@@ -8,8 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "doppler/graph/io/graph_file.hpp"
-#include "doppler/heuristics/budget.hpp"
 #include "doppler/hardware/shipped.hpp"
+#include "doppler/heuristics/budget.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler::cli {
@@ -80,14 +80,14 @@ CLI::Validator non_negative() {
 void add_budget_options(CLI::App& cmd, std::int64_t& calls, double& seconds,
                         const std::string& what, std::int64_t default_calls) {
   const std::string calls_default =
-      default_calls > 0
-          ? fmt::format("default {}", default_calls)
-          : fmt::format("default: the method's own, {} for searches, {} for trained methods, "
-                        "unless --time-budget is given",
-                        kDefaultSearchCalls, kDefaultTrainingCalls);
-  cmd.add_option("--budget", calls,
-                 fmt::format("simulator calls allowed to {} (training included; {})", what,
-                             calls_default))
+      default_calls > 0 ? fmt::format("default {}", default_calls)
+                        : fmt::format(
+                              "default: the method's own, {} for searches, {} for trained methods, "
+                              "unless --time-budget is given",
+                              kDefaultSearchCalls, kDefaultTrainingCalls);
+  cmd.add_option(
+         "--budget", calls,
+         fmt::format("simulator calls allowed to {} (training included; {})", what, calls_default))
       ->check(non_negative());
   cmd.add_option("--time-budget", seconds,
                  fmt::format("wall-clock seconds allowed to {} (0: no time limit; with "

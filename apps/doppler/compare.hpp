@@ -3,10 +3,10 @@
 #include <cstdint>
 #include <string>
 
-#include "doppler/heuristics/budget.hpp"
 #include "engine_options.hpp"
 
 #include "doppler/graph/graph.hpp"
+#include "doppler/heuristics/budget.hpp"
 
 namespace doppler::cli {
 

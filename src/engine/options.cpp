@@ -15,21 +15,25 @@ namespace doppler {
 namespace {
 
 constexpr std::array<EnumName<KernelMode>, 4> kKernelModes{{{KernelMode::automatic, "auto"},
-                                                             {KernelMode::real, "real"},
-                                                             {KernelMode::synthetic, "synthetic"},
-                                                             {KernelMode::empty, "empty"}}};
+                                                            {KernelMode::real, "real"},
+                                                            {KernelMode::synthetic, "synthetic"},
+                                                            {KernelMode::empty, "empty"}}};
 constexpr std::array<EnumName<CopyMode>, 2> kCopyModes{
     {{CopyMode::worker, "worker"}, {CopyMode::producer, "producer"}}};
 
 }  // namespace
 
-const char* kernel_mode_name(KernelMode m) { return enum_name(kKernelModes, m).data(); }
+const char* kernel_mode_name(KernelMode m) {
+  return enum_name(kKernelModes, m).data();
+}
 
 KernelMode parse_kernel_mode(const std::string& name) {
   return parse_enum(kKernelModes, name, "kernel mode");
 }
 
-const char* copy_mode_name(CopyMode m) { return enum_name(kCopyModes, m).data(); }
+const char* copy_mode_name(CopyMode m) {
+  return enum_name(kCopyModes, m).data();
+}
 
 CopyMode parse_copy_mode(const std::string& name) {
   return parse_enum(kCopyModes, name, "copy mode");

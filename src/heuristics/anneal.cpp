@@ -133,7 +133,8 @@ private:
 
   // Shifts (or gathers) a random group, recording the old devices in undo_.
   void move_group() {
-    const auto& grp = groups_[std::uniform_int_distribution<std::size_t>(0, groups_.size() - 1)(rng_)];
+    const auto& grp =
+        groups_[std::uniform_int_distribution<std::size_t>(0, groups_.size() - 1)(rng_)];
     const DeviceId shift = pick_shift_(rng_);
     const DeviceId to = (cur_[static_cast<std::size_t>(grp.front())] + shift) % p_;
     for (NodeId v : grp) {
@@ -306,8 +307,7 @@ private:
 }  // namespace
 
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
-                    BudgetedEvaluator& budget, const AnnealSettings& settings,
-                    std::uint64_t seed) {
+                    BudgetedEvaluator& budget, const AnnealSettings& settings, std::uint64_t seed) {
   const auto n = static_cast<std::size_t>(problem.graph().num_nodes());
   if (start.size() != n) throw InputError("anneal: the start assignment has the wrong size");
   if (budget.limits().evaluations <= 0 && budget.limits().seconds <= 0)

@@ -16,11 +16,12 @@ Budget resolve(Budget given, std::int64_t default_calls) {
 BudgetedEvaluator::BudgetedEvaluator(const Simulator& sim, Budget limits)
     : BudgetedEvaluator(sim, limits, nullptr) {}
 
-BudgetedEvaluator::BudgetedEvaluator(const Simulator& sim, Budget limits,
-                                     BudgetedEvaluator* parent)
+BudgetedEvaluator::BudgetedEvaluator(const Simulator& sim, Budget limits, BudgetedEvaluator* parent)
     : sim_(&sim), limits_(resolve(limits, 0)), parent_(parent) {}
 
-BudgetedEvaluator BudgetedEvaluator::part(Budget limits) { return part(limits, *sim_); }
+BudgetedEvaluator BudgetedEvaluator::part(Budget limits) {
+  return part(limits, *sim_);
+}
 
 BudgetedEvaluator BudgetedEvaluator::part(Budget limits, const Simulator& sim) {
   const Budget room = left();
@@ -33,11 +34,14 @@ BudgetedEvaluator BudgetedEvaluator::part(Budget limits, const Simulator& sim) {
   return BudgetedEvaluator(sim, limits, this);
 }
 
-double BudgetedEvaluator::seconds() const { return clock_.seconds(); }
+double BudgetedEvaluator::seconds() const {
+  return clock_.seconds();
+}
 
 std::int64_t BudgetedEvaluator::calls_left() const {
-  std::int64_t left = limits_.evaluations > 0 ? std::max<std::int64_t>(0, limits_.evaluations - calls_)
-                                              : std::numeric_limits<std::int64_t>::max();
+  std::int64_t left = limits_.evaluations > 0
+                          ? std::max<std::int64_t>(0, limits_.evaluations - calls_)
+                          : std::numeric_limits<std::int64_t>::max();
   if (parent_) left = std::min(left, parent_->calls_left());
   return left;
 }

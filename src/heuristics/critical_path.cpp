@@ -37,7 +37,7 @@ std::vector<DeviceId> critical_path_devices(const ListSchedule& s, NodeId v) {
 }
 
 PlaceResult CriticalPathPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                             BudgetedEvaluator& /*eval*/) const {
   ListSchedule s(problem.graph(), problem.cost(), problem.devices(), options.colocate_inputs);
   const auto& bl = problem.analysis().b_level();
   std::mt19937_64 rng(options.seed);

@@ -24,7 +24,7 @@ DscPlacer::DscPlacer(const std::string& merge) {
 }
 
 PlaceResult DscPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                   BudgetedEvaluator& eval) const {
+                                    BudgetedEvaluator& eval) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const Clustering c =

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <limits>
-#include <optional>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -88,7 +88,7 @@ std::vector<Mapping> candidate_mappings(int k, int p, std::size_t limit, std::mt
 }  // namespace
 
 PlaceResult EnumOptPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                       BudgetedEvaluator& eval) const {
+                                        BudgetedEvaluator& eval) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto groups = tensor_groups(g, infer_);

@@ -20,7 +20,7 @@ std::vector<double> memory_proxy(const Graph& g) {
 }
 
 PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                    BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto& bl = problem.analysis().b_level();

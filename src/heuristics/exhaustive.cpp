@@ -10,7 +10,7 @@
 namespace doppler {
 
 PlaceResult ExhaustivePlacer::place_within(const Problem& problem, const PlaceOptions&,
-                                          BudgetedEvaluator& eval) const {
+                                           BudgetedEvaluator& eval) const {
   const int n = problem.graph().num_nodes();
   const int p = problem.devices();
   const double count = std::pow(static_cast<double>(p), n);

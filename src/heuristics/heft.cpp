@@ -7,7 +7,7 @@
 namespace doppler {
 
 PlaceResult HeftPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                     BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const CostModel& cost = problem.cost();
   const int p = problem.devices();

@@ -1,9 +1,9 @@
 #include "doppler/heuristics/multilevel.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/clustering.hpp"

@@ -3,9 +3,9 @@
 #include "doppler/heuristics/optimal.hpp"
 
 #include <algorithm>
-#include <optional>
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <queue>
 
 #include <fmt/format.h>
@@ -88,9 +88,9 @@ Incumbent initial_incumbent(const Problem& problem, const PlaceOptions& options,
     consider(spec, 0, 2000, 0.25 * seconds);
   // A caller's simulator-call budget caps the restarts together at half of it.
   const std::int64_t budget = eval.limits().evaluations;
-  const std::int64_t each = budget > 0 ? std::clamp<std::int64_t>(budget / (2 * kRestarts), 1,
-                                                                  kDefaultSearchCalls)
-                                       : kDefaultSearchCalls;
+  const std::int64_t each =
+      budget > 0 ? std::clamp<std::int64_t>(budget / (2 * kRestarts), 1, kDefaultSearchCalls)
+                 : kDefaultSearchCalls;
   for (int seed = 0; seed < kRestarts && !eval.spent(); ++seed)
     consider("local-search", static_cast<std::uint64_t>(seed), each, 0.25 * seconds / kRestarts);
   return best;

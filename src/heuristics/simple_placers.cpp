@@ -8,7 +8,7 @@
 namespace doppler {
 
 PlaceResult RoundRobinPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                           BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   std::vector<DeviceId> dev(static_cast<std::size_t>(g.num_nodes()));
   const auto& topo = g.topo_order();
@@ -21,7 +21,7 @@ PlaceResult RoundRobinPlacer::place_within(const Problem& problem, const PlaceOp
 }
 
 PlaceResult RandomPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                       BudgetedEvaluator& /*eval*/) const {
   std::mt19937_64 rng(options.seed);
   std::uniform_int_distribution<DeviceId> pick(0, problem.devices() - 1);
   std::vector<DeviceId> dev(static_cast<std::size_t>(problem.graph().num_nodes()));
@@ -30,7 +30,7 @@ PlaceResult RandomPlacer::place_within(const Problem& problem, const PlaceOption
 }
 
 PlaceResult BalancedPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                         BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   std::vector<double> load(static_cast<std::size_t>(p), 0);
@@ -46,7 +46,7 @@ PlaceResult BalancedPlacer::place_within(const Problem& problem, const PlaceOpti
 }
 
 PlaceResult MTopoPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                  BudgetedEvaluator& /*eval*/) const {
+                                      BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const std::vector<double> mem = memory_proxy(g);

@@ -24,7 +24,9 @@ PolicyVariant parse_policy_variant(const std::string& name) {
   return parse_enum(kVariants, name, "policy variant");
 }
 
-std::string feature_mode_name(FeatureMode m) { return std::string(enum_name(kFeatureModes, m)); }
+std::string feature_mode_name(FeatureMode m) {
+  return std::string(enum_name(kFeatureModes, m));
+}
 
 FeatureMode parse_feature_mode(const std::string& name) {
   return parse_enum(kFeatureModes, name, "feature mode");

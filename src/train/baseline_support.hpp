@@ -31,7 +31,9 @@
 namespace doppler::detail {
 
 /// Seconds elapsed since `t0` (steady clock).
-inline double since(std::chrono::steady_clock::time_point t0) { return Stopwatch::seconds_since(t0); }
+inline double since(std::chrono::steady_clock::time_point t0) {
+  return Stopwatch::seconds_since(t0);
+}
 
 /// The ops a baseline decides, in topological order, and the input ops that follow each one.
 struct DecisionPlan {

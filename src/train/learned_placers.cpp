@@ -6,8 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "doppler/heuristics/placer.hpp"
 #include "placers/learned_support.hpp"
+
+#include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
 
@@ -52,14 +53,15 @@ void register_learned_placers() {
         [name = name](PlacerParams& p) -> std::unique_ptr<Placer> {
           return learned::make_trained_placer(name, p);
         });
-  register_placer({"doppler-search",
-                   fmt::format(
-                   "search with the learned prior: local-search's annealer from the best of the "
+  register_placer(
+      {"doppler-search",
+       fmt::format("search with the learned prior: local-search's annealer from the best of the "
                    "policy's samples (at most 1/16 of the budget) and local-search's list "
                    "schedulers, reassignments drawn from PLC (mix=); --budget (default {}) "
-                   "and/or --time-budget, loading and sampling included", kDefaultSearchCalls),
-                   fmt::format(kSearchParams, kDefaultTrainingCalls), false, true},
-                  learned::make_search_placer);
+                   "and/or --time-budget, loading and sampling included",
+                   kDefaultSearchCalls),
+       fmt::format(kSearchParams, kDefaultTrainingCalls), false, true},
+      learned::make_search_placer);
   for (const std::string name : {"placeto", "gdp"})
     register_placer(
         {name,

@@ -40,7 +40,9 @@ constexpr std::array<EnumName<LrSchedule>, 3> kSchedules{{{LrSchedule::constant,
 
 }  // namespace
 
-std::string lr_schedule_name(LrSchedule s) { return std::string(enum_name(kSchedules, s)); }
+std::string lr_schedule_name(LrSchedule s) {
+  return std::string(enum_name(kSchedules, s));
+}
 
 LrSchedule parse_lr_schedule(const std::string& name) {
   return parse_enum(kSchedules, name, "learning-rate schedule");

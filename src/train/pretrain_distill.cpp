@@ -10,6 +10,7 @@
 
 #include "doppler/train/policy_gradient.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler::detail {
 
@@ -36,8 +37,8 @@ std::uint64_t Distiller::label_seed(int round, int i) const {
 
 // The searches of problems [a, b) of a round: this rank's share on the threads, then (MPI) every
 // rank's shares exchanged, so that every rank holds every result.
-std::vector<LabelSearchResult> Distiller::search_chunk(int round, LabelSource source, int a,
-                                                       int b, nn::DualAgent& agent) {
+std::vector<LabelSearchResult> Distiller::search_chunk(int round, LabelSource source, int a, int b,
+                                                       nn::DualAgent& agent) {
   std::vector<LabelSearchResult> out(static_cast<std::size_t>(b - a));
   std::vector<int> mine;
   for (int i = a; i < b; ++i)
@@ -93,8 +94,7 @@ void Distiller::refresh_experts() {
 
 json Distiller::generate_labels(int round, nn::DualAgent& agent) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto source =
-      round == 0 ? LabelSource::local_search : parse_label_source(cfg_.distill);
+  const auto source = round == 0 ? LabelSource::local_search : parse_label_source(cfg_.distill);
   const int n = pool_.size();
   const int chunk = std::max(1, cfg_.threads) * 4 * dp_.ranks;
   Progress progress(fmt::format("labels, round {}", round), n);
@@ -119,8 +119,7 @@ json Distiller::generate_labels(int round, nn::DualAgent& agent) {
           {"label_gap_critical_path", gap_cp},
           {"improved", found},
           {"label_calls", labels_->calls(round)},
-          {"label_seconds",
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()}};
+          {"label_seconds", Stopwatch::seconds_since(t0)}};
 }
 
 torch::Tensor distill_objective(nn::DualAgent& agent, const PretrainConfig& cfg, const Problem& p,
@@ -135,8 +134,7 @@ torch::Tensor distill_objective(nn::DualAgent& agent, const PretrainConfig& cfg,
   s.devices = p.devices();
   double steps = 0;
   for (const auto& b : batch) steps += static_cast<double>(b.episode.steps.size()) / batch.size();
-  torch::Tensor loss =
-      batch_objective(agent, prep, batch, {}, s, us) / std::max(1.0, steps);
+  torch::Tensor loss = batch_objective(agent, prep, batch, {}, s, us) / std::max(1.0, steps);
   if (cfg.pg_weight <= 0) return loss;
   std::vector<double> costs;
   for (const auto& b : batch) costs.push_back(b.cost);

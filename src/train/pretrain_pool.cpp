@@ -27,8 +27,7 @@ std::vector<double> simulate_placer(const std::vector<PoolProblem>& problems,
   return out;
 }
 
-std::int64_t PretrainPool::draw(const PretrainSpec& spec, const PolicyConfig& policy,
-                                int threads) {
+std::int64_t PretrainPool::draw(const PretrainSpec& spec, const PolicyConfig& policy, int threads) {
   held = held_out_problems(spec);
   std::vector<std::uint64_t> excluded;
   for (const auto& h : held) excluded.push_back(graph_fingerprint(*h.graph));

@@ -138,11 +138,11 @@ bool step_networks(PretrainNets& nets, const PretrainConfig& cfg, const DataPara
 // The batch of one update: the chosen pool problems, a seed per rollout, and per problem its
 // encoders' outputs and its rollouts.
 struct Batch {
-  std::vector<int> chosen;                          // pool indices
-  int k = 0;                                        // rollouts per problem
-  std::vector<std::uint64_t> seeds;                 // per rollout (problem-major)
-  std::vector<nn::Prepared> prep;                   // per chosen problem
-  std::vector<std::vector<nn::Sampled>> rollouts;   // per chosen problem: its k rollouts
+  std::vector<int> chosen;                         // pool indices
+  int k = 0;                                       // rollouts per problem
+  std::vector<std::uint64_t> seeds;                // per rollout (problem-major)
+  std::vector<nn::Prepared> prep;                  // per chosen problem
+  std::vector<std::vector<nn::Sampled>> rollouts;  // per chosen problem: its k rollouts
   int size() const { return static_cast<int>(chosen.size()); }
 };
 
@@ -170,8 +170,8 @@ Batch prepare_batch(nn::DualAgent& agent, const PretrainPool& pool, const Pretra
 
 // Rollouts of every problem of `b` on the threads; costs are simulated when `simulate`, else the
 // rollouts' list-schedule estimates.
-void roll_out(Batch& b, const PretrainPool& pool, const PretrainConfig& cfg,
-              const UpdatePlan& plan, bool simulate) {
+void roll_out(Batch& b, const PretrainPool& pool, const PretrainConfig& cfg, const UpdatePlan& plan,
+              bool simulate) {
   const nn::RolloutOptions ro = rollout_options(cfg, plan.imitation);
   const int k = b.k;
   b.rollouts.assign(static_cast<std::size_t>(b.size()),
@@ -187,8 +187,8 @@ void roll_out(Batch& b, const PretrainPool& pool, const PretrainConfig& cfg,
       o.expert = &(*plan.experts)[i];
       o.expert_mix = cfg.expert_mix;
     }
-    out.episode = nn::rollout(*pp.problem, cfg.policy, b.prep[static_cast<std::size_t>(j)].nets,
-                              o, r);
+    out.episode =
+        nn::rollout(*pp.problem, cfg.policy, b.prep[static_cast<std::size_t>(j)].nets, o, r);
     thread_local SimWorkspace ws;  // a simulator's own workspace is not for concurrent calls
     out.cost = simulate ? pp.problem->simulator().makespan(out.episode.assignment.device_of, ws)
                         : out.episode.estimate;
@@ -197,9 +197,8 @@ void roll_out(Batch& b, const PretrainPool& pool, const PretrainConfig& cfg,
 
 // One loss over all problems of `b` (each problem its own baseline), and the batch's ratios,
 // entropies and problem names in `st`.
-torch::Tensor batch_loss(nn::DualAgent& agent, const PretrainPool& pool,
-                         const PretrainConfig& cfg, const UpdatePlan& plan, const Batch& b,
-                         PretrainStats& st) {
+torch::Tensor batch_loss(nn::DualAgent& agent, const PretrainPool& pool, const PretrainConfig& cfg,
+                         const UpdatePlan& plan, const Batch& b, PretrainStats& st) {
   const int n = b.size();
   torch::Tensor loss = torch::zeros({});
   double ratio = 0, best_ratio = 0;

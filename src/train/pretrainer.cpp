@@ -24,6 +24,7 @@
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/progress.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
@@ -185,9 +186,7 @@ struct Pretrainer::Impl {
 
   // Simulator calls so far: rollouts, references and evaluations, and the recorded label searches
   // (every rank counts all of those).
-  std::int64_t total_calls() const {
-    return calls + (distiller ? distiller->labels().calls() : 0);
-  }
+  std::int64_t total_calls() const { return calls + (distiller ? distiller->labels().calls() : 0); }
 
   json meta() const {
     json m;
@@ -234,7 +233,7 @@ struct Pretrainer::Impl {
     ++update;
     PretrainStats& st = out.stats;
     st.calls = total_calls();
-    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    st.seconds = Stopwatch::seconds_since(t0);
     seconds += st.seconds;
     return st;
   }
@@ -268,10 +267,7 @@ struct Pretrainer::Impl {
   // True when the time budget is spent (on any rank: every rank stops at the same update).
   bool over_time(Clock::time_point start) const {
     double over =
-        cfg.time_budget > 0 &&
-                std::chrono::duration<double>(Clock::now() - start).count() > cfg.time_budget
-            ? 1.0
-            : 0.0;
+        cfg.time_budget > 0 && Stopwatch::seconds_since(start) > cfg.time_budget ? 1.0 : 0.0;
     if (dp.ranks > 1 && dp.average) {
       std::vector<float> v = {static_cast<float>(over)};
       dp.average(v);

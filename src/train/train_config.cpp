@@ -9,21 +9,24 @@ namespace doppler {
 
 namespace {
 
-constexpr std::array<EnumName<TrainStage>, 3> kStages{{{TrainStage::imitation, "il"},
-                                                       {TrainStage::simulation, "sim"},
-                                                       {TrainStage::real, "real"}}};
+constexpr std::array<EnumName<TrainStage>, 3> kStages{
+    {{TrainStage::imitation, "il"}, {TrainStage::simulation, "sim"}, {TrainStage::real, "real"}}};
 constexpr std::array<EnumName<TrainPreset>, 2> kPresets{
     {{TrainPreset::standard, "standard"}, {TrainPreset::paper, "paper"}}};
 
 }  // namespace
 
-std::string train_stage_name(TrainStage s) { return std::string(enum_name(kStages, s)); }
+std::string train_stage_name(TrainStage s) {
+  return std::string(enum_name(kStages, s));
+}
 
 TrainStage parse_train_stage(const std::string& name) {
   return parse_enum(kStages, name, "stage");
 }
 
-std::string train_preset_name(TrainPreset p) { return std::string(enum_name(kPresets, p)); }
+std::string train_preset_name(TrainPreset p) {
+  return std::string(enum_name(kPresets, p));
+}
 
 TrainPreset parse_train_preset(const std::string& name) {
   return parse_enum(kPresets, name, "preset");

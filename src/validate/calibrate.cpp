@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "calibrate_detail.hpp"
+
 #include "doppler/util/error.hpp"
 
 namespace doppler {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "calibrate_detail.hpp"
+
 #include "doppler/engine/engine.hpp"
 #include "doppler/workloads/kernels.hpp"
 

@@ -13,9 +13,9 @@ namespace doppler {
 
 namespace {
 
-using nlohmann::ordered_json;
 using calibrate_detail::kShareCopies;
 using calibrate_detail::kShareElems;
+using nlohmann::ordered_json;
 
 // The slowdowns written to the profile: all 1 when every one is within the noise.
 std::vector<double> written_slowdowns(const Calibration& c) {
@@ -45,8 +45,9 @@ std::string copy_share_source(const Calibration& c) {
 // One device of slowdown `s` (its time over the fastest device's).
 ordered_json device_json(const Calibration& c, double s) {
   ordered_json dev;
-  dev["name"] = s == 1 ? "engine device (1 core)"
-                       : fmt::format("engine device (1 core, {:.2f}x the fastest device's time)", s);
+  dev["name"] = s == 1
+                    ? "engine device (1 core)"
+                    : fmt::format("engine device (1 core, {:.2f}x the fastest device's time)", s);
   dev["peak_flops"] = {{"f32", c.peak_flops / s}, {"f16", c.peak_flops / s}};
   dev["peak_flops_source"] = c.fit;
   dev["efficiency"] = 1.0;
@@ -93,13 +94,14 @@ ordered_json topology_json(const Calibration& c, const std::string& topology) {
       "fitted copy time = latency + delay + bytes / bandwidth (single copies of 4 KB-8 MB); the "
       "link is busy for latency + bytes / bandwidth (what each further copy of a 16-copy burst "
       "adds), the delay is pipelined";
-  if (topology != "switch") return {{"kind", "all-to-all"}, {"link", link}, {"source", kCopySource}};
+  if (topology != "switch")
+    return {{"kind", "all-to-all"}, {"link", link}, {"source", kCopySource}};
   link["latency"] = c.latency / 2;  // a copy crosses two ports
   link["delay"] = c.delay / 2;
   return {{"kind", "switch"},
           {"port", link},
-          {"source", std::string(kCopySource) +
-                         "; one incoming-copy worker per device (the ingress port)"}};
+          {"source",
+           std::string(kCopySource) + "; one incoming-copy worker per device (the ingress port)"}};
 }
 
 // Every measurement behind the profile ("calibration_source").
@@ -117,23 +119,24 @@ ordered_json calibration_source_json(const Calibration& c) {
   for (const CopySample& s : c.copies)
     cs.push_back(
         {{"bytes", s.bytes}, {"seconds", s.seconds}, {"gbytes_per_s", s.bytes / s.seconds / 1e9}});
-  return {{"devices", c.devices},
-          {"device_slowdown", c.device_slowdown},
-          {"cores", c.cores},
-          {"link_emulation", c.link},
-          {"copy_mode", c.copy_mode},
-          {"engine_overhead_seconds", c.engine_overhead},
-          {"kernels", ks},
-          {"copies", cs},
-          {"copy_burst",
-           {{"copies", kCopyBurst}, {"bytes", 4 * kCopyBurstElems}, {"span_seconds", c.burst_span}}},
-          {"copy_share",
-           {{"copies_per_device", kShareCopies},
-            {"bytes", 4 * kShareElems},
-            {"basis", c.share_basis},
-            {"busy_seconds_sent", c.share_sent},
-            {"busy_seconds_kept", c.share_kept},
-            {"share", c.copy_share}}}};
+  return {
+      {"devices", c.devices},
+      {"device_slowdown", c.device_slowdown},
+      {"cores", c.cores},
+      {"link_emulation", c.link},
+      {"copy_mode", c.copy_mode},
+      {"engine_overhead_seconds", c.engine_overhead},
+      {"kernels", ks},
+      {"copies", cs},
+      {"copy_burst",
+       {{"copies", kCopyBurst}, {"bytes", 4 * kCopyBurstElems}, {"span_seconds", c.burst_span}}},
+      {"copy_share",
+       {{"copies_per_device", kShareCopies},
+        {"bytes", 4 * kShareElems},
+        {"basis", c.share_basis},
+        {"busy_seconds_sent", c.share_sent},
+        {"busy_seconds_kept", c.share_kept},
+        {"share", c.copy_share}}}};
 }
 
 }  // namespace

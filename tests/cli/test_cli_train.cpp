@@ -125,9 +125,9 @@ TEST(CliTrain, CompareTrainsLearnedMethods) {
   const Problem problem(g, Platform::reference(2));
   double random_mean = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed)
-    random_mean +=
-        problem.simulator().makespan(make_placer("random")->place(problem, {seed, {}}).assignment.device_of) /
-        20;
+    random_mean += problem.simulator().makespan(
+                       make_placer("random")->place(problem, {seed, {}}).assignment.device_of) /
+                   20;
   ASSERT_GT(random_mean, 16.0) << "precondition: random placement is not near-optimal";
   for (const auto& m : j["methods"]) {
     EXPECT_LE(m["mean"].get<double>(), random_mean) << m["method"];

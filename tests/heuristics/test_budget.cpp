@@ -1,10 +1,10 @@
 // The budgeted evaluator every search and learned placer evaluates through: it counts calls,
 // refuses the call past the limit, charges a step's calls to the run, and stops at the time
 // limit.
-#include <gtest/gtest.h>
-
 #include <stdexcept>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/heuristics/budget.hpp"

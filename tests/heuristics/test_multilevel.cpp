@@ -82,8 +82,8 @@ TEST(Coarsen, RepeatedStepsStayAcyclicConserveWorkAndRespectTheCap) {
 
 TEST(Coarsen, AContractionThatWouldCloseACycleIsUndone) {
   // u->v, x->y, u->y, x->v: merging both pairs {u,v} and {x,y} makes a two-cycle.
-  const Graph g = test::ref_graph({{1, 1}, {1, 1}, {1, 1}, {1, 1}},
-                                  {{0, 1}, {2, 3}, {0, 3}, {2, 1}});
+  const Graph g =
+      test::ref_graph({{1, 1}, {1, 1}, {1, 1}, {1, 1}}, {{0, 1}, {2, 3}, {0, 3}, {2, 1}});
   const CoarsenCosts costs{{1, 1, 1, 1}, {5, 1, 5, 1}};
   EXPECT_THROW(quotient_graph(g, costs, {0, 0, 1, 1}), InputError);
   const Coarsening c = coarsen_once(g, costs, {});
@@ -180,15 +180,15 @@ TEST(Multilevel, InnerPlacerSpecAndErrors) {
   const Assignment a = p->place(problem, o).assignment;
   EXPECT_NO_THROW(a.validate(g, 4));
   EXPECT_EQ(a.device_of, make_placer("multilevel:inner=local-search:t0=0.05;polish=0.2,coarse=64")
-                             ->place(problem, o).assignment
-                             .device_of);  // deterministic
+                             ->place(problem, o)
+                             .assignment.device_of);  // deterministic
   EXPECT_NE(test::error_of([] { make_placer("multilevel:inner=multilevel"); }).find("inner"),
             std::string::npos);
   EXPECT_NE(test::error_of([] { make_placer("multilevel:share=1.5"); }).find("share"),
             std::string::npos);
-  EXPECT_NE(test::error_of([] { make_placer("multilevel:inner=nope"); })
-                .find("unknown method 'nope'"),
-            std::string::npos);
+  EXPECT_NE(
+      test::error_of([] { make_placer("multilevel:inner=nope"); }).find("unknown method 'nope'"),
+      std::string::npos);
 }
 
 }  // namespace

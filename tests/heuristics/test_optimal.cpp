@@ -116,7 +116,8 @@ TEST(Optimal, MatchesExhaustiveOnSmallRandomGraphs) {
     const int p = 2 + static_cast<int>(rng() % 2);  // 2..3 devices
     const Graph g = random_graph(rng, n, 0.1 + static_cast<double>(rng() % 50) / 100, false);
     const Problem problem(g, Platform::reference(p));
-    const double want = problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment);
+    const double want =
+        problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment);
     const OptimalOutcome out = OptimalPlacer().solve(problem);
     const Assignment& a = out.assignment;
     EXPECT_NO_THROW(a.validate(g, p));
@@ -154,8 +155,9 @@ TEST(Optimal, SymmetryOnlyWhereDevicesAreInterchangeable) {
     const Graph g = random_graph(rng, 4 + static_cast<int>(rng() % 4), 0.4, trial % 2 == 1);
     for (const Platform& platform : {heterogeneous(), all_to_all()}) {
       const Problem problem(g, platform);
-      expect_same_optimum(problem.simulator().makespan(OptimalPlacer().place(problem, {}).assignment),
-                          optimum(problem), platform.name() + " trial " + std::to_string(trial));
+      expect_same_optimum(
+          problem.simulator().makespan(OptimalPlacer().place(problem, {}).assignment),
+          optimum(problem), platform.name() + " trial " + std::to_string(trial));
     }
   }
 }
@@ -210,7 +212,8 @@ TEST(Optimal, NeverWorseThanTheListSchedulers) {
     EXPECT_EQ(out.assignment.device_of, a.device_of);
     const double ms = problem.simulator().makespan(a);
     for (const char* spec : {"critical-path", "heft", "etf", "balanced"})
-      EXPECT_LE(ms, problem.simulator().makespan(make_placer(spec)->place(problem, {}).assignment)) << spec;
+      EXPECT_LE(ms, problem.simulator().makespan(make_placer(spec)->place(problem, {}).assignment))
+          << spec;
     EXPECT_LE(out.result.lower_bound, ms);
   }
 }

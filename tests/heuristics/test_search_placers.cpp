@@ -29,7 +29,8 @@ TEST(Exhaustive, MatchesAnIndependentEnumerationAndRefusesLargeProblems) {
     EXPECT_EQ(problem.simulator().makespan(a.device_of), best);
   }
   const Graph big = test::random_dag(rng, {14, 0.2, 9, 9, true});
-  EXPECT_THROW(ExhaustivePlacer().place(Problem(big, Platform::reference(3)), {}).assignment, InputError);
+  EXPECT_THROW(ExhaustivePlacer().place(Problem(big, Platform::reference(3)), {}).assignment,
+               InputError);
 }
 
 TEST(SearchPlacers, ExhaustiveBeatsEveryPlacerAndLocalSearchFindsTheOptimum) {
@@ -49,13 +50,15 @@ TEST(SearchPlacers, ExhaustiveBeatsEveryPlacerAndLocalSearchFindsTheOptimum) {
         problem.simulator().makespan(ExhaustivePlacer().place(problem, {}).assignment.device_of);
     for (const PlacerInfo& info : placer_infos()) {
       if (info.name == "exhaustive") continue;
-      const Assignment a =
-          make_placer(info.name)->place(problem, {static_cast<std::uint64_t>(trial), {2000, 0}}).assignment;
+      const Assignment a = make_placer(info.name)
+                               ->place(problem, {static_cast<std::uint64_t>(trial), {2000, 0}})
+                               .assignment;
       EXPECT_GE(problem.simulator().makespan(a.device_of), best)
           << info.name << " beat the optimum on trial " << trial;
     }
-    const Assignment ls =
-        LocalSearchPlacer().place(problem, {static_cast<std::uint64_t>(trial), {20000, 0}}).assignment;
+    const Assignment ls = LocalSearchPlacer()
+                              .place(problem, {static_cast<std::uint64_t>(trial), {20000, 0}})
+                              .assignment;
     optimal += problem.simulator().makespan(ls.device_of) == best;
   }
   EXPECT_GE(optimal, instances * 9 / 10)

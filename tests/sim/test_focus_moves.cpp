@@ -56,7 +56,8 @@ TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
     double uniform = 0, focused = 0;
     for (std::uint64_t seed = 0; seed < 3; ++seed) {
       const PlaceOptions o{seed, {5000, 0}};
-      uniform += problem.simulator().makespan(LocalSearchPlacer().place(problem, o).assignment.device_of);
+      uniform +=
+          problem.simulator().makespan(LocalSearchPlacer().place(problem, o).assignment.device_of);
       focused += problem.simulator().makespan(
           LocalSearchPlacer(0.03, 0.15, 0.5).place(problem, o).assignment.device_of);
     }

@@ -239,7 +239,8 @@ HardInstance hard_instance() {
     HardInstance h;
     h.g = test::random_dag(rng, {8, 0.3, 9, 9, true});
     const Problem p(h.g, Platform::reference(2));
-    h.optimum = p.simulator().makespan(make_placer("exhaustive")->place(p, {}).assignment.device_of);
+    h.optimum =
+        p.simulator().makespan(make_placer("exhaustive")->place(p, {}).assignment.device_of);
     h.cp = p.simulator().makespan(make_placer("critical-path")->place(p, {}).assignment.device_of);
     if (h.cp > 1.1 * h.optimum) return h;
   }

@@ -155,16 +155,17 @@ TEST(LearnedPlacers, TrainingDopplerSearchImprovesOnItsStartAndOnRandom) {
   const PlaceOptions opt{3, {budget, 0}};
   const double search =
       sim.makespan(make_placer("doppler-search:train=0.5,il=30,hidden=8,mp_steps=1")
-                       ->place(*in.problem, opt).assignment
-                       .device_of);
+                       ->place(*in.problem, opt)
+                       .assignment.device_of);
   const double start = sim.makespan(make_placer("doppler-sim:il=30,hidden=8,mp_steps=1,sim=199")
-                                        ->place(*in.problem, opt).assignment
-                                        .device_of);
+                                        ->place(*in.problem, opt)
+                                        .assignment.device_of);
   EXPECT_LE(search, start);
   double random_mean = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed)
     random_mean +=
-        sim.makespan(make_placer("random")->place(*in.problem, {seed, {}}).assignment.device_of) / 20;
+        sim.makespan(make_placer("random")->place(*in.problem, {seed, {}}).assignment.device_of) /
+        20;
   EXPECT_LT(search, 0.8 * random_mean) << "random mean " << random_mean;
   EXPECT_GE(search, in.problem->lower_bound());
 }
@@ -304,7 +305,8 @@ TEST(LearnedPlacers, DefaultDopplerSearchIsTheAnnealerFromTheBestStartWithoutTra
             problem.simulator().makespan(
                 make_placer("doppler:samples=30")->place(problem, opt).assignment.device_of));
   // Another mix= changes the proposal's share, hence (here) the search.
-  EXPECT_NE(make_placer("doppler-search:mix=1")->place(problem, opt).assignment.device_of, a.device_of);
+  EXPECT_NE(make_placer("doppler-search:mix=1")->place(problem, opt).assignment.device_of,
+            a.device_of);
 }
 
 // Missing policies and training options without training are one-line InputErrors naming them.
@@ -312,7 +314,9 @@ TEST(LearnedPlacers, DopplerSearchOptionErrorsNameTheCulprit) {
   register_learned_placers();
   const Instance in = small_instance(81, 8, 2, false);
   const std::string missing = test::error_of([&] {
-    make_placer("doppler-search:policy=/nonexistent/run-dir/x.pt")->place(*in.problem, {}).assignment;
+    make_placer("doppler-search:policy=/nonexistent/run-dir/x.pt")
+        ->place(*in.problem, {})
+        .assignment;
   });
   EXPECT_NE(missing.find("/nonexistent/run-dir/x.pt"), std::string::npos) << missing;
   ::setenv("DOPPLER_MODEL", "/nonexistent/shipped.pt", 1);
@@ -349,8 +353,8 @@ TEST(LearnedPlacers, ARewrittenCheckpointIsReloaded) {
   const std::filesystem::path ckpt = dir / "ckpt.pt";
   const auto greedy_of = [&] {
     return make_placer("doppler:samples=1,policy=" + ckpt.string())
-        ->place(*in.problem, {}).assignment
-        .device_of;
+        ->place(*in.problem, {})
+        .assignment.device_of;
   };
   std::filesystem::copy_file(dir / "tiny" / "ckpt.pt", ckpt);
   EXPECT_EQ(greedy_of(), tiny.device_of);

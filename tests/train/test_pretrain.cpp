@@ -141,7 +141,8 @@ TEST(ShippedModel, LoadsAndPlacesZeroShotBetterThanRandom) {
     const double ms = p.simulator().makespan(a.device_of);
     EXPECT_LT(ms, 0.9 * mean_random(p, 30)) << devices << " devices";
     PlaceOptions o;
-    const double cp = p.simulator().makespan(make_placer("critical-path")->place(p, o).assignment.device_of);
+    const double cp =
+        p.simulator().makespan(make_placer("critical-path")->place(p, o).assignment.device_of);
     EXPECT_LT(ms, 1.15 * cp) << devices << " devices: zero-shot far behind critical path";
   }
 }

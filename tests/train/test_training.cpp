@@ -142,7 +142,8 @@ TEST(Training, PolicyLoadsAndPlacesOtherGraphs) {
   double random_mean = 0;
   for (std::uint64_t seed = 0; seed < 20; ++seed)
     random_mean +=
-        p8.simulator().makespan(make_placer("random")->place(p8, {seed, {}}).assignment.device_of) / 20;
+        p8.simulator().makespan(make_placer("random")->place(p8, {seed, {}}).assignment.device_of) /
+        20;
   EXPECT_LT(learned, 0.8 * random_mean);
   EXPECT_GE(learned, p8.lower_bound());
   // The same weights through the trainer (--init) give the same greedy placement.

@@ -66,7 +66,6 @@ struct AnnealResult {
 /// T falls geometrically from t0 x start_makespan; the last `polish` fraction of the
 /// budget is a first-improvement descent then iterated local search. Deterministic in `seed`.
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
-                    BudgetedEvaluator& budget, const AnnealSettings& settings,
-                    std::uint64_t seed);
+                    BudgetedEvaluator& budget, const AnnealSettings& settings, std::uint64_t seed);
 
 }  // namespace doppler

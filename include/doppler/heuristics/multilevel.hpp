@@ -33,8 +33,8 @@ struct MultilevelLevel {
 /// by level, coarsest first, with the annealer on the ops themselves (exact makespans), whose
 /// group moves gather a whole cluster of the level on one device (70% of moves at coarse
 /// levels, 25% at the finest, with single-op moves and swaps). Budget: evaluations (default
-/// kDefaultSearchCalls when neither is given) and/or seconds, split evenly over the levels after the inner
-/// placer's share; every simulator call counts, the inner placer's included.
+/// kDefaultSearchCalls when neither is given) and/or seconds, split evenly over the levels after
+/// the inner placer's share; every simulator call counts, the inner placer's included.
 class MultilevelPlacer : public Placer {
 public:
   explicit MultilevelPlacer(MultilevelSettings settings = {}) : s_(std::move(settings)) {}

@@ -5,8 +5,8 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <utility>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "doppler/graph/assignment.hpp"

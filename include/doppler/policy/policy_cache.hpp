@@ -12,8 +12,8 @@ namespace doppler {
 /// A loaded policy and the mutex its sample() runs under.
 struct SharedPolicy {
   explicit SharedPolicy(DopplerPolicy p) : policy(std::move(p)) {}
-  std::mutex mutex;       ///< held during sample()
-  DopplerPolicy policy;   ///< the loaded policy
+  std::mutex mutex;      ///< held during sample()
+  DopplerPolicy policy;  ///< the loaded policy
 };
 
 /// The policy at `path` (a checkpoint or a run directory), loaded once per process: cached by

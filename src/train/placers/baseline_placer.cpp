@@ -5,9 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "learned_support.hpp"
+
 #include "doppler/train/baselines.hpp"
 #include "doppler/util/error.hpp"
-#include "learned_support.hpp"
 
 namespace doppler::learned {
 
@@ -66,6 +67,5 @@ std::unique_ptr<Placer> make_baseline_placer(const std::string& name, PlacerPara
   c.clip = take_number(p, name, "clip", c.clip);
   return std::make_unique<BaselinePlacer>(method, c, policy, calls_given);
 }
-
 
 }  // namespace doppler::learned

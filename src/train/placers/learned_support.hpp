@@ -11,8 +11,8 @@ namespace doppler::learned {
 
 /// Options shared by the methods that sample a policy.
 struct SampleSpec {
-  int samples = 64;           ///< rollouts drawn; the best is kept
-  double temperature = 1.0;   ///< sampling temperature (> 0)
+  int samples = 64;          ///< rollouts drawn; the best is kept
+  double temperature = 1.0;  ///< sampling temperature (> 0)
 };
 
 /// Reads samples= and temperature= (InputError naming `name` when out of range).

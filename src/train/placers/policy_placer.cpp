@@ -1,8 +1,9 @@
 // doppler: a trained policy (by default the shipped pretrained one), best of K samples.
 #include <algorithm>
 
-#include "doppler/policy/policy_cache.hpp"
 #include "learned_support.hpp"
+
+#include "doppler/policy/policy_cache.hpp"
 
 namespace doppler::learned {
 

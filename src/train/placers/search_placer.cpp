@@ -6,12 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "learned_support.hpp"
+
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/policy/policy_cache.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/stopwatch.hpp"
-#include "learned_support.hpp"
 
 namespace doppler::learned {
 

@@ -7,13 +7,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "learned_support.hpp"
+
 #include "doppler/engine/engine.hpp"
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/train/pipeline.hpp"
 #include "doppler/train/stage3_guard.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
-#include "learned_support.hpp"
 
 namespace doppler::learned {
 
@@ -65,7 +66,8 @@ public:
       out.method = name();
       return out;
     }
-    Answer a = eval.metered([&] { return train_and_sample(trainer, spec, measured, plan, options); });
+    Answer a =
+        eval.metered([&] { return train_and_sample(trainer, spec, measured, plan, options); });
     if (s_.search && plan.search > 0 && plan.samples > 0 && !eval.spent()) {
       MoveProposal proposal{a.proposal, s_.mix};
       AnnealSettings as;
