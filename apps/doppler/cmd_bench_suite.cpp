@@ -31,6 +31,7 @@ struct SuiteOptions {
   bool override_devices = false, json = false, markdown = false;
   std::int64_t budget = kDefaultSearchCalls;
   double time_budget = 0;
+  int threads = 1;
 };
 
 // Runs every method (every seed when randomised) on every instance, in order.
@@ -53,7 +54,7 @@ std::vector<SuiteRun> run_suite(std::vector<LoadedInstance>& instances, const Su
         const int seeds = method_is_deterministic(m) ? 1 : o.seeds;
         for (int s = 0; s < seeds; ++s) {
           const MethodRun r =
-              run_method(m, problem, {static_cast<std::uint64_t>(s), {o.budget, o.time_budget}});
+              run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads));
           mine.push_back({kept.size(), m, r.seed, r.makespan, r.seconds, r.evaluations});
         }
       }
@@ -232,6 +233,7 @@ void add_bench_suite(CLI::App& app) {
   cmd->add_option("--seeds", o->seeds, "seeds per randomised method")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  add_threads_option(*cmd, o->threads, false);
   add_budget_options(*cmd, o->budget, o->time_budget, "each search or learned run",
                      kDefaultSearchCalls);
   add_hardware_option(*cmd, o->hardware);
@@ -243,7 +245,8 @@ void add_bench_suite(CLI::App& app) {
       "A file that cannot be read or placed is reported and skipped. A file's 'optimum' "
       "parameter (planted instances, DOT files that state one) is its best known value.\n" +
       methods_help());
-  cmd->callback([o] {
+  cmd->callback([o, cmd] {
+    if (o->time_budget > 0 && cmd->count("--budget") == 0) o->budget = 0;  // seconds alone
     if (o->override_devices && o->devices == 0)
       throw InputError("--override-devices needs --devices P");
     run_bench_suite(*o);

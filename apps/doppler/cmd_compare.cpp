@@ -18,6 +18,7 @@
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/measure_interleaved.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/report/curves.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
@@ -174,7 +175,7 @@ std::vector<Row> run_rows(const Problem& problem, const std::vector<std::string>
       progress.update(done, m);
       row.seeds.push_back(s);
       row.runs.push_back(
-          run_method(m, problem, {static_cast<std::uint64_t>(s), {o.budget, o.time_budget}}));
+          run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads)));
       ++done;
     }
     std::vector<double> sims;
@@ -210,6 +211,43 @@ void write_method_files(const Compared& c) {
       write_file_atomic(std::filesystem::path(c.o.assignments_dir) / (stem + ".json"),
                         format_assignment_json(best_run->assignment));
   }
+}
+
+// The anytime curve of a run as drawn: its reported improvements, and its final makespan at
+// its end when that is lower (methods that report none appear as one point).
+CurveSeries curve_series(const MethodRun& run, const std::string& label, double scale) {
+  CurveSeries s{label, {}, run.seconds};
+  for (const ProgressPoint& p : run.curve) s.curve.push_back({p.seconds, p.makespan * scale});
+  if (s.curve.empty() || run.makespan * scale < s.curve.back().makespan)
+    s.curve.push_back({run.seconds, run.makespan * scale});
+  return s;
+}
+
+// --curves: one line per method (its first seed).
+void write_curves(const Compared& c) {
+  std::vector<CurveSeries> series;
+  const double scale = c.ref_scale ? 1e-10 : 1.0;
+  for (const Row& r : c.rows)
+    series.push_back(curve_series(
+        r.runs.front(),
+        r.deterministic ? r.method : fmt::format("{} (seed {})", r.method, r.seeds.front()),
+        scale));
+  CurvesOptions opt;
+  opt.title = fmt::format("{} on {} devices ({}): best makespan found against time",
+                          c.g.meta().name, c.o.devices, c.problem.platform().name());
+  opt.unit = c.seconds_unit ? "s" : (c.ref_scale ? "reference units / 1e10" : "reference units");
+  opt.reference = c.problem.transfer_lower_bound() * scale;
+  opt.reference_label = "lower bound with transfers";
+  write_file_atomic(c.o.curves, format_curves_svg(series, opt));
+}
+
+// "20000 simulations", "10 s (no call limit)", "5000 simulations or 10 s", + threads.
+std::string budget_text(std::int64_t calls, double seconds, int threads) {
+  std::string out = calls > 0 && seconds > 0 ? fmt::format("{} simulations or {:g} s", calls, seconds)
+                    : seconds > 0             ? fmt::format("{:g} s (no call limit)", seconds)
+                                              : fmt::format("{} simulations", calls);
+  const int t = resolve_threads(threads);
+  return t > 1 ? out + fmt::format(", {} threads per search", t) : out;
 }
 
 // The printed table, one row per method.
@@ -279,10 +317,21 @@ Table csv_table(const Compared& c) {
 // The JSON object of row `idx`.
 ojson row_json(const Compared& c, std::size_t idx) {
   const Row& r = c.rows[idx];
-  ojson makespans = ojson::array();
-  for (const MethodRun& run : r.runs) makespans.push_back(run.makespan);
+  ojson makespans = ojson::array(), calls = ojson::array(), curves = ojson::array();
+  ojson notes = ojson::array();
+  for (const MethodRun& run : r.runs) {
+    makespans.push_back(run.makespan);
+    notes.push_back(run.note);
+    calls.push_back(run.evaluations);
+    ojson curve = ojson::array();  // [seconds, calls, best makespan] per improvement
+    for (const ProgressPoint& p : run.curve) curve.push_back({p.seconds, p.calls, p.makespan});
+    curves.push_back(std::move(curve));
+  }
   ojson j = {{"method", r.method},
              {"makespans", makespans},
+             {"calls", calls},
+             {"curves", curves},
+             {"notes", notes},
              {"mean", r.mean},
              {"std", r.std},
              {"ratio_to_best", r.mean / c.best},
@@ -346,6 +395,8 @@ ojson compare_json(const Compared& c) {
   j["seeds"] = c.o.seeds;
   j["first_seed"] = c.o.first_seed;
   j["budget_evaluations"] = c.o.budget;
+  j["budget_seconds"] = c.o.time_budget;
+  j["threads"] = resolve_threads(c.o.threads);
   j["methods"] = std::move(jrows);
   if (c.o.measure) j["measured"] = measured_json(c);
   return j;
@@ -356,12 +407,20 @@ void print_compare(const Compared& c) {
   const CompareOptions& o = c.o;
   std::cout << fmt::format(
       "{} ({} ops) on {} devices, model {}; lower bound {} ({} with transfers){}; mean over {} "
-      "seed(s){} for randomised methods; search budget {} simulations\n\n",
+      "seed(s){} for randomised methods; search budget {}\n\n",
       c.g.meta().name, c.g.num_nodes(), o.devices, c.problem.platform().name(), c.ms(c.lb),
       c.ms(c.problem.transfer_lower_bound()), c.ref_scale ? " (reference units / 1e10)" : "",
-      o.seeds, o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "", o.budget);
+      o.seeds, o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "",
+      budget_text(o.budget, o.time_budget, o.threads));
   const Table table = text_table(c);
   std::cout << (o.markdown ? table.to_markdown() : table.to_text());
+  bool first_note = true;
+  for (const Row& r : c.rows)  // status lines (optimal's proof, auto's choice), first seed
+    if (!r.runs.front().note.empty()) {
+      std::cout << fmt::format("{}{}: {}\n", first_note ? "\n" : "", r.method,
+                               r.runs.front().note);
+      first_note = false;
+    }
   if (!o.measure) return;
   std::cout << fmt::format(
       "\nsimulated means vs measured medians over these {} rows: Spearman {:.2f}, {}\n",
@@ -393,6 +452,7 @@ void compare_graph(const Graph& g, const CompareOptions& o) {
   c.ref_scale = !c.seconds_unit && g.meta().origin == "reference-text";
   if (o.measure) c.summary = summarize_measured(c.rows);
   write_method_files(c);
+  if (!o.curves.empty()) write_curves(c);
   if (!o.csv.empty()) write_file_atomic(o.csv, csv_table(c).to_csv());
   const ojson j = compare_json(c);
   if (!o.json_file.empty()) write_file_atomic(o.json_file, j.dump(2) + "\n");
@@ -432,12 +492,16 @@ void add_compare(CLI::App& app) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
+  add_threads_option(*cmd, o->threads, false);
   add_budget_options(*cmd, o->budget, o->time_budget, "each search or learned run",
                      kDefaultSearchCalls);
   cmd->add_option("--csv", o->csv, "also write the table as CSV to this file");
   cmd->add_option("--json-file", o->json_file, "also write the JSON result to this file");
   cmd->add_option("--gantt-dir", o->gantt_dir,
                   "write <method>.svg Gantt charts (best seed) into this directory");
+  cmd->add_option("--curves", o->curves,
+                  "write an SVG chart of each method's best makespan against seconds (first "
+                  "seed; the anytime curves, most useful with --time-budget)");
   cmd->add_option("--assignments-dir", o->assignments_dir,
                   "write <method>.json assignments (best seed) into this directory");
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
@@ -471,7 +535,10 @@ void add_compare(CLI::App& app) {
       ->capture_default_str();
   add_engine_options(*cmd, o->engine);
   cmd->footer(methods_help());
-  cmd->callback([o] { run_compare(*o); });
+  cmd->callback([o, cmd] {
+    if (o->time_budget > 0 && cmd->count("--budget") == 0) o->budget = 0;  // seconds alone
+    run_compare(*o);
+  });
 }
 
 }  // namespace doppler::cli

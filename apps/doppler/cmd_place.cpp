@@ -19,11 +19,12 @@ namespace doppler::cli {
 namespace {
 
 struct PlaceCmdOptions {
-  std::string graph, method = "critical-path", hardware, output, policy;
+  std::string graph, method = "auto", hardware, output, policy;
   int devices = 0;  // 0: the graph's recorded count (devices_for)
   std::uint64_t seed = 0;
   std::int64_t budget = 0;
   double time_budget = 0;
+  int threads = 0;  // 0: every core
   bool json = false;
 };
 
@@ -37,7 +38,11 @@ void run_place(const PlaceCmdOptions& o) {
       throw InputError("--policy applies to the doppler methods only");
     method += std::string(method.find(':') == std::string::npos ? ":" : ",") + "policy=" + o.policy;
   }
-  const MethodRun r = run_method(method, problem, {o.seed, {o.budget, o.time_budget}});
+  PlaceOptions po;
+  po.seed = o.seed;
+  po.budget = {o.budget, o.time_budget};
+  po.threads = resolve_threads(o.threads);
+  const MethodRun r = run_method(method, problem, po);
   if (!o.output.empty()) write_file_atomic(o.output, format_assignment_json(r.assignment));
   const double lb = problem.lower_bound();
   const double tlb = problem.transfer_lower_bound();
@@ -59,6 +64,7 @@ void run_place(const PlaceCmdOptions& o) {
     j["cross_bytes"] = r.cross_bytes;
     j["placement_seconds"] = r.seconds;
     j["evaluations"] = r.evaluations;
+    j["threads"] = po.threads;
     if (!r.note.empty()) j["status"] = r.note;
     j["ops_per_device"] = r.assignment.ops_per_device();
     if (!o.output.empty()) j["output"] = o.output;
@@ -83,8 +89,9 @@ void run_place(const PlaceCmdOptions& o) {
       "{:<18}{}{}\n", "cross-device", fmt::format("{} transfers", r.cross_transfers),
       r.cross_bytes > 0 ? fmt::format(", {} bytes", format_sig(r.cross_bytes)) : "");
   std::cout << fmt::format("{:<18}{}\n", "ops per device", ops);
-  std::cout << fmt::format("{:<18}{:.3f} s{}\n", "placement time", r.seconds,
-                           r.evaluations ? fmt::format(" ({} simulations)", r.evaluations) : "");
+  std::cout << fmt::format("{:<18}{:.3f} s{}, {} thread{}\n", "placement time", r.seconds,
+                           r.evaluations ? fmt::format(" ({} simulations)", r.evaluations) : "",
+                           po.threads, po.threads == 1 ? "" : "s");
   if (!r.note.empty()) std::cout << fmt::format("{:<18}{}\n", r.assignment.method, r.note);
   if (!o.output.empty()) std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }
@@ -101,6 +108,7 @@ void add_place(CLI::App& app) {
   cmd->add_option("-s,--seed", o->seed, "seed of every random choice")->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
   add_budget_options(*cmd, o->budget, o->time_budget, "the method", 0);
+  add_threads_option(*cmd, o->threads, true);
   cmd->add_option(
       "--policy", o->policy,
       "a trained policy (doppler train's RUN directory or RUN/ckpt.pt), for the doppler methods");

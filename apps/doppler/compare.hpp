@@ -14,10 +14,12 @@ namespace doppler::cli {
 struct CompareOptions {
   // graph: path of the graph file (unused by compare_graph)
   std::string graph, methods = "all", hardware, csv, json_file, gantt_dir, assignments_dir;
+  std::string curves;  ///< SVG file of the anytime curves (empty: none)
   int devices = 0, seeds = 3;  // devices 0: the graph's recorded count (devices_for)
   int first_seed = 0;  ///< randomised methods run seeds first_seed .. first_seed + seeds - 1
   std::int64_t budget = kDefaultSearchCalls;
   double time_budget = 0;
+  int threads = 1;  ///< threads of each search (0: every core)
   bool json = false;
   bool markdown = false;         ///< print the table as Markdown
   bool measure = false;          ///< also run every assignment on the engine

@@ -1,5 +1,7 @@
 #include "methods.hpp"
 
+#include "common.hpp"
+
 #include <cmath>
 
 #include <fmt/format.h>
@@ -66,6 +68,14 @@ void validate_method(const std::string& spec) {
 
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options) {
   return {run_placer(spec, problem, options), spec, options.seed};
+}
+
+PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads) {
+  PlaceOptions o;
+  o.seed = static_cast<std::uint64_t>(seed);
+  o.budget = {calls, seconds};
+  o.threads = resolve_threads(threads);
+  return o;
 }
 
 std::string methods_help() {

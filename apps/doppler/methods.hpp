@@ -34,6 +34,10 @@ void validate_method(const std::string& spec);
 /// with the simulator.
 MethodRun run_method(const std::string& spec, const Problem& problem, const PlaceOptions& options);
 
+/// The options of one run of compare or bench-suite: seed `seed`, `calls` simulator calls and/or
+/// `seconds`, `threads` threads (0: every core).
+PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads);
+
 /// Lines describing every method (name, description, options) for --help.
 std::string methods_help();
 

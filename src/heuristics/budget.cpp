@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 
 namespace doppler {
@@ -13,17 +14,55 @@ Budget resolve(Budget given, std::int64_t default_calls) {
   return given;
 }
 
+namespace {
+constexpr double kHeartbeatSeconds = 0.2;  // the callback hears from a run at least this often
+}  // namespace
+
+struct BudgetedEvaluator::Run {
+  explicit Run(const BudgetedEvaluator& r) : root(r) {}
+  const BudgetedEvaluator& root;
+  mutable std::mutex m;  // guards curve, best, callback and told
+  std::vector<ProgressPoint> curve;
+  double best = std::numeric_limits<double>::infinity();
+  ProgressCallback callback;
+  double told = 0;  // run seconds when the callback was last told
+  std::atomic<bool> has_callback{false}, stop{false};
+
+  // Tells the callback (m held); a false answer stops the run.
+  void tell(const ProgressPoint& at) {
+    told = at.seconds;
+    if (callback && !callback(at)) stop.store(true);
+  }
+};
+
 BudgetedEvaluator::BudgetedEvaluator(const Simulator& sim, Budget limits)
-    : BudgetedEvaluator(sim, limits, nullptr) {}
+    : BudgetedEvaluator(sim, limits, nullptr, true) {}
 
-BudgetedEvaluator::BudgetedEvaluator(const Simulator& sim, Budget limits, BudgetedEvaluator* parent)
-    : sim_(&sim), limits_(resolve(limits, 0)), parent_(parent) {}
-
-BudgetedEvaluator BudgetedEvaluator::part(Budget limits) {
-  return part(limits, *sim_);
+BudgetedEvaluator::BudgetedEvaluator(const Simulator& sim, Budget limits, BudgetedEvaluator* parent,
+                                     bool same_units)
+    : sim_(&sim),
+      limits_(resolve(limits, 0)),
+      parent_(parent),
+      same_units_(same_units && (!parent || parent->same_units_)) {
+  if (parent_) {
+    run_ = parent_->run_;
+  } else {
+    own_ = std::make_unique<Run>(*this);
+    run_ = own_.get();
+  }
 }
 
-BudgetedEvaluator BudgetedEvaluator::part(Budget limits, const Simulator& sim) {
+BudgetedEvaluator::~BudgetedEvaluator() = default;
+
+bool BudgetedEvaluator::on_run_simulator() const {
+  return same_units_;
+}
+
+BudgetedEvaluator BudgetedEvaluator::part(Budget limits) {
+  return part(limits, *sim_, true);
+}
+
+BudgetedEvaluator BudgetedEvaluator::part(Budget limits, const Simulator& sim, bool same_units) {
   const Budget room = left();
   limits = resolve(limits, 0);
   if (room.evaluations > 0)
@@ -31,7 +70,7 @@ BudgetedEvaluator BudgetedEvaluator::part(Budget limits, const Simulator& sim) {
         limits.evaluations > 0 ? std::min(limits.evaluations, room.evaluations) : room.evaluations;
   if (room.seconds > 0)
     limits.seconds = limits.seconds > 0 ? std::min(limits.seconds, room.seconds) : room.seconds;
-  return BudgetedEvaluator(sim, limits, this);
+  return BudgetedEvaluator(sim, limits, this, same_units);
 }
 
 double BudgetedEvaluator::seconds() const {
@@ -40,7 +79,7 @@ double BudgetedEvaluator::seconds() const {
 
 std::int64_t BudgetedEvaluator::calls_left() const {
   std::int64_t left = limits_.evaluations > 0
-                          ? std::max<std::int64_t>(0, limits_.evaluations - calls_)
+                          ? std::max<std::int64_t>(0, limits_.evaluations - calls())
                           : std::numeric_limits<std::int64_t>::max();
   if (parent_) left = std::min(left, parent_->calls_left());
   return left;
@@ -63,29 +102,80 @@ Budget BudgetedEvaluator::left() const {
 }
 
 bool BudgetedEvaluator::spent() {
-  if (limits_.evaluations > 0 && calls_ >= limits_.evaluations) return true;
-  if (limits_.seconds > 0 && !expired_)  // a clock read (~25 ns) is small beside one simulation
-    expired_ = seconds() >= limits_.seconds;
-  return expired_ || (parent_ && parent_->spent());
+  if (run_->stop.load(std::memory_order_relaxed)) return true;
+  if (!parent_ && run_->has_callback.load(std::memory_order_relaxed)) heartbeat();
+  if (limits_.evaluations > 0 && calls() >= limits_.evaluations) return true;
+  // a clock read (~25 ns) is small beside one simulation
+  if (limits_.seconds > 0 && !expired_.load(std::memory_order_relaxed) &&
+      seconds() >= limits_.seconds)
+    expired_.store(true, std::memory_order_relaxed);
+  return expired_.load(std::memory_order_relaxed) || (parent_ && parent_->spent());
+}
+
+void BudgetedEvaluator::heartbeat() {
+  const double now = seconds();
+  std::unique_lock lock(run_->m, std::try_to_lock);
+  if (!lock.owns_lock() || now - run_->told < kHeartbeatSeconds) return;
+  run_->tell({now, calls(), run_->best});
+}
+
+void BudgetedEvaluator::improved(double makespan) {
+  if (!on_run_simulator()) return;
+  const std::lock_guard lock(run_->m);
+  if (!(makespan < run_->best)) return;
+  run_->best = makespan;
+  const ProgressPoint at{run_->root.seconds(), run_->root.calls(), makespan};
+  run_->curve.push_back(at);
+  run_->tell(at);
+}
+
+void BudgetedEvaluator::watch(ProgressCallback callback) {
+  const std::lock_guard lock(run_->m);
+  run_->callback = std::move(callback);
+  run_->has_callback.store(static_cast<bool>(run_->callback));
+}
+
+std::vector<ProgressPoint> BudgetedEvaluator::trace() const {
+  const std::lock_guard lock(run_->m);
+  return run_->curve;
+}
+
+double BudgetedEvaluator::best_reported() const {
+  const std::lock_guard lock(run_->m);
+  return run_->best;
 }
 
 double BudgetedEvaluator::fraction() const {
   double f = 0;
   if (limits_.evaluations > 0)
-    f = static_cast<double>(calls_) / static_cast<double>(limits_.evaluations);
+    f = static_cast<double>(calls()) / static_cast<double>(limits_.evaluations);
   if (limits_.seconds > 0) f = std::max(f, seconds() / limits_.seconds);
   return std::min(1.0, f);
 }
 
 bool BudgetedEvaluator::charge(std::int64_t n) {
-  if (!allows(n)) return false;
-  record(n);
+  return !spent() && reserve(n);
+}
+
+bool BudgetedEvaluator::reserve(std::int64_t n) {
+  if (limits_.evaluations > 0) {
+    std::int64_t cur = calls_.load(std::memory_order_relaxed);
+    do {
+      if (cur + n > limits_.evaluations) return false;
+    } while (!calls_.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+  } else {
+    calls_.fetch_add(n, std::memory_order_relaxed);
+  }
+  if (parent_ && !parent_->reserve(n)) {
+    calls_.fetch_sub(n, std::memory_order_relaxed);
+    return false;
+  }
   return true;
 }
 
 void BudgetedEvaluator::record(std::int64_t n) {
-  calls_ += n;
-  if (limits_.evaluations > 0 && calls_ > limits_.evaluations)
+  const std::int64_t now = calls_.fetch_add(n, std::memory_order_relaxed) + n;
+  if (limits_.evaluations > 0 && now > limits_.evaluations)
     throw std::logic_error("a placement run spent more simulator calls than its budget");
   if (parent_) parent_->record(n);
 }

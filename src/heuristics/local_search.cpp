@@ -52,6 +52,7 @@ PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceO
   settings.t0 = t0_;
   settings.polish = polish_;
   settings.focus = focus_;
+  settings.threads = options.threads;
   BudgetedEvaluator rest = eval.part(eval.left());
   AnnealResult r = anneal(problem, std::move(best), best_ms, rest, settings, options.seed);
   return Assignment{p, std::move(r.best), {}, name()};

@@ -76,7 +76,9 @@ Incumbent initial_incumbent(const Problem& problem, const PlaceOptions& options,
   SimWorkspace ws;
   const auto consider = [&](const char* spec, std::uint64_t seed, std::int64_t evals,
                             double limit) {
-    PlaceOptions o{seed, {evals, limit}, options.colocate_inputs};
+    PlaceOptions o = options;
+    o.seed = seed;
+    o.budget = {evals, limit};
     BudgetedEvaluator part = eval.part(o.budget);
     o.budget = part.limits();
     const Assignment a = make_placer(spec)->place_within(problem, o, part).assignment;
@@ -84,7 +86,7 @@ Incumbent initial_incumbent(const Problem& problem, const PlaceOptions& options,
     if (best.device_of.empty() || (ms && *ms < best.makespan))
       best = {a.device_of, ms.value_or(kInf)};
   };
-  for (const char* spec : {"critical-path", "heft", "etf", "balanced"})
+  for (const char* spec : {"critical-path", "heft", "etf", "balanced", "dsc"})
     consider(spec, 0, 2000, 0.25 * seconds);
   // A caller's simulator-call budget caps the restarts together at half of it.
   const std::int64_t budget = eval.limits().evaluations;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "doppler/heuristics/auto_placer.hpp"
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
 #include "doppler/heuristics/list_placers.hpp"
@@ -116,6 +117,18 @@ std::vector<Entry>& registry() {
            throw InputError(
                "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0 and focus in [0, 1]");
          return std::make_unique<MultilevelPlacer>(s);
+       }},
+      {{"auto",
+        "picks and combines methods for the graph, devices and budget: exhaustive on tiny "
+        "problems, else a portfolio (multilevel:inner=dsc; local-search on small graphs; "
+        "doppler-search on large ones when a policy is available) run side by side on the "
+        "threads, then annealing from the best (the note names the winner)",
+        "refine=0.3", false},
+       [](PlacerParams& p) {
+         const double refine = take_number(p, "auto", "refine", 0.3);
+         if (!(refine >= 0 && refine < 1))
+           throw InputError("method auto: refine must be in [0, 1)");
+         return std::make_unique<AutoPlacer>(refine);
        }},
       {{"exhaustive", "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",
         "max=531441", true},

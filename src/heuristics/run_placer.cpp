@@ -11,6 +11,7 @@ PlacementRun run_placer(const std::string& spec, const Problem& problem,
   r.evaluations = placed.spent.calls;
   r.seconds = placed.spent.seconds;
   r.note = std::move(placed.note);
+  r.curve = std::move(placed.curve);
   r.assignment.method = spec;
   const Schedule s = problem.simulator().simulate(r.assignment);
   r.makespan = s.makespan;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "doppler/report/xml.hpp"
+
 namespace doppler {
 
 namespace {
@@ -16,28 +18,6 @@ constexpr std::array<const char*, kNumOpKinds> kKindColour = {"#4e79a7", "#f28e2
                                                               "#bab0ac", "#edc948", "#b07aa1",
                                                               "#ff9da7", "#9c755f", "#76b7b2"};
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A "nice" tick step (1, 2 or 5 x 10^k) giving about `ticks` ticks over [0, span].
 double nice_step(double span, int ticks) {

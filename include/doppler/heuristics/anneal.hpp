@@ -47,6 +47,16 @@ struct AnnealSettings {
   /// The chain is recomputed (one simulation, counted as a simulator call) before a focused pick
   /// once the assignment has changed and at least this many moves have passed since the last time.
   int focus_refresh = 16;
+  /// Threads: that many chains, each with an equal share of the calls left (and all the time),
+  /// meeting every 1/16 of a cycle (at least 64 calls) of their own to adopt the best of their
+  /// best assignments; the result is the best chain's. Deterministic for a thread count under a
+  /// call budget. 1: one chain on the calling thread (the single-thread annealer).
+  int threads = 1;
+  /// Calls in one cycle: past them, annealing starts again (temperature t0 again, a new random
+  /// stream) from the best assignment so far, so a larger budget never cools more slowly than
+  /// a cycle and the best is kept. 0: max(kDefaultSearchCalls, 10 x ops). A budget within one
+  /// cycle gives the same result as without cycles.
+  std::int64_t cycle_calls = 0;
 };
 
 /// Result of an annealing run.
@@ -64,7 +74,10 @@ struct AnnealResult {
 /// it is no longer, or with probability exp(-increase / T) (Metropolis; with early abort the
 /// threshold is known before the simulation, same decisions and random draws); the temperature
 /// T falls geometrically from t0 x start_makespan; the last `polish` fraction of the
-/// budget is a first-improvement descent then iterated local search. Deterministic in `seed`.
+/// budget is a first-improvement descent then iterated local search; past cycle_calls the
+/// schedule starts again from the best (cycles); threads > 1 runs parallel chains (see
+/// AnnealSettings::threads). Every new best is reported to `budget.improved()`. Deterministic
+/// in `seed` (and the thread count).
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
                     BudgetedEvaluator& budget, const AnnealSettings& settings, std::uint64_t seed);
 

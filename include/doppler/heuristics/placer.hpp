@@ -23,6 +23,13 @@ struct PlaceOptions {
   /// device (see colocate_inputs()) in the list schedulers and enumopt; false places them like
   /// any other op.
   bool colocate_inputs = true;
+  /// Threads a search may use (local-search, multilevel, doppler-search, auto: chains of the
+  /// annealer that exchange their best; see AnnealSettings::threads). With a call budget and a
+  /// seed the result is the same for the same thread count; 1 gives the single-thread search.
+  int threads = 1;
+  /// Told of the run's progress (improvements, and at least every 0.2 s); returning false stops
+  /// the run with the best found so far. Empty: none.
+  ProgressCallback progress{};
 };
 
 /// Puts every input op (kind input) that has consumers on the device of its first consumer:
@@ -37,6 +44,9 @@ struct PlaceResult {
   Assignment assignment;  ///< the placement
   Spent spent;            ///< simulator calls (never above the budget's) and seconds
   std::string note;       ///< the method's status line (optimal: proof status), or empty
+  /// The anytime curve: the best makespan reported by the search at each improvement (methods
+  /// that report none leave it empty; the final assignment's makespan may be lower).
+  std::vector<ProgressPoint> curve;
 };
 
 /// A placement method. place() returns an assignment for problem.devices() devices whose

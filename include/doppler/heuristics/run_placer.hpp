@@ -19,6 +19,7 @@ struct PlacementRun {
   std::string note;              ///< the method's status line (optimal: proof status), or empty
   int cross_transfers = 0;       ///< transfers between devices in the simulated schedule
   double cross_bytes = 0;        ///< bytes they move
+  std::vector<ProgressPoint> curve;  ///< the search's anytime curve (PlaceResult::curve)
 };
 
 /// Makes the placer of `spec` (make_placer: InputError for an unknown name or option), places

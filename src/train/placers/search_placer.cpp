@@ -60,6 +60,7 @@ public:
         AnnealSettings as;
         as.proposal = &proposal;
         as.focus = focus_;
+        as.threads = options.threads;
         BudgetedEvaluator rest = eval.part(eval.left());
         AnnealResult ar = anneal(problem, best.devices, best.makespan, rest, as, options.seed);
         best.offer(ar.best, ar.best_makespan);

@@ -1,0 +1,56 @@
+#pragma once
+// `auto`: the placement method that picks and combines the others for a problem and a budget.
+#include <string>
+#include <vector>
+
+#include "doppler/heuristics/placer.hpp"
+
+namespace doppler {
+
+/// What the rule of `auto` reads: the problem's shape and the run's means.
+struct AutoFeatures {
+  int ops = 0;                ///< ops of the graph
+  int devices = 0;            ///< P
+  double transfer_ratio = 0;  ///< sum of nominal transfer times / sum of compute times
+  bool learned = false;       ///< doppler-search is available (torch build and a policy)
+  int threads = 1;            ///< threads of the run
+};
+
+/// What `auto` runs for a problem: the optimum by enumeration on tiny problems, else a portfolio
+/// of members (placer specs) run side by side on the threads (one after another when there are
+/// fewer threads than members), then annealing with every thread from the best member's result.
+struct AutoPlan {
+  bool exhaustive = false;           ///< tiny problem: `exhaustive` alone (the optimum)
+  std::vector<std::string> members;  ///< placer specs of the portfolio (never empty otherwise)
+  double refine_share = 0.3;         ///< share of the budget for the final annealing
+  std::string why;                   ///< the rule that chose them, one line for the report
+};
+
+/// The rule (docs/results/auto.md has the measurements behind it): `exhaustive` when P^N <=
+/// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured),
+/// `local-search` up to 5,000 ops (it wins on small graphs, loses on large ones), and
+/// `doppler-search` from 20,000 ops when a policy is available (its learned prior wins where a
+/// simulator call costs milliseconds).
+AutoPlan plan_auto(const AutoFeatures& f);
+
+/// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls
+/// split evenly over the members, one call each kept to score them, refine_share for the end;
+/// every simulator call counts). The note names the rule, each member's makespan and calls,
+/// and the member whose result won (and what the refinement gained).
+class AutoPlacer : public Placer {
+public:
+  /// `refine`: overrides AutoPlan::refine_share when >= 0.
+  explicit AutoPlacer(double refine = -1) : refine_(refine) {}
+  std::string name() const override { return "auto"; }
+  std::int64_t default_calls() const override { return kDefaultSearchCalls; }
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
+
+private:
+  double refine_;
+};
+
+/// The features of a problem as plan_auto reads them, for `threads` threads.
+AutoFeatures auto_features(const Problem& problem, int threads);
+
+}  // namespace doppler

@@ -1,0 +1,191 @@
+#include "doppler/heuristics/auto_placer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "doppler/heuristics/anneal.hpp"
+#include "doppler/heuristics/coarsen.hpp"
+#include "doppler/heuristics/search_placers.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kExhaustiveCandidates = 200000;  // P^N at most this: enumerate
+constexpr int kLocalSearchMaxOps = 5000;
+constexpr int kLearnedMinOps = 20000;
+
+// One member's outcome.
+struct Member {
+  std::string spec;
+  std::vector<DeviceId> device_of;
+  double makespan = kInf;
+  Spent spent;
+  std::string error;  // the member failed (its message); its result is not used
+};
+
+// Runs member `m.spec` within `share` of `eval` (one call of it kept to score the result), on
+// its own copy of the problem when `own` (so a learned member's metered calls count its own
+// simulator only), with `threads` threads.
+void run_member(Member& m, const Problem& problem, PlaceOptions o, BudgetedEvaluator& eval,
+                Budget share, bool own, int threads) {
+  try {
+    std::unique_ptr<Problem> copy;
+    if (own) copy = std::make_unique<Problem>(problem.graph(), problem.platform());
+    const Problem& mine = own ? *copy : problem;
+    if (share.evaluations > 1) --share.evaluations;
+    BudgetedEvaluator part = eval.part(share, mine.simulator(), true);
+    o.budget = part.limits();
+    o.threads = threads;
+    m.device_of = make_placer(m.spec)->place_within(mine, o, part).assignment.device_of;
+    m.spent = part.spent_so_far();
+    SimWorkspace ws;
+    if (const std::optional<double> ms = eval.makespan(m.device_of, ws)) {
+      m.makespan = *ms;
+      eval.improved(*ms);
+    }
+  } catch (const std::exception& e) {
+    m.error = e.what();
+  }
+}
+
+// Runs the members in waves of at most `threads` side by side, each wave with its share of
+// `phase` (calls split evenly over all members, seconds over the waves).
+void run_members(std::vector<Member>& members, const Problem& problem, const PlaceOptions& options,
+                 BudgetedEvaluator& eval, Budget phase, int threads) {
+  const int k = static_cast<int>(members.size());
+  const int wave = std::min(k, std::max(1, threads));
+  const int waves = (k + wave - 1) / wave;
+  for (int w = 0; w < waves; ++w) {
+    const int first = w * wave, last = std::min(k, first + wave);
+    Budget share;
+    if (phase.evaluations > 0) share.evaluations = std::max<std::int64_t>(1, phase.evaluations / k);
+    if (phase.seconds > 0) share.seconds = std::max(1e-3, phase.seconds / waves);
+    const int each = std::max(1, threads / (last - first));
+    std::vector<std::jthread> pool;
+    for (int i = first + 1; i < last; ++i)
+      pool.emplace_back([&, i] {
+        run_member(members[static_cast<std::size_t>(i)], problem, options, eval, share, true, each);
+      });
+    run_member(members[static_cast<std::size_t>(first)], problem, options, eval, share, false,
+               each);
+  }
+}
+
+// "spec 12.3 (4000 calls)" per member, for the note.
+std::string describe(const std::vector<Member>& members) {
+  std::string out;
+  for (const Member& m : members) {
+    if (!out.empty()) out += "; ";
+    out += m.error.empty() ? fmt::format("{} {:.6g} ({} calls)", m.spec, m.makespan, m.spent.calls)
+                           : fmt::format("{} failed: {}", m.spec, m.error);
+  }
+  return out;
+}
+
+}  // namespace
+
+AutoPlan plan_auto(const AutoFeatures& f) {
+  AutoPlan plan;
+  const double candidates = std::pow(static_cast<double>(f.devices), static_cast<double>(f.ops));
+  if (candidates <= kExhaustiveCandidates) {
+    plan.exhaustive = true;
+    plan.why = fmt::format("P^N = {:.0f} <= {:.0f}: the optimum by enumeration", candidates,
+                           kExhaustiveCandidates);
+    return plan;
+  }
+  plan.members.push_back("multilevel:inner=dsc");
+  std::string why = "multilevel:inner=dsc always";
+  if (f.ops <= kLocalSearchMaxOps) {
+    plan.members.push_back("local-search");
+    why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);
+  }
+  if (f.learned && f.ops >= kLearnedMinOps) {
+    plan.members.push_back("doppler-search");
+    why += fmt::format(", doppler-search as N >= {}", kLearnedMinOps);
+  }
+  plan.why = why;
+  return plan;
+}
+
+AutoFeatures auto_features(const Problem& problem, int threads) {
+  AutoFeatures f;
+  f.ops = problem.graph().num_nodes();
+  f.devices = problem.devices();
+  f.threads = std::max(1, threads);
+  const CoarsenCosts c = nominal_costs(problem.graph(), problem.cost());
+  const double compute = std::accumulate(c.compute.begin(), c.compute.end(), 0.0);
+  const double transfer = std::accumulate(c.transfer.begin(), c.transfer.end(), 0.0);
+  f.transfer_ratio = compute > 0 ? transfer / compute : 0;
+  try {
+    make_placer("doppler-search");
+    f.learned = true;
+  } catch (const InputError&) {
+    f.learned = false;  // not built with torch, or no policy
+  }
+  return f;
+}
+
+PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions& options,
+                                     BudgetedEvaluator& eval) const {
+  const int p = problem.devices();
+  const int n = problem.graph().num_nodes();
+  if (p == 1 || n == 0)
+    return {Assignment{p, std::vector<DeviceId>(static_cast<std::size_t>(n), 0), {}, name()},
+            "one device or no op"};
+  const AutoFeatures f = auto_features(problem, options.threads);
+  AutoPlan plan = plan_auto(f);
+  if (refine_ >= 0) plan.refine_share = refine_;
+  if (plan.exhaustive) {
+    PlaceResult r = make_placer("exhaustive")->place_within(problem, options, eval);
+    r.assignment.method = name();
+    r.note = plan.why;
+    return r;
+  }
+
+  // The members, side by side, then annealing from the best of them.
+  std::vector<Member> members;
+  for (const std::string& s : plan.members) members.push_back({s, {}, kInf, {}, {}});
+  const Budget left = eval.left();
+  Budget phase;
+  if (left.evaluations > 0)
+    phase.evaluations =
+        static_cast<std::int64_t>(std::floor((1 - plan.refine_share) * left.evaluations));
+  if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * left.seconds;
+  run_members(members, problem, options, eval, phase, f.threads);
+  const auto best = std::min_element(members.begin(), members.end(),
+                                     [](const Member& a, const Member& b) {
+                                       return a.makespan < b.makespan;
+                                     });
+  if (best->device_of.empty())
+    throw std::runtime_error("auto: every member failed: " + describe(members));
+  std::vector<DeviceId> out = best->device_of;
+  double out_ms = best->makespan;
+  std::string refined = "no refinement (budget spent)";
+  if (!eval.spent() && std::isfinite(out_ms)) {
+    AnnealSettings as;
+    as.t0 = 0.005;
+    as.threads = f.threads;
+    BudgetedEvaluator rest = eval.part(eval.left());
+    const AnnealResult r = anneal(problem, out, out_ms, rest, as, options.seed ^ 0xa070ULL);
+    refined = fmt::format("refined {:.6g} -> {:.6g} ({} calls)", out_ms, r.best_makespan,
+                          r.evaluations);
+    out = r.best;
+    out_ms = r.best_makespan;
+  }
+  return {Assignment{p, std::move(out), {}, name()},
+          fmt::format("{}; members: {}; best {}, {}", plan.why, describe(members),
+                      best->spec, refined)};
+}
+
+}  // namespace doppler

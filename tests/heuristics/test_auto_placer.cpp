@@ -1,0 +1,83 @@
+// `auto`: on problems whose optimum is known by construction or by brute force, it returns the
+// optimum; its note names what it ran.
+#include <numeric>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "support/builders.hpp"
+#include "support/support.hpp"
+
+#include "doppler/heuristics/auto_placer.hpp"
+
+namespace doppler {
+namespace {
+
+TEST(Auto, AChainGoesOnOneDevice) {
+  // 40 ops in a chain with transfers: any cut adds a transfer, so the optimum is the sum of
+  // the compute costs, on one device.
+  std::vector<test::RefNode> nodes;
+  std::vector<std::pair<int, int>> edges;
+  double sum = 0;
+  for (int i = 0; i < 40; ++i) {
+    nodes.push_back({1.0 + i % 5, 3});
+    sum += 1.0 + i % 5;
+    if (i > 0) edges.emplace_back(i - 1, i);
+  }
+  const Graph g = test::ref_graph(nodes, edges);
+  const Problem problem(g, Platform::reference(4));
+  for (int threads : {1, 2}) {
+    PlaceOptions o;
+    o.threads = threads;
+    o.budget = {4000, 0};
+    const PlaceResult r = AutoPlacer().place(problem, o);
+    EXPECT_DOUBLE_EQ(problem.simulator().makespan(r.assignment.device_of), sum);
+    EXPECT_NE(r.note.find("multilevel"), std::string::npos) << r.note;
+  }
+}
+
+TEST(Auto, AnIndependentSetIsSpreadEvenly) {
+  // 30 unit ops, no edges, 4 devices: the optimum is ceil(30 / 4) = 8.
+  const Graph g = test::ref_graph(std::vector<test::RefNode>(30, {1, 1}), {});
+  const Problem problem(g, Platform::reference(4));
+  PlaceOptions o;
+  o.budget = {2000, 0};
+  const PlaceResult r = AutoPlacer().place(problem, o);
+  EXPECT_DOUBLE_EQ(problem.simulator().makespan(r.assignment.device_of), 8.0);
+}
+
+TEST(Auto, TinyProblemsGetTheBruteForceOptimum) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 10; ++trial) {
+    const Graph g = test::random_dag(rng, {8, 0.3, 9, 12, true});
+    const Problem problem(g, Platform::reference(3));
+    std::vector<DeviceId> dev(8, 0);
+    double best = 1e300;
+    for (int code = 0; code < 6561; ++code) {  // 3^8, every assignment
+      for (int i = 0, c = code; i < 8; ++i, c /= 3) dev[static_cast<std::size_t>(i)] = c % 3;
+      best = std::min(best, problem.simulator().makespan(dev));
+    }
+    const PlaceResult r = AutoPlacer().place(problem, {});
+    EXPECT_EQ(problem.simulator().makespan(r.assignment.device_of), best);
+    EXPECT_NE(r.note.find("enumeration"), std::string::npos) << r.note;
+  }
+}
+
+TEST(Auto, TheRuleFollowsTheGraphSize) {
+  AutoFeatures f;
+  f.devices = 8;
+  f.ops = 1000;
+  const AutoPlan small = plan_auto(f);
+  EXPECT_FALSE(small.exhaustive);
+  EXPECT_EQ(small.members.size(), 2u);  // multilevel and local-search
+  f.ops = 30000;
+  EXPECT_EQ(plan_auto(f).members.size(), 1u);  // local-search loses on large graphs
+  f.learned = true;
+  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
+  f.ops = 5;
+  f.devices = 4;  // 4^5 = 1024 assignments
+  EXPECT_TRUE(plan_auto(f).exhaustive);
+}
+
+}  // namespace
+}  // namespace doppler
