@@ -11,7 +11,7 @@ out=${2:-focus-results}
 doppler="$build/doppler"
 mkdir -p "$out"
 row() {  # graph-seed method calls seed
-  "$doppler" -q place "$out/dag2k-$1.json" --devices 8 --method "$2" --budget "$3" --seed "$4" \
+  "$doppler" -q place "$out/dag2k-$1.json" --devices 8 --method "$2" --budget "$3" --seed "$4" --threads 1 \
     --json -o "$out/assignment.json" |
     /usr/bin/python3 -c "import json,sys; d=json.load(sys.stdin); print('$1\t$2\t$3\t$4\t%.4f\t%.2f' % (d['makespan']/1e10, d['placement_seconds']))"
 }

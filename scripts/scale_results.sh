@@ -5,6 +5,7 @@
 #
 #   scripts/scale_results.sh [BUILD=build] [OUT=scale-results]
 #   SECONDS_LIST="1 10 60"   time budgets of the search methods (seconds)
+#   THREADS=1                threads per search (place's default is every core)
 #   GRAPHS="dag20k dag2k llama7b-fwd llama7b-train gpt12"   which graphs (gpt12 is exported by
 #                            scripts/export_gpt12.py with Debian's python3-torch, ~20 s)
 #
@@ -46,7 +47,7 @@ setup() {
 # place GRAPH FILE DEVICES HW METHOD [TIME]
 place() {
   local name=$1 file=$2 p=$3 hw=$4 method=$5 t=${6:-}
-  local args=("$file" --devices "$p" --method "$method" --json)
+  local args=("$file" --devices "$p" --method "$method" --json --threads "${THREADS:-1}")
   [ "$hw" = - ] || args+=(--hardware "$hw")
   [ -z "$t" ] || args+=(--time-budget "$t" --budget 1000000000)
   echo "== $name $method ${t:+$t s}" >&2

@@ -119,7 +119,7 @@ for p in $problems; do
     for ((s = 0; s < n; s++)); do
       f="$out/runs/$p.${label// /_}.s$s.json"
       [ -s "$f" ] && continue
-      echo "$doppler place ${graph[$p]} --devices ${devices[$p]} ${hw[*]} --method $spec $budget --seed $s --json >$f.tmp && mv $f.tmp $f" >>"$jobfile"
+      echo "$doppler place ${graph[$p]} --devices ${devices[$p]} ${hw[*]} --method $spec $budget --seed $s --threads 1 --json >$f.tmp && mv $f.tmp $f" >>"$jobfile"
     done
   done <<<"$runs"
 done

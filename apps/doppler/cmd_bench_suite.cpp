@@ -181,8 +181,9 @@ void print_report(const std::vector<LoadedInstance>& instances, const std::vecto
   std::cout << fmt::format(
       "{} instance(s) ({} with a stated optimum), {} skipped; gap = mean makespan over {} seed(s) "
       "/ best known value - 1 (the stated optimum, else the best mean of any method); search "
-      "budget {} simulations\n\n",
-      instances.size(), with_optimum, skipped.size(), o.seeds, o.budget);
+      "budget {}\n\n",
+      instances.size(), with_optimum, skipped.size(), o.seeds,
+      budget_text(o.budget, o.time_budget, o.threads));
   const Table t = summary_table(summarize_suite(infos, runs), any_optimum);
   std::cout << (o.markdown ? t.to_markdown() : t.to_text());
   for (const SkippedFile& s : skipped) std::cout << "skipped: " << s.error << "\n";

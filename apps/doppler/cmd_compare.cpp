@@ -241,15 +241,6 @@ void write_curves(const Compared& c) {
   write_file_atomic(c.o.curves, format_curves_svg(series, opt));
 }
 
-// "20000 simulations", "10 s (no call limit)", "5000 simulations or 10 s", + threads.
-std::string budget_text(std::int64_t calls, double seconds, int threads) {
-  std::string out = calls > 0 && seconds > 0 ? fmt::format("{} simulations or {:g} s", calls, seconds)
-                    : seconds > 0             ? fmt::format("{:g} s (no call limit)", seconds)
-                                              : fmt::format("{} simulations", calls);
-  const int t = resolve_threads(threads);
-  return t > 1 ? out + fmt::format(", {} threads per search", t) : out;
-}
-
 // The printed table, one row per method.
 Table text_table(const Compared& c) {
   Table table;

@@ -65,6 +65,9 @@ void run_place(const PlaceCmdOptions& o) {
     j["placement_seconds"] = r.seconds;
     j["evaluations"] = r.evaluations;
     j["threads"] = po.threads;
+    ojson curve = ojson::array();  // [seconds, calls, best makespan] per improvement
+    for (const ProgressPoint& p : r.curve) curve.push_back({p.seconds, p.calls, p.makespan});
+    j["curve"] = std::move(curve);
     if (!r.note.empty()) j["status"] = r.note;
     j["ops_per_device"] = r.assignment.ops_per_device();
     if (!o.output.empty()) j["output"] = o.output;

@@ -78,6 +78,14 @@ PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int th
   return o;
 }
 
+std::string budget_text(std::int64_t calls, double seconds, int threads) {
+  std::string out = calls > 0 && seconds > 0 ? fmt::format("{} simulations or {:g} s", calls, seconds)
+                    : seconds > 0             ? fmt::format("{:g} s (no call limit)", seconds)
+                                              : fmt::format("{} simulations", calls);
+  const int t = resolve_threads(threads);
+  return t > 1 ? out + fmt::format(", {} threads per search", t) : out;
+}
+
 std::string methods_help() {
   std::string out = "Methods (spec: name or name:key=value,...):\n";
   bool learned = false;

@@ -38,6 +38,10 @@ MethodRun run_method(const std::string& spec, const Problem& problem, const Plac
 /// `seconds`, `threads` threads (0: every core).
 PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads);
 
+/// The budget of a compare or bench-suite run for its heading: "20000 simulations", "10 s (no
+/// call limit)" or "5000 simulations or 10 s", and the threads per search when more than one.
+std::string budget_text(std::int64_t calls, double seconds, int threads);
+
 /// Lines describing every method (name, description, options) for --help.
 std::string methods_help();
 

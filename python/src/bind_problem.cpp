@@ -1,7 +1,9 @@
 // doppler.Problem (simulate, simulate_many, schedule) and doppler.place over the registry.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <optional>
+#include <thread>
 
 #include "bindings.hpp"
 
@@ -71,13 +73,15 @@ py::dict schedule(const PyProblem& p, const DeviceArray& a) {
 
 PlacementRun place(const ProblemPtr& p, const std::string& method,
                    const std::optional<std::int64_t>& budget,
-                   const std::optional<double>& time_budget, std::uint64_t seed) {
+                   const std::optional<double>& time_budget, std::uint64_t seed, int threads) {
   if (!p) throw InputError("place: problem is None");
   if (budget && *budget < 0) throw InputError("place: budget must be >= 0 simulator calls");
   if (time_budget && *time_budget < 0) throw InputError("place: time_budget must be >= 0 seconds");
+  if (threads < 0) throw InputError("place: threads must be >= 0 (0: every core)");
   PlaceOptions o;
   o.seed = seed;
   o.budget = {budget.value_or(0), time_budget.value_or(0)};
+  o.threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   py::gil_scoped_release unlocked;
   return run_placer(method, *p->problem, o);
 }
@@ -138,6 +142,15 @@ void bind_placement(py::module_& m) {
       .def_readonly("evaluations", &PlacementRun::evaluations, "simulator calls the method made")
       .def_property_readonly("method", [](const PlacementRun& r) { return r.assignment.method; })
       .def_readonly("note", &PlacementRun::note, "the method's status line, or ''")
+      .def_property_readonly(
+          "curve",
+          [](const PlacementRun& r) {
+            py::list out;
+            for (const ProgressPoint& p : r.curve) out.append(py::make_tuple(p.seconds, p.calls, p.makespan));
+            return out;
+          },
+          "the search's anytime curve: (seconds, simulator calls, best makespan) at each "
+          "improvement it reported (empty for methods that report none)")
       .def("__repr__", [](const PlacementRun& r) {
         return "<doppler.Placement " + r.assignment.method + ": makespan " +
                std::to_string(r.makespan) + ">";
@@ -149,10 +162,13 @@ void bind_placement(py::module_& m) {
 void bind_problem(py::module_& m) {
   bind_problem_class(m);
   bind_placement(m);
-  m.def("place", &place, py::arg("problem"), py::arg("method") = "local-search", py::kw_only(),
+  m.def("place", &place, py::arg("problem"), py::arg("method") = "auto", py::kw_only(),
         py::arg("budget") = py::none(), py::arg("time_budget") = py::none(), py::arg("seed") = 0,
-        "Place with any registry method spec ('heft', 'local-search', 'multilevel:inner=dsc', "
-        "'doppler' with the shipped model, ...); budget: simulator calls, time_budget: seconds.");
+        py::arg("threads") = 0,
+        "Place with any registry method spec ('auto' (the default: picks and combines methods), "
+        "'heft', 'local-search', 'multilevel:inner=dsc', 'doppler' with the shipped model, ...); "
+        "budget: simulator calls, time_budget: seconds, threads: threads of the searches (0: "
+        "every core; under a call budget the result depends on the count, not on timing).");
   m.def(
       "methods",
       [] {

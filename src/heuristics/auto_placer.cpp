@@ -161,7 +161,8 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   if (left.evaluations > 0)
     phase.evaluations =
         static_cast<std::int64_t>(std::floor((1 - plan.refine_share) * left.evaluations));
-  if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * left.seconds;
+  // 2% of the time stays for scoring the members and refining (a member ends at its limit).
+  if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * 0.98 * left.seconds;
   run_members(members, problem, options, eval, phase, f.threads);
   const auto best = std::min_element(members.begin(), members.end(),
                                      [](const Member& a, const Member& b) {
@@ -174,7 +175,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   std::string refined = "no refinement (budget spent)";
   if (!eval.spent() && std::isfinite(out_ms)) {
     AnnealSettings as;
-    as.t0 = 0.005;
+    as.t0 = t0_;
     as.threads = f.threads;
     BudgetedEvaluator rest = eval.part(eval.left());
     const AnnealResult r = anneal(problem, out, out_ms, rest, as, options.seed ^ 0xa070ULL);

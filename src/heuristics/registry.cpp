@@ -123,12 +123,13 @@ std::vector<Entry>& registry() {
         "problems, else a portfolio (multilevel:inner=dsc; local-search on small graphs; "
         "doppler-search on large ones when a policy is available) run side by side on the "
         "threads, then annealing from the best (the note names the winner)",
-        "refine=0.3", false},
+        "refine=0.25,t0=0.005", false},
        [](PlacerParams& p) {
-         const double refine = take_number(p, "auto", "refine", 0.3);
-         if (!(refine >= 0 && refine < 1))
-           throw InputError("method auto: refine must be in [0, 1)");
-         return std::make_unique<AutoPlacer>(refine);
+         const double refine = take_number(p, "auto", "refine", 0.25);
+         const double t0 = take_number(p, "auto", "t0", 0.005);
+         if (!(refine >= 0 && refine < 1) || !(t0 >= 0))
+           throw InputError("method auto: refine must be in [0, 1) and t0 >= 0");
+         return std::make_unique<AutoPlacer>(refine, t0);
        }},
       {{"exhaustive", "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",
         "max=531441", true},

@@ -94,3 +94,16 @@ def test_bad_assignments_and_methods_are_value_errors(doppler, dag_json):
         doppler.place(problem, "local-search", budget=-1)
     names = [m["name"] for m in doppler.methods()]
     assert {"heft", "local-search", "doppler", "multilevel"} <= set(names)
+
+
+def test_place_defaults_to_auto_with_threads_and_a_curve(doppler, dag_json, tmp_path):
+    problem = doppler.Problem(doppler.load_graph(str(dag_json)), 4)
+    want, assignment = cli_place(dag_json, 4, "auto", tmp_path, "--budget", 2000, "--threads", 2)
+    got = doppler.place(problem, budget=2000, threads=2)
+    assert got.method == "auto" and "; best " in got.note
+    assert np.array_equal(got.assignment, assignment) and got.makespan == want["makespan"]
+    curve = got.curve
+    assert curve and all(b[2] < a[2] for a, b in zip(curve, curve[1:]))
+    assert curve[-1][2] >= got.makespan
+    with pytest.raises(ValueError):
+        doppler.place(problem, threads=-1)

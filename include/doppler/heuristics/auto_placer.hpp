@@ -22,7 +22,7 @@ struct AutoFeatures {
 struct AutoPlan {
   bool exhaustive = false;           ///< tiny problem: `exhaustive` alone (the optimum)
   std::vector<std::string> members;  ///< placer specs of the portfolio (never empty otherwise)
-  double refine_share = 0.3;         ///< share of the budget for the final annealing
+  double refine_share = 0.25;        ///< share of the budget for the final annealing
   std::string why;                   ///< the rule that chose them, one line for the report
 };
 
@@ -39,15 +39,16 @@ AutoPlan plan_auto(const AutoFeatures& f);
 /// and the member whose result won (and what the refinement gained).
 class AutoPlacer : public Placer {
 public:
-  /// `refine`: overrides AutoPlan::refine_share when >= 0.
-  explicit AutoPlacer(double refine = -1) : refine_(refine) {}
+  /// `refine`: overrides AutoPlan::refine_share when >= 0; `t0`: the refinement's start
+  /// temperature (AnnealSettings::t0).
+  explicit AutoPlacer(double refine = -1, double t0 = 0.005) : refine_(refine), t0_(t0) {}
   std::string name() const override { return "auto"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
                            BudgetedEvaluator& eval) const override;
 
 private:
-  double refine_;
+  double refine_, t0_;
 };
 
 /// The features of a problem as plan_auto reads them, for `threads` threads.

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Anytime check (issue 51): every search's mean makespan over seeds must not rise as its budget
+grows. Runs `doppler compare` per (graph, budget) with every method of METHODS on one thread and
+prints, per graph and method, the mean at each budget and whether it ever rose (Markdown).
+
+    scripts/anytime_results.py [BUILD=build] GRAPH[:DEVICES[:HARDWARE]]...
+    env: METHODS="local-search,multilevel,multilevel:inner=dsc" CALLS="1000 4000 20000 200000"
+         SECONDS_LIST="" (e.g. "1 10 60": also time budgets) SEEDS=5
+"""
+import json
+import os
+import subprocess
+import sys
+
+build = sys.argv[1]
+doppler = os.path.join(build, "doppler")
+env = os.environ.get
+methods = env("METHODS", "local-search,multilevel,multilevel:inner=dsc")
+budgets = [("--budget", c) for c in env("CALLS", "1000 4000 20000 200000").split()]
+budgets += [("--time-budget", s) for s in env("SECONDS_LIST", "").split()]
+seeds = env("SEEDS", "5")
+
+
+def label(flag, value):
+    return f"{int(value) // 1000}k calls" if flag == "--budget" else f"{value} s"
+
+
+print("| graph | method | " + " | ".join(label(f, v) for f, v in budgets) + " | rises |")
+print("|---|---|" + "---:|" * len(budgets) + "---|")
+for spec in sys.argv[2:]:
+    parts = spec.split(":")
+    path = parts[0]
+    devices = parts[1] if len(parts) > 1 else "4"
+    hardware = parts[2] if len(parts) > 2 else ""
+    means = {}
+    for flag, value in budgets:
+        cmd = [doppler, "compare", path, "--devices", devices, "--methods", methods, "--seeds",
+               seeds, "--threads", "1", "--json", flag, value]
+        if hardware:
+            cmd += ["--hardware", hardware]
+        j = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        scale = 1e-10 if j["unit"] == "reference" else 1e3
+        for m in j["methods"]:
+            means.setdefault(m["method"], []).append(m["mean"] * scale)
+    name = os.path.basename(path).rsplit(".", 1)[0]
+    for m, xs in means.items():
+        rises = [label(*budgets[i + 1]) for i in range(len(xs) - 1) if xs[i + 1] > xs[i] * (1 + 1e-9)]
+        print(f"| {name} ({devices}) | {m} | " + " | ".join(f"{x:.4g}" for x in xs) +
+              f" | {', '.join(rises) if rises else 'no'} |")
