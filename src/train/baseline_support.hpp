@@ -75,8 +75,8 @@ inline void check_baseline_config(const BaselineConfig& c, const Problem& proble
                                   const std::string& method, std::int64_t min_calls) {
   if (c.calls < 0 || c.episodes < 0)
     throw InputError(method + ": calls and episodes must be non-negative");
-  if (c.calls == 0 && c.episodes == 0)
-    throw InputError(method + ": give a budget (calls > 0 or episodes > 0)");
+  if (c.calls == 0 && c.episodes == 0 && !(c.seconds > 0))
+    throw InputError(method + ": give a budget (calls > 0, episodes > 0 or seconds > 0)");
   if (c.calls > 0 && c.calls < min_calls)
     throw InputError(fmt::format("{}: a budget of {} simulator calls is too small (at least {})",
                                  method, c.calls, min_calls));
@@ -269,7 +269,9 @@ inline int sample_index(const float* probs, int n, bool greedy, std::mt19937_64&
 /// at most `batch` as possible, of sizes differing by at most one (no tiny last batch).
 inline std::vector<int> batch_plan(const BaselineConfig& c, int batch,
                                    std::int64_t calls_per_rollout, std::int64_t reserved) {
-  std::int64_t total = std::numeric_limits<int>::max();
+  constexpr std::int64_t kTimeOnlyEpisodes = 1'000'000;  // a time limit alone: the plan's length
+  std::int64_t total = c.calls == 0 && c.episodes == 0 ? kTimeOnlyEpisodes
+                                                       : std::numeric_limits<int>::max();
   if (c.calls > 0)
     total = std::max<std::int64_t>(0, c.calls - 1 - reserved + calls_per_rollout - 1) /
             std::max<std::int64_t>(1, calls_per_rollout);  // a truncated last rollout counts

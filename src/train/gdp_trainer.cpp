@@ -93,6 +93,7 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       tokens > 0 ? detail::batch_plan(c, c.batch, 1, 0) : std::vector<int>{};
   const int updates = static_cast<int>(batches.size());
   for (int u = 0; u < updates; ++u) {
+    if (c.seconds > 0 && r.seconds >= c.seconds) break;  // the time limit: no further update
     const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
     // Rollouts: the policy has no state, one forward pass gives every placement's distribution.

@@ -249,6 +249,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
   const int updates = static_cast<int>(batches.size());
   nn::PlacetoStates state = env.alloc(1);
   for (int u = 0; u < updates; ++u) {
+    if (c.seconds > 0 && r.seconds >= c.seconds) break;  // the time limit: no further update
     const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
     std::vector<PlacetoEpisode> batch(static_cast<std::size_t>(k));

@@ -97,6 +97,24 @@ TEST(Gdp, PpoFindsTheObviouslyBestPlacement) {
   EXPECT_EQ(r.decisions, 1301 * 6);
 }
 
+TEST(Gdp, ATimeLimitAloneEndsTrainingAfterTheUpdateThatPassesIt) {
+  // No call or episode limit: only the seconds stop training, at the first update that starts
+  // after them (so the run ends within one update of the limit and makes some updates).
+  const Graph g = test::ref_graph({{5, 20}, {5, 20}, {5, 20}, {5, 20}}, {{0, 1}, {1, 2}, {2, 3}});
+  const Problem problem(g, Platform::reference(2));
+  BaselineConfig c = tiny();
+  c.calls = 0;
+  c.seconds = 0.3;
+  const BaselineResult r = train_gdp(problem, c);
+  EXPECT_GE(r.seconds, 0.3);
+  EXPECT_GT(r.updates, 1);
+  EXPECT_LT(r.updates, 1000000 / 8);           // the time, not the plan's length, ended it
+  EXPECT_EQ(r.cost_calls, r.episodes + 1);     // one call per placement, one for the greedy
+  BaselineConfig none = tiny();
+  none.calls = 0;
+  EXPECT_THROW(train_gdp(problem, none), InputError);  // no limit at all is refused
+}
+
 // Two independent chains of four ops (compute 10 and 9, transfers 5) on two devices: the best
 // placement puts each chain on a device of its own (makespan 40); one device for all takes 76,
 // and a random placement pays transfers and contention. (The chains differ so that GDP's

@@ -43,6 +43,9 @@ struct BaselineConfig {
   /// (Doppler-SIM with il=300, sim=1000 makes 1302). 0: no limit (then `episodes` must be > 0).
   std::int64_t calls = 1302;
   int episodes = 0;        ///< episode limit (0: none; training stops at whichever comes first)
+  /// Training seconds: no update starts after this many seconds of training (0: none). With
+  /// calls = episodes = 0 the time alone limits the run.
+  double seconds = 0;
   std::uint64_t seed = 0;  ///< seeds the initialisation (torch) and every sample (mt19937_64)
   double lr = 0;           ///< Adam learning rate at the start (0: 1e-3)
   double lr_end = -1;      ///< learning rate at the last update (negative: lr / 10)

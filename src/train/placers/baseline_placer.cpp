@@ -30,6 +30,10 @@ public:
       // Without calls=, the budget's calls; with it, calls= within the budget.
       if (eval.limits().evaluations > 0)
         c.calls = calls_given_ ? std::min(c.calls, eval.calls_left()) : eval.calls_left();
+      else if (eval.limits().seconds > 0 && !calls_given_)
+        c.calls = 0;  // a time limit alone: train until it (the greedy placement after)
+      // Training stops in time to leave a tenth for the greedy placement and its evaluation.
+      if (eval.limits().seconds > 0) c.seconds = 0.9 * eval.seconds_left();
       return train_baseline(method_, problem, c).best;
     });
     a.method = name();

@@ -49,6 +49,10 @@ public:
     const Plan plan = plan_budget(eval.limits());
     PipelineSpec spec = s_.pipeline;
     spec.sim = plan.sim;
+    if (eval.limits().seconds > 0) {  // the training stages (IL, SIM) stop in time
+      const double t = (s_.search ? s_.train_fraction : 0.9) * eval.seconds_left() / 2;
+      spec.base.time_budget = spec.base.time_budget > 0 ? std::min(spec.base.time_budget, t) : t;
+    }
     spec.base.seed = options.seed;
     DopplerTrainer trainer(problem, spec.base);
     std::unique_ptr<Engine> engine;
@@ -135,8 +139,12 @@ private:
 
   // Splits the budget (see learned_placers.hpp).
   Plan plan_budget(const Budget& limits) const {
+    // A time limit alone: as many calls as the time allows (the stages' time limits end them).
+    constexpr std::int64_t kTimeOnlyCalls = 10'000'000;
     const bool given = limits.evaluations > 0;
-    const std::int64_t n = given ? limits.evaluations : kDefaultTrainingCalls;
+    const std::int64_t n = given ? limits.evaluations
+                           : limits.seconds > 0 ? kTimeOnlyCalls
+                                                : kDefaultTrainingCalls;
     Plan p;
     const bool trains = s_.name != "doppler-il";
     if (!trains) {
