@@ -408,8 +408,7 @@ void print_compare(const Compared& c) {
   bool first_note = true;
   for (const Row& r : c.rows)  // status lines (optimal's proof, auto's choice), first seed
     if (!r.runs.front().note.empty()) {
-      std::cout << fmt::format("{}{}: {}\n", first_note ? "\n" : "", r.method,
-                               r.runs.front().note);
+      std::cout << fmt::format("{}{}: {}\n", first_note ? "\n" : "", r.method, r.runs.front().note);
       first_note = false;
     }
   if (!o.measure) return;

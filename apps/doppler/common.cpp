@@ -1,9 +1,9 @@
-#include <thread>
 #include "common.hpp"
 
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -80,18 +80,19 @@ CLI::Validator non_negative() {
 
 void add_threads_option(CLI::App& cmd, int& threads, bool default_all) {
   threads = default_all ? 0 : 1;
-  cmd.add_option("--threads", threads,
-                 fmt::format("threads of each search (local-search, multilevel, doppler-search, "
-                             "auto: chains that exchange their best); 0: every core ({}); "
-                             "default {} (the result depends on the count, not on timing, "
-                             "under a call budget)",
-                             std::max(1u, std::thread::hardware_concurrency()),
-                             default_all ? "0" : "1"))
+  cmd.add_option(
+         "--threads", threads,
+         fmt::format("threads of each search (local-search, multilevel, doppler-search, "
+                     "auto: chains that exchange their best); 0: every core ({}); "
+                     "default {} (the result depends on the count, not on timing, "
+                     "under a call budget)",
+                     std::max(1u, std::thread::hardware_concurrency()), default_all ? "0" : "1"))
       ->check(CLI::Range(0, 1024));
 }
 
 int resolve_threads(int threads) {
-  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return threads > 0 ? threads
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 void add_budget_options(CLI::App& cmd, std::int64_t& calls, double& seconds,

@@ -14,7 +14,7 @@ namespace doppler::cli {
 struct CompareOptions {
   // graph: path of the graph file (unused by compare_graph)
   std::string graph, methods = "all", hardware, csv, json_file, gantt_dir, assignments_dir;
-  std::string curves;  ///< SVG file of the anytime curves (empty: none)
+  std::string curves;          ///< SVG file of the anytime curves (empty: none)
   int devices = 0, seeds = 3;  // devices 0: the graph's recorded count (devices_for)
   int first_seed = 0;  ///< randomised methods run seeds first_seed .. first_seed + seeds - 1
   std::int64_t budget = kDefaultSearchCalls;

@@ -1,10 +1,10 @@
 #include "methods.hpp"
 
-#include "common.hpp"
-
 #include <cmath>
 
 #include <fmt/format.h>
+
+#include "common.hpp"
 
 #include "doppler/heuristics/run_placer.hpp"
 #include "doppler/util/error.hpp"
@@ -79,9 +79,10 @@ PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int th
 }
 
 std::string budget_text(std::int64_t calls, double seconds, int threads) {
-  std::string out = calls > 0 && seconds > 0 ? fmt::format("{} simulations or {:g} s", calls, seconds)
-                    : seconds > 0             ? fmt::format("{:g} s (no call limit)", seconds)
-                                              : fmt::format("{} simulations", calls);
+  std::string out = calls > 0 && seconds > 0
+                        ? fmt::format("{} simulations or {:g} s", calls, seconds)
+                    : seconds > 0 ? fmt::format("{:g} s (no call limit)", seconds)
+                                  : fmt::format("{} simulations", calls);
   const int t = resolve_threads(threads);
   return t > 1 ? out + fmt::format(", {} threads per search", t) : out;
 }

@@ -81,7 +81,8 @@ PlacementRun place(const ProblemPtr& p, const std::string& method,
   PlaceOptions o;
   o.seed = seed;
   o.budget = {budget.value_or(0), time_budget.value_or(0)};
-  o.threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.threads =
+      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   py::gil_scoped_release unlocked;
   return run_placer(method, *p->problem, o);
 }
@@ -146,7 +147,8 @@ void bind_placement(py::module_& m) {
           "curve",
           [](const PlacementRun& r) {
             py::list out;
-            for (const ProgressPoint& p : r.curve) out.append(py::make_tuple(p.seconds, p.calls, p.makespan));
+            for (const ProgressPoint& p : r.curve)
+              out.append(py::make_tuple(p.seconds, p.calls, p.makespan));
             return out;
           },
           "the search's anytime curve: (seconds, simulator calls, best makespan) at each "

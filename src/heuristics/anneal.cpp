@@ -19,7 +19,8 @@ constexpr std::uint64_t kChainSeedStep = 0x2545f4914f6cdd1dULL;
 // Calls in one annealing cycle (settings.cycle_calls, else max(kDefaultSearchCalls, 10 N)).
 std::int64_t cycle_calls(const Problem& problem, const AnnealSettings& s) {
   if (s.cycle_calls > 0) return s.cycle_calls;
-  return std::max<std::int64_t>(kDefaultSearchCalls, 10 * std::int64_t{problem.graph().num_nodes()});
+  return std::max<std::int64_t>(kDefaultSearchCalls,
+                                10 * std::int64_t{problem.graph().num_nodes()});
 }
 
 // One chain: cycles of at most `cycle` calls until `chain` is spent, each an annealing run (with
@@ -46,9 +47,11 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
                         const AnnealSettings& s, std::uint64_t seed, std::int64_t cycle) {
   const int t = s.threads;
   const std::int64_t left = run.calls_left();
-  const bool limited = run.limits().evaluations > 0 || left < std::numeric_limits<std::int64_t>::max();
+  const bool limited =
+      run.limits().evaluations > 0 || left < std::numeric_limits<std::int64_t>::max();
   const std::int64_t each = limited ? left / t : 0;
-  detail::Exchange exchange(t, std::max<std::int64_t>(64, (each > 0 ? std::min(each, cycle) : cycle) / 16));
+  detail::Exchange exchange(
+      t, std::max<std::int64_t>(64, (each > 0 ? std::min(each, cycle) : cycle) / 16));
   std::vector<AnnealResult> out(static_cast<std::size_t>(t));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(t));
   const auto chain = [&](int c) {
@@ -58,8 +61,8 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
       if (limited) b.evaluations = std::max<std::int64_t>(1, each + (c < left % t ? 1 : 0));
       BudgetedEvaluator mine = run.part(b);
       const detail::ChainLink link{&exchange, c, &mine};
-      out[i] = run_chain(problem, from, mine, s, seed + static_cast<std::uint64_t>(c) * kChainSeedStep,
-                         cycle, &link);
+      out[i] = run_chain(problem, from, mine, s,
+                         seed + static_cast<std::uint64_t>(c) * kChainSeedStep, cycle, &link);
     } catch (...) {
       errors[i] = std::current_exception();
       out[i] = from;
@@ -95,9 +98,10 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   const std::int64_t calls0 = budget.calls();
   const std::int64_t cycle = cycle_calls(problem, settings);
   AnnealResult from{std::move(start), start_makespan, 0};
-  AnnealResult r = settings.threads > 1 && budget.calls_left() >= 2 * 64
-                       ? run_chains(problem, from, budget, settings, seed, cycle)
-                       : run_chain(problem, std::move(from), budget, settings, seed, cycle, nullptr);
+  AnnealResult r =
+      settings.threads > 1 && budget.calls_left() >= 2 * 64
+          ? run_chains(problem, from, budget, settings, seed, cycle)
+          : run_chain(problem, std::move(from), budget, settings, seed, cycle, nullptr);
   r.evaluations = budget.calls() - calls0;
   return r;
 }

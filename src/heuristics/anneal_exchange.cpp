@@ -12,8 +12,8 @@ Exchange::Exchange(int chains, std::int64_t every)
       barrier_(chains, Publish{this}) {}
 
 const std::vector<DeviceId>* Exchange::meet(int c, std::int64_t calls,
-                                             const std::vector<DeviceId>& best, double ms,
-                                             double& out_ms) {
+                                            const std::vector<DeviceId>& best, double ms,
+                                            double& out_ms) {
   const auto i = static_cast<std::size_t>(c);
   while (next_[i] <= calls) next_[i] += every_;
   offered_[i] = &best;

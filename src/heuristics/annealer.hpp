@@ -18,7 +18,6 @@
 
 namespace doppler::detail {
 
-
 // A device other than `cur` drawn in proportion to `w` (uniform when `w` is empty or puts no
 // weight on another device).
 inline DeviceId propose(const std::vector<double>& w, DeviceId cur, int p, std::mt19937_64& rng) {

@@ -164,10 +164,9 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   // 2% of the time stays for scoring the members and refining (a member ends at its limit).
   if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * 0.98 * left.seconds;
   run_members(members, problem, options, eval, phase, f.threads);
-  const auto best = std::min_element(members.begin(), members.end(),
-                                     [](const Member& a, const Member& b) {
-                                       return a.makespan < b.makespan;
-                                     });
+  const auto best =
+      std::min_element(members.begin(), members.end(),
+                       [](const Member& a, const Member& b) { return a.makespan < b.makespan; });
   if (best->device_of.empty())
     throw std::runtime_error("auto: every member failed: " + describe(members));
   std::vector<DeviceId> out = best->device_of;
@@ -179,14 +178,14 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
     as.threads = f.threads;
     BudgetedEvaluator rest = eval.part(eval.left());
     const AnnealResult r = anneal(problem, out, out_ms, rest, as, options.seed ^ 0xa070ULL);
-    refined = fmt::format("refined {:.6g} -> {:.6g} ({} calls)", out_ms, r.best_makespan,
-                          r.evaluations);
+    refined =
+        fmt::format("refined {:.6g} -> {:.6g} ({} calls)", out_ms, r.best_makespan, r.evaluations);
     out = r.best;
     out_ms = r.best_makespan;
   }
   return {Assignment{p, std::move(out), {}, name()},
-          fmt::format("{}; members: {}; best {}, {}", plan.why, describe(members),
-                      best->spec, refined)};
+          fmt::format("{}; members: {}; best {}, {}", plan.why, describe(members), best->spec,
+                      refined)};
 }
 
 }  // namespace doppler

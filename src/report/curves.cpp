@@ -125,10 +125,9 @@ std::string format_curves_svg(const std::vector<CurveSeries>& series, const Curv
     const char* colour = kColour[i % kColour.size()];
     out += step_line(series[i], f, colour);
     const double ly = kTop + 18.0 * static_cast<double>(i) + 8;
-    const std::string text =
-        series[i].curve.empty()
-            ? series[i].label + ": no improvement reported"
-            : fmt::format("{}: {:.5g}", series[i].label, series[i].curve.back().makespan);
+    const std::string text = series[i].curve.empty() ? series[i].label + ": no improvement reported"
+                                                     : fmt::format("{}: {:.5g}", series[i].label,
+                                                                   series[i].curve.back().makespan);
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1:.1f}\" x2=\"{2}\" y2=\"{1:.1f}\" stroke=\"{3}\" "
         "stroke-width=\"3\"/><text x=\"{4}\" y=\"{5:.1f}\" font-size=\"11\">{6}</text>\n",

@@ -18,7 +18,6 @@ constexpr std::array<const char*, kNumOpKinds> kKindColour = {"#4e79a7", "#f28e2
                                                               "#bab0ac", "#edc948", "#b07aa1",
                                                               "#ff9da7", "#9c755f", "#76b7b2"};
 
-
 // A "nice" tick step (1, 2 or 5 x 10^k) giving about `ticks` ticks over [0, span].
 double nice_step(double span, int ticks) {
   const double raw = span / ticks;

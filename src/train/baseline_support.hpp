@@ -270,8 +270,8 @@ inline int sample_index(const float* probs, int n, bool greedy, std::mt19937_64&
 inline std::vector<int> batch_plan(const BaselineConfig& c, int batch,
                                    std::int64_t calls_per_rollout, std::int64_t reserved) {
   constexpr std::int64_t kTimeOnlyEpisodes = 1'000'000;  // a time limit alone: the plan's length
-  std::int64_t total = c.calls == 0 && c.episodes == 0 ? kTimeOnlyEpisodes
-                                                       : std::numeric_limits<int>::max();
+  std::int64_t total =
+      c.calls == 0 && c.episodes == 0 ? kTimeOnlyEpisodes : std::numeric_limits<int>::max();
   if (c.calls > 0)
     total = std::max<std::int64_t>(0, c.calls - 1 - reserved + calls_per_rollout - 1) /
             std::max<std::int64_t>(1, calls_per_rollout);  // a truncated last rollout counts

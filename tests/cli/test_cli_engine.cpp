@@ -36,8 +36,8 @@ void small_layer(const test::TempDir& dir) {
       "--devices 4 -o " +
       q(dir / "g.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = test::run_cli("place " + q(dir / "g.json") + " --devices 4 --hardware cpu -m critical-path -o " +
-                    q(dir / "a.json"));
+  r = test::run_cli("place " + q(dir / "g.json") +
+                    " --devices 4 --hardware cpu -m critical-path -o " + q(dir / "a.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 

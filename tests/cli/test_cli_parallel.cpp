@@ -61,7 +61,8 @@ TEST(CliParallel, CompareWithSecondsAloneHasNoCallLimitAndDrawsCurves) {
   const std::string svg = (dir / "c.svg").string();
   const auto r = test::run_cli("compare " + dag(dir) +
                                " --methods etf,local-search,auto --seeds 1 --time-budget 0.3 "
-                               "--threads 2 --json --curves " + svg);
+                               "--threads 2 --json --curves " +
+                               svg);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["budget_evaluations"], 0);
@@ -76,9 +77,9 @@ TEST(CliParallel, CompareWithSecondsAloneHasNoCallLimitAndDrawsCurves) {
   std::ifstream f(svg);
   const std::string text{std::istreambuf_iterator<char>(f), {}};
   const std::regex line("<polyline");
-  EXPECT_EQ(std::distance(std::sregex_iterator(text.begin(), text.end(), line),
-                          std::sregex_iterator()),
-            3);  // one line per method (etf: a single point)
+  EXPECT_EQ(
+      std::distance(std::sregex_iterator(text.begin(), text.end(), line), std::sregex_iterator()),
+      3);  // one line per method (etf: a single point)
   EXPECT_NE(text.find("auto"), std::string::npos);
 }
 

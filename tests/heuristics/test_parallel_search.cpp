@@ -113,8 +113,7 @@ TEST(Progress, TheCurveFallsAndEndsAtTheResult) {
       EXPECT_GE(r.curve[i].seconds, r.curve[i - 1].seconds);
       EXPECT_GE(r.curve[i].calls, r.curve[i - 1].calls);
     }
-    EXPECT_DOUBLE_EQ(r.curve.back().makespan,
-                     problem.simulator().makespan(r.assignment.device_of));
+    EXPECT_DOUBLE_EQ(r.curve.back().makespan, problem.simulator().makespan(r.assignment.device_of));
   }
 }
 

@@ -108,8 +108,8 @@ TEST(Gdp, ATimeLimitAloneEndsTrainingAfterTheUpdateThatPassesIt) {
   const BaselineResult r = train_gdp(problem, c);
   EXPECT_GE(r.seconds, 0.3);
   EXPECT_GT(r.updates, 1);
-  EXPECT_LT(r.updates, 1000000 / 8);           // the time, not the plan's length, ended it
-  EXPECT_EQ(r.cost_calls, r.episodes + 1);     // one call per placement, one for the greedy
+  EXPECT_LT(r.updates, 1000000 / 8);        // the time, not the plan's length, ended it
+  EXPECT_EQ(r.cost_calls, r.episodes + 1);  // one call per placement, one for the greedy
   BaselineConfig none = tiny();
   none.calls = 0;
   EXPECT_THROW(train_gdp(problem, none), InputError);  // no limit at all is refused

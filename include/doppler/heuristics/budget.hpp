@@ -154,9 +154,9 @@ private:
   const Simulator* sim_;
   Budget limits_;
   BudgetedEvaluator* parent_ = nullptr;
-  bool same_units_ = true;     // improved() reaches the run's curve
-  Run* run_;                   // the root's (owned there)
-  std::unique_ptr<Run> own_;   // set on the root only
+  bool same_units_ = true;    // improved() reaches the run's curve
+  Run* run_;                  // the root's (owned there)
+  std::unique_ptr<Run> own_;  // set on the root only
   Stopwatch clock_;
   std::atomic<std::int64_t> calls_{0};
   std::atomic<bool> expired_{false};

@@ -12,13 +12,13 @@ namespace doppler {
 
 /// The outcome of one placement run.
 struct PlacementRun {
-  Assignment assignment;         ///< the placement (its `method` is the spec)
-  double makespan = 0;           ///< simulated makespan (FIFO dispatch; problem units)
-  double seconds = 0;            ///< wall-clock placement time (seconds)
-  std::int64_t evaluations = 0;  ///< simulator calls made by the method
-  std::string note;              ///< the method's status line (optimal: proof status), or empty
-  int cross_transfers = 0;       ///< transfers between devices in the simulated schedule
-  double cross_bytes = 0;        ///< bytes they move
+  Assignment assignment;             ///< the placement (its `method` is the spec)
+  double makespan = 0;               ///< simulated makespan (FIFO dispatch; problem units)
+  double seconds = 0;                ///< wall-clock placement time (seconds)
+  std::int64_t evaluations = 0;      ///< simulator calls made by the method
+  std::string note;                  ///< the method's status line (optimal: proof status), or empty
+  int cross_transfers = 0;           ///< transfers between devices in the simulated schedule
+  double cross_bytes = 0;            ///< bytes they move
   std::vector<ProgressPoint> curve;  ///< the search's anytime curve (PlaceResult::curve)
 };
 

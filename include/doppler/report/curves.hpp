@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-
 namespace doppler {
 
 /// A point of a curve: the best makespan found `seconds` into the run.
@@ -15,9 +14,9 @@ struct CurvePoint {
 
 /// One line of the chart.
 struct CurveSeries {
-  std::string label;                 ///< legend text (method and seed)
+  std::string label;              ///< legend text (method and seed)
   std::vector<CurvePoint> curve;  ///< improvements in time order (falling makespans)
-  double end_seconds = 0;            ///< the run's length: the last value is drawn up to here
+  double end_seconds = 0;         ///< the run's length: the last value is drawn up to here
 };
 
 /// Options of format_curves_svg().

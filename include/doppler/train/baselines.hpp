@@ -42,7 +42,7 @@ struct BaselineConfig {
   /// Simulator calls allowed in total, the final greedy placement's evaluation included
   /// (Doppler-SIM with il=300, sim=1000 makes 1302). 0: no limit (then `episodes` must be > 0).
   std::int64_t calls = 1302;
-  int episodes = 0;        ///< episode limit (0: none; training stops at whichever comes first)
+  int episodes = 0;  ///< episode limit (0: none; training stops at whichever comes first)
   /// Training seconds: no update starts after this many seconds of training (0: none). With
   /// calls = episodes = 0 the time alone limits the run.
   double seconds = 0;

@@ -142,7 +142,7 @@ private:
     // A time limit alone: as many calls as the time allows (the stages' time limits end them).
     constexpr std::int64_t kTimeOnlyCalls = 10'000'000;
     const bool given = limits.evaluations > 0;
-    const std::int64_t n = given ? limits.evaluations
+    const std::int64_t n = given                ? limits.evaluations
                            : limits.seconds > 0 ? kTimeOnlyCalls
                                                 : kDefaultTrainingCalls;
     Plan p;
