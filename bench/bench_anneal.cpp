@@ -18,14 +18,19 @@ namespace {
 
 using namespace doppler;
 
+// The generated random DAG of `ops` ops, seed 1.
+Graph random_dag(std::int64_t ops) {
+  workloads::WorkloadSpec spec;
+  spec.name = "random-dag";
+  spec.params["ops"] = std::to_string(ops);
+  spec.params["seed"] = "1";
+  return workloads::generate_workload(spec);
+}
+
 // args: ops, devices, evaluation (0 full, 1 early abort, 2 incremental + early abort). One
 // iteration = 2,000 annealer calls.
 void BM_AnnealCalls(benchmark::State& state) {
-  workloads::WorkloadSpec spec;
-  spec.name = "random-dag";
-  spec.params["ops"] = std::to_string(state.range(0));
-  spec.params["seed"] = "1";
-  const Graph g = workloads::generate_workload(spec);
+  const Graph g = random_dag(state.range(0));
   const Problem problem(g, Platform::reference(static_cast<int>(state.range(1))));
   const Assignment start = EtfPlacer().place(problem, {}).assignment;
   const double start_ms = problem.simulator().makespan(start.device_of);
@@ -51,11 +56,7 @@ BENCHMARK(BM_AnnealCalls)
 
 // args: ops, threads. One iteration = one local-search run of 0.5 s on the 8-device DAG.
 void BM_ParallelChains(benchmark::State& state) {
-  workloads::WorkloadSpec spec;
-  spec.name = "random-dag";
-  spec.params["ops"] = std::to_string(state.range(0));
-  spec.params["seed"] = "1";
-  const Graph g = workloads::generate_workload(spec);
+  const Graph g = random_dag(state.range(0));
   const Problem problem(g, Platform::reference(8));
   constexpr double kSeconds = 0.5;
   std::int64_t calls = 0;
