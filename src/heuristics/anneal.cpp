@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <thread>
 
 #include "anneal_exchange.hpp"
@@ -47,8 +48,7 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
                         const AnnealSettings& s, std::uint64_t seed, std::int64_t cycle) {
   const int t = s.threads;
   const std::int64_t left = run.calls_left();
-  const bool limited =
-      run.limits().evaluations > 0 || left < std::numeric_limits<std::int64_t>::max();
+  const bool limited = left < std::numeric_limits<std::int64_t>::max();  // a call limit applies
   const std::int64_t each = limited ? left / t : 0;
   detail::Exchange exchange(
       t, std::max<std::int64_t>(64, (each > 0 ? std::min(each, cycle) : cycle) / 16));
