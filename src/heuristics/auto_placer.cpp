@@ -8,6 +8,7 @@
 #include <numeric>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -164,9 +165,13 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   // 2% of the time stays for scoring the members and refining (a member ends at its limit).
   if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * 0.98 * left.seconds;
   run_members(members, problem, options, eval, phase, f.threads);
+  // The shortest placement; a member that placed but could not be scored (its budget ended at
+  // the limit) still beats one that failed.
   const auto best =
-      std::min_element(members.begin(), members.end(),
-                       [](const Member& a, const Member& b) { return a.makespan < b.makespan; });
+      std::min_element(members.begin(), members.end(), [](const Member& a, const Member& b) {
+        return std::pair(a.device_of.empty(), a.makespan) <
+               std::pair(b.device_of.empty(), b.makespan);
+      });
   if (best->device_of.empty())
     throw std::runtime_error("auto: every member failed: " + describe(members));
   std::vector<DeviceId> out = best->device_of;
