@@ -50,8 +50,15 @@ void run_member(Member& m, const Problem& problem, PlaceOptions o, BudgetedEvalu
     o.threads = threads;
     m.device_of = make_placer(m.spec)->place_within(mine, o, part).assignment.device_of;
     m.spent = part.spent_so_far();
+    // Scored with the call kept for it: counted even when the time is up or the run was told
+    // to stop (which refuse new calls), so that the best member is still known.
     SimWorkspace ws;
-    if (const std::optional<double> ms = eval.makespan(m.device_of, ws)) {
+    std::optional<double> ms = eval.makespan(m.device_of, ws);
+    if (!ms && eval.calls_left() > 0) {
+      eval.record(1);
+      ms = mine.simulator().makespan(m.device_of, ws);
+    }
+    if (ms) {
       m.makespan = *ms;
       eval.improved(*ms);
     }
