@@ -429,6 +429,7 @@ void print_compare(const Compared& c) {
 
 void compare_graph(const Graph& g, const CompareOptions& o) {
   const Problem problem(g, platform_for(g, o.hardware, o.devices));
+  warn_pricing(g, o.hardware);
   const std::vector<std::string> methods = expand_methods(o.methods, problem);
   for (const std::string& dir : {o.gantt_dir, o.assignments_dir})
     if (!dir.empty() && !std::filesystem::is_directory(dir))

@@ -1,6 +1,7 @@
 // doppler place GRAPH --devices P --method M: one placement, scored by the simulator.
 #include <iostream>
 #include <memory>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -13,6 +14,7 @@
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/progress.hpp"
 
 namespace doppler::cli {
 
@@ -32,6 +34,7 @@ void run_place(const PlaceCmdOptions& o) {
   const Graph g = load_graph_logged(o.graph);
   const int devices = devices_for(g, o.devices);
   const Problem problem(g, platform_for(g, o.hardware, devices));
+  warn_pricing(g, o.hardware);
   std::string method = o.method;
   if (!o.policy.empty()) {
     if (method.rfind("doppler", 0) != 0)
@@ -42,7 +45,17 @@ void run_place(const PlaceCmdOptions& o) {
   po.seed = o.seed;
   po.budget = {o.budget, o.time_budget};
   po.threads = resolve_threads(o.threads);
+  // The search's progress on a terminal: the channel Python's place(callback=) uses.
+  Progress bar("place", o.budget);
+  std::mutex bar_mutex;
+  if (Progress::enabled())
+    po.progress = [&](const ProgressPoint& p) {
+      const std::lock_guard<std::mutex> lock(bar_mutex);
+      bar.update(p.calls, fmt::format("{:.1f} s, best {:.6g}", p.seconds, p.makespan));
+      return true;
+    };
   const MethodRun r = run_method(method, problem, po);
+  bar.finish();
   if (!o.output.empty()) write_file_atomic(o.output, format_assignment_json(r.assignment));
   const double lb = problem.lower_bound();
   const double tlb = problem.transfer_lower_bound();

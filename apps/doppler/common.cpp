@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "doppler/graph/io/graph_file.hpp"
+#include "doppler/hardware/platform_for.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/heuristics/budget.hpp"
 #include "doppler/util/error.hpp"
@@ -20,6 +21,11 @@ Graph load_graph_logged(const std::string& path) {
   Graph g = load_graph(path, &warnings);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   return g;
+}
+
+void warn_pricing(const Graph& g, const std::string& hardware) {
+  if (const std::string w = pricing_warning(g, hardware); !w.empty())
+    spdlog::warn("{} (drop --hardware)", w);
 }
 
 void print_json(const ojson& j) {

@@ -19,6 +19,9 @@ using ojson = nlohmann::ordered_json;
 
 /// Loads a graph file, logging its warnings on stderr.
 Graph load_graph_logged(const std::string& path);
+/// Logs pricing_warning(g, hardware) when there is one (a profile pricing a graph that has
+/// reference costs only).
+void warn_pricing(const Graph& g, const std::string& hardware);
 
 /// Prints exactly one JSON document on stdout.
 void print_json(const ojson& j);

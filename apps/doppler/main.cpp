@@ -15,6 +15,26 @@
 #include "doppler/util/components.hpp"
 #include "doppler/util/error.hpp"
 
+namespace {
+
+// The CLI's wording of what would fix an input error (the library names it as a concept).
+std::string cli_remedy(const doppler::InputError& e) {
+  const std::string& s = e.remedy_subject();
+  switch (e.remedy()) {
+    case doppler::Remedy::input_shape:
+      return "; give its shape with --input " + s + ":DIMS (e.g. 1x128)";
+    case doppler::Remedy::hardware:
+      return ": pass --hardware PROFILE (shipped: " + s + ")";
+    case doppler::Remedy::output_format:
+      return "; or pass --to FORMAT";
+    case doppler::Remedy::none:
+      break;
+  }
+  return "";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_st("doppler");
   logger->set_pattern("doppler: %^%l%$: %v");
@@ -28,7 +48,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough();
   // The version and the optional components built (cmake/Components.cmake), one line each.
-  app.set_version_flag("--version", "doppler 0.1.0\n" + doppler::describe_components());
+  app.set_version_flag("--version", std::string("doppler ") + DOPPLER_VERSION + "\n" +
+                                        doppler::describe_components());
   bool verbose = false, quiet = false;
   app.add_flag("-v,--verbose", verbose, "log progress details on stderr");
   app.add_flag("-q,--quiet", quiet, "log only errors on stderr");
@@ -72,7 +93,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const doppler::InputError& e) {
     std::cout.flush();
-    std::fprintf(stderr, "doppler: error: %s\n", e.what());
+    std::fprintf(stderr, "doppler: error: %s%s\n", e.what(), cli_remedy(e).c_str());
     return 2;
   } catch (const doppler::EngineError& e) {
     // An engine that could not run (no GPU, a failed kernel, a timeout): its cause, one line.

@@ -97,7 +97,7 @@ std::string methods_help() {
           "docs/training.md):\n";
     learned = learned || info.learned;
     out += fmt::format("  {:<15}{}{}\n", info.name, info.description,
-                       info.params.empty() ? "" : " [" + info.params + "]");
+                       info.options.empty() ? "" : " [" + options_text(info) + "]");
   }
   return out;
 }

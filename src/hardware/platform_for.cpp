@@ -10,10 +10,20 @@ Platform platform_for(const Graph& g, const std::string& hardware, int devices) 
   if (!g.has_reference_costs()) {
     std::string names;
     for (const auto& p : shipped_profiles()) names += (names.empty() ? "" : ", ") + p.name;
-    throw InputError("graph '" + g.meta().name +
-                     "' has no reference costs: pass --hardware PROFILE (shipped: " + names + ")");
+    throw InputError("graph '" + g.meta().name + "' has no reference costs")
+        .with_remedy(Remedy::hardware, names);
   }
   return Platform::reference(devices);
+}
+
+std::string pricing_warning(const Graph& g, const std::string& hardware) {
+  if (hardware.empty() || !g.has_reference_costs()) return "";
+  for (const Node& n : g.nodes())
+    if (n.flops > 0 || n.out_bytes > 0) return "";
+  return "graph '" + g.meta().name + "' has reference costs only (no FLOPs or bytes): profile '" +
+         hardware +
+         "' would price every op at its fixed overhead alone; simulate it without a "
+         "hardware profile";
 }
 
 }  // namespace doppler

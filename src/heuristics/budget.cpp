@@ -112,11 +112,16 @@ bool BudgetedEvaluator::spent() {
   return expired_.load(std::memory_order_relaxed) || (parent_ && parent_->spent());
 }
 
+bool BudgetedEvaluator::stop_requested() {
+  if (run_->has_callback.load(std::memory_order_relaxed)) heartbeat();
+  return run_->stop.load(std::memory_order_relaxed);
+}
+
 void BudgetedEvaluator::heartbeat() {
-  const double now = seconds();
+  const double now = run_->root.seconds();
   std::unique_lock lock(run_->m, std::try_to_lock);
   if (!lock.owns_lock() || now - run_->told < kHeartbeatSeconds) return;
-  run_->tell({now, calls(), run_->best});
+  run_->tell({now, run_->root.calls(), run_->best});
 }
 
 void BudgetedEvaluator::improved(double makespan) {

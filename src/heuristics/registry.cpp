@@ -32,12 +32,40 @@ struct Entry {
   PlacerFactory make;
 };
 
-std::vector<Entry>& registry() {
-  static std::vector<Entry> entries = {
+// multilevel's factory: its settings, with `inner` checked now rather than mid-run.
+std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
+  MultilevelSettings s;
+  s.inner = take_string(p, "inner", s.inner);
+  s.coarse_nodes = static_cast<int>(take_integer(p, "multilevel", "coarse", 0, 0, 1 << 30));
+  s.cap = take_number(p, "multilevel", "cap", s.cap);
+  s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
+  s.t0 = take_number(p, "multilevel", "t0", s.t0);
+  s.focus = take_number(p, "multilevel", "focus", s.focus);
+  if (s.inner.empty() || s.inner.rfind("multilevel", 0) == 0)
+    throw InputError("method multilevel: option inner must name another method");
+  std::string inner = s.inner;
+  std::replace(inner.begin(), inner.end(), ';', ',');
+  make_placer(inner);  // fails now, naming the method or option, rather than mid-run
+  if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0 ||
+      !(s.focus >= 0 && s.focus <= 1))
+    throw InputError(
+        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0 and focus in [0, 1]");
+  return std::make_unique<MultilevelPlacer>(s);
+}
+
+// The list schedulers, the simple baselines, dsc and enumopt, in `--methods all` order.
+std::vector<Entry> constructive_entries() {
+  using enum OptionType;
+  return {
       {{"critical-path",
         "largest b-level first, on the device where it starts earliest (the paper's baseline, "
         "Stage I teacher)",
-        "ties=lowest|random", true},
+        {{"ties",
+          choice,
+          "lowest",
+          "ties between ops and between devices: the lowest id, or uniformly random (seeded)",
+          {"lowest", "random"}}},
+        true},
        [](PlacerParams& p) {
          const std::string ties = take_string(p, "ties", "lowest");
          if (ties != "lowest" && ties != "random")
@@ -45,48 +73,88 @@ std::vector<Entry>& registry() {
                             ties + "'");
          return std::make_unique<CriticalPathPlacer>(ties == "random");
        }},
-      {{"heft", "HEFT: decreasing upward rank, earliest finish time with insertion into idle gaps",
-        "", true},
+      {{"heft",
+        "HEFT: decreasing upward rank, earliest finish time with insertion into idle gaps",
+        {},
+        true},
        [](PlacerParams&) { return std::make_unique<HeftPlacer>(); }},
-      {{"etf", "ETF: the ready (op, device) pair with the earliest start time, repeatedly", "",
+      {{"etf",
+        "ETF: the ready (op, device) pair with the earliest start time, repeatedly",
+        {},
         true},
        [](PlacerParams&) { return std::make_unique<EtfPlacer>(); }},
-      {{"m-topo", "Baechi m-TOPO: topological order, filling each device's memory share in turn",
-        "slack=0.05", true},
+      {{"m-topo",
+        "Baechi m-TOPO: topological order, filling each device's memory share in turn",
+        {{"slack", number, "0.05",
+          "memory slack: each device holds up to (1 + slack) x total op memory / P"}},
+        true},
        [](PlacerParams& p) {
          return std::make_unique<MTopoPlacer>(take_number(p, "m-topo", "slack", 0.05));
        }},
-      {{"m-etf", "Baechi m-ETF: ETF restricted to devices with memory left in their share",
-        "slack=0.1", true},
+      {{"m-etf",
+        "Baechi m-ETF: ETF restricted to devices with memory left in their share",
+        {{"slack", number, "0.1",
+          "memory slack: each device holds up to (1 + slack) x total op memory / P"}},
+        true},
        [](PlacerParams& p) {
          return std::make_unique<EtfPlacer>(take_number(p, "m-etf", "slack", 0.1));
        }},
-      {{"round-robin", "the i-th op in topological order on device i mod P", "", true},
+      {{"round-robin", "the i-th op in topological order on device i mod P", {}, true},
        [](PlacerParams&) { return std::make_unique<RoundRobinPlacer>(); }},
-      {{"random", "uniformly random devices", "", false},
+      {{"random", "uniformly random devices", {}, false},
        [](PlacerParams&) { return std::make_unique<RandomPlacer>(); }},
-      {{"balanced", "topological order, each op on the least-loaded device", "", true},
+      {{"balanced", "topological order, each op on the least-loaded device", {}, true},
        [](PlacerParams&) { return std::make_unique<BalancedPlacer>(); }},
       {{"dsc",
         "Dominant Sequence Clustering (unbounded devices, zeroing dominant-sequence edges), "
         "clusters merged onto the devices (merge=best: the best of glb, lpt, eft and comm by "
         "simulation)",
-        "merge=best|glb|lpt|eft|comm", true},
+        {{"merge",
+          choice,
+          "best",
+          "how clusters are merged onto the devices: guided load balancing (glb), longest work "
+          "first (lpt), earliest finish (eft), least transfer (comm), or each of them simulated "
+          "once, the shortest kept (best: 4 simulator calls)",
+          {"best", "glb", "lpt", "eft", "comm"}}},
+        true},
        [](PlacerParams& p) {
          return std::make_unique<DscPlacer>(take_string(p, "merge", "best"));
        }},
       {{"enumopt",
         "enumerative optimiser: per tensor op, the best block-to-device mapping by simulation",
-        "limit=720,infer=1", false},
+        {{"limit", integer, "720",
+          "block-to-device mappings tried per tensor op (beyond it, that many random ones)"},
+         {"infer", integer, "1",
+          "graphs without tensor-op groups: infer the groups (nonzero) or place op by op, "
+          "greedily (0)"}},
+        false},
        [](PlacerParams& p) {
          return std::make_unique<EnumOptPlacer>(
              static_cast<int>(take_number(p, "enumopt", "limit", 720)),
              take_number(p, "enumopt", "infer", 1) != 0);
        }},
+  };
+}
+
+// local-search's critical-chain focus, shared by the searches that anneal.
+PlacerOption focus_option(const std::string& which) {
+  return {"focus", OptionType::number, "0",
+          "fraction in [0, 1] of " + which +
+              "one-op moves that pick their op from the current critical chain (0: uniform)"};
+}
+
+// The searches and the exact methods.
+std::vector<Entry> search_entries() {
+  using enum OptionType;
+  return {
       {{"local-search",
         "simulated annealing + descent from the best list scheduler (budget: evaluations or "
         "seconds)",
-        "t0=0.03,polish=0.15,focus=0", false},
+        {{"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
+         {"polish", number, "0.15",
+          "fraction of the budget left, at the end, to descent and iterated local search"},
+         focus_option("")},
+        false},
        [](PlacerParams& p) {
          const double focus = take_number(p, "local-search", "focus", 0);
          if (!(focus >= 0 && focus <= 1))
@@ -98,32 +166,29 @@ std::vector<Entry>& registry() {
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
         "by level with cluster and op moves (budget: evaluations or seconds)",
-        "inner=local-search,coarse=0,cap=0.5,share=0.3,t0=0.005,focus=0", false},
-       [](PlacerParams& p) {
-         MultilevelSettings s;
-         s.inner = take_string(p, "inner", s.inner);
-         s.coarse_nodes = static_cast<int>(take_integer(p, "multilevel", "coarse", 0, 0, 1 << 30));
-         s.cap = take_number(p, "multilevel", "cap", s.cap);
-         s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
-         s.t0 = take_number(p, "multilevel", "t0", s.t0);
-         s.focus = take_number(p, "multilevel", "focus", s.focus);
-         if (s.inner.empty() || s.inner.rfind("multilevel", 0) == 0)
-           throw InputError("method multilevel: option inner must name another method");
-         std::string inner = s.inner;
-         std::replace(inner.begin(), inner.end(), ';', ',');
-         make_placer(inner);  // fails now, naming the method or option, rather than mid-run
-         if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0 ||
-             !(s.focus >= 0 && s.focus <= 1))
-           throw InputError(
-               "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0 and focus in [0, 1]");
-         return std::make_unique<MultilevelPlacer>(s);
-       }},
+        {{"inner", string, "local-search",
+          "spec of the method placing the coarsest graph, its options joined by ';' (e.g. "
+          "doppler;samples=16); not multilevel"},
+         {"coarse", integer, "0",
+          "stop coarsening at or below this many nodes (0: max(256, 16 P))"},
+         {"cap", number, "0.5",
+          "largest cluster, as a fraction of one device's share of the work (> 0)"},
+         {"share", number, "0.3", "fraction of the budget given to the inner method, in (0, 1)"},
+         {"t0", number, "0.005",
+          "refinement's annealing start temperature, as a fraction of the makespan"},
+         focus_option("the refinement's ")},
+        false},
+       [](PlacerParams& p) { return make_multilevel(p); }},
       {{"auto",
         "picks and combines methods for the graph, devices and budget: exhaustive on tiny "
         "problems, else a portfolio (multilevel:inner=dsc; local-search on small graphs; "
         "doppler-search on large ones when a policy is available) run side by side on the "
         "threads, then annealing from the best (the note names the winner)",
-        "refine=0.25,t0=0.005", false},
+        {{"refine", number, "0.25",
+          "fraction of the budget, in [0, 1), for the final annealing from the best member"},
+         {"t0", number, "0.005",
+          "final annealing's start temperature, as a fraction of the makespan (>= 0)"}},
+        false},
        [](PlacerParams& p) {
          const double refine = take_number(p, "auto", "refine", 0.25);
          const double t0 = take_number(p, "auto", "t0", 0.005);
@@ -131,21 +196,35 @@ std::vector<Entry>& registry() {
            throw InputError("method auto: refine must be in [0, 1) and t0 >= 0");
          return std::make_unique<AutoPlacer>(refine, t0);
        }},
-      {{"exhaustive", "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",
-        "max=531441", true},
+      {{"exhaustive",
+        "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",
+        {{"max", integer, "531441",
+          "most assignments (P^ops) enumerated; larger problems are refused"}},
+        true},
        [](PlacerParams& p) {
          return std::make_unique<ExhaustivePlacer>(take_number(p, "exhaustive", "max", 531441));
        }},
       {{"optimal",
         "branch and bound: the proven optimum, or the best found with its gap at the limit "
         "(~20 ops on 4 devices in seconds)",
-        "seconds=60,nodes=0", true},
+        {{"seconds", number, "60",
+          "wall-clock limit of the search, in seconds (--time-budget overrides it)"},
+         {"nodes", integer, "0", "limit of branch-and-bound nodes (0: none)"}},
+        true},
        [](PlacerParams& p) {
          return std::make_unique<OptimalPlacer>(
              take_number(p, "optimal", "seconds", 60),
              take_integer(p, "optimal", "nodes", 0, 0, std::numeric_limits<std::int64_t>::max()));
        }},
   };
+}
+
+std::vector<Entry>& registry() {
+  static std::vector<Entry> entries = [] {
+    std::vector<Entry> all = constructive_entries();
+    for (Entry& e : search_entries()) all.push_back(std::move(e));
+    return all;
+  }();
   return entries;
 }
 
@@ -182,6 +261,48 @@ std::string take_string(PlacerParams& params, const std::string& key, const std:
   std::string v = it->second;
   params.erase(it);
   return v;
+}
+
+std::string_view option_type_name(OptionType type) {
+  switch (type) {
+    case OptionType::number:
+      return "number";
+    case OptionType::integer:
+      return "integer";
+    case OptionType::choice:
+      return "choice";
+    case OptionType::string:
+      return "string";
+    case OptionType::path:
+      return "path";
+  }
+  return "?";
+}
+
+bool has_fixed_default(const PlacerOption& option) {
+  return !option.default_value.empty() && option.default_value.front() != '(';
+}
+
+namespace {
+
+// One option as "key=default", "key=a|b|c" (a choice, its default first), "key=PATH" or "key".
+std::string option_text(const PlacerOption& o) {
+  if (o.type == OptionType::choice) {
+    std::string out = o.name + "=" + (has_fixed_default(o) ? o.default_value : "");
+    for (const std::string& c : o.choices)
+      if (!has_fixed_default(o) || c != o.default_value) out += (out.back() == '=' ? "" : "|") + c;
+    return out;
+  }
+  if (!o.default_value.empty()) return o.name + "=" + o.default_value;
+  return o.type == OptionType::path ? o.name + "=PATH" : o.name;
+}
+
+}  // namespace
+
+std::string options_text(const PlacerInfo& info) {
+  std::string out;
+  for (const PlacerOption& o : info.options) out += (out.empty() ? "" : ",") + option_text(o);
+  return out;
 }
 
 std::vector<PlacerInfo> placer_infos() {
@@ -238,7 +359,7 @@ std::unique_ptr<Placer> make_placer(const std::string& spec) {
       names += (names.empty() ? "" : ", ") + e.info.name;
       if (e.info.name != name) continue;
       make = e.make;
-      accepted = e.info.params.empty() ? "none" : e.info.params;
+      accepted = e.info.options.empty() ? "none" : options_text(e.info);
     }
   }
   if (!make && !component_built(Component::torch) && is_learned_method_name(name))

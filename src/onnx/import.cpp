@@ -111,16 +111,16 @@ void apply_input_shapes(Model& m, const ImportOptions& o) {
     }
     for (int d = 0; d < shape->dim_size(); ++d)
       if (!shape->dim(d).has_dim_value() || shape->dim(d).dim_value() < 1)
-        fail(m.file,
-             fmt::format(
-                 "graph input '{}': dimension {}{} is dynamic; give its shape with "
-                 "--input {}:DIMS (e.g. 1x128)",
-                 vi.name(), d,
-                 shape->dim(d).has_dim_param() ? " ('" + shape->dim(d).dim_param() + "')" : "",
-                 vi.name()));
+        throw InputError(
+            m.file, 0,
+            fmt::format(
+                "graph input '{}': dimension {}{} is dynamic", vi.name(), d,
+                shape->dim(d).has_dim_param() ? " ('" + shape->dim(d).dim_param() + "')" : ""))
+            .with_remedy(Remedy::input_shape, vi.name());
   }
   for (const auto& [name, dims] : o.input_shapes)
-    if (!seen.count(name)) fail(m.file, "--input " + name + ": the model has no such graph input");
+    if (!seen.count(name))
+      fail(m.file, "a shape is given for input '" + name + "': the model has no such graph input");
 }
 
 Model read_model(const std::string& bytes, const std::string& file, const ImportOptions& o) {
@@ -238,7 +238,7 @@ void fill_report(const Graph& g, const std::vector<std::pair<int, int>>& ranges,
 
 ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name,
                                const ImportOptions& options) {
-  if (options.devices < 1) throw InputError("--devices must be at least 1");
+  if (options.devices < 1) throw InputError("the device count must be at least 1");
   Model m = read_model(bytes, name, options);
   const auto& g = m.proto.graph();
   Lowerer low(options, m.opset);
@@ -252,6 +252,8 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name
   r.onnx_nodes = g.node_size();
   std::vector<std::pair<int, int>> ranges;
   for (const auto& n : g.node()) {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed))
+      throw std::runtime_error("import of " + name + " cancelled");
     NodeReport nr;
     nr.name = !n.name().empty() ? n.name() : n.output_size() ? n.output(0) : "";
     nr.op_type = n.op_type();

@@ -165,6 +165,7 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       files.log(st);
       if (on_episode) on_episode(st);
     }
+    if (c.on_update && !c.on_update(r.best_makespan)) break;  // the caller stops the run
   }
   const auto g0 = Clock::now();
   const std::vector<DeviceId> greedy = greedy_placement(net, graph, plan, problem);

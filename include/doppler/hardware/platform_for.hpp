@@ -13,4 +13,9 @@ namespace doppler {
 /// has no reference costs and no profile is given (the message names the shipped profiles).
 Platform platform_for(const Graph& g, const std::string& hardware, int devices);
 
+/// A warning when profile `hardware` (non-empty) would price `g` from FLOPs and bytes that it does
+/// not have: a graph with reference costs only (every op 0 FLOPs and 0 bytes) would cost each
+/// op its fixed overhead alone. Empty when there is nothing to say.
+std::string pricing_warning(const Graph& g, const std::string& hardware);
+
 }  // namespace doppler

@@ -74,14 +74,44 @@ public:
 /// Options of a placer spec "name:key=value,key=value".
 using PlacerParams = std::map<std::string, std::string>;
 
+/// The kind of value a placer option takes.
+enum class OptionType {
+  number,   ///< a finite real number, e.g. 0.03
+  integer,  ///< a whole number, e.g. 720
+  choice,   ///< one of PlacerOption::choices
+  string,   ///< free text (e.g. another method's spec)
+  path,     ///< a file or directory (a checkpoint or run directory)
+};
+
+/// "number", "integer", "choice", "string" or "path".
+std::string_view option_type_name(OptionType type);
+
+/// One option of a placer spec "name:key=value", e.g. {"t0", number, "0.03", "...", {}}.
+struct PlacerOption {
+  std::string name;  ///< the key
+  OptionType type;   ///< the kind of value
+  /// The value used when the option is absent, as typed in a spec; "" when there is none, or
+  /// a derived default in parentheses, e.g. "(budget)" (the description says how).
+  std::string default_value;
+  std::string description;                ///< one line, with units
+  std::vector<std::string> choices = {};  ///< the accepted values of a choice option, else empty
+};
+
+/// True when `option` has a default a spec can spell: not empty and not "(derived)".
+bool has_fixed_default(const PlacerOption& option);
+
 /// Description of a registered placer for listings and --help.
 struct PlacerInfo {
-  std::string name;         ///< registry name
-  std::string description;  ///< one line
-  std::string params;       ///< accepted "key=value" options with defaults, or empty
-  bool deterministic;       ///< same result for every seed
-  bool learned = false;     ///< a learned method (libdoppler_learn): trains or loads a policy
+  std::string name;                   ///< registry name
+  std::string description;            ///< one line
+  std::vector<PlacerOption> options;  ///< every option its factory reads, in listing order
+  bool deterministic;                 ///< same result for every seed
+  bool learned = false;  ///< a learned method (libdoppler_learn): trains or loads a policy
 };
+
+/// The options in the compact form of listings and errors, e.g. "t0=0.03,polish=0.15" or
+/// "ties=lowest|random" (a choice: its default first); "" when there are none.
+std::string options_text(const PlacerInfo& info);
 
 /// Makes a placer from its options; it removes every option it reads (what is left is unknown).
 using PlacerFactory = std::function<std::unique_ptr<Placer>(PlacerParams&)>;

@@ -3,6 +3,7 @@
 // (docs/onnx.md): the model is read with libonnx, its shapes inferred, shape subgraphs folded to
 // constants, and every remaining op lowered to blocked tensor operations of workloads/ with real
 // FLOPs, bytes and executable descriptions; weights become Graph constants read by "load" blocks.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,6 +28,9 @@ struct ImportOptions {
   std::map<std::string, std::string> input_files;
   /// Seeds of generated graph inputs (kernel "input" attribute `seed`, below 2^53), by name.
   std::map<std::string, std::uint64_t> input_seeds;
+  /// When set and true, the import stops between two ONNX nodes (std::runtime_error): how a
+  /// front end cancels a long import (Ctrl-C in Python). Optional.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 /// What became of one ONNX node.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "doppler/graph/assignment.hpp"
+#include "doppler/heuristics/budget.hpp"
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/policy/policy_config.hpp"
 
@@ -29,6 +30,9 @@ struct SampleOptions {
   std::uint64_t seed = 0;    ///< seeds the sampled rollouts
   double temperature = 1.0;  ///< > 0
   int threads = 2;           ///< rollouts run on this many threads (results do not depend on it)
+  /// Told after every wave of `threads` x 2 rollouts (calls so far, best makespan so far);
+  /// false stops sampling with the best rollout so far (at least the greedy one). Optional.
+  ProgressCallback progress{};
 };
 
 /// A trained policy loaded for placement.

@@ -27,7 +27,8 @@ GraphFormat graph_format_of(const std::filesystem::path& path) {
   if (!f)
     throw InputError(path.string(), 0,
                      "cannot tell the format from the extension '" + ext +
-                         "' (expected .txt, .json, .dot, .gv or .stg; or pass --to)");
+                         "' (expected .txt, .json, .dot, .gv or .stg)")
+        .with_remedy(Remedy::output_format);
   return *f;
 }
 
@@ -43,8 +44,13 @@ Graph load_graph(const std::filesystem::path& path, std::vector<std::string>* wa
     g = parse_dot_graph(text, file, warnings);
   } else if (ext == ".stg") {
     g = parse_stg(text, file, warnings);
-  } else {
+  } else if (ext == ".txt") {
     g = parse_reference_text(text, file, warnings);
+  } else {
+    throw InputError(file, 0,
+                     "unknown graph format '" + ext +
+                         "' (graph files are .txt (reference text), .json (doppler-graph), "
+                         ".dot or .gv (Graphviz task graph) and .stg (Standard Task Graph))");
   }
   if (g.meta().name.empty()) {
     GraphMeta meta = g.meta();

@@ -1,6 +1,7 @@
 #include "policy/nn/sampling.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <future>
 
 namespace doppler::nn {
@@ -42,14 +43,32 @@ SampledPlacement sample_placement(const Problem& problem, DualAgent& agent, cons
   ro.record_plc_probs = true;
   ro.record_states = false;
   ro.temperature = o.temperature;
+  const auto start = std::chrono::steady_clock::now();
   std::vector<Sampled> all = sample_rollouts(problem, agent.config(), prep.nets, ro, {0}, true, 1);
-  if (o.samples > 1) {
+  const auto go_on = [&] {
+    if (!o.progress) return true;
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return o.progress({s, static_cast<std::int64_t>(all.size()),
+                       all[static_cast<std::size_t>(best_index(all))].cost});
+  };
+  if (o.samples > 1 && go_on()) {
     std::mt19937_64 rng(o.seed ^ 0x5a3b1e5ULL);
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(o.samples - 1));
     for (auto& s : seeds) s = rng();
     ro.mode = ActionMode::sample;
-    auto more = sample_rollouts(problem, agent.config(), prep.nets, ro, seeds, true, o.threads);
-    for (auto& m : more) all.push_back(std::move(m));
+    // In waves when someone watches, so that progress is told and a stop takes effect; every
+    // rollout keeps its seed, so the result does not depend on the waves.
+    const std::size_t wave =
+        o.progress ? static_cast<std::size_t>(std::max(1, o.threads) * 2) : seeds.size();
+    for (std::size_t i = 0; i < seeds.size(); i += wave) {
+      const std::vector<std::uint64_t> part(
+          seeds.begin() + static_cast<std::ptrdiff_t>(i),
+          seeds.begin() + static_cast<std::ptrdiff_t>(std::min(seeds.size(), i + wave)));
+      auto more = sample_rollouts(problem, agent.config(), prep.nets, ro, part, true, o.threads);
+      for (auto& m : more) all.push_back(std::move(m));
+      if (!go_on()) break;
+    }
   }
   const auto b = static_cast<std::size_t>(best_index(all));
   SampledPlacement out;

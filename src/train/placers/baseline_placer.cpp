@@ -1,6 +1,7 @@
 // placeto and gdp as placers: trained inside place() within calls= (default: the budget), or
 // loaded (policy=).
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include <fmt/format.h>
@@ -23,8 +24,20 @@ public:
   std::int64_t default_calls() const override { return policy_.empty() ? config_.calls : 0; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
                            BudgetedEvaluator& eval) const override {
-    Assignment a = eval.metered([&] {
-      if (!policy_.empty()) return place_baseline(method_, problem, policy_);
+    if (!policy_.empty()) {
+      Assignment a = eval.metered([&] { return place_baseline(method_, problem, policy_); });
+      a.method = name();
+      return a;
+    }
+    // Calls are recorded after every update, so that progress is told and a stop (the
+    // progress callback's) ends training at the next update.
+    std::int64_t counted = problem.simulator().calls();
+    const auto record_calls = [&] {
+      const std::int64_t now = problem.simulator().calls();
+      eval.record(now - counted);
+      counted = now;
+    };
+    Assignment a = [&] {
       BaselineConfig c = config_;
       c.seed = options.seed;
       // Without calls=, the budget's calls; with it, calls= within the budget.
@@ -34,8 +47,14 @@ public:
         c.calls = 0;  // a time limit alone: train until it (the greedy placement after)
       // Training stops in time to leave a tenth for the greedy placement and its evaluation.
       if (eval.limits().seconds > 0) c.seconds = 0.9 * eval.seconds_left();
+      c.on_update = [&](double best) {
+        record_calls();
+        if (std::isfinite(best)) eval.improved(best);
+        return !eval.stop_requested();
+      };
       return train_baseline(method_, problem, c).best;
-    });
+    }();
+    record_calls();
     a.method = name();
     return a;
   }

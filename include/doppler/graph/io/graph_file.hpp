@@ -23,9 +23,10 @@ std::optional<GraphFormat> parse_graph_format(const std::string& name);
 /// Format implied by the extension of `path`; throws InputError when there is none.
 GraphFormat graph_format_of(const std::filesystem::path& path);
 
-/// Loads a graph (format from the extension; a file starting with '{' is read as JSON whatever
-/// its name). Warnings (e.g. collapsed duplicate edges) are appended to `warnings`.
-/// The graph's name defaults to the file's stem.
+/// Loads a graph (format from the extension: .txt, .json, .dot/.gv, .stg; another extension is
+/// an InputError; a file starting with '{' is read as JSON whatever its name). Warnings (e.g.
+/// collapsed duplicate edges) are appended to `warnings`. The graph's name defaults to the file's
+/// stem.
 Graph load_graph(const std::filesystem::path& path, std::vector<std::string>* warnings = nullptr);
 
 /// Formats a graph in `format` (DOT may be coloured by `assignment`).
