@@ -19,6 +19,8 @@ PACKAGES=(
   python3-torchvision
   # the Python binding (python/) and its tests; networkx for doppler.from_networkx's tests
   pybind11-dev python3-dev python3-pytest python3-networkx python3-matplotlib
+  # its packaging (pyproject.toml, setup.py): pip install . and python3 -m build, offline
+  python3-pip python3-setuptools python3-wheel python3-build
   # fuzzing and sanitizers (clang + its runtime)
   clang libclang-rt-14-dev
 )

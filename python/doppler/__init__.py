@@ -8,13 +8,16 @@ A thin binding over the C++ library (no placement logic lives in Python)::
     p = doppler.place(problem, "local-search", budget=2000, seed=1)
     print(p.makespan, problem.simulate(p.assignment))
 
-Bad input raises ValueError with the same one-line message as the CLI. Simulation and placement
-release the GIL. Makespans are in ``problem.unit``: seconds with a hardware profile, the
+Bad input raises ValueError with a one-line message naming the problem (the CLI reports the same
+problem; remedies name Python arguments here). Simulation and placement release the GIL; Ctrl-C
+interrupts long calls (KeyboardInterrupt). Makespans are in ``problem.unit``: seconds with a hardware profile, the
 reference model's abstract units without one.
 """
 from ._doppler import (  # noqa: F401  (re-exported API)
+    __version__,
     Graph,
     Placement,
+    Progress,
     Policy,
     Problem,
     default_policy_path,
@@ -26,36 +29,13 @@ from ._doppler import (  # noqa: F401  (re-exported API)
     place,
     workloads,
 )
+from .networkx_io import from_networkx, to_networkx  # noqa: F401  (re-exported API)
+from .torch_import import from_torch  # noqa: F401  (re-exported API)
+
+from . import env  # noqa: F401,E402  (doppler.env.PlacementEnv after `import doppler`)
 
 __all__ = [
-    "Graph", "Placement", "Policy", "Problem", "default_policy_path", "from_networkx", "generate",
-    "graph_from_arrays", "import_onnx", "load_graph", "methods", "place", "workloads",
+    "__version__", "Graph", "Placement", "Progress", "Policy", "Problem", "default_policy_path", "from_networkx", "from_torch", "generate",
+    "graph_from_arrays", "import_onnx", "load_graph", "methods", "place", "to_networkx", "workloads",
 ]
 
-
-def from_networkx(G, compute="weight", transfer="weight", name=None):
-    """A reference-model Graph from a networkx DiGraph.
-
-    Ops are numbered in ``G``'s node order (``list(G.nodes)``); node attribute ``compute`` is an
-    op's compute cost and edge attribute ``transfer`` the cost of moving an edge's data to
-    another device (paid only when its ends are on different devices), both in the reference
-    model's abstract units. A missing attribute raises ValueError naming the node or edge.
-    """
-    import numpy as np
-
-    if not G.is_directed():
-        raise ValueError("from_networkx: the graph must be directed (a networkx DiGraph)")
-    index = {v: i for i, v in enumerate(G.nodes)}
-    comp = np.empty(len(index))
-    for v, i in index.items():
-        if compute not in G.nodes[v]:
-            raise ValueError(f"from_networkx: node {v!r} has no '{compute}' attribute")
-        comp[i] = G.nodes[v][compute]
-    edges = np.empty((G.number_of_edges(), 2), dtype=np.int64)
-    cost = np.empty(G.number_of_edges())
-    for k, (u, v, data) in enumerate(G.edges(data=True)):
-        if transfer not in data:
-            raise ValueError(f"from_networkx: edge ({u!r}, {v!r}) has no '{transfer}' attribute")
-        edges[k] = (index[u], index[v])
-        cost[k] = data[transfer]
-    return graph_from_arrays(comp, edges, cost, name if name is not None else (G.name or "networkx"))

@@ -78,6 +78,10 @@ class PlacementEnv(_Base):
             "action_mask": _spaces.Box(0, 1, (self._actions,), np.int8),
         })
 
+    def __repr__(self):
+        return (f"<doppler.env.PlacementEnv mode={self.mode!r}: {self._n} ops on {self._p} "
+                f"devices, {self._actions} actions, {self._core.steps} steps taken>")
+
     @property
     def reference_makespan(self):
         """The critical-path placer's makespan: the reward's reference."""

@@ -1,13 +1,18 @@
 // doppler.Graph and the ways to make one: files, workload generators, ONNX models, arrays.
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "bindings.hpp"
+#include "watch.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/graph/io/graph_file.hpp"
+#include "doppler/graph/io/graph_json.hpp"
 #include "doppler/graph/op_kind.hpp"
 #include "doppler/hardware/platform_for.hpp"
 #include "doppler/onnx/import.hpp"
@@ -18,7 +23,7 @@
 namespace doppler::python {
 namespace {
 
-GraphPtr load(const std::string& path) {
+GraphPtr load(const std::filesystem::path& path) {
   py::gil_scoped_release unlocked;
   return std::make_shared<Graph>(load_graph(path));
 }
@@ -43,39 +48,63 @@ GraphPtr generate(const std::string& workload, int devices, bool training, const
   return std::make_shared<Graph>(workloads::generate_workload(spec));
 }
 
-GraphPtr import_model(const std::string& path, int devices, const std::string& dtype,
+GraphPtr import_model(const std::filesystem::path& path, int devices, const std::string& dtype,
                       const std::map<std::string, std::vector<std::int64_t>>& input_shapes) {
+  if (devices < 1) throw InputError("import_onnx: devices must be at least 1");
   onnx_import::ImportOptions o;
   o.devices = devices;
   const auto dt = workloads::parse_dtype(dtype);
   if (!dt) throw InputError("import_onnx: dtype must be f32 or f16, not '" + dtype + "'");
   o.dtype = *dt;
   o.input_shapes = input_shapes;
-  py::gil_scoped_release unlocked;
-  return std::make_shared<Graph>(onnx_import::import_onnx(path, o).graph);
+  Watch watch;  // Ctrl-C stops the import between two ONNX nodes
+  o.cancel = &watch.stop_flag();
+  GraphPtr g;
+  watch.run([&] { g = std::make_shared<Graph>(onnx_import::import_onnx(path, o).graph); });
+  return g;
 }
 
 GraphPtr from_arrays(py::array_t<double, py::array::c_style | py::array::forcecast> compute,
                      py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> edges,
                      py::array_t<double, py::array::c_style | py::array::forcecast> transfer,
-                     const std::string& name) {
+                     const std::string& name,
+                     const std::optional<std::vector<std::string>>& names) {
   if (compute.ndim() != 1) throw InputError("graph_from_arrays: compute must be 1-D (one per op)");
   if (edges.size() > 0 && (edges.ndim() != 2 || edges.shape(1) != 2))
     throw InputError("graph_from_arrays: edges must be an E x 2 array of (src, dst)");
   const py::ssize_t e = edges.size() / 2;
   if (transfer.ndim() != 1 || transfer.shape(0) != e)
     throw InputError("graph_from_arrays: transfer must be 1-D with one cost per edge");
+  if (names && static_cast<py::ssize_t>(names->size()) != compute.shape(0))
+    throw InputError("graph_from_arrays: names must have one name per op (" +
+                     std::to_string(compute.shape(0)) + "), found " +
+                     std::to_string(names->size()));
   GraphBuilder b;
   for (py::ssize_t i = 0; i < compute.shape(0); ++i) {
     Node n;
     n.compute_cost = compute.at(i);
+    if (names) n.name = (*names)[static_cast<std::size_t>(i)];
     b.add_node(std::move(n));
   }
   const auto* ed = edges.data();
   for (py::ssize_t k = 0; k < e; ++k)
     b.add_edge(ed[2 * k], ed[2 * k + 1], std::nullopt, transfer.at(k));
   b.set_meta({name, "python", {}});
-  return std::make_shared<Graph>(b.build());
+  try {
+    return std::make_shared<Graph>(b.build());
+  } catch (const GraphError& err) {  // name the op or edge as the caller knows it
+    std::string where;
+    const auto label = [&](std::int64_t v) {
+      return names && v >= 0 && v < compute.shape(0)
+                 ? "'" + (*names)[static_cast<std::size_t>(v)] + "'"
+                 : "op " + std::to_string(v);
+    };
+    if (err.node() >= 0) where = " (" + label(err.node()) + ")";
+    if (err.edge() >= 0)
+      where = " (edge " + std::to_string(err.edge()) + ": " + label(ed[2 * err.edge()]) + " -> " +
+              label(ed[2 * err.edge() + 1]) + ")";
+    throw InputError("graph_from_arrays: " + std::string(err.what()) + where);
+  }
 }
 
 py::array_t<std::int64_t> edge_array(const Graph& g) {
@@ -109,12 +138,26 @@ double lower_bound(const Graph& g, int devices, const std::optional<std::string>
   return p.lower_bound();
 }
 
-void save(const Graph& g, const std::string& path, const std::optional<std::string>& format) {
-  GraphFormat f = graph_format_of(path);
+// Pickled state: the doppler-graph JSON text, which keeps every field of the graph.
+py::tuple graph_state(const Graph& g) {
+  return py::make_tuple(1, format_graph_json(g));
+}
+
+GraphPtr graph_from_state(const py::tuple& t) {
+  if (t.size() != 2 || t[0].cast<int>() != 1)
+    throw InputError("Graph: unpickling a state of another version");
+  return std::make_shared<Graph>(parse_graph_json(t[1].cast<std::string>(), "<pickle>"));
+}
+
+void save(const Graph& g, const std::filesystem::path& path,
+          const std::optional<std::string>& format) {
+  GraphFormat f{};
   if (format) {
     const auto parsed = parse_graph_format(*format);
     if (!parsed) throw InputError("save: unknown format '" + *format + "' (txt, json, dot)");
     f = *parsed;
+  } else {
+    f = graph_format_of(path);
   }
   save_graph(path, g, f);
 }
@@ -184,7 +227,9 @@ void bind_graph_class(py::module_& m) {
            "makespan lower bound on `devices` devices (critical path without transfers, work "
            "over devices), in the problem's units")
       .def("save", &save, py::arg("path"), py::arg("format") = py::none(),
-           "write the graph (format from the extension: .txt, .json, .dot), atomically")
+           "write the graph (format from the extension: .txt, .json, .dot, or format='txt', "
+           "'json', 'dot'), atomically; path: str or os.PathLike")
+      .def(py::pickle(&graph_state, &graph_from_state))
       .def("__repr__", [](const Graph& g) {
         return "<doppler.Graph '" + g.meta().name + "': " + std::to_string(g.num_nodes()) +
                " ops, " + std::to_string(g.num_edges()) + " edges>";
@@ -196,20 +241,25 @@ void bind_graph_class(py::module_& m) {
 void bind_graph(py::module_& m) {
   bind_graph_class(m);
   m.def("load_graph", &load, py::arg("path"),
-        "Load a graph file: reference .txt, doppler-graph .json, Graphviz .dot/.gv, STG .stg. "
-        "Bad input raises ValueError naming the file and line.");
+        "Load a graph file (str or os.PathLike): reference .txt, doppler-graph .json, Graphviz "
+        ".dot/.gv, STG .stg; another extension is refused. Bad input raises ValueError naming "
+        "the file and line.");
   m.def("generate", &generate, py::arg("workload"), py::kw_only(), py::arg("devices") = 4,
         py::arg("training") = false, py::arg("dtype") = "",
         "Generate a workload by name (doppler.workloads() lists them); parameters as keyword "
         "arguments, e.g. generate('random-dag', devices=8, ops=2000, seed=1).");
-  m.def("import_onnx", &import_model, py::arg("path"), py::kw_only(), py::arg("devices") = 1,
+  m.def("import_onnx", &import_model, py::arg("path"), py::kw_only(), py::arg("devices") = 4,
         py::arg("dtype") = "f32",
         py::arg("input_shapes") = std::map<std::string, std::vector<std::int64_t>>{},
-        "Import an ONNX model as a blocked graph partitioned for `devices` devices.");
+        "Import an ONNX model (str or os.PathLike) as a blocked graph partitioned for `devices` "
+        "devices (4 by default, as generate); input_shapes: {input name: [dims]} for inputs "
+        "with dynamic dimensions. Ctrl-C stops a long import (KeyboardInterrupt).");
   m.def("graph_from_arrays", &from_arrays, py::arg("compute"), py::arg("edges"),
-        py::arg("transfer"), py::arg("name") = "graph",
+        py::arg("transfer"), py::arg("name") = "graph", py::arg("names") = py::none(),
         "A reference-model graph from arrays: compute cost per op (N), edges (E x 2 of src, "
-        "dst), transfer cost per edge (E), paid when the ends are on different devices.");
+        "dst), transfer cost per edge (E), paid when the ends are on different devices; names: "
+        "a label per op (N strings), used by Graph.names and in error messages. Repeated "
+        "(src, dst) pairs collapse into one edge that keeps the largest cost.");
   m.def(
       "workloads",
       [] {

@@ -1,13 +1,17 @@
 // doppler.Problem (simulate, simulate_many, schedule) and doppler.place over the registry.
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <thread>
 
 #include "bindings.hpp"
+#include "watch.hpp"
 
 #include "doppler/hardware/platform_for.hpp"
+#include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/run_placer.hpp"
 #include "doppler/sim/schedule.hpp"
 #include "doppler/util/error.hpp"
@@ -15,49 +19,69 @@
 namespace doppler::python {
 namespace {
 
-using DeviceArray = py::array_t<DeviceId, py::array::c_style | py::array::forcecast>;
-
-ProblemPtr make_problem(GraphPtr g, int devices, const std::optional<std::string>& hardware) {
+ProblemPtr make_problem(GraphPtr g, int devices,
+                        const std::optional<std::filesystem::path>& hardware) {
   if (!g) throw InputError("Problem: graph is None");
   auto p = std::make_shared<PyProblem>();
   p->graph = std::move(g);
-  p->hardware = hardware.value_or("");
+  p->hardware = hardware ? hardware->string() : "";
+  if (devices < 1) throw InputError("Problem: devices must be at least 1");
   p->problem = std::make_unique<Problem>(*p->graph, platform_for(*p->graph, p->hardware, devices));
+  if (const std::string w = pricing_warning(*p->graph, p->hardware); !w.empty())
+    if (PyErr_WarnEx(PyExc_UserWarning, (w + " (drop hardware=)").c_str(), 1) != 0)
+      throw py::error_already_set();  // warnings turned into errors
   return p;
 }
 
-std::span<const DeviceId> one_assignment(const DeviceArray& a) {
-  if (a.ndim() != 1) throw InputError("simulate: the assignment must be 1-D (one device per op)");
-  return {a.data(), static_cast<std::size_t>(a.shape(0))};
-}
-
-double simulate(const PyProblem& p, const DeviceArray& a) {
-  const auto devs = one_assignment(a);
+double simulate(const PyProblem& p, const py::handle& a) {
+  std::int64_t rows = 0;
+  const std::vector<DeviceId> devs = assignment_rows(a, p, 1, "simulate: assignment", rows);
   py::gil_scoped_release unlocked;
   thread_local SimWorkspace ws;  // resized by every call, so it serves any problem
   return p.problem->simulator().makespan(devs, ws);
 }
 
-py::array_t<double> simulate_many(const PyProblem& p, const DeviceArray& a, int threads) {
-  if (a.ndim() != 2)
-    throw InputError("simulate_many: assignments must be a K x N array (one row per assignment)");
-  const auto k = static_cast<std::size_t>(a.shape(0)), n = static_cast<std::size_t>(a.shape(1));
-  std::vector<std::vector<DeviceId>> batch(k);
-  for (std::size_t i = 0; i < k; ++i) batch[i].assign(a.data() + i * n, a.data() + (i + 1) * n);
+// Batches this large run on a watched worker (Ctrl-C); smaller ones directly.
+constexpr std::int64_t kWatchedOps = 200000;
+
+py::array_t<double> simulate_many(const PyProblem& p, const py::handle& a, int threads) {
+  if (threads < 0) throw InputError("simulate_many: threads must be >= 0 (0: every core)");
+  std::int64_t k = 0;
+  const std::vector<DeviceId> all = assignment_rows(a, p, 2, "simulate_many: assignments", k);
+  const std::int64_t n = p.graph->num_nodes();
+  std::vector<std::vector<DeviceId>> batch(static_cast<std::size_t>(k));
+  for (std::int64_t i = 0; i < k; ++i)
+    batch[i].assign(all.begin() + i * n, all.begin() + (i + 1) * n);
   std::vector<double> out;
-  {
-    py::gil_scoped_release unlocked;
-    out = p.problem->simulator().makespans(batch, threads);
+  if (k * n < kWatchedOps) {
+    {
+      py::gil_scoped_release unlocked;
+      out = p.problem->simulator().makespans(batch, threads);
+    }
+    return to_array<double>(out);
   }
+  // Chunks of about kWatchedOps ops per thread, so that a stop takes effect within one chunk.
+  const int width =
+      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const std::int64_t chunk =
+      std::max<std::int64_t>(width, width * kWatchedOps / std::max<std::int64_t>(n, 1));
+  Watch watch;
+  watch.run([&] {
+    for (std::int64_t i = 0; i < k && !watch.stopped(); i += chunk) {
+      const std::vector<std::vector<DeviceId>> part(batch.begin() + i,
+                                                    batch.begin() + std::min(k, i + chunk));
+      const std::vector<double> m = p.problem->simulator().makespans(part, threads);
+      out.insert(out.end(), m.begin(), m.end());
+    }
+  });
   return to_array<double>(out);
 }
 
-py::dict schedule(const PyProblem& p, const DeviceArray& a) {
+py::dict schedule(const PyProblem& p, const py::handle& a) {
+  std::int64_t rows = 0;
   Assignment as;
   as.devices = p.problem->devices();
-  const auto devs = one_assignment(a);
-  as.device_of.assign(devs.begin(), devs.end());
-  as.validate(*p.graph, 0, "assignment");
+  as.device_of = assignment_rows(a, p, 1, "schedule: assignment", rows);
   Schedule s;
   {
     py::gil_scoped_release unlocked;
@@ -71,20 +95,26 @@ py::dict schedule(const PyProblem& p, const DeviceArray& a) {
       py::arg("unit") = s.unit == CostUnit::seconds ? "seconds" : "reference");
 }
 
-PlacementRun place(const ProblemPtr& p, const std::string& method,
-                   const std::optional<std::int64_t>& budget,
-                   const std::optional<double>& time_budget, std::uint64_t seed, int threads) {
+PyPlacement place(const ProblemPtr& p, const std::string& method,
+                  const std::optional<std::int64_t>& budget,
+                  const std::optional<double>& time_budget, std::uint64_t seed, int threads,
+                  const py::object& callback) {
   if (!p) throw InputError("place: problem is None");
   if (budget && *budget < 0) throw InputError("place: budget must be >= 0 simulator calls");
   if (time_budget && *time_budget < 0) throw InputError("place: time_budget must be >= 0 seconds");
   if (threads < 0) throw InputError("place: threads must be >= 0 (0: every core)");
+  make_placer(method);  // an unknown method or option fails here, before any thread starts
   PlaceOptions o;
   o.seed = seed;
   o.budget = {budget.value_or(0), time_budget.value_or(0)};
   o.threads =
       threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  py::gil_scoped_release unlocked;
-  return run_placer(method, *p->problem, o);
+  Watch watch(callback);
+  o.progress = watch.progress();
+  PyPlacement out;
+  out.devices = p->problem->devices();
+  watch.run([&] { out.run = run_placer(method, *p->problem, o); });
+  return out;
 }
 
 void bind_problem_class(py::module_& m) {
@@ -129,60 +159,22 @@ void bind_problem_class(py::module_& m) {
       });
 }
 
-void bind_placement(py::module_& m) {
-  py::class_<PlacementRun>(m, "Placement", "The result of doppler.place.")
-      .def_property_readonly(
-          "assignment",
-          [](const PlacementRun& r) { return to_array<DeviceId>(r.assignment.device_of); },
-          "device of every op (int32 array, length num_ops)")
-      .def_property_readonly(
-          "order", [](const PlacementRun& r) { return to_array<std::int64_t>(r.assignment.order); },
-          "the method's priority order (empty when it has none)")
-      .def_readonly("makespan", &PlacementRun::makespan, "simulated makespan (problem units)")
-      .def_readonly("seconds", &PlacementRun::seconds, "wall-clock placement time (seconds)")
-      .def_readonly("evaluations", &PlacementRun::evaluations, "simulator calls the method made")
-      .def_property_readonly("method", [](const PlacementRun& r) { return r.assignment.method; })
-      .def_readonly("note", &PlacementRun::note, "the method's status line, or ''")
-      .def_property_readonly(
-          "curve",
-          [](const PlacementRun& r) {
-            py::list out;
-            for (const ProgressPoint& p : r.curve)
-              out.append(py::make_tuple(p.seconds, p.calls, p.makespan));
-            return out;
-          },
-          "the search's anytime curve: (seconds, simulator calls, best makespan) at each "
-          "improvement it reported (empty for methods that report none)")
-      .def("__repr__", [](const PlacementRun& r) {
-        return "<doppler.Placement " + r.assignment.method + ": makespan " +
-               std::to_string(r.makespan) + ">";
-      });
-}
-
 }  // namespace
 
 void bind_problem(py::module_& m) {
   bind_problem_class(m);
-  bind_placement(m);
   m.def("place", &place, py::arg("problem"), py::arg("method") = "auto", py::kw_only(),
         py::arg("budget") = py::none(), py::arg("time_budget") = py::none(), py::arg("seed") = 0,
-        py::arg("threads") = 0,
+        py::arg("threads") = 0, py::arg("callback") = py::none(),
         "Place with any registry method spec ('auto' (the default: picks and combines methods), "
         "'heft', 'local-search', 'multilevel:inner=dsc', 'doppler' with the shipped model, ...); "
         "budget: simulator calls, time_budget: seconds, threads: threads of the searches (0: "
-        "every core; under a call budget the result depends on the count, not on timing).");
-  m.def(
-      "methods",
-      [] {
-        py::list out;
-        for (const PlacerInfo& i : placer_infos())
-          out.append(py::dict(py::arg("name") = i.name, py::arg("description") = i.description,
-                              py::arg("params") = i.params,
-                              py::arg("deterministic") = i.deterministic,
-                              py::arg("learned") = i.learned));
-        return out;
-      },
-      "Every placement method of the registry (name, description, params, learned).");
+        "every core; under a call budget the result depends on the count, not on timing). "
+        "callback(progress) is called on this thread at most every 0.1 s while the search "
+        "reports progress (a doppler.Progress: seconds, calls, best makespan); returning False "
+        "stops the search, which returns the best placement found so far. Ctrl-C raises "
+        "KeyboardInterrupt within about 0.1 s of the search's next report (searches report at "
+        "least every 0.2 s). Returns a doppler.Placement.");
 }
 
 }  // namespace doppler::python

@@ -9,6 +9,7 @@
 
 #include "doppler/graph/graph.hpp"
 #include "doppler/heuristics/problem.hpp"
+#include "doppler/heuristics/run_placer.hpp"
 
 namespace doppler::python {
 
@@ -26,6 +27,21 @@ struct PyProblem {
 };
 using ProblemPtr = std::shared_ptr<PyProblem>;
 
+/// doppler.Placement, the one result type of doppler.place and Policy.sample: the run and, from
+/// a policy's sample, PLC's device distribution per op (N x P; rows empty where PLC did not
+/// decide; empty otherwise).
+struct PyPlacement {
+  PlacementRun run;
+  std::vector<std::vector<double>> probabilities;
+  int devices = 0;  ///< P (the width of `probabilities`)
+};
+
+/// The device ids of `ndim`-D `value` (1: one assignment; 2: K x N, one per row), checked
+/// against problem `p`: integer dtype (or floats holding whole numbers), N per row, each id in
+/// 0..P-1. InputError names `what` and the first bad entry and its op; `rows` gets K.
+std::vector<DeviceId> assignment_rows(const py::handle& value, const PyProblem& p, int ndim,
+                                      const std::string& what, std::int64_t& rows);
+
 /// A 1-D NumPy array copied from `v`.
 template <typename T, typename V>
 py::array_t<T> to_array(const V& v) {
@@ -37,10 +53,14 @@ py::array_t<T> to_array(const V& v) {
 
 /// Graph, load_graph, generate, import_onnx, graph_from_arrays, workloads().
 void bind_graph(py::module_& m);
-/// Problem (simulate, simulate_many, schedule), place, methods().
+/// Problem (simulate, simulate_many, schedule), Placement, place().
 void bind_problem(py::module_& m);
+/// methods(): the registry's placement methods.
+void bind_methods(py::module_& m);
 /// The step-level environment core (doppler.env wraps it in the Gymnasium API).
 void bind_env(py::module_& m);
+/// Placement (pickles).
+void bind_placement(py::module_& m);
 /// Policy (a trained Doppler policy).
 void bind_policy(py::module_& m);
 
