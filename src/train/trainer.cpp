@@ -502,6 +502,7 @@ TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>
     write_file_atomic(*s.run_dir / "config.json", detail::to_json(s.cfg).dump(2) + "\n");
   while (s.episode < s.cfg.episodes &&
          (s.cfg.time_budget <= 0 || s.stage_seconds < s.cfg.time_budget)) {
+    if (s.cfg.on_update && !s.cfg.on_update(s.best)) break;  // the caller stops the run
     const EpisodeStats st = s.run_update();
     if (s.run_dir)
       detail::append_log_line(*s.run_dir / "log.jsonl", detail::stats_json(st, s.cfg.stage));

@@ -95,3 +95,15 @@ def test_learned_training_reports_progress_and_stops(doppler):
     assert len(seen) == 2 and 0 < seen[0] < seen[1] < 500
     assert seen[1] <= p.calls < 500
     assert problem.simulate(p.assignment) == p.makespan
+
+
+def test_doppler_training_stops_at_the_callbacks_word(doppler):
+    # doppler-sim trains Stages I and II inside place() (about 45 s here for 2,000 calls); a
+    # callback that answers False at its first report ends training at the next update, and the
+    # greedy rollout of the policy so far is returned.
+    problem = doppler.Problem(doppler.generate("llama-layer", devices=4), 4)
+    seen = []
+    p = doppler.place(problem, "doppler-sim", budget=2000, callback=lambda q: seen.append(q) or False)
+    assert len(seen) == 1
+    assert p.calls < 100 and p.seconds < 10
+    assert problem.simulate(p.assignment) == p.makespan

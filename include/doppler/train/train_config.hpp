@@ -2,6 +2,7 @@
 // Configuration of Doppler training (Stage I imitation, Stage II simulator RL, Stage III engine
 // RL). Torch-free.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "doppler/policy/policy_config.hpp"
@@ -85,8 +86,11 @@ struct TrainConfig {
   std::uint64_t seed = 0;     ///< seeds torch's initialisation and every random choice
   int checkpoint_every = 50;  ///< updates between checkpoints (0: only at the end)
   double time_budget = 0;     ///< stop this stage after this many seconds of training (0: none)
-  bool parallel = true;       ///< SEL and PLC updates, and the rollouts, on two threads
-  PolicyConfig policy;        ///< architecture (ignored when starting from --init)
+  /// Asked before every update with the best makespan so far (infinity before one): false ends
+  /// the stage (the greedy rollout follows). Optional, not saved: how a caller stops a run.
+  std::function<bool(double best)> on_update{};
+  bool parallel = true;  ///< SEL and PLC updates, and the rollouts, on two threads
+  PolicyConfig policy;   ///< architecture (ignored when starting from --init)
 
   /// A copy with every "default" field set for the stage and the preset.
   TrainConfig with_stage_defaults() const;

@@ -54,6 +54,9 @@ public:
       spec.base.time_budget = spec.base.time_budget > 0 ? std::min(spec.base.time_budget, t) : t;
     }
     spec.base.seed = options.seed;
+    // A stop asked through the progress callback ends training at the next update and
+    // sampling at the next wave (calls are recorded when the stages end).
+    spec.base.on_update = [&eval](double) { return !eval.stop_requested(); };
     DopplerTrainer trainer(problem, spec.base);
     std::unique_ptr<Engine> engine;
     CostFunction measured;
@@ -70,8 +73,8 @@ public:
       out.method = name();
       return out;
     }
-    Answer a =
-        eval.metered([&] { return train_and_sample(trainer, spec, measured, plan, options); });
+    Answer a = eval.metered(
+        [&] { return train_and_sample(trainer, spec, measured, plan, options, eval); });
     if (s_.search && plan.search > 0 && plan.samples > 0 && !eval.spent()) {
       MoveProposal proposal{a.proposal, s_.mix};
       AnnealSettings as;
@@ -99,7 +102,7 @@ private:
   // Stages I + II, then the best of plan.samples samples when it is better.
   Answer train_and_sample(DopplerTrainer& trainer, const PipelineSpec& spec,
                           const CostFunction& measured, const Plan& plan,
-                          const PlaceOptions& options) const {
+                          const PlaceOptions& options, BudgetedEvaluator& eval) const {
     const TrainResult tr = run_pipeline(trainer, spec, measured);
     Answer a{tr.best, tr.best_makespan, {}};
     if (plan.samples == 0) return a;
@@ -107,6 +110,7 @@ private:
     so.samples = plan.samples;
     so.seed = options.seed;
     so.temperature = s_.sample.temperature;
+    so.progress = [&eval](const ProgressPoint&) { return !eval.stop_requested(); };
     SampledPlacement sp = trainer.sample(so);
     if (!(sp.best_makespan >= a.makespan)) {  // also when the makespan is NaN (Stage I only)
       a.best = sp.best;
