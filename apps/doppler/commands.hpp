@@ -12,6 +12,7 @@ void add_demo(CLI::App& app);         ///< doppler demo
 void add_generate(CLI::App& app);     ///< doppler generate WORKLOAD
 void add_simulate(CLI::App& app);     ///< doppler simulate GRAPH
 void add_place(CLI::App& app);        ///< doppler place GRAPH
+void add_methods(CLI::App& app);      ///< doppler methods [NAME]
 void add_compare(CLI::App& app);      ///< doppler compare GRAPH
 void add_bench_suite(CLI::App& app);  ///< doppler bench-suite INPUTS...
 void add_train(CLI::App& app);        ///< doppler train GRAPH

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   doppler::cli::add_generate(app);
   doppler::cli::add_simulate(app);
   doppler::cli::add_place(app);
+  doppler::cli::add_methods(app);
   doppler::cli::add_compare(app);
   doppler::cli::add_bench_suite(app);
   doppler::cli::add_execute(app);
