@@ -236,7 +236,8 @@ public:
   void finish(const BaselineResult& r, torch::nn::Module& net, const nlohmann::json& meta) const {
     if (!active()) return;
     write_file_atomic(dir_ / "best.json", format_assignment_json(r.best));
-    write_file_atomic(dir_ / "greedy.json", format_assignment_json(r.greedy));
+    if (!r.greedy.device_of.empty())  // none when a stop came first
+      write_file_atomic(dir_ / "greedy.json", format_assignment_json(r.greedy));
     write_baseline_checkpoint(dir_ / "ckpt.pt", net, method_, meta);
   }
 

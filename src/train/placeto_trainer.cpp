@@ -24,6 +24,9 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+// Episode steps between two checks of the time limit and of the caller's stop.
+constexpr int kCheckSteps = 8;
 using detail::since;
 
 BaselineConfig resolved(BaselineConfig c) {
@@ -248,7 +251,15 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       steps > 0 ? detail::batch_plan(c, c.batch, steps, 1) : std::vector<int>{};
   const int updates = static_cast<int>(batches.size());
   nn::PlacetoStates state = env.alloc(1);
-  for (int u = 0; u < updates; ++u) {
+  // An episode of a large graph takes minutes (one simulation per op): the time limit and the
+  // caller's stop are also checked every kCheckSteps steps, ending the run without its update.
+  const auto train0 = Clock::now();
+  const auto must_stop = [&] {
+    return (c.seconds > 0 && since(train0) >= c.seconds) ||
+           (c.on_update && !c.on_update(r.best_makespan));
+  };
+  bool stopped = false;
+  for (int u = 0; u < updates && !stopped; ++u) {
     if (c.seconds > 0 && r.seconds >= c.seconds) break;  // the time limit: no further update
     const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
@@ -263,7 +274,11 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       std::vector<DeviceId> dev = env.init;
       std::vector<double> reward;
       double prev = m0;
-      for (int t = 0; t < t_end; ++t) {
+      for (int t = 0; t < t_end && !stopped; ++t) {
+        if (t % kCheckSteps == kCheckSteps - 1 && must_stop()) {
+          stopped = true;
+          break;
+        }
         env.fill(state, 0, dev, t);
         const auto probs = device_probs(net, env, state);
         const int a = detail::sample_index(probs.data(), p, false, rng);
@@ -282,14 +297,15 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       auto& rt = ret[static_cast<std::size_t>(i)];
       rt.assign(reward.size(), 0.0);
       double acc = 0;
-      for (int t = t_end - 1; t >= 0; --t)
+      for (int t = static_cast<int>(reward.size()) - 1; t >= 0; --t)
         rt[static_cast<std::size_t>(t)] = acc = reward[static_cast<std::size_t>(t)] + c.gamma * acc;
       auto& st = stats[static_cast<std::size_t>(i)];
-      st.decisions = t_end;
+      st.decisions = static_cast<int>(reward.size());
       st.makespan = prev;
       st.reward = rt.empty() ? 0.0 : rt[0];
       st.calls = r.cost_calls;
     }
+    if (stopped) break;  // no update from a cut batch: the best so far is the answer
     const std::vector<double> base0 = step_baselines(ret, adv);
     for (int i = 0; i < k; ++i)
       batch[static_cast<std::size_t>(i)].adv = adv[static_cast<std::size_t>(i)];
@@ -317,17 +333,19 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       files.log(st);
       if (on_episode) on_episode(st);
     }
-    if (c.on_update && !c.on_update(r.best_makespan)) break;  // the caller stops the run
+    stopped = c.on_update && !c.on_update(r.best_makespan);  // the caller stops the run
   }
-  const auto g0 = Clock::now();
-  const std::vector<DeviceId> greedy = greedy_placement(net, env);
-  r.greedy_seconds = since(g0);
-  r.greedy = env.assignment(greedy);
-  r.greedy_makespan = sim.makespan(greedy);
-  ++r.cost_calls;
-  if (r.greedy_makespan < r.best_makespan) {
-    r.best_makespan = r.greedy_makespan;
-    r.best = r.greedy;
+  if (!stopped) {  // the greedy placement: another episode's time, skipped once stopped
+    const auto g0 = Clock::now();
+    const std::vector<DeviceId> greedy = greedy_placement(net, env);
+    r.greedy_seconds = since(g0);
+    r.greedy = env.assignment(greedy);
+    r.greedy_makespan = sim.makespan(greedy);
+    ++r.cost_calls;
+    if (r.greedy_makespan < r.best_makespan) {
+      r.best_makespan = r.greedy_makespan;
+      r.best = r.greedy;
+    }
   }
   files.finish(r, *net, checkpoint_meta(problem, c, r));
   return r;

@@ -163,6 +163,32 @@ TEST(Placeto, CallsMatchTheSimulatorsCounterAndNeverExceedTheBudget) {
   }
 }
 
+TEST(Placeto, AStopWithinAnEpisodeEndsTheRunWithTheBestSoFar) {
+  std::mt19937_64 rng(9);
+  const Graph g = test::random_dag(rng, {40, 0.15, 9, 9, true});
+  const Problem problem(g, Platform::reference(3));
+  BaselineConfig c = tiny();
+  c.calls = 0;
+  c.episodes = 4;
+  int asked = 0;
+  std::vector<double> told;
+  c.on_update = [&](double best) {
+    told.push_back(best);
+    return ++asked < 3;  // stop at the third check: steps 8, 16, then 24 of the first episode
+  };
+  const std::int64_t before = problem.simulator().calls();
+  const BaselineResult r = train_placeto(problem, c);
+  ASSERT_GT(r.decisions_per_episode, 24);
+  EXPECT_EQ(asked, 3);
+  // The initial evaluation and the 23 steps before the third check; no update, no greedy.
+  EXPECT_EQ(problem.simulator().calls() - before, 1 + 23);
+  EXPECT_EQ(r.cost_calls, 1 + 23);
+  EXPECT_EQ(r.updates, 0);
+  EXPECT_TRUE(r.greedy.device_of.empty());
+  EXPECT_EQ(r.best_makespan, told.back());
+  EXPECT_EQ(problem.simulator().makespan(r.best.device_of), r.best_makespan);
+}
+
 TEST(Placeto, FirstStepBaselineIsTheMeanOfTheOtherEpisodesOfTheBatch) {
   const Graph g = diamond();
   const Problem problem(g, Platform::reference(3));

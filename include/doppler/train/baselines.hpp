@@ -46,8 +46,10 @@ struct BaselineConfig {
   /// Training seconds: no update starts after this many seconds of training (0: none). With
   /// calls = episodes = 0 the time alone limits the run.
   double seconds = 0;
-  /// Asked after every update with the best makespan so far: false stops training (the greedy
-  /// placement and its evaluation follow). Optional; how a caller watches or stops a run.
+  /// Asked after every update (placeto: also every 8 steps of an episode) with the best
+  /// makespan so far: false stops training (gdp then places greedily; placeto, whose greedy
+  /// placement is another episode, returns its best so far). Optional; how a caller watches or
+  /// stops a run. placeto also checks `seconds` every 8 steps and ends a cut batch unused.
   std::function<bool(double best)> on_update{};
   std::uint64_t seed = 0;  ///< seeds the initialisation (torch) and every sample (mt19937_64)
   double lr = 0;           ///< Adam learning rate at the start (0: 1e-3)
