@@ -20,7 +20,8 @@ mkdir -p "$OUT"
 for spec in "$@"; do
   IFS=: read -r file p hw <<<"$spec"
   name=$(basename "${file%.*}")
-  [ "$name" = graph ] && name=$(basename "$(dirname "$(dirname "$file")")")
+  # vision_results.sh's layout MODEL-BATCH/PROFILE/graph.json: name it MODEL-BATCH-PROFILE
+  [ "$name" = graph ] && name=$(basename "$(dirname "$(dirname "$file")")")-$(basename "$(dirname "$file")")
   hwargs=()
   [ -z "${hw:-}" ] || hwargs=(--hardware "$hw")
   for t in $SECONDS_LIST; do
