@@ -44,35 +44,42 @@ double simulate(const PyProblem& p, const py::handle& a) {
 // Batches this large run on a watched worker (Ctrl-C); smaller ones directly.
 constexpr std::int64_t kWatchedOps = 200000;
 
+// `threads`, or every core for 0.
+int thread_count(int threads) {
+  return threads > 0 ? threads
+                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 py::array_t<double> simulate_many(const PyProblem& p, const py::handle& a, int threads) {
   if (threads < 0) throw InputError("simulate_many: threads must be >= 0 (0: every core)");
   std::int64_t k = 0;
   const std::vector<DeviceId> all = assignment_rows(a, p, 2, "simulate_many: assignments", k);
   const std::int64_t n = p.graph->num_nodes();
-  std::vector<std::vector<DeviceId>> batch(static_cast<std::size_t>(k));
-  for (std::int64_t i = 0; i < k; ++i)
-    batch[i].assign(all.begin() + i * n, all.begin() + (i + 1) * n);
+  // The makespans of rows [from, to) of `all`, appended to `out`.
   std::vector<double> out;
+  const auto run_rows = [&](std::int64_t from, std::int64_t to) {
+    std::vector<std::vector<DeviceId>> batch(static_cast<std::size_t>(to - from));
+    for (std::int64_t i = from; i < to; ++i)
+      batch[static_cast<std::size_t>(i - from)].assign(all.begin() + i * n,
+                                                       all.begin() + (i + 1) * n);
+    const std::vector<double> m = p.problem->simulator().makespans(batch, threads);
+    out.insert(out.end(), m.begin(), m.end());
+  };
   if (k * n < kWatchedOps) {
     {
       py::gil_scoped_release unlocked;
-      out = p.problem->simulator().makespans(batch, threads);
+      run_rows(0, k);
     }
     return to_array<double>(out);
   }
   // Chunks of about kWatchedOps ops per thread, so that a stop takes effect within one chunk.
-  const int width =
-      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int width = thread_count(threads);
   const std::int64_t chunk =
       std::max<std::int64_t>(width, width * kWatchedOps / std::max<std::int64_t>(n, 1));
   Watch watch;
   watch.run([&] {
-    for (std::int64_t i = 0; i < k && !watch.stopped(); i += chunk) {
-      const std::vector<std::vector<DeviceId>> part(batch.begin() + i,
-                                                    batch.begin() + std::min(k, i + chunk));
-      const std::vector<double> m = p.problem->simulator().makespans(part, threads);
-      out.insert(out.end(), m.begin(), m.end());
-    }
+    for (std::int64_t i = 0; i < k && !watch.stopped(); i += chunk)
+      run_rows(i, std::min(k, i + chunk));
   });
   return to_array<double>(out);
 }
@@ -107,8 +114,7 @@ PyPlacement place(const ProblemPtr& p, const std::string& method,
   PlaceOptions o;
   o.seed = seed;
   o.budget = {budget.value_or(0), time_budget.value_or(0)};
-  o.threads =
-      threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.threads = thread_count(threads);
   Watch watch(callback);
   o.progress = watch.progress();
   PyPlacement out;

@@ -62,3 +62,13 @@ def test_simulate_many_checks_every_row(fork):
     with pytest.raises(ValueError, match="K x N"):
         fork.simulate_many(good[0])
     assert fork.simulate_many(np.zeros((0, 6), dtype=np.int32)).tolist() == []
+
+
+def test_large_batches_run_in_watched_chunks_with_the_same_makespans(doppler, dag_json):
+    # 2,000 x 120 ops passes the 200,000-op threshold: the batch runs on a watched worker in
+    # chunks; each makespan must still equal its own simulate() call, in order.
+    problem = doppler.Problem(doppler.load_graph(dag_json), 4)
+    batch = np.random.default_rng(1).integers(0, 4, size=(2000, problem.graph.num_ops))
+    many = problem.simulate_many(batch, threads=2)
+    assert many.shape == (2000,)
+    assert many.tolist() == [problem.simulate(a) for a in batch]
