@@ -117,6 +117,10 @@ bool BudgetedEvaluator::stop_requested() {
   return run_->stop.load(std::memory_order_relaxed);
 }
 
+bool BudgetedEvaluator::watched() const {
+  return run_->has_callback.load(std::memory_order_relaxed);
+}
+
 void BudgetedEvaluator::heartbeat() {
   const double now = run_->root.seconds();
   std::unique_lock lock(run_->m, std::try_to_lock);

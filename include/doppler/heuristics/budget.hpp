@@ -101,6 +101,8 @@ public:
   /// True once the progress callback asked the run to stop. Tells the callback of progress
   /// when due (every 0.2 s), for work that checks no other limit (a trainer between updates).
   bool stop_requested();
+  /// True when the run has a progress callback (work may then report in smaller steps).
+  bool watched() const;
   /// True when `n` more calls fit and the time is not up.
   bool allows(std::int64_t n = 1) { return !spent() && n <= calls_left(); }
   /// Fraction of the budget used by the tighter of its limits, in [0, 1] (0 without limits).

@@ -110,7 +110,8 @@ private:
     so.samples = plan.samples;
     so.seed = options.seed;
     so.temperature = s_.sample.temperature;
-    so.progress = [&eval](const ProgressPoint&) { return !eval.stop_requested(); };
+    if (eval.watched())  // sampling in waves, so that a stop takes effect
+      so.progress = [&eval](const ProgressPoint&) { return !eval.stop_requested(); };
     SampledPlacement sp = trainer.sample(so);
     if (!(sp.best_makespan >= a.makespan)) {  // also when the makespan is NaN (Stage I only)
       a.best = sp.best;
