@@ -50,7 +50,6 @@ GraphPtr generate(const std::string& workload, int devices, bool training, const
 
 GraphPtr import_model(const std::filesystem::path& path, int devices, const std::string& dtype,
                       const std::map<std::string, std::vector<std::int64_t>>& input_shapes) {
-  if (devices < 1) throw InputError("import_onnx: devices must be at least 1");
   onnx_import::ImportOptions o;
   o.devices = devices;
   const auto dt = workloads::parse_dtype(dtype);

@@ -25,7 +25,6 @@ ProblemPtr make_problem(GraphPtr g, int devices,
   auto p = std::make_shared<PyProblem>();
   p->graph = std::move(g);
   p->hardware = hardware ? hardware->string() : "";
-  if (devices < 1) throw InputError("Problem: devices must be at least 1");
   p->problem = std::make_unique<Problem>(*p->graph, platform_for(*p->graph, p->hardware, devices));
   if (const std::string w = pricing_warning(*p->graph, p->hardware); !w.empty())
     if (PyErr_WarnEx(PyExc_UserWarning, (w + " (drop hardware=)").c_str(), 1) != 0)
