@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Parallel search and `auto` on the five large rows of docs/results/parallel.md (issue 51): per
 # graph, the best single-threaded method of the scale results at T seconds on one thread, the
-# same method on THREADS threads at SHARE x T seconds (does it reach the single-thread result in
-# that fraction of the time? its curve says when it first did), and `auto` on THREADS threads at
-# T seconds. One `doppler place --json` per run, seed 0;
+# same method on THREADS threads at SHARE x T seconds, once as THREADS chains (--lanes 1) and
+# once as one chain of THREADS speculative lanes (--lanes THREADS) (does it reach the
+# single-thread result in that fraction of the time? its curve says when it first did), and
+# `auto` on THREADS threads at T seconds (lanes by the default rule). One `doppler place --json`
+# per run, seed 0;
 # OUT/rows.jsonl has one object per run (with its anytime curve), OUT/table.md the table.
 #
 #   scripts/parallel_results.sh [BUILD=build] [OUT=parallel-results]
@@ -50,23 +52,26 @@ setup() {
   esac
 }
 
-# place NAME FILE DEVICES HW METHOD THREADS SECONDS
+# place NAME FILE DEVICES HW METHOD THREADS SECONDS [LANES, default: the rule]
 place() {
-  local name=$1 file=$2 p=$3 hw=$4 method=$5 threads=$6 t=$7
-  local args=("$file" --devices "$p" --method "$method" --json --time-budget "$t" --threads "$threads")
+  local name=$1 file=$2 p=$3 hw=$4 method=$5 threads=$6 t=$7 lanes=${8:-0}
+  local args=("$file" --devices "$p" --method "$method" --json --time-budget "$t" --threads "$threads"
+              --lanes "$lanes")
   [ "$hw" = - ] || args+=(--hardware "$hw")
-  echo "== $name $method $threads thread(s), $t s" >&2
+  echo "== $name $method $threads thread(s), lanes $lanes, $t s" >&2
   $D place "${args[@]}" | /usr/bin/python3 -c '
 import json, sys
 j = json.load(sys.stdin)
-j.update(graph=sys.argv[1], method=sys.argv[2], budget_seconds=float(sys.argv[3]))
-print(json.dumps(j))' "$name" "$method" "$t" >>"$ROWS"
+j.update(graph=sys.argv[1], method=sys.argv[2], budget_seconds=float(sys.argv[3]),
+         lanes_asked=int(sys.argv[4]))
+print(json.dumps(j))' "$name" "$method" "$t" "$lanes" >>"$ROWS"
 }
 
 for g in $GRAPHS; do
   read -r file p hw best < <(setup "$g")
   place "$g" "$file" "$p" "$hw" "$best" 1 "$T"
-  place "$g" "$file" "$p" "$hw" "$best" "$THREADS" "$T_SHORT"
+  place "$g" "$file" "$p" "$hw" "$best" "$THREADS" "$T_SHORT" 1
+  place "$g" "$file" "$p" "$hw" "$best" "$THREADS" "$T_SHORT" "$THREADS"
   place "$g" "$file" "$p" "$hw" auto "$THREADS" "$T"
 done
 /usr/bin/python3 "$here/scripts/parallel_table.py" "$ROWS" | tee "$OUT/table.md"

@@ -32,6 +32,7 @@ struct SuiteOptions {
   std::int64_t budget = kDefaultSearchCalls;
   double time_budget = 0;
   int threads = 1;
+  int lanes = 0;
 };
 
 // Runs every method (every seed when randomised) on every instance, in order.
@@ -54,7 +55,7 @@ std::vector<SuiteRun> run_suite(std::vector<LoadedInstance>& instances, const Su
         const int seeds = method_is_deterministic(m) ? 1 : o.seeds;
         for (int s = 0; s < seeds; ++s) {
           const MethodRun r =
-              run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads));
+              run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads, o.lanes));
           mine.push_back({kept.size(), m, r.seed, r.makespan, r.seconds, r.evaluations});
         }
       }
@@ -234,7 +235,7 @@ void add_bench_suite(CLI::App& app) {
   cmd->add_option("--seeds", o->seeds, "seeds per randomised method")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  add_threads_option(*cmd, o->threads, false);
+  add_threads_option(*cmd, o->threads, o->lanes, false);
   add_budget_options(*cmd, o->budget, o->time_budget, "each search or learned run",
                      kDefaultSearchCalls);
   add_hardware_option(*cmd, o->hardware);

@@ -175,7 +175,7 @@ std::vector<Row> run_rows(const Problem& problem, const std::vector<std::string>
       progress.update(done, m);
       row.seeds.push_back(s);
       row.runs.push_back(
-          run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads)));
+          run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads, o.lanes)));
       ++done;
     }
     std::vector<double> sims;
@@ -483,7 +483,7 @@ void add_compare(CLI::App& app) {
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
-  add_threads_option(*cmd, o->threads, false);
+  add_threads_option(*cmd, o->threads, o->lanes, false);
   add_budget_options(*cmd, o->budget, o->time_budget, "each search or learned run",
                      kDefaultSearchCalls);
   cmd->add_option("--csv", o->csv, "also write the table as CSV to this file");

@@ -1,4 +1,5 @@
 // doppler place GRAPH --devices P --method M: one placement, scored by the simulator.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -10,6 +11,7 @@
 #include "methods.hpp"
 
 #include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/heuristics/anneal.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
@@ -27,6 +29,7 @@ struct PlaceCmdOptions {
   std::int64_t budget = 0;
   double time_budget = 0;
   int threads = 0;  // 0: every core
+  int lanes = 0;    // 0: the rule
   bool json = false;
 };
 
@@ -45,6 +48,7 @@ void run_place(const PlaceCmdOptions& o) {
   po.seed = o.seed;
   po.budget = {o.budget, o.time_budget};
   po.threads = resolve_threads(o.threads);
+  po.lanes = o.lanes;
   // The search's progress on a terminal: the channel Python's place(callback=) uses.
   Progress bar("place", o.budget);
   std::mutex bar_mutex;
@@ -78,6 +82,8 @@ void run_place(const PlaceCmdOptions& o) {
     j["placement_seconds"] = r.seconds;
     j["evaluations"] = r.evaluations;
     j["threads"] = po.threads;
+    // Lanes per annealing chain (for the searches that anneal).
+    j["lanes"] = std::min(po.threads, po.lanes > 0 ? po.lanes : default_lanes(problem, po.threads));
     ojson curve = ojson::array();  // [seconds, calls, best makespan] per improvement
     for (const ProgressPoint& p : r.curve) curve.push_back({p.seconds, p.calls, p.makespan});
     j["curve"] = std::move(curve);
@@ -124,7 +130,7 @@ void add_place(CLI::App& app) {
   cmd->add_option("-s,--seed", o->seed, "seed of every random choice")->capture_default_str();
   add_hardware_option(*cmd, o->hardware);
   add_budget_options(*cmd, o->budget, o->time_budget, "the method", 0);
-  add_threads_option(*cmd, o->threads, true);
+  add_threads_option(*cmd, o->threads, o->lanes, true);
   cmd->add_option(
       "--policy", o->policy,
       "a trained policy (doppler train's RUN directory or RUN/ckpt.pt), for the doppler methods");

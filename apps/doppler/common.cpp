@@ -84,7 +84,7 @@ CLI::Validator non_negative() {
       ">= 0");
 }
 
-void add_threads_option(CLI::App& cmd, int& threads, bool default_all) {
+void add_threads_option(CLI::App& cmd, int& threads, int& lanes, bool default_all) {
   threads = default_all ? 0 : 1;
   cmd.add_option(
          "--threads", threads,
@@ -93,6 +93,13 @@ void add_threads_option(CLI::App& cmd, int& threads, bool default_all) {
                      "default {} (the result depends on the count, not on timing, "
                      "under a call budget)",
                      std::max(1u, std::thread::hardware_concurrency()), default_all ? "0" : "1"))
+      ->check(CLI::Range(0, 1024));
+  lanes = 0;
+  cmd.add_option("--lanes", lanes,
+                 "speculative lanes of each annealing chain: the threads become threads / K "
+                 "chains, each simulating K proposed moves at once and taking the first it "
+                 "accepts (pays on large graphs, whose calls are slow); 0: the rule (docs/cli.md), "
+                 "1: chains only")
       ->check(CLI::Range(0, 1024));
 }
 

@@ -51,9 +51,10 @@ CLI::Validator non_negative();
 /// Adds `--budget N` (simulator calls) and `--time-budget S` (seconds) bound to `calls` and
 /// `seconds`, both >= 0. `what` says who spends them ("each search run"); `default_calls` is
 /// the --budget default the help states (0: each method's own, stated as such).
-/// Adds `--threads N` bound to `threads` (searches' threads; 0 = every core). `default_all`:
-/// the default is every core (else 1, as for compare's and bench-suite's reproducible tables).
-void add_threads_option(CLI::App& cmd, int& threads, bool default_all);
+/// Adds `--threads N` bound to `threads` (searches' threads; 0 = every core) and `--lanes K`
+/// bound to `lanes` (speculative lanes per annealing chain; 0 = the rule). `default_all`: the
+/// default is every core (else 1, as for compare's and bench-suite's reproducible tables).
+void add_threads_option(CLI::App& cmd, int& threads, int& lanes, bool default_all);
 /// `threads` with 0 replaced by the machine's core count.
 int resolve_threads(int threads);
 

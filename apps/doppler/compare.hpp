@@ -20,6 +20,7 @@ struct CompareOptions {
   std::int64_t budget = kDefaultSearchCalls;
   double time_budget = 0;
   int threads = 1;  ///< threads of each search (0: every core)
+  int lanes = 0;    ///< speculative lanes per annealing chain (0: the rule)
   bool json = false;
   bool markdown = false;         ///< print the table as Markdown
   bool measure = false;          ///< also run every assignment on the engine

@@ -104,16 +104,18 @@ py::dict schedule(const PyProblem& p, const py::handle& a) {
 PyPlacement place(const ProblemPtr& p, const std::string& method,
                   const std::optional<std::int64_t>& budget,
                   const std::optional<double>& time_budget, std::uint64_t seed, int threads,
-                  const py::object& callback) {
+                  int lanes, const py::object& callback) {
   if (!p) throw InputError("place: problem is None");
   if (budget && *budget < 0) throw InputError("place: budget must be >= 0 simulator calls");
   if (time_budget && *time_budget < 0) throw InputError("place: time_budget must be >= 0 seconds");
   if (threads < 0) throw InputError("place: threads must be >= 0 (0: every core)");
+  if (lanes < 0) throw InputError("place: lanes must be >= 0 (0: the rule, 1: chains only)");
   make_placer(method);  // an unknown method or option fails here, before any thread starts
   PlaceOptions o;
   o.seed = seed;
   o.budget = {budget.value_or(0), time_budget.value_or(0)};
   o.threads = thread_count(threads);
+  o.lanes = lanes;
   Watch watch(callback);
   o.progress = watch.progress();
   PyPlacement out;
@@ -170,11 +172,12 @@ void bind_problem(py::module_& m) {
   bind_problem_class(m);
   m.def("place", &place, py::arg("problem"), py::arg("method") = "auto", py::kw_only(),
         py::arg("budget") = py::none(), py::arg("time_budget") = py::none(), py::arg("seed") = 0,
-        py::arg("threads") = 0, py::arg("callback") = py::none(),
+        py::arg("threads") = 0, py::arg("lanes") = 0, py::arg("callback") = py::none(),
         "Place with any registry method spec ('auto' (the default: picks and combines methods), "
         "'heft', 'local-search', 'multilevel:inner=dsc', 'doppler' with the shipped model, ...); "
         "budget: simulator calls, time_budget: seconds, threads: threads of the searches (0: "
-        "every core; under a call budget the result depends on the count, not on timing). "
+        "every core; under a call budget the result depends on the count, not on timing), lanes: "
+        "speculative lanes per annealing chain (0: the rule, 1: chains only; docs/cli.md). "
         "callback(progress) is called on this thread at most every 0.1 s while the search "
         "reports progress (a doppler.Progress: seconds, calls, best makespan); returning False "
         "stops the search, which returns the best placement found so far. Ctrl-C raises "

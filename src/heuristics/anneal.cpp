@@ -84,6 +84,12 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
 
 }  // namespace
 
+int default_lanes(const Problem& problem, int threads) {
+  constexpr NodeId kLaneOps = 8000;  // below, chains did as well or better (parallel.md)
+  if (threads < 2 || problem.graph().num_nodes() < kLaneOps) return 1;
+  return std::min(threads, 4);
+}
+
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
                     BudgetedEvaluator& budget, const AnnealSettings& settings, std::uint64_t seed) {
   const auto n = static_cast<std::size_t>(problem.graph().num_nodes());
@@ -98,10 +104,13 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   const std::int64_t calls0 = budget.calls();
   const std::int64_t cycle = cycle_calls(problem, settings);
   AnnealResult from{std::move(start), start_makespan, 0};
-  AnnealResult r =
-      settings.threads > 1 && budget.calls_left() >= 2 * 64
-          ? run_chains(problem, from, budget, settings, seed, cycle)
-          : run_chain(problem, std::move(from), budget, settings, seed, cycle, nullptr);
+  AnnealSettings s = settings;  // threads become chains of `lanes` threads each
+  const int lanes = settings.lanes > 0 ? settings.lanes : default_lanes(problem, settings.threads);
+  s.lanes = std::clamp(lanes, 1, std::max(1, settings.threads));
+  s.threads = std::max(1, settings.threads / s.lanes);
+  AnnealResult r = s.threads > 1 && budget.calls_left() >= 2 * 64
+                       ? run_chains(problem, from, budget, s, seed, cycle)
+                       : run_chain(problem, std::move(from), budget, s, seed, cycle, nullptr);
   r.evaluations = budget.calls() - calls0;
   return r;
 }

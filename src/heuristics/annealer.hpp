@@ -10,6 +10,7 @@
 #include <span>
 
 #include "anneal_exchange.hpp"
+#include "anneal_lanes.hpp"
 
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/groups.hpp"
@@ -86,7 +87,10 @@ public:
         pick_op_(0, n_ - 1),
         pick_shift_(1, p_ - 1),
         focus_(problem, settings.focus_refresh) {
-    if (s_.incremental) inc_.emplace(sim_);
+    if (s_.lanes > 1)
+      lanes_ = std::make_unique<Lanes>(sim_, s_.lanes, s_.incremental, s_.early_abort);
+    else if (s_.incremental)
+      inc_.emplace(sim_);
     if (s_.groups) {
       for (const auto& grp : *s_.groups)
         if (grp.size() > 1) groups_.push_back(grp);
@@ -116,6 +120,7 @@ private:
   // left before they evaluate: a refused one is a bug (record() throws).
   double eval(const std::vector<DeviceId>& d) {
     budget_.record(1);
+    if (lanes_) return lanes_->reset(d);
     return inc_ ? inc_->reset(d) : sim_.makespan(d, ws_);
   }
   // The makespan when it is <= cutoff, else some value above it (see makespan_below). `d`
@@ -129,7 +134,10 @@ private:
   }
   // Makes `d` the incremental base (an uncounted simulation).
   void rebase(const std::vector<DeviceId>& d) {
-    if (inc_) inc_->reset(d, false);
+    if (lanes_)
+      lanes_->reset(d);
+    else if (inc_)
+      inc_->reset(d, false);
   }
   // The last eval_below()'s assignment becomes the incremental base.
   void accept_base() {
@@ -207,9 +215,79 @@ private:
         budget_.improved(ms);
       }
     } else {
-      for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
-        cur_[static_cast<std::size_t>(it->first)] = it->second;
+      undo();
     }
+  }
+
+  // Applies a random move to cur_ (its old devices in undo_): a group shift, a swap or a
+  // reassignment.
+  void propose_move() {
+    undo_.clear();
+    const double r = unit_(rng_);
+    const double gs = s_.group_share;
+    if (r < gs && !groups_.empty())
+      move_group();
+    else if (r < gs + (1 - gs) / 3)
+      move_swap();
+    if (undo_.empty()) move_reassign();
+  }
+
+  // Moves cur_ back to before the last move (undo_).
+  void undo() {
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it)
+      cur_[static_cast<std::size_t>(it->first)] = it->second;
+  }
+
+  // Takes an evaluated move into cur_ (makespan ms) and makes it every lane's current one.
+  void take(int lane, const LaneMove& move, double ms) {
+    for (const auto& [v, d] : move.changes) cur_[static_cast<std::size_t>(v)] = d;
+    lanes_->accept(lane, move);
+    focus_.changed();
+    cur_ms_ = ms;
+    if (ms < best_ms_) {
+      best_ms_ = ms;
+      best_ = cur_;
+      since_improvement_ = 0;
+      budget_.improved(ms);
+    }
+  }
+
+  // One speculative step on the lanes: as many moves as lanes (and calls left) proposed from
+  // cur_, each with its own Metropolis draw, simulated side by side; the first accepted in
+  // proposal order is taken, the others are dropped. Returns the moves made (all charged).
+  std::int64_t step_lanes(double temp) {
+    const auto k = static_cast<std::size_t>(
+        std::min<std::int64_t>(lanes_->size(), std::max<std::int64_t>(1, budget_.calls_left())));
+    moves_.resize(k);
+    draws_.resize(k);
+    lane_ms_.resize(k);
+    for (std::size_t i = 0; i < k; ++i) {
+      propose_move();
+      moves_[i].changes.clear();
+      for (const auto& [v, old] : undo_)
+        moves_[i].changes.emplace_back(v, cur_[static_cast<std::size_t>(v)]);
+      undo();
+      draws_[i] = unit_(rng_);
+      moves_[i].cutoff = (cur_ms_ - temp * std::log(draws_[i])) * (1 + 1e-12);
+    }
+    // A focused pick may have spent a call on its chain: evaluate only the moves that still fit.
+    const auto fit =
+        static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(k),
+                                                        budget_.calls_left()));
+    if (fit == 0) return static_cast<std::int64_t>(k);
+    moves_.resize(fit);
+    lane_ms_.resize(fit);
+    budget_.record(static_cast<std::int64_t>(fit));
+    lanes_->evaluate(moves_, lane_ms_);
+    const double from = cur_ms_;
+    for (std::size_t i = 0; i < fit; ++i) {
+      const double ms = lane_ms_[i];
+      if (ms <= moves_[i].cutoff && (ms <= from || draws_[i] < std::exp(-(ms - from) / temp))) {
+        take(static_cast<int>(i), moves_[i], ms);
+        break;
+      }
+    }
+    return static_cast<std::int64_t>(k);
   }
 
   // Annealing until the polish share of the budget: a move, its Metropolis step, and a restart
@@ -220,16 +298,14 @@ private:
     const double t_start = s_.t0 * best_ms_, t_end = t_start * 1e-4;
     while (!budget_.spent() && budget_.fraction() < 1 - polish) {
       const double temp = t_start * std::pow(t_end / t_start, budget_.fraction() / (1 - polish));
-      undo_.clear();
-      const double r = unit_(rng_);
-      const double gs = s_.group_share;
-      if (r < gs && !groups_.empty())
-        move_group();
-      else if (r < gs + (1 - gs) / 3)
-        move_swap();
-      if (undo_.empty()) move_reassign();
-      metropolis(temp);
-      if (++since_improvement_ >= restart_after) restart();
+      if (lanes_) {
+        since_improvement_ += step_lanes(temp);
+      } else {
+        propose_move();
+        metropolis(temp);
+        ++since_improvement_;
+      }
+      if (since_improvement_ >= restart_after) restart();
       if (meet()) restart();
     }
   }
@@ -259,6 +335,7 @@ private:
 
   // First-improvement descent over single-op moves from `a` (its makespan `a_ms`).
   void descend(std::vector<DeviceId>& a, double& a_ms) {
+    if (lanes_) return descend_lanes(a, a_ms);
     bool improved = true;
     while (improved && !budget_.spent()) {
       improved = false;
@@ -284,6 +361,55 @@ private:
           break;
         }
         if (budget_.spent()) break;
+      }
+    }
+  }
+
+  // descend() on the lanes: the next (op, device) pairs of the same order, one per lane, with
+  // `a_ms` as cutoff; the first that improves is taken and the descent goes on from the next op,
+  // as the one-lane descent does (the pairs after it are dropped).
+  void descend_lanes(std::vector<DeviceId>& a, double& a_ms) {
+    bool improved = true;
+    while (improved && !budget_.spent()) {
+      improved = false;
+      std::shuffle(ops_.begin(), ops_.end(), rng_);
+      std::size_t next = 0;  // position in ops_ x devices: next / p_ is the op's index
+      const std::size_t end = n_ * static_cast<std::size_t>(p_);
+      while (next < end && !budget_.spent()) {
+        const std::size_t lanes = static_cast<std::size_t>(std::min<std::int64_t>(
+            lanes_->size(), std::max<std::int64_t>(1, budget_.calls_left())));
+        moves_.clear();
+        std::size_t at = next;
+        for (; at < end && moves_.size() < lanes; ++at) {
+          const NodeId v = ops_[at / static_cast<std::size_t>(p_)];
+          const auto d = static_cast<DeviceId>(at % static_cast<std::size_t>(p_));
+          if (d == a[static_cast<std::size_t>(v)]) continue;
+          moves_.push_back({{{v, d}}, a_ms});
+          positions_.resize(moves_.size());
+          positions_.back() = at;
+        }
+        if (moves_.empty()) break;
+        lane_ms_.resize(moves_.size());
+        budget_.record(static_cast<std::int64_t>(moves_.size()));
+        lanes_->evaluate(moves_, lane_ms_);
+        next = at;
+        for (std::size_t i = 0; i < moves_.size(); ++i) {
+          if (!(lane_ms_[i] < a_ms)) continue;
+          const auto [v, d] = moves_[i].changes.front();
+          a[static_cast<std::size_t>(v)] = d;
+          lanes_->accept(static_cast<int>(i), moves_[i]);
+          a_ms = lane_ms_[i];
+          improved = true;
+          if (&a == &best_) budget_.improved(a_ms);
+          const std::size_t pp = static_cast<std::size_t>(p_);
+          next = (positions_[i] / pp + 1) * pp;  // the next op
+          break;
+        }
+        if (meet() && &a == &best_) {  // descend from the adopted best
+          rebase(best_);
+          improved = true;
+          break;
+        }
       }
     }
   }
@@ -328,6 +454,10 @@ private:
   ChainFocus focus_;
   SimWorkspace ws_;
   std::optional<IncrementalSim> inc_;  // holds the current assignment as its base
+  std::unique_ptr<Lanes> lanes_;        // speculative lanes (settings.lanes > 1) instead of inc_
+  std::vector<LaneMove> moves_;         // the lanes' moves of one step
+  std::vector<double> draws_, lane_ms_;
+  std::vector<std::size_t> positions_;  // descend_lanes: each move's position
   std::vector<std::vector<NodeId>> groups_;
   std::vector<DeviceId> cur_, best_;
   double cur_ms_ = 0, best_ms_ = 0;

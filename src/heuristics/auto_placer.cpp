@@ -188,6 +188,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
     AnnealSettings as;
     as.t0 = t0_;
     as.threads = f.threads;
+    as.lanes = options.lanes;
     BudgetedEvaluator rest = eval.part(eval.left());
     const AnnealResult r = anneal(problem, out, out_ms, rest, as, options.seed ^ 0xa070ULL);
     refined =

@@ -53,6 +53,7 @@ PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceO
   settings.polish = polish_;
   settings.focus = focus_;
   settings.threads = options.threads;
+  settings.lanes = options.lanes;
   BudgetedEvaluator rest = eval.part(eval.left());
   AnnealResult r = anneal(problem, std::move(best), best_ms, rest, settings, options.seed);
   return Assignment{p, std::move(r.best), {}, name()};

@@ -152,6 +152,7 @@ PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOp
       as.group_share = i > 0 ? 0.7 : 0.25;
       as.polish = i > 0 ? 0.0 : 0.15;
       as.threads = options.threads;
+      as.lanes = options.lanes;
       BudgetedEvaluator level = eval.part(b);
       AnnealResult r = anneal(problem, std::move(cur), cur_ms, level, as, options.seed + i);
       cur = std::move(r.best);

@@ -79,6 +79,7 @@ struct DopplerTrainer::Impl {
   std::int64_t cost_calls = 0;
   double seconds = 0;        // all stages
   double stage_seconds = 0;  // this stage (the time budget)
+  double last_update = 0;    // seconds of the last update (the pace the time budget expects)
   std::uint64_t fingerprint = 0;
   double lr_scale = 1;  // halved at every rolled-back divergence
   int divergences = 0;
@@ -333,6 +334,7 @@ struct DopplerTrainer::Impl {
     st.seconds = Stopwatch::seconds_since(t0);
     seconds += st.seconds;
     stage_seconds += st.seconds;
+    last_update = st.seconds;
     episode += k;
     st.episode = episode - 1;
     ++update;
@@ -427,6 +429,7 @@ void DopplerTrainer::start_stage(TrainConfig next) {
   s.baseline_count = 0;
   s.lr_scale = 1;
   s.stage_seconds = 0;
+  s.last_update = 0;
   s.rescore_best();
 }
 
@@ -501,7 +504,7 @@ TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>
   if (s.run_dir)
     write_file_atomic(*s.run_dir / "config.json", detail::to_json(s.cfg).dump(2) + "\n");
   while (s.episode < s.cfg.episodes &&
-         (s.cfg.time_budget <= 0 || s.stage_seconds < s.cfg.time_budget)) {
+         (s.cfg.time_budget <= 0 || s.stage_seconds + s.last_update <= s.cfg.time_budget)) {
     if (s.cfg.on_update && !s.cfg.on_update(s.best)) break;  // the caller stops the run
     const EpisodeStats st = s.run_update();
     if (s.run_dir)

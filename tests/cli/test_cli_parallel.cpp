@@ -49,6 +49,29 @@ TEST(CliParallel, SameSeedAndThreadsUnderACallBudgetGiveTheSameAssignment) {
   }
 }
 
+TEST(CliParallel, LanesRepeatForASeedAndFollowTheRule) {
+  test::TempDir dir;
+  const std::string g = dag(dir);
+  std::string out[2];
+  for (int i = 0; i < 2; ++i) {
+    const auto r = test::run_cli("place " + g + " -m local-search --budget 3000 --threads 2 " +
+                                 "--lanes 2 --json");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["lanes"], 2);
+    EXPECT_LE(j["evaluations"].get<int>(), 3000);
+    out[i] = j["ops_per_device"].dump() + std::to_string(j["makespan"].get<double>());
+  }
+  EXPECT_EQ(out[0], out[1]);
+  // The rule: a 300-op graph is below 8,000 ops, so its threads stay chains of one lane.
+  const auto r = test::run_cli("place " + g + " -m local-search --budget 1000 --threads 2 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["lanes"], 1);
+  const auto bad = test::run_cli("place " + g + " --lanes -1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--lanes"), std::string::npos) << bad.err;
+}
+
 TEST(CliParallel, BadThreadCountsAreUsageErrors) {
   test::TempDir dir;
   const auto r = test::run_cli("place " + dag(dir) + " --threads -1");

@@ -107,3 +107,14 @@ def test_place_defaults_to_auto_with_threads_and_a_curve(doppler, dag_json, tmp_
     assert curve[-1][2] >= got.makespan
     with pytest.raises(ValueError):
         doppler.place(problem, threads=-1)
+
+
+def test_place_with_lanes_matches_the_cli(doppler, dag_json, tmp_path):
+    problem = doppler.Problem(doppler.load_graph(str(dag_json)), 4)
+    args = ("--budget", 2000, "--threads", 2, "--lanes", 2)
+    want, assignment = cli_place(dag_json, 4, "local-search", tmp_path, *args)
+    got = doppler.place(problem, "local-search", budget=2000, threads=2, lanes=2)
+    assert want["lanes"] == 2
+    assert np.array_equal(got.assignment, assignment) and got.makespan == want["makespan"]
+    with pytest.raises(ValueError, match="lanes"):
+        doppler.place(problem, lanes=-1)

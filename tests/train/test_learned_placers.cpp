@@ -270,6 +270,21 @@ TEST(LearnedPlacers, DopplerSearchSpendsExactlyItsCallBudget) {
   EXPECT_EQ(both.spent.calls, 100);
 }
 
+// Sampling within seconds: a time budget too short for one rollout still gets the greedy
+// rollout (the first, before any check), not the 64 samples asked for; without one, all 64.
+TEST(LearnedPlacers, SamplingStopsAfterTheWaveInWhichTheSecondsRunOut) {
+  register_learned_placers();
+  const Instance in = small_instance(71, 40, 4, false);
+  const auto placer = make_placer("doppler:samples=64");
+  const PlaceResult timed = placer->place(*in.problem, {3, {0, 1e-6}});
+  EXPECT_EQ(timed.spent.calls, 1);
+  const PlaceResult all = placer->place(*in.problem, {3, {64, 0}});
+  EXPECT_EQ(all.spent.calls, 64);
+  EXPECT_LE(in.problem->simulator().makespan(all.assignment.device_of),
+            in.problem->simulator().makespan(timed.assignment.device_of))
+      << "the greedy rollout is among the 64";
+}
+
 // Without training (train=0, the default) doppler-search is exactly the annealer with PLC's
 // proposal, started from the best of local-search's list schedulers and the shipped policy's
 // best of S = min(64, budget / 16) samples: rebuilt here from the public pieces, the assignment

@@ -52,12 +52,23 @@ struct AnnealSettings {
   /// best assignments; the result is the best chain's. Deterministic for a thread count under a
   /// call budget. 1: one chain on the calling thread (the single-thread annealer).
   int threads = 1;
+  /// Speculative lanes per chain (at most `threads`; the chains are threads / lanes): a chain
+  /// proposes that many moves at once from its current assignment, simulates them on a thread
+  /// each and takes the first it accepts in proposal order (in descent, the first that
+  /// improves); the others are dropped but counted. Pays where most moves are rejected and a
+  /// call is slow. Deterministic for (threads, lanes) under a call budget. 1: no lanes; 0: the
+  /// rule of default_lanes().
+  int lanes = 1;
   /// Calls in one cycle: past them, annealing starts again (temperature t0 again, a new random
   /// stream) from the best assignment so far, so a larger budget never cools more slowly than
   /// a cycle and the best is kept. 0: max(kDefaultSearchCalls, 10 x ops). A budget within one
   /// cycle gives the same result as without cycles.
   std::int64_t cycle_calls = 0;
 };
+
+/// The lanes per chain the searches use when not told (PlaceOptions::lanes = 0), from the
+/// problem's size and the threads: measured in docs/results/parallel.md.
+int default_lanes(const Problem& problem, int threads);
 
 /// Result of an annealing run.
 struct AnnealResult {

@@ -27,6 +27,9 @@ struct PlaceOptions {
   /// annealer that exchange their best; see AnnealSettings::threads). With a call budget and a
   /// seed the result is the same for the same thread count; 1 gives the single-thread search.
   int threads = 1;
+  /// Speculative lanes per annealing chain (see AnnealSettings::lanes): the threads become
+  /// threads / lanes chains of `lanes` threads each. 0: the rule of default_lanes().
+  int lanes = 0;
   /// Told of the run's progress (improvements, and at least every 0.2 s); returning false stops
   /// the run with the best found so far. Empty: none.
   ProgressCallback progress{};

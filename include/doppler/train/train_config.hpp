@@ -85,7 +85,9 @@ struct TrainConfig {
   std::string action = "";    ///< "sample" or "greedy" ("" = il: greedy, sim/real: sample)
   std::uint64_t seed = 0;     ///< seeds torch's initialisation and every random choice
   int checkpoint_every = 50;  ///< updates between checkpoints (0: only at the end)
-  double time_budget = 0;     ///< stop this stage after this many seconds of training (0: none)
+  /// Seconds of training in this stage (0: none): no update starts that would end past them at
+  /// the pace of the last one (the first always runs).
+  double time_budget = 0;
   /// Asked before every update with the best makespan so far (infinity before one): false ends
   /// the stage (the greedy rollout follows). Optional, not saved: how a caller stops a run.
   std::function<bool(double best)> on_update{};

@@ -35,4 +35,11 @@ std::string policy_path(const std::string& method, const std::string& given) {
   return path;
 }
 
+ProgressCallback sampling_watch(BudgetedEvaluator& eval) {
+  if (!eval.watched() && !(eval.limits().seconds > 0)) return {};
+  return [&eval](const ProgressPoint&) {
+    return !eval.stop_requested() && eval.seconds_left() > 0;
+  };
+}
+
 }  // namespace doppler::learned

@@ -25,6 +25,11 @@ int samples_within(int samples, std::int64_t share);
 /// it). A given path is read at place() time (DopplerPolicy::load's InputError names it).
 std::string policy_path(const std::string& method, const std::string& given);
 
+/// The progress callback of a sampling step metered by `eval`: sampling then goes in waves and
+/// ends after the wave in which the run was told to stop or its seconds ran out. Empty (one
+/// batch, no waves) when `eval` has neither a watcher nor a time limit.
+ProgressCallback sampling_watch(BudgetedEvaluator& eval);
+
 /// doppler: a trained policy (default: the shipped one), best of samples=.
 std::unique_ptr<Placer> make_policy_placer(PlacerParams& p);
 /// doppler-search: train=0 searches with a loaded policy; train=F > 0 trains first.

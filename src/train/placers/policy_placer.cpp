@@ -22,8 +22,7 @@ public:
       o.samples = static_cast<int>(std::min<std::int64_t>(o.samples, eval.calls_left()));
     o.seed = options.seed;
     o.temperature = s_.temperature;
-    if (eval.watched())  // sampling in waves, so that a stop takes effect
-      o.progress = [&eval](const ProgressPoint&) { return !eval.stop_requested(); };
+    o.progress = sampling_watch(eval);
     SampledPlacement r = eval.metered([&] { return sample_shared(*policy, problem, o); });
     r.best.method = name();
     return r.best;

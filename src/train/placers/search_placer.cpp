@@ -61,6 +61,7 @@ public:
         as.proposal = &proposal;
         as.focus = focus_;
         as.threads = options.threads;
+        as.lanes = options.lanes;
         BudgetedEvaluator rest = eval.part(eval.left());
         AnnealResult ar = anneal(problem, best.devices, best.makespan, rest, as, options.seed);
         best.offer(ar.best, ar.best_makespan);

@@ -110,8 +110,7 @@ private:
     so.samples = plan.samples;
     so.seed = options.seed;
     so.temperature = s_.sample.temperature;
-    if (eval.watched())  // sampling in waves, so that a stop takes effect
-      so.progress = [&eval](const ProgressPoint&) { return !eval.stop_requested(); };
+    so.progress = sampling_watch(eval);
     SampledPlacement sp = trainer.sample(so);
     if (!(sp.best_makespan >= a.makespan)) {  // also when the makespan is NaN (Stage I only)
       a.best = sp.best;
