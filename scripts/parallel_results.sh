@@ -27,28 +27,13 @@ mkdir -p "$OUT"
 ROWS=$OUT/rows.jsonl
 : >"$ROWS"
 
-# graph name -> "file devices hardware best-single-method" (the method best at 60 s on one
-# thread in docs/results/scale.md and the issue's table)
-setup() {
+# shellcheck source=scripts/large_graphs.sh
+source "$here/scripts/large_graphs.sh"
+# graph name -> the method best at 60 s on one thread in docs/results/scale.md and the issue's table
+best_single() {
   case $1 in
-    dag20k)
-      [ -f "$OUT/dag20k.json" ] || $D -q generate random-dag -p ops=20000 -p seed=1 --devices 8 -o "$OUT/dag20k.json" >&2
-      echo "$OUT/dag20k.json 64 - multilevel:inner=dsc" ;;
-    llama7b-fwd)
-      [ -f "$OUT/llama7b-fwd.json" ] || $D -q generate llama -p size=7b --devices 8 -o "$OUT/llama7b-fwd.json" >&2
-      echo "$OUT/llama7b-fwd.json 8 h100 multilevel:inner=dsc" ;;
-    llama7b-train)
-      [ -f "$OUT/llama7b-train.json" ] || $D -q generate llama -p size=7b --training --devices 16 -o "$OUT/llama7b-train.json" >&2
-      echo "$OUT/llama7b-train.json 16 h100x16 doppler-search" ;;
-    gpt12)
-      [ -f "$OUT/gpt12.onnx" ] || /usr/bin/python3 "$here/scripts/export_gpt12.py" "$OUT/gpt12.onnx" >&2
-      [ -f "$OUT/gpt12.json" ] || $D -q import "$OUT/gpt12.onnx" --devices 8 -o "$OUT/gpt12.json" >&2
-      echo "$OUT/gpt12.json 8 v100 multilevel:inner=dsc" ;;
-    inception)
-      [ -f "$OUT/inception/model.onnx" ] || /usr/bin/python3 "$here/tests/onnx/models.py" export inception_v3 b1 "$OUT/inception" >/dev/null
-      [ -f "$OUT/inception.json" ] || $D -q import "$OUT/inception/model.onnx" --devices 8 -o "$OUT/inception.json" >&2
-      echo "$OUT/inception.json 8 v100 multilevel:inner=dsc" ;;
-    *) echo "unknown graph $1" >&2; exit 2 ;;
+    llama7b-train) echo doppler-search ;;
+    *) echo multilevel:inner=dsc ;;
   esac
 }
 
@@ -68,7 +53,8 @@ print(json.dumps(j))' "$name" "$method" "$t" "$lanes" >>"$ROWS"
 }
 
 for g in $GRAPHS; do
-  read -r file p hw best < <(setup "$g")
+  read -r file p hw < <(large_graph "$g" "$OUT" "$D")
+  best=$(best_single "$g")
   place "$g" "$file" "$p" "$hw" "$best" 1 "$T"
   place "$g" "$file" "$p" "$hw" "$best" "$THREADS" "$T_SHORT" 1
   place "$g" "$file" "$p" "$hw" "$best" "$THREADS" "$T_SHORT" "$THREADS"

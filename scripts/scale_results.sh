@@ -21,28 +21,8 @@ mkdir -p "$OUT"
 ROWS=$OUT/rows.jsonl
 : >"$ROWS"
 
-# graph name -> "file devices hardware"
-setup() {
-  case $1 in
-    dag20k)
-      [ -f "$OUT/dag20k.json" ] || $D generate random-dag -p ops=20000 -p seed=1 --devices 8 -o "$OUT/dag20k.json" >&2
-      echo "$OUT/dag20k.json 64 -" ;;
-    dag2k)
-      [ -f "$OUT/dag2k.json" ] || $D generate random-dag -p ops=2000 -p seed=1 --devices 8 -o "$OUT/dag2k.json" >&2
-      echo "$OUT/dag2k.json 8 -" ;;
-    llama7b-fwd)
-      [ -f "$OUT/llama7b-fwd.json" ] || $D generate llama -p size=7b --devices 8 -o "$OUT/llama7b-fwd.json" >&2
-      echo "$OUT/llama7b-fwd.json 8 h100" ;;
-    llama7b-train)
-      [ -f "$OUT/llama7b-train.json" ] || $D generate llama -p size=7b --training --devices 16 -o "$OUT/llama7b-train.json" >&2
-      echo "$OUT/llama7b-train.json 16 h100x16" ;;
-    gpt12)
-      [ -f "$OUT/gpt12.onnx" ] || /usr/bin/python3 scripts/export_gpt12.py "$OUT/gpt12.onnx" >&2
-      [ -f "$OUT/gpt12.json" ] || $D import "$OUT/gpt12.onnx" --devices 8 -o "$OUT/gpt12.json" >&2
-      echo "$OUT/gpt12.json 8 v100" ;;
-    *) echo "unknown graph $1" >&2; exit 2 ;;
-  esac
-}
+# shellcheck source=scripts/large_graphs.sh
+source "$(dirname "$0")/large_graphs.sh"
 
 # place GRAPH FILE DEVICES HW METHOD [TIME]
 place() {
@@ -59,7 +39,7 @@ print(json.dumps(j))' "$name" "$method" "$t" >>"$ROWS"
 }
 
 for g in $GRAPHS; do
-  read -r file p hw < <(setup "$g")
+  read -r file p hw < <(large_graph "$g" "$OUT" "$D")
   for m in critical-path heft etf dsc doppler:samples=1; do place "$g" "$file" "$p" "$hw" "$m"; done
   for t in $SECONDS_LIST; do
     for m in local-search multilevel "multilevel:inner=dsc" doppler-search; do

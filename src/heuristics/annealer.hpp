@@ -206,16 +206,22 @@ private:
     if (ms > cutoff) unit_(rng_);  // the draw the full simulation's rejection makes
     if (accept) {
       accept_base();
-      focus_.changed();
-      cur_ms_ = ms;
-      if (ms < best_ms_) {
-        best_ms_ = ms;
-        best_ = cur_;
-        since_improvement_ = 0;
-        budget_.improved(ms);
-      }
+      moved_to(ms);
     } else {
       undo();
+    }
+  }
+
+  // cur_ has taken an accepted move (makespan ms): the chain focus goes stale, a new best is
+  // kept and reported.
+  void moved_to(double ms) {
+    focus_.changed();
+    cur_ms_ = ms;
+    if (ms < best_ms_) {
+      best_ms_ = ms;
+      best_ = cur_;
+      since_improvement_ = 0;
+      budget_.improved(ms);
     }
   }
 
@@ -242,14 +248,7 @@ private:
   void take(int lane, const LaneMove& move, double ms) {
     for (const auto& [v, d] : move.changes) cur_[static_cast<std::size_t>(v)] = d;
     lanes_->accept(lane, move);
-    focus_.changed();
-    cur_ms_ = ms;
-    if (ms < best_ms_) {
-      best_ms_ = ms;
-      best_ = cur_;
-      since_improvement_ = 0;
-      budget_.improved(ms);
-    }
+    moved_to(ms);
   }
 
   // One speculative step on the lanes: as many moves as lanes (and calls left) proposed from
