@@ -80,6 +80,7 @@ struct DopplerTrainer::Impl {
   double seconds = 0;        // all stages
   double stage_seconds = 0;  // this stage (the time budget)
   double last_update = 0;    // seconds of the last update (the pace the time budget expects)
+  double learn_ratio = 0;    // the last learning step's seconds over its rollouts' (0: none yet)
   std::uint64_t fingerprint = 0;
   double lr_scale = 1;  // halved at every rolled-back divergence
   int divergences = 0;
@@ -158,19 +159,54 @@ struct DopplerTrainer::Impl {
     return m;
   }
 
-  // K rollouts of the current policy, scored (RL stages).
-  std::vector<nn::Sampled> roll_out(const nn::Prepared& prep, int k, double eps) {
+  static double seconds_between(std::chrono::steady_clock::time_point a,
+                                std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
+
+  // True when, under a time budget, the learning step of an update that began at `start` and
+  // rolled out from `rolled` to `now` would end past the stage's seconds: at the last learning
+  // step's pace relative to its rollouts, or for the first one at kFirstLearnRatio x its
+  // rollouts' time (the backward pass over a batch measured 3-8x its rollouts on the vision
+  // graphs).
+  bool learning_overruns(std::chrono::steady_clock::time_point start,
+                         std::chrono::steady_clock::time_point rolled,
+                         std::chrono::steady_clock::time_point now) const {
+    constexpr double kFirstLearnRatio = 8;
+    if (cfg.time_budget <= 0) return false;
+    const double learn =
+        (learn_ratio > 0 ? learn_ratio : kFirstLearnRatio) * seconds_between(rolled, now);
+    return stage_seconds + seconds_between(start, now) + learn > cfg.time_budget;
+  }
+
+  // K rollouts of the current policy, scored (RL stages). With a time budget they run in waves
+  // of 2 x threads, and stop after the wave that ends past the stage's seconds (`start`: when
+  // the update began): fewer than K come back then. Each rollout keeps its seed, so the waves
+  // change nothing else.
+  std::vector<nn::Sampled> roll_out(const nn::Prepared& prep, int k, double eps,
+                                    std::chrono::steady_clock::time_point start) {
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(k));
     for (auto& s : seeds) s = rng();
     const bool score = !imitation();
-    auto batch = nn::sample_rollouts(problem, cfg.policy, prep.nets, rollout_options(eps, false),
-                                     seeds, score && simulator_cost, cfg.parallel ? 2 : 1);
+    const int threads = cfg.parallel ? 2 : 1;
+    const std::size_t wave = cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : seeds.size();
+    std::vector<nn::Sampled> batch;
+    for (std::size_t i = 0; i < seeds.size(); i += wave) {
+      const std::vector<std::uint64_t> part(
+          seeds.begin() + static_cast<std::ptrdiff_t>(i),
+          seeds.begin() + static_cast<std::ptrdiff_t>(std::min(seeds.size(), i + wave)));
+      auto more = nn::sample_rollouts(problem, cfg.policy, prep.nets, rollout_options(eps, false),
+                                      part, score && simulator_cost, threads);
+      for (auto& m : more) batch.push_back(std::move(m));
+      if (cfg.time_budget > 0 && stage_seconds + Stopwatch::seconds_since(start) > cfg.time_budget)
+        break;
+    }
     for (auto& b : batch) {
       b.episode.assignment.method = "doppler";
       if (score && !simulator_cost) b.cost = cost(b.episode.assignment);
       if (!score) b.cost = b.episode.estimate;  // for the log only: Stage I scores nothing
     }
-    if (score) cost_calls += k;
+    if (score) cost_calls += static_cast<std::int64_t>(batch.size());
     return batch;
   }
 
@@ -294,14 +330,18 @@ struct DopplerTrainer::Impl {
     opt_plc->set_lr(st.lr);
     const nn::Prepared prep = agent->prepare(gt, /*grad=*/true, cfg.parallel);
     const auto t1 = std::chrono::steady_clock::now();
-    std::vector<nn::Sampled> batch = roll_out(prep, k, st.epsilon);
+    std::vector<nn::Sampled> batch = roll_out(prep, k, st.epsilon, t0);
+    st.rollouts = static_cast<int>(batch.size());
     const auto t2 = std::chrono::steady_clock::now();
+    // Cut by the time budget (a part batch, or a learning step that would end past it): the
+    // batch's best rollouts are kept, nothing is learnt from it.
+    const bool cut = static_cast<int>(batch.size()) < k || learning_overruns(t0, t1, t2);
     std::vector<double> costs;
     for (const auto& b : batch) costs.push_back(b.cost);
     bool ok = std::all_of(costs.begin(), costs.end(), [](double c) { return std::isfinite(c); });
     std::tie(st.makespan, st.makespan_std) = mean_std(costs);
     st.makespan_min = *std::min_element(costs.begin(), costs.end());
-    if (ok) {
+    if (ok && !cut) {
       const std::vector<double> adv = advantages(costs, st);
       agent->exact_sum_gradient = cfg.exact_gradient;
       std::vector<const nn::Episode*> targets;
@@ -316,6 +356,7 @@ struct DopplerTrainer::Impl {
                                   update_settings(batch.front().episode.steps.size(), measure));
       copy_update_stats(u, st);
       ok = u.ok;
+      learn_ratio = Stopwatch::seconds_since(t2) / std::max(1e-9, seconds_between(t1, t2));
       if (std::getenv("DOPPLER_PROFILE"))
         fmt::print(stderr, "prepare {:.1f} ms, rollouts {:.1f} ms, update {:.1f} ms\n",
                    std::chrono::duration<double, std::milli>(t1 - t0).count(),
@@ -335,7 +376,7 @@ struct DopplerTrainer::Impl {
     seconds += st.seconds;
     stage_seconds += st.seconds;
     last_update = st.seconds;
-    episode += k;
+    episode += st.rollouts;
     st.episode = episode - 1;
     ++update;
     return st;
@@ -430,6 +471,7 @@ void DopplerTrainer::start_stage(TrainConfig next) {
   s.lr_scale = 1;
   s.stage_seconds = 0;
   s.last_update = 0;
+  s.learn_ratio = 0;
   s.rescore_best();
 }
 

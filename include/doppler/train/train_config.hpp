@@ -86,7 +86,10 @@ struct TrainConfig {
   std::uint64_t seed = 0;     ///< seeds torch's initialisation and every random choice
   int checkpoint_every = 50;  ///< updates between checkpoints (0: only at the end)
   /// Seconds of training in this stage (0: none): no update starts that would end past them at
-  /// the pace of the last one (the first always runs).
+  /// the pace of the last one, and an update's rollouts (then in waves of 2 x threads) stop after
+  /// the wave that ends past them, and a learning step that would end past them (at the last
+  /// one's pace relative to its rollouts; the first at 8x) is skipped: the cut batch's best is
+  /// kept, nothing is learnt from it.
   double time_budget = 0;
   /// Asked before every update with the best makespan so far (infinity before one): false ends
   /// the stage (the greedy rollout follows). Optional, not saved: how a caller stops a run.
