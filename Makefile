@@ -5,7 +5,7 @@
 #   make fuzz       build the readers' libFuzzer targets (clang-14) in build-fuzz and run each for
 #                   FUZZ_SECONDS seconds (FUZZ_TARGETS: a subset); see docs/robustness.md
 #   make test-asan  the torch-free test binaries under AddressSanitizer + UBSan (build-asan)
-#   make test-tsan  the engine tests under ThreadSanitizer (build-tsan)
+#   make test-tsan  the engine and parallel-search tests under ThreadSanitizer (build-tsan)
 #   make test-minimal  the minimal configuration (no torch, ONNX, MPI, Graphviz: build-minimal)
 #                   and its tests, so that it cannot rot; commands it lacks say so
 # All are idempotent and fast when nothing changed.
@@ -88,10 +88,13 @@ test-asan: build
 
 test-tsan: build
 	@[ -f build-tsan/build.ninja ] || cmake -S . -B build-tsan $(SAN_CMAKE) -DDOPPLER_SANITIZE=thread
-	@cmake --build build-tsan -j $(JOBS) --target test_engine
+	@cmake --build build-tsan -j $(JOBS) --target test_engine test_heuristics
 	$(call seed_costs,build-tsan)
 	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) --timeout 1800 -L '^engine$$'
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir build-tsan --output-on-failure -j $(JOBS) --timeout 1800 \
+	  -R '^(AnnealLanes|ParallelSearch|SharedBudget|Progress)\.'
 
 bench: build
 	@cmake --build $(BUILD) -j $(JOBS) --target benchmarks

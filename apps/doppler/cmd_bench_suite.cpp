@@ -54,8 +54,8 @@ std::vector<SuiteRun> run_suite(std::vector<LoadedInstance>& instances, const Su
       for (const std::string& m : expand_methods(o.methods, problem)) {
         const int seeds = method_is_deterministic(m) ? 1 : o.seeds;
         for (int s = 0; s < seeds; ++s) {
-          const MethodRun r =
-              run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads, o.lanes));
+          const MethodRun r = run_method(
+              m, problem, search_options(s, o.budget, o.time_budget, o.threads, o.lanes));
           mine.push_back({kept.size(), m, r.seed, r.makespan, r.seconds, r.evaluations});
         }
       }

@@ -70,8 +70,7 @@ MethodRun run_method(const std::string& spec, const Problem& problem, const Plac
   return {run_placer(spec, problem, options), spec, options.seed};
 }
 
-PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads,
-                            int lanes) {
+PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads, int lanes) {
   PlaceOptions o;
   o.seed = static_cast<std::uint64_t>(seed);
   o.budget = {calls, seconds};

@@ -36,8 +36,7 @@ MethodRun run_method(const std::string& spec, const Problem& problem, const Plac
 
 /// The options of one run of compare or bench-suite: seed `seed`, `calls` simulator calls and/or
 /// `seconds`, `threads` threads (0: every core).
-PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads,
-                            int lanes);
+PlaceOptions search_options(int seed, std::int64_t calls, double seconds, int threads, int lanes);
 
 /// The budget of a compare or bench-suite run for its heading: "20000 simulations", "10 s (no
 /// call limit)" or "5000 simulations or 10 s", and the threads per search when more than one.

@@ -270,9 +270,8 @@ private:
       moves_[i].cutoff = (cur_ms_ - temp * std::log(draws_[i])) * (1 + 1e-12);
     }
     // A focused pick may have spent a call on its chain: evaluate only the moves that still fit.
-    const auto fit =
-        static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(k),
-                                                        budget_.calls_left()));
+    const auto fit = static_cast<std::size_t>(
+        std::min<std::int64_t>(static_cast<std::int64_t>(k), budget_.calls_left()));
     if (fit == 0) return static_cast<std::int64_t>(k);
     moves_.resize(fit);
     lane_ms_.resize(fit);
@@ -453,8 +452,8 @@ private:
   ChainFocus focus_;
   SimWorkspace ws_;
   std::optional<IncrementalSim> inc_;  // holds the current assignment as its base
-  std::unique_ptr<Lanes> lanes_;        // speculative lanes (settings.lanes > 1) instead of inc_
-  std::vector<LaneMove> moves_;         // the lanes' moves of one step
+  std::unique_ptr<Lanes> lanes_;       // speculative lanes (settings.lanes > 1) instead of inc_
+  std::vector<LaneMove> moves_;        // the lanes' moves of one step
   std::vector<double> draws_, lane_ms_;
   std::vector<std::size_t> positions_;  // descend_lanes: each move's position
   std::vector<std::vector<NodeId>> groups_;

@@ -189,7 +189,8 @@ struct DopplerTrainer::Impl {
     for (auto& s : seeds) s = rng();
     const bool score = !imitation();
     const int threads = cfg.parallel ? 2 : 1;
-    const std::size_t wave = cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : seeds.size();
+    const std::size_t wave =
+        cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : seeds.size();
     std::vector<nn::Sampled> batch;
     for (std::size_t i = 0; i < seeds.size(); i += wave) {
       const std::vector<std::uint64_t> part(

@@ -260,10 +260,18 @@ TEST(Training, ANewCostFunctionStartsANewBest) {
 
 // Regression: time_budget is per stage. Stage I runs for longer than Stage II's budget; Stage II
 // still trains (at least one update), and stops on its own budget.
+// A 20-op random DAG on 3 devices (the time-budget tests).
+struct TimedProblem {
+  explicit TimedProblem(std::uint64_t seed)
+      : rng(seed), g(test::random_dag(rng, {20, 0.2, 9, 9, true})) {}
+  std::mt19937_64 rng;
+  Graph g;
+  Problem problem{g, Platform::reference(3)};
+};
+
 TEST(Training, TimeBudgetIsPerStage) {
-  std::mt19937_64 rng(47);
-  const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
-  const Problem problem(g, Platform::reference(3));
+  const TimedProblem t(47);
+  const Problem& problem = t.problem;
   TrainConfig il = test::small_train_config(TrainStage::imitation, 1'000'000);
   il.time_budget = 0.6;
   DopplerTrainer trainer(problem, il);
@@ -287,9 +295,8 @@ TEST(Training, TimeBudgetIsPerStage) {
 // rollouts on one thread) instead of finishing its 16: the first update no longer overruns a
 // short budget by a whole batch.
 TEST(Training, AnUpdatesRolloutsStopAtTheTimeBudget) {
-  std::mt19937_64 rng(48);
-  const Graph g = test::random_dag(rng, {20, 0.2, 9, 9, true});
-  const Problem problem(g, Platform::reference(3));
+  const TimedProblem t(48);
+  const Problem& problem = t.problem;
   TrainConfig sim = test::small_train_config(TrainStage::simulation, 1'000'000);
   sim.rollouts = 16;
   sim.time_budget = 1e-9;

@@ -37,9 +37,8 @@ std::string policy_path(const std::string& method, const std::string& given) {
 
 ProgressCallback sampling_watch(BudgetedEvaluator& eval) {
   if (!eval.watched() && !(eval.limits().seconds > 0)) return {};
-  return [&eval](const ProgressPoint&) {
-    return !eval.stop_requested() && eval.seconds_left() > 0;
-  };
+  return
+      [&eval](const ProgressPoint&) { return !eval.stop_requested() && eval.seconds_left() > 0; };
 }
 
 }  // namespace doppler::learned
