@@ -48,11 +48,20 @@ Lanes::Lanes(const Simulator& sim, int k, bool incremental, bool early_abort)
     lanes_.push_back(std::make_unique<Lane>());
     if (incremental_) lanes_.back()->inc.emplace(sim_);
   }
-  for (std::size_t l = 1; l < lanes_.size(); ++l)
-    threads_.emplace_back([this, l] { lane_loop(l); });
+  try {
+    for (std::size_t l = 1; l < lanes_.size(); ++l)
+      threads_.emplace_back([this, l] { lane_loop(l); });
+  } catch (...) {  // a thread could not start: release the ones that did before they are joined
+    stop();
+    throw;
+  }
 }
 
 Lanes::~Lanes() {
+  stop();
+}
+
+void Lanes::stop() {
   job_ = Job::stop;
   go_.fetch_add(1, std::memory_order_release);
   go_.notify_all();

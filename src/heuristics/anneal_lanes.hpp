@@ -58,6 +58,8 @@ private:
   // Runs job_ on every lane (lane 0 here, the others on their threads) and waits for all;
   // rethrows a lane's exception.
   void run_all();
+  // Tells the lane threads to end (they are joined with threads_).
+  void stop();
   // A lane thread: waits for a job, does its part, until Job::stop.
   void lane_loop(std::size_t l);
   // Lane l's part of job_ (its exception kept in errors_).
