@@ -1,5 +1,4 @@
 // doppler place GRAPH --devices P --method M: one placement, scored by the simulator.
-#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -83,7 +82,7 @@ void run_place(const PlaceCmdOptions& o) {
     j["evaluations"] = r.evaluations;
     j["threads"] = po.threads;
     // Lanes per annealing chain (for the searches that anneal).
-    j["lanes"] = std::min(po.threads, po.lanes > 0 ? po.lanes : default_lanes(problem, po.threads));
+    j["lanes"] = resolve_lanes(problem, po.threads, po.lanes);
     ojson curve = ojson::array();  // [seconds, calls, best makespan] per improvement
     for (const ProgressPoint& p : r.curve) curve.push_back({p.seconds, p.calls, p.makespan});
     j["curve"] = std::move(curve);

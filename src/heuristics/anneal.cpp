@@ -90,6 +90,10 @@ int default_lanes(const Problem& problem, int threads) {
   return std::min(threads, 4);
 }
 
+int resolve_lanes(const Problem& problem, int threads, int lanes) {
+  return std::clamp(lanes > 0 ? lanes : default_lanes(problem, threads), 1, std::max(1, threads));
+}
+
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
                     BudgetedEvaluator& budget, const AnnealSettings& settings, std::uint64_t seed) {
   const auto n = static_cast<std::size_t>(problem.graph().num_nodes());
@@ -105,8 +109,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   const std::int64_t cycle = cycle_calls(problem, settings);
   AnnealResult from{std::move(start), start_makespan, 0};
   AnnealSettings s = settings;  // threads become chains of `lanes` threads each
-  const int lanes = settings.lanes > 0 ? settings.lanes : default_lanes(problem, settings.threads);
-  s.lanes = std::clamp(lanes, 1, std::max(1, settings.threads));
+  s.lanes = resolve_lanes(problem, settings.threads, settings.lanes);
   s.threads = std::max(1, settings.threads / s.lanes);
   AnnealResult r = s.threads > 1 && budget.calls_left() >= 2 * 64
                        ? run_chains(problem, from, budget, s, seed, cycle)

@@ -251,12 +251,18 @@ private:
     moved_to(ms);
   }
 
+  // Moves a step on the lanes proposes: one per lane, no more than the calls left (at least one:
+  // the loops call only while calls are left).
+  std::size_t lanes_now() const {
+    return static_cast<std::size_t>(
+        std::min<std::int64_t>(lanes_->size(), std::max<std::int64_t>(1, budget_.calls_left())));
+  }
+
   // One speculative step on the lanes: as many moves as lanes (and calls left) proposed from
   // cur_, each with its own Metropolis draw, simulated side by side; the first accepted in
   // proposal order is taken, the others are dropped. Returns the moves made (all charged).
   std::int64_t step_lanes(double temp) {
-    const auto k = static_cast<std::size_t>(
-        std::min<std::int64_t>(lanes_->size(), std::max<std::int64_t>(1, budget_.calls_left())));
+    const std::size_t k = lanes_now();
     moves_.resize(k);
     draws_.resize(k);
     lane_ms_.resize(k);
@@ -374,8 +380,7 @@ private:
       std::size_t next = 0;  // position in ops_ x devices: next / p_ is the op's index
       const std::size_t end = n_ * static_cast<std::size_t>(p_);
       while (next < end && !budget_.spent()) {
-        const std::size_t lanes = static_cast<std::size_t>(std::min<std::int64_t>(
-            lanes_->size(), std::max<std::int64_t>(1, budget_.calls_left())));
+        const std::size_t lanes = lanes_now();
         moves_.clear();
         std::size_t at = next;
         for (; at < end && moves_.size() < lanes; ++at) {

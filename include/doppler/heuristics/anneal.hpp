@@ -70,6 +70,10 @@ struct AnnealSettings {
 /// problem's size and the threads: measured in docs/results/parallel.md.
 int default_lanes(const Problem& problem, int threads);
 
+/// The lanes per chain a search on `threads` threads runs with when asked for `lanes` (0: the
+/// rule of default_lanes()): in 1..max(1, threads).
+int resolve_lanes(const Problem& problem, int threads, int lanes);
+
 /// Result of an annealing run.
 struct AnnealResult {
   std::vector<DeviceId> best;    ///< best assignment found (device per op)
