@@ -114,13 +114,19 @@ AutoPlan plan_auto(const AutoFeatures& f) {
   }
   plan.members.push_back("multilevel:inner=dsc");
   std::string why = "multilevel:inner=dsc always";
-  if (f.ops <= kLocalSearchMaxOps) {
+  if (f.ops <= kLocalSearchMaxOps && f.learned) {
+    plan.members.push_back("doppler-search");
+    why += fmt::format(", doppler-search as N <= {} and a policy is available", kLocalSearchMaxOps);
+  } else if (f.ops <= kLocalSearchMaxOps) {
     plan.members.push_back("local-search");
     why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);
   }
   if (f.learned && f.ops >= kLearnedMinOps) {
     plan.members.push_back("doppler-search");
     why += fmt::format(", doppler-search as N >= {}", kLearnedMinOps);
+  } else if (f.ops > kLocalSearchMaxOps) {
+    plan.members.push_back("multilevel:inner=dsc,cycles=2");
+    why += fmt::format(", multilevel:inner=dsc,cycles=2 as N > {}", kLocalSearchMaxOps);
   }
   plan.why = why;
   return plan;

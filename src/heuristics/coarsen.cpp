@@ -51,6 +51,7 @@ std::vector<NodeId> match_heavy_edges(const Graph& g, const CoarsenCosts& c,
     const auto v = static_cast<std::size_t>(g.edge(e).dst);
     if (mate[u] >= 0 || mate[v] >= 0) continue;
     if (s.max_cluster > 0 && c.compute[u] + c.compute[v] > s.max_cluster) continue;
+    if (!s.part.empty() && s.part[u] != s.part[v]) continue;
     mate[u] = static_cast<NodeId>(v);
     mate[v] = static_cast<NodeId>(u);
   }
@@ -154,6 +155,8 @@ Coarsening coarsen_once(const Graph& g, const CoarsenCosts& costs, const Coarsen
   if (costs.compute.size() != static_cast<std::size_t>(g.num_nodes()) ||
       costs.transfer.size() != static_cast<std::size_t>(g.num_edges()))
     throw InputError("coarsen: costs do not match the graph");
+  if (!settings.part.empty() && settings.part.size() != static_cast<std::size_t>(g.num_nodes()))
+    throw InputError("coarsen: parts do not match the graph");
   std::vector<NodeId> mate = match_heavy_edges(g, costs, settings);
   split_cyclic_pairs(g, mate);
   return quotient_graph(g, costs, clusters_from_mates(mate));

@@ -15,9 +15,10 @@ namespace doppler {
 
 namespace {
 
-// The coarsening steps: steps[i] maps level i's nodes onto level i + 1 (level 0: the ops).
+// The coarsening steps: steps[i] maps level i's nodes onto level i + 1 (level 0: the ops). With
+// `part` (a device per op), only ops of one device merge: the placement is one of every level.
 std::vector<Coarsening> build_hierarchy(const Problem& problem, const MultilevelSettings& s,
-                                        std::uint64_t seed) {
+                                        std::uint64_t seed, std::vector<int> part = {}) {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const int target = s.coarse_nodes > 0 ? s.coarse_nodes : std::max(256, 16 * p);
@@ -29,8 +30,15 @@ std::vector<Coarsening> build_hierarchy(const Problem& problem, const Multilevel
     CoarsenSettings cs;
     cs.max_cluster = s.cap * total / p;
     cs.seed = seed + steps.size();
+    cs.part = part;
     Coarsening c = coarsen_once(*cur, steps.empty() ? costs : steps.back().costs, cs);
     if (c.graph.num_nodes() > 0.95 * cur->num_nodes()) break;
+    if (!part.empty()) {  // a cluster's part: its members' (one part by construction)
+      std::vector<int> coarse(static_cast<std::size_t>(c.graph.num_nodes()));
+      for (std::size_t v = 0; v < part.size(); ++v)
+        coarse[static_cast<std::size_t>(c.cluster_of[v])] = part[v];
+      part = std::move(coarse);
+    }
     steps.push_back(std::move(c));
     cur = &steps.back().graph;
   }
@@ -70,6 +78,75 @@ std::string inner_spec(std::string spec) {
 }
 
 }  // namespace
+
+void MultilevelPlacer::refine(const Problem& problem, const PlaceOptions& options,
+                              BudgetedEvaluator& eval, const Stopwatch& t_start, PassEnd end,
+                              const Groups& groups, int cycle, std::vector<DeviceId>& cur, double& cur_ms) const {
+  const std::size_t depth = groups.size();
+  if (levels_.size() < depth + 1) levels_.resize(depth + 1);
+  for (std::size_t i = depth + 1; i-- > 0;) {
+    const Stopwatch t_level;
+    const std::int64_t evals_before = eval.calls();
+    const auto levels_left = static_cast<double>(i + 1);
+    Budget b;
+    if (end.calls > 0)
+      b.evaluations = static_cast<std::int64_t>(
+          static_cast<double>(std::max<std::int64_t>(0, end.calls - eval.calls())) / levels_left);
+    if (end.seconds > 0) b.seconds = std::max(0.0, end.seconds - t_start.seconds()) / levels_left;
+    // A level runs while both limits in force leave something (a spent time limit must not
+    // leave the annealer with an evaluation limit alone).
+    const bool time_left = end.seconds <= 0 || b.seconds > 0;
+    const bool evals_left = end.calls <= 0 || b.evaluations > 0;
+    if (time_left && evals_left) {
+      AnnealSettings as;
+      as.t0 = s_.t0;
+      as.focus = s_.focus;
+      as.groups = i > 0 ? &groups[i - 1] : (depth > 0 ? &groups[0] : nullptr);
+      as.gather_groups = true;
+      as.group_share = i > 0 ? 0.7 : 0.25;
+      as.polish = i > 0 ? 0.0 : 0.15;
+      as.threads = options.threads;
+      as.lanes = options.lanes;
+      BudgetedEvaluator level = eval.part(b);
+      const std::uint64_t seed = options.seed + i + 1000003ULL * static_cast<unsigned>(cycle);
+      AnnealResult r = anneal(problem, std::move(cur), cur_ms, level, as, seed);
+      cur = std::move(r.best);
+      cur_ms = r.best_makespan;
+    }
+    if (levels_[i].nodes == 0) levels_[i].nodes = i == 0 ? problem.graph().num_nodes()
+                                                         : static_cast<int>(groups[i - 1].size());
+    levels_[i].makespan = cur_ms;
+    levels_[i].evaluations += eval.calls() - evals_before;
+    levels_[i].seconds += t_level.seconds();
+  }
+}
+
+void MultilevelPlacer::run_cycles(const Problem& problem, const PlaceOptions& options,
+                                  BudgetedEvaluator& eval, const Stopwatch& t_start,
+                                  const Groups& first, std::vector<DeviceId>& cur,
+                                  double& cur_ms) const {
+  const std::int64_t evals = eval.limits().evaluations;
+  const double seconds = eval.limits().seconds;
+  const std::int64_t calls_from = eval.calls();
+  const double seconds_from = t_start.seconds();
+  const int cycles = std::max(1, s_.cycles);
+  for (int c = 0; c < cycles; ++c) {
+    PassEnd end;
+    const double part = static_cast<double>(c + 1) / cycles;
+    if (evals > 0)
+      end.calls = calls_from + static_cast<std::int64_t>(
+                                   part * static_cast<double>(std::max<std::int64_t>(0, evals - calls_from)));
+    if (seconds > 0) end.seconds = seconds_from + part * std::max(0.0, seconds - seconds_from);
+    if (c == 0) {
+      refine(problem, options, eval, t_start, end, first, c, cur, cur_ms);
+      continue;
+    }
+    const auto again = build_hierarchy(problem, s_, options.seed + 7919ULL * static_cast<unsigned>(c + 1),
+                                       std::vector<int>(cur.begin(), cur.end()));
+    refine(problem, options, eval, t_start, end, op_groups(again, problem.graph().num_nodes()), c,
+           cur, cur_ms);
+  }
+}
 
 PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOptions& options,
                                            BudgetedEvaluator& eval) const {
@@ -128,40 +205,9 @@ PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOp
     }
   }
 
-  // Refine, coarsest to finest: annealing on the ops whose group moves gather a whole cluster of
-  // the level on one device (mostly group moves at coarse levels).
-  for (std::size_t i = depth + 1; i-- > 0;) {
-    const Stopwatch t_level;
-    const std::int64_t evals_before = eval.calls();
-    const auto levels_left = static_cast<double>(i + 1);
-    Budget b;
-    if (evals > 0)
-      b.evaluations = static_cast<std::int64_t>(
-          static_cast<double>(std::max<std::int64_t>(0, evals - eval.calls())) / levels_left);
-    if (seconds > 0) b.seconds = std::max(0.0, seconds - t_start.seconds()) / levels_left;
-    // A level runs while both limits in force leave something (a spent time limit must not
-    // leave the annealer with an evaluation limit alone).
-    const bool time_left = seconds <= 0 || b.seconds > 0;
-    const bool evals_left = evals <= 0 || b.evaluations > 0;
-    if (time_left && evals_left) {
-      AnnealSettings as;
-      as.t0 = s_.t0;
-      as.focus = s_.focus;
-      as.groups = i > 0 ? &groups[i - 1] : (depth > 0 ? &groups[0] : nullptr);
-      as.gather_groups = true;
-      as.group_share = i > 0 ? 0.7 : 0.25;
-      as.polish = i > 0 ? 0.0 : 0.15;
-      as.threads = options.threads;
-      as.lanes = options.lanes;
-      BudgetedEvaluator level = eval.part(b);
-      AnnealResult r = anneal(problem, std::move(cur), cur_ms, level, as, options.seed + i);
-      cur = std::move(r.best);
-      cur_ms = r.best_makespan;
-    }
-    levels_[i].makespan = cur_ms;
-    levels_[i].evaluations += eval.calls() - evals_before;
-    levels_[i].seconds += t_level.seconds();
-  }
+  // Refine, coarsest to finest; then each further cycle coarsens again within the devices of
+  // the placement so far (other clusters, other seed) and refines its levels the same way.
+  run_cycles(problem, options, eval, t_start, groups, cur, cur_ms);
   return Assignment{p, std::move(cur), {}, name()};
 }
 

@@ -41,6 +41,7 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
   s.t0 = take_number(p, "multilevel", "t0", s.t0);
   s.focus = take_number(p, "multilevel", "focus", s.focus);
+  s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
   if (s.inner.empty() || s.inner.rfind("multilevel", 0) == 0)
     throw InputError("method multilevel: option inner must name another method");
   std::string inner = s.inner;
@@ -176,6 +177,9 @@ std::vector<Entry> search_entries() {
          {"share", number, "0.3", "fraction of the budget given to the inner method, in (0, 1)"},
          {"t0", number, "0.005",
           "refinement's annealing start temperature, as a fraction of the makespan"},
+         {"cycles", integer, "1",
+          "passes of refinement (V-cycles); each after the first coarsens again within the "
+          "devices of the placement so far, with other clusters (>= 1)"},
          focus_option("the refinement's ")},
         false},
        [](PlacerParams& p) { return make_multilevel(p); }},

@@ -2,6 +2,8 @@
 // optimum; its note names what it ran.
 #include <numeric>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -69,11 +71,16 @@ TEST(Auto, TheRuleFollowsTheGraphSize) {
   f.ops = 1000;
   const AutoPlan small = plan_auto(f);
   EXPECT_FALSE(small.exhaustive);
-  EXPECT_EQ(small.members.size(), 2u);  // multilevel and local-search
-  f.ops = 30000;
-  EXPECT_EQ(plan_auto(f).members.size(), 1u);  // local-search loses on large graphs
-  f.learned = true;
+  EXPECT_EQ(small.members, (std::vector<std::string>{"multilevel:inner=dsc", "local-search"}));
+  f.learned = true;  // the learned prior's search replaces local-search on small graphs
   EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
+  f.learned = false;
+  f.ops = 30000;  // local-search loses on large graphs; a second multilevel with V-cycles
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"multilevel:inner=dsc", "multilevel:inner=dsc,cycles=2"}));
+  f.learned = true;
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"multilevel:inner=dsc", "doppler-search"}));
   f.ops = 5;
   f.devices = 4;  // 4^5 = 1024 assignments
   EXPECT_TRUE(plan_auto(f).exhaustive);

@@ -29,11 +29,14 @@ struct Coarsening {
 struct CoarsenSettings {
   double max_cluster = 0;  ///< largest summed compute of a coarse node (0: no cap)
   std::uint64_t seed = 0;  ///< breaks ties between edges of equal weight
+  /// Per node, a part (e.g. the device of a placement): only nodes of the same part merge, so
+  /// that the part is well defined on the coarse graph. Empty: no restriction.
+  std::vector<int> part;
 };
 
 /// Merges pairs of nodes joined by an edge whose ends are one topological level apart (longest
 /// path from a source, in edges), heaviest transfer first, never both ends already matched and
-/// never above `max_cluster`; pairs that would close a cycle in the quotient are split again.
+/// never above `max_cluster`, never across parts (`settings.part`); pairs that would close a cycle in the quotient are split again.
 /// O((N + E) log E). Deterministic in `settings.seed`.
 Coarsening coarsen_once(const Graph& g, const CoarsenCosts& costs, const CoarsenSettings& settings);
 

@@ -15,6 +15,8 @@ struct MultilevelSettings {
   double inner_share = 0.3;  ///< fraction of the budget given to the inner placer
   double t0 = 0.005;         ///< refinement annealing start temperature (fraction of makespan)
   double focus = 0;          ///< refinement's critical-chain focus (AnnealSettings::focus)
+  int cycles = 1;            ///< V-cycles: passes of refinement; each after the first coarsens
+                             ///< anew within the devices of the placement so far (>= 1)
 };
 
 /// What one level of the last run looked like (for reports and tests).
@@ -33,8 +35,12 @@ struct MultilevelLevel {
 /// by level, coarsest first, with the annealer on the ops themselves (exact makespans), whose
 /// group moves gather a whole cluster of the level on one device (70% of moves at coarse
 /// levels, 25% at the finest, with single-op moves and swaps). Budget: evaluations (default
-/// kDefaultSearchCalls when neither is given) and/or seconds, split evenly over the levels after
-/// the inner placer's share; every simulator call counts, the inner placer's included.
+/// kDefaultSearchCalls when neither is given) and/or seconds, split evenly over the cycles after
+/// the inner placer's share and within a cycle over its levels; every simulator call counts, the
+/// inner placer's included. With `cycles` > 1, each further cycle coarsens again, merging only
+/// ops on one device of the placement so far (so the placement is one of every coarse level,
+/// with new clusters from another seed), and refines its levels the same way: moves of whole
+/// co-located clusters that single-op moves cannot make one step at a time.
 class MultilevelPlacer : public Placer {
 public:
   explicit MultilevelPlacer(MultilevelSettings settings = {}) : s_(std::move(settings)) {}
@@ -46,6 +52,24 @@ public:
   const std::vector<MultilevelLevel>& last_levels() const { return levels_; }
 
 private:
+  /// The ops (level-0 ids) of every node of each coarse level, coarsest last.
+  using Groups = std::vector<std::vector<std::vector<NodeId>>>;
+  /// Where one pass of refinement ends: the run's calls and seconds then (0: no such limit).
+  struct PassEnd {
+    std::int64_t calls = 0;
+    double seconds = 0;
+  };
+  /// Refines `cur` level by level, coarsest of `groups` (the ops of each level's nodes) first,
+  /// each level with an equal share of what is left before `end`.
+  void refine(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
+              const class Stopwatch& t_start, PassEnd end,
+              const Groups& groups, int cycle, std::vector<DeviceId>& cur, double& cur_ms) const;
+  /// The cycles within what is left of `eval`, split evenly; the first refines `first` (the
+  /// hierarchy that placed `cur`), every other one a new hierarchy within cur's devices.
+  void run_cycles(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
+                  const class Stopwatch& t_start, const Groups& first, std::vector<DeviceId>& cur,
+                  double& cur_ms) const;
+
   MultilevelSettings s_;
   mutable std::vector<MultilevelLevel> levels_;
 };
