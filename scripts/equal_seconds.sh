@@ -6,6 +6,7 @@
 #   scripts/equal_seconds.sh [BUILD=build] [OUT=equal-seconds] GRAPH:DEVICES[:HARDWARE]...
 #   env: SECONDS_LIST="1 10" SEEDS=1 THREADS=2
 #        METHODS="etf,dsc,local-search,multilevel,multilevel:inner=dsc,auto,doppler-search,doppler-sim,placeto,gdp"
+#        AUTO_ONLY=1: re-run only `auto` (THREADS threads), keeping the one-thread files in OUT
 set -euo pipefail
 BUILD=${1:-build}
 OUT=${2:-equal-seconds}
@@ -26,8 +27,9 @@ for spec in "$@"; do
   [ -z "${hw:-}" ] || hwargs=(--hardware "$hw")
   for t in $SECONDS_LIST; do
     echo "== $name, $t s" >&2
-    $D -q compare "$file" --devices "$p" "${hwargs[@]}" --methods "$METHODS" --seeds "$SEEDS" \
-      --time-budget "$t" --threads 1 --json-file "$OUT/$name-${t}s.json" >/dev/null
+    [ "${AUTO_ONLY:-0}" = 1 ] ||
+      $D -q compare "$file" --devices "$p" "${hwargs[@]}" --methods "$METHODS" --seeds "$SEEDS" \
+        --time-budget "$t" --threads 1 --json-file "$OUT/$name-${t}s.json" >/dev/null
     $D -q compare "$file" --devices "$p" "${hwargs[@]}" --methods auto --seeds "$SEEDS" \
       --time-budget "$t" --threads "$THREADS" --json-file "$OUT/$name-${t}s-auto$THREADS.json" >/dev/null
   done

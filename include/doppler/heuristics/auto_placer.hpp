@@ -26,11 +26,13 @@ struct AutoPlan {
   std::string why;                   ///< the rule that chose them, one line for the report
 };
 
-/// The rule (docs/results/auto.md has the measurements behind it): `exhaustive` when P^N <=
-/// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured),
-/// `local-search` up to 5,000 ops (it wins on small graphs, loses on large ones), and
-/// `doppler-search` from 20,000 ops when a policy is available (its learned prior wins where a
-/// simulator call costs milliseconds).
+/// The rule (docs/results/parallel.md has the measurements behind it): `exhaustive` when P^N <=
+/// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured) and
+/// one more member: up to 5,000 ops `doppler-search` when a policy is available (the learned
+/// start wins at short budgets), else `local-search` (it wins on small graphs, loses on large
+/// ones); from 20,000 ops `doppler-search` when a policy is available (its prior wins where a
+/// simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2` (V-cycles,
+/// 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio takes both).
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls
