@@ -25,6 +25,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kExhaustiveCandidates = 200000;  // P^N at most this: enumerate
 constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
+constexpr double kShortSeconds = 30;          // below: a short budget (the learned start pays)
+constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
 
 // One member's outcome.
 struct Member {
@@ -114,9 +116,12 @@ AutoPlan plan_auto(const AutoFeatures& f) {
   }
   plan.members.push_back("multilevel:inner=dsc");
   std::string why = "multilevel:inner=dsc always";
-  if (f.ops <= kLocalSearchMaxOps && f.learned) {
+  const bool short_budget =
+      f.seconds > 0 ? f.seconds < kShortSeconds : f.calls > 0 && f.calls <= kShortCalls;
+  if (f.ops <= kLocalSearchMaxOps && f.learned && short_budget) {
     plan.members.push_back("doppler-search");
-    why += fmt::format(", doppler-search as N <= {} and a policy is available", kLocalSearchMaxOps);
+    why += fmt::format(", doppler-search as N <= {}, a policy and a short budget",
+                       kLocalSearchMaxOps);
   } else if (f.ops <= kLocalSearchMaxOps) {
     plan.members.push_back("local-search");
     why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);
@@ -132,8 +137,10 @@ AutoPlan plan_auto(const AutoFeatures& f) {
   return plan;
 }
 
-AutoFeatures auto_features(const Problem& problem, int threads) {
+AutoFeatures auto_features(const Problem& problem, int threads, const Budget& budget) {
   AutoFeatures f;
+  f.seconds = budget.seconds;
+  f.calls = budget.evaluations;
   f.ops = problem.graph().num_nodes();
   f.devices = problem.devices();
   f.threads = std::max(1, threads);
@@ -157,7 +164,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   if (p == 1 || n == 0)
     return {Assignment{p, std::vector<DeviceId>(static_cast<std::size_t>(n), 0), {}, name()},
             "one device or no op"};
-  const AutoFeatures f = auto_features(problem, options.threads);
+  const AutoFeatures f = auto_features(problem, options.threads, eval.limits());
   AutoPlan plan = plan_auto(f);
   if (refine_ >= 0) plan.refine_share = refine_;
   if (plan.exhaustive) {

@@ -185,8 +185,9 @@ std::vector<Entry> search_entries() {
        [](PlacerParams& p) { return make_multilevel(p); }},
       {{"auto",
         "picks and combines methods for the graph, devices and budget: exhaustive on tiny "
-        "problems, else a portfolio (multilevel:inner=dsc; doppler-search on small and large "
-        "graphs when a policy is available, else local-search on small ones; "
+        "problems, else a portfolio (multilevel:inner=dsc; doppler-search when a policy is "
+        "available on large graphs and on small ones under short budgets, else local-search on "
+        "small ones; "
         "multilevel:inner=dsc,cycles=2 in between) run side by side on the "
         "threads, then annealing from the best (the note names the winner)",
         {{"refine", number, "0.25",

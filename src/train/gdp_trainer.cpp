@@ -4,11 +4,13 @@
 // (normalised) and minimises the PPO clipped surrogate over every op's decision for a few passes
 // over the batch, with an entropy bonus and a scheduled learning rate.
 #include <chrono>
+#include <cmath>
 #include <numeric>
 
 #include "policy/nn/gdp_net.hpp"
 #include "train/baseline_support.hpp"
 #include "train/fused_adam.hpp"
+#include "train/update_pace.hpp"
 
 #include "doppler/graph/fingerprint.hpp"
 
@@ -19,6 +21,7 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using detail::since;
+using detail::UpdatePace;
 
 BaselineConfig resolved(BaselineConfig c) {
   if (c.hidden == 0) c.hidden = 64;
@@ -92,8 +95,9 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
   const std::vector<int> batches =
       tokens > 0 ? detail::batch_plan(c, c.batch, 1, 0) : std::vector<int>{};
   const int updates = static_cast<int>(batches.size());
+  UpdatePace pace(c.seconds);
   for (int u = 0; u < updates; ++u) {
-    if (c.seconds > 0 && r.seconds >= c.seconds) break;  // the time limit: no further update
+    if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
     // Rollouts: the policy has no state, one forward pass gives every placement's distribution.
@@ -102,6 +106,7 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       torch::NoGradGuard guard;
       old_logp = torch::log_softmax(net->forward(graph, p), 1).narrow(1, 0, p).contiguous();
     }
+    pace.expect_greedy(since(t0));  // the greedy placement: one forward pass
     const torch::Tensor old_probs = old_logp.exp();
     auto act = torch::empty({k, tokens}, torch::kLong);  // [K, T]
     std::vector<double> makespans(static_cast<std::size_t>(k));
@@ -117,6 +122,8 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
         r.best = {p, devs[static_cast<std::size_t>(i)], plan.order, "gdp"};
       }
     }
+    const double rolled = since(t0);
+    if (pace.learning_overruns(rolled)) break;  // no time to learn: the best sample stands
     const std::vector<double> adv = leave_one_out_advantages(makespans, true);
     auto adv_t = torch::empty({k, 1});
     for (int i = 0; i < k; ++i) adv_t[i][0] = static_cast<float>(adv[static_cast<std::size_t>(i)]);
@@ -144,6 +151,7 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       }
     }
     const double seconds = since(t0);
+    pace.record(rolled, seconds - rolled);
     r.seconds += seconds;
     ++r.updates;
     const double total = std::accumulate(makespans.begin(), makespans.end(), 0.0);
@@ -167,15 +175,18 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
     }
     if (c.on_update && !c.on_update(r.best_makespan)) break;  // the caller stops the run
   }
-  const auto g0 = Clock::now();
-  const std::vector<DeviceId> greedy = greedy_placement(net, graph, plan, problem);
-  r.greedy_seconds = since(g0);
-  r.greedy = {p, greedy, plan.order, "gdp"};
-  r.greedy_makespan = sim.makespan(greedy);
-  ++r.cost_calls;
-  if (r.greedy_makespan < r.best_makespan) {
-    r.best_makespan = r.greedy_makespan;
-    r.best = r.greedy;
+  // The greedy placement, unless it would end past the seconds (then the best sample stands).
+  if (pace.may_place_greedily() || !std::isfinite(r.best_makespan)) {
+    const auto g0 = Clock::now();
+    const std::vector<DeviceId> greedy = greedy_placement(net, graph, plan, problem);
+    r.greedy_seconds = since(g0);
+    r.greedy = {p, greedy, plan.order, "gdp"};
+    r.greedy_makespan = sim.makespan(greedy);
+    ++r.cost_calls;
+    if (r.greedy_makespan < r.best_makespan) {
+      r.best_makespan = r.greedy_makespan;
+      r.best = r.greedy;
+    }
   }
   const json meta = {{"config", detail::baseline_config_json(c)},
                      {"graph", problem.graph().meta().name},

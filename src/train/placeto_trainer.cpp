@@ -15,6 +15,7 @@
 #include "policy/nn/placeto_net.hpp"
 #include "train/baseline_support.hpp"
 #include "train/fused_adam.hpp"
+#include "train/update_pace.hpp"
 
 #include "doppler/graph/fingerprint.hpp"
 
@@ -28,6 +29,7 @@ using Clock = std::chrono::steady_clock;
 // Episode steps between two checks of the time limit and of the caller's stop.
 constexpr int kCheckSteps = 8;
 using detail::since;
+using detail::UpdatePace;
 
 BaselineConfig resolved(BaselineConfig c) {
   if (c.hidden == 0) c.hidden = 32;
@@ -259,8 +261,9 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
            (c.on_update && !c.on_update(r.best_makespan));
   };
   bool stopped = false;
+  UpdatePace pace(c.seconds);
   for (int u = 0; u < updates && !stopped; ++u) {
-    if (c.seconds > 0 && r.seconds >= c.seconds) break;  // the time limit: no further update
+    if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];
     const auto t0 = Clock::now();
     std::vector<PlacetoEpisode> batch(static_cast<std::size_t>(k));
@@ -306,6 +309,9 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       st.calls = r.cost_calls;
     }
     if (stopped) break;  // no update from a cut batch: the best so far is the answer
+    const double rolled = since(t0);
+    pace.expect_greedy(rolled / k);  // the greedy placement: about one episode
+    if (pace.learning_overruns(rolled)) break;  // nor from one it has no time to learn from
     const std::vector<double> base0 = step_baselines(ret, adv);
     for (int i = 0; i < k; ++i)
       batch[static_cast<std::size_t>(i)].adv = adv[static_cast<std::size_t>(i)];
@@ -316,6 +322,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       if (e == 0) std::tie(loss, entropy) = std::pair{l, h};
     }
     const double seconds = since(t0);
+    pace.record(rolled, seconds - rolled);
     r.seconds += seconds;
     ++r.updates;
     for (int i = 0; i < k; ++i) {
@@ -335,7 +342,8 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     }
     stopped = c.on_update && !c.on_update(r.best_makespan);  // the caller stops the run
   }
-  if (!stopped) {  // the greedy placement: another episode's time, skipped once stopped
+  if (!stopped && pace.may_place_greedily()) {  // another episode's time: skipped when stopped
+                                                // or when it would end past the seconds
     const auto g0 = Clock::now();
     const std::vector<DeviceId> greedy = greedy_placement(net, env);
     r.greedy_seconds = since(g0);

@@ -189,19 +189,13 @@ struct DopplerTrainer::Impl {
     for (auto& s : seeds) s = rng();
     const bool score = !imitation();
     const int threads = cfg.parallel ? 2 : 1;
-    const std::size_t wave =
-        cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : seeds.size();
-    std::vector<nn::Sampled> batch;
-    for (std::size_t i = 0; i < seeds.size(); i += wave) {
-      const std::vector<std::uint64_t> part(
-          seeds.begin() + static_cast<std::ptrdiff_t>(i),
-          seeds.begin() + static_cast<std::ptrdiff_t>(std::min(seeds.size(), i + wave)));
-      auto more = nn::sample_rollouts(problem, cfg.policy, prep.nets, rollout_options(eps, false),
-                                      part, score && simulator_cost, threads);
-      for (auto& m : more) batch.push_back(std::move(m));
-      if (cfg.time_budget > 0 && stage_seconds + Stopwatch::seconds_since(start) > cfg.time_budget)
-        break;
-    }
+    const std::size_t wave = cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : 0;
+    std::vector<nn::Sampled> batch = nn::sample_rollouts_in_waves(
+        problem, cfg.policy, prep.nets, rollout_options(eps, false), seeds,
+        score && simulator_cost, threads, wave, [&](const std::vector<nn::Sampled>&) {
+          return cfg.time_budget <= 0 ||
+                 stage_seconds + Stopwatch::seconds_since(start) <= cfg.time_budget;
+        });
     for (auto& b : batch) {
       b.episode.assignment.method = "doppler";
       if (score && !simulator_cost) b.cost = cost(b.episode.assignment);

@@ -72,7 +72,13 @@ TEST(Auto, TheRuleFollowsTheGraphSize) {
   const AutoPlan small = plan_auto(f);
   EXPECT_FALSE(small.exhaustive);
   EXPECT_EQ(small.members, (std::vector<std::string>{"multilevel:inner=dsc", "local-search"}));
-  f.learned = true;  // the learned prior's search replaces local-search on small graphs
+  f.learned = true;  // the learned prior's search replaces local-search at short budgets
+  f.seconds = 10;
+  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
+  f.seconds = 60;
+  EXPECT_EQ(plan_auto(f).members.back(), "local-search");
+  f.seconds = 0;
+  f.calls = 20000;
   EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
   f.learned = false;
   f.ops = 30000;  // local-search loses on large graphs; a second multilevel with V-cycles

@@ -11,6 +11,7 @@
 #include "policy/nn/placeto_net.hpp"
 #include "support/builders.hpp"
 #include "support/support.hpp"
+#include "train/baseline_checks.hpp"
 
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/train/baselines.hpp"
@@ -187,6 +188,15 @@ TEST(Placeto, AStopWithinAnEpisodeEndsTheRunWithTheBestSoFar) {
   EXPECT_TRUE(r.greedy.device_of.empty());
   EXPECT_EQ(r.best_makespan, told.back());
   EXPECT_EQ(problem.simulator().makespan(r.best.device_of), r.best_makespan);
+}
+
+TEST(Placeto, ATimeLimitShorterThanOneUpdateKeepsTheFirstEpisodesUnlearnt) {
+  // Episodes of 6 steps never reach a time check inside them. The first batch: the initial
+  // evaluation and every step of 4 episodes.
+  const Graph g = diamond();
+  const BaselineResult r = test::expect_first_batch_unlearnt(
+      train_placeto, Problem(g, Platform::reference(3)), tiny(), 1 + 4 * 6);
+  EXPECT_EQ(r.decisions_per_episode, 6);
 }
 
 TEST(Placeto, FirstStepBaselineIsTheMeanOfTheOtherEpisodesOfTheBatch) {

@@ -14,6 +14,8 @@ struct AutoFeatures {
   double transfer_ratio = 0;  ///< sum of nominal transfer times / sum of compute times
   bool learned = false;       ///< doppler-search is available (torch build and a policy)
   int threads = 1;            ///< threads of the run
+  double seconds = 0;         ///< the run's time budget (0: none)
+  std::int64_t calls = 0;     ///< the run's simulator-call budget (0: none)
 };
 
 /// What `auto` runs for a problem: the optimum by enumeration on tiny problems, else a portfolio
@@ -28,9 +30,10 @@ struct AutoPlan {
 
 /// The rule (docs/results/parallel.md has the measurements behind it): `exhaustive` when P^N <=
 /// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured) and
-/// one more member: up to 5,000 ops `doppler-search` when a policy is available (the learned
-/// start wins at short budgets), else `local-search` (it wins on small graphs, loses on large
-/// ones); from 20,000 ops `doppler-search` when a policy is available (its prior wins where a
+/// one more member: up to 5,000 ops `doppler-search` when a policy is available and the budget
+/// is short (under 30 s, or at most 2,000,000 calls without seconds: the learned start wins
+/// there, plain local search with more time), else `local-search` (it wins on small graphs,
+/// loses on large ones); from 20,000 ops `doppler-search` when a policy is available (its prior wins where a
 /// simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2` (V-cycles,
 /// 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio takes both).
 AutoPlan plan_auto(const AutoFeatures& f);
@@ -53,7 +56,8 @@ private:
   double refine_, t0_;
 };
 
-/// The features of a problem as plan_auto reads them, for `threads` threads.
-AutoFeatures auto_features(const Problem& problem, int threads);
+/// The features of a problem as plan_auto reads them, for `threads` threads and a run within
+/// `budget`.
+AutoFeatures auto_features(const Problem& problem, int threads, const Budget& budget);
 
 }  // namespace doppler

@@ -43,8 +43,12 @@ struct BaselineConfig {
   /// (Doppler-SIM with il=300, sim=1000 makes 1302). 0: no limit (then `episodes` must be > 0).
   std::int64_t calls = 1302;
   int episodes = 0;  ///< episode limit (0: none; training stops at whichever comes first)
-  /// Training seconds: no update starts after this many seconds of training (0: none). With
-  /// calls = episodes = 0 the time alone limits the run.
+  /// Seconds of the run, the greedy placement included (0: none): an update starts only when,
+  /// at the last one's pace, it and the greedy placement end within them (the first always
+  /// starts); a learning step that would end past them is skipped (estimated from its rollouts:
+  /// the last step's ratio, the first at 8x), and so is a greedy placement (estimated at one
+  /// episode, placeto, or one forward pass, gdp), the best sample standing. With calls =
+  /// episodes = 0 the time alone limits the run.
   double seconds = 0;
   /// Asked after every update (placeto: also every 8 steps of an episode) with the best
   /// makespan so far: false stops training (gdp then places greedily; placeto, whose greedy

@@ -29,6 +29,23 @@ std::vector<Sampled> sample_rollouts(const Problem& problem, const PolicyConfig&
   return out;
 }
 
+std::vector<Sampled> sample_rollouts_in_waves(
+    const Problem& problem, const PolicyConfig& config, const EpisodeNets& nets,
+    const RolloutOptions& options, const std::vector<std::uint64_t>& seeds, bool simulate,
+    int threads, std::size_t wave, const std::function<bool(const std::vector<Sampled>&)>& go_on) {
+  if (wave == 0) wave = std::max<std::size_t>(1, seeds.size());
+  std::vector<Sampled> all;
+  for (std::size_t i = 0; i < seeds.size(); i += wave) {
+    const std::vector<std::uint64_t> part(
+        seeds.begin() + static_cast<std::ptrdiff_t>(i),
+        seeds.begin() + static_cast<std::ptrdiff_t>(std::min(seeds.size(), i + wave)));
+    auto more = sample_rollouts(problem, config, nets, options, part, simulate, threads);
+    for (auto& m : more) all.push_back(std::move(m));
+    if (go_on && !go_on(all)) break;
+  }
+  return all;
+}
+
 SampledPlacement sample_placement(const Problem& problem, DualAgent& agent, const GraphTensors& gt,
                                   const SampleOptions& o, Teacher teacher) {
   torch::NoGradGuard no_grad;
@@ -45,30 +62,25 @@ SampledPlacement sample_placement(const Problem& problem, DualAgent& agent, cons
   ro.temperature = o.temperature;
   const auto start = std::chrono::steady_clock::now();
   std::vector<Sampled> all = sample_rollouts(problem, agent.config(), prep.nets, ro, {0}, true, 1);
-  const auto go_on = [&] {
+  // Progress with `more` rollouts beside `all`.
+  const auto go_on = [&](const std::vector<Sampled>& more) {
     if (!o.progress) return true;
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return o.progress({s, static_cast<std::int64_t>(all.size()),
-                       all[static_cast<std::size_t>(best_index(all))].cost});
+    double best = all[static_cast<std::size_t>(best_index(all))].cost;
+    if (!more.empty()) best = std::min(best, more[static_cast<std::size_t>(best_index(more))].cost);
+    return o.progress({s, static_cast<std::int64_t>(all.size() + more.size()), best});
   };
-  if (o.samples > 1 && go_on()) {
+  if (o.samples > 1 && go_on({})) {
     std::mt19937_64 rng(o.seed ^ 0x5a3b1e5ULL);
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(o.samples - 1));
     for (auto& s : seeds) s = rng();
     ro.mode = ActionMode::sample;
-    // In waves when someone watches, so that progress is told and a stop takes effect; every
-    // rollout keeps its seed, so the result does not depend on the waves.
-    const std::size_t wave =
-        o.progress ? static_cast<std::size_t>(std::max(1, o.threads) * 2) : seeds.size();
-    for (std::size_t i = 0; i < seeds.size(); i += wave) {
-      const std::vector<std::uint64_t> part(
-          seeds.begin() + static_cast<std::ptrdiff_t>(i),
-          seeds.begin() + static_cast<std::ptrdiff_t>(std::min(seeds.size(), i + wave)));
-      auto more = sample_rollouts(problem, agent.config(), prep.nets, ro, part, true, o.threads);
-      for (auto& m : more) all.push_back(std::move(m));
-      if (!go_on()) break;
-    }
+    // In waves when someone watches, so that progress is told and a stop takes effect.
+    const std::size_t wave = o.progress ? static_cast<std::size_t>(std::max(1, o.threads) * 2) : 0;
+    auto more = sample_rollouts_in_waves(problem, agent.config(), prep.nets, ro, seeds, true,
+                                         o.threads, wave, go_on);
+    for (auto& m : more) all.push_back(std::move(m));
   }
   const auto b = static_cast<std::size_t>(best_index(all));
   SampledPlacement out;

@@ -2,6 +2,7 @@
 // Internal: batches of rollouts of one policy, run on several threads, each from its own seed,
 // optionally scored by the simulator in the same thread.
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -25,6 +26,14 @@ std::vector<Sampled> sample_rollouts(const Problem& problem, const PolicyConfig&
                                      const EpisodeNets& nets, const RolloutOptions& options,
                                      const std::vector<std::uint64_t>& seeds, bool simulate,
                                      int threads);
+
+/// sample_rollouts over `seeds` in waves of `wave` rollouts (0: one wave of all), asking
+/// `go_on(so_far)` (when given) after each wave: false ends early, with fewer results. Every
+/// rollout keeps its seed, so what comes back never depends on the waves, only how much.
+std::vector<Sampled> sample_rollouts_in_waves(
+    const Problem& problem, const PolicyConfig& config, const EpisodeNets& nets,
+    const RolloutOptions& options, const std::vector<std::uint64_t>& seeds, bool simulate,
+    int threads, std::size_t wave, const std::function<bool(const std::vector<Sampled>&)>& go_on);
 
 /// The best of `o.samples` rollouts of `agent` on `problem` (rollout 0 greedy, the others
 /// sampled at o.temperature), with the PLC distributions of the best one.

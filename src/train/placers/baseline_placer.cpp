@@ -45,8 +45,9 @@ public:
         c.calls = calls_given_ ? std::min(c.calls, eval.calls_left()) : eval.calls_left();
       else if (eval.limits().seconds > 0 && !calls_given_)
         c.calls = 0;  // a time limit alone: train until it (the greedy placement after)
-      // Training stops in time to leave a tenth for the greedy placement and its evaluation.
-      if (eval.limits().seconds > 0) c.seconds = 0.9 * eval.seconds_left();
+      // Training paces its updates and its greedy placement to end within the seconds; 5% stay
+      // for loading and the caller's own evaluation.
+      if (eval.limits().seconds > 0) c.seconds = 0.95 * eval.seconds_left();
       c.on_update = [&](double best) {
         record_calls();
         if (std::isfinite(best)) eval.improved(best);

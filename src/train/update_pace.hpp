@@ -1,0 +1,60 @@
+#pragma once
+// Internal: the pace of a time-limited Placeto or GDP run (BaselineConfig::seconds), so that
+// its updates and its greedy placement end within the seconds instead of after them.
+#include <algorithm>
+
+#include "doppler/util/stopwatch.hpp"
+
+namespace doppler::detail {
+
+/// Times a run against a limit in seconds (0: none, every question answers "go on"). An update
+/// is rollouts then a learning step; the greedy placement is one more inference. Estimates come
+/// from the run itself: the last update's seconds, the last learning step's ratio to its
+/// rollouts (the first one guessed at kFirstLearnRatio), and the greedy placement's estimate the
+/// trainer gives (an episode's or a forward pass's time).
+class UpdatePace {
+public:
+  /// The learning step of the first update, as a multiple of its rollouts' seconds (a backward
+  /// pass over a batch measured 3-8x its rollouts on the vision graphs).
+  static constexpr double kFirstLearnRatio = 8;
+
+  /// Starts the clock; `limit`: seconds (0: no limit).
+  explicit UpdatePace(double limit) : limit_(limit) {}
+
+  /// Seconds since construction.
+  double elapsed() const { return clock_.seconds(); }
+
+  /// Whether another update may start: always the first (the run needs one batch), else when
+  /// at the last update's pace it and the greedy placement end within the limit.
+  bool may_start_update() const {
+    return limit_ <= 0 || updates_ == 0 || elapsed() + last_update_ + greedy_ <= limit_;
+  }
+
+  /// Whether the learning step after rollouts of `rollout_seconds` would end past the limit
+  /// (with the greedy placement after it); the trainer then keeps the batch's best unlearnt.
+  bool learning_overruns(double rollout_seconds) const {
+    const double ratio = learn_ratio_ > 0 ? learn_ratio_ : kFirstLearnRatio;
+    return limit_ > 0 && elapsed() + ratio * rollout_seconds + greedy_ > limit_;
+  }
+
+  /// Records an update: its rollouts' and its learning step's seconds.
+  void record(double rollout_seconds, double learn_seconds) {
+    ++updates_;
+    last_update_ = rollout_seconds + learn_seconds;
+    learn_ratio_ = learn_seconds / std::max(1e-9, rollout_seconds);
+  }
+
+  /// Sets the estimate of the greedy placement's seconds (its inference and evaluation).
+  void expect_greedy(double seconds) { greedy_ = std::max(0.0, seconds); }
+
+  /// Whether the greedy placement fits in what is left (always without a limit).
+  bool may_place_greedily() const { return limit_ <= 0 || elapsed() + greedy_ <= limit_; }
+
+private:
+  double limit_;
+  Stopwatch clock_;
+  int updates_ = 0;
+  double last_update_ = 0, learn_ratio_ = 0, greedy_ = 0;
+};
+
+}  // namespace doppler::detail
