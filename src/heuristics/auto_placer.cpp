@@ -25,7 +25,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kExhaustiveCandidates = 200000;  // P^N at most this: enumerate
 constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
-constexpr double kShortSeconds = 30;          // below: a short budget (the learned start pays)
+constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
 constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
 
 // One member's outcome.
@@ -120,8 +120,8 @@ AutoPlan plan_auto(const AutoFeatures& f) {
       f.seconds > 0 ? f.seconds < kShortSeconds : f.calls > 0 && f.calls <= kShortCalls;
   if (f.ops <= kLocalSearchMaxOps && f.learned && short_budget) {
     plan.members.push_back("doppler-search");
-    why += fmt::format(", doppler-search as N <= {}, a policy and a short budget",
-                       kLocalSearchMaxOps);
+    why +=
+        fmt::format(", doppler-search as N <= {}, a policy and a short budget", kLocalSearchMaxOps);
   } else if (f.ops <= kLocalSearchMaxOps) {
     plan.members.push_back("local-search");
     why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);

@@ -145,13 +145,15 @@ CoarsenCosts nominal_costs(const Graph& g, const CostModel& cost) {
   CoarsenCosts c;
   c.compute.resize(static_cast<std::size_t>(g.num_nodes()));
   c.transfer.resize(static_cast<std::size_t>(g.num_edges()));
-  for (NodeId v = 0; v < g.num_nodes(); ++v) c.compute[static_cast<std::size_t>(v)] = cost.compute(v);
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    c.compute[static_cast<std::size_t>(v)] = cost.compute(v);
   for (EdgeId e = 0; e < g.num_edges(); ++e)
     c.transfer[static_cast<std::size_t>(e)] = cost.transfer(e);
   return c;
 }
 
-Coarsening coarsen_once(const Graph& g, const CoarsenCosts& costs, const CoarsenSettings& settings) {
+Coarsening coarsen_once(const Graph& g, const CoarsenCosts& costs,
+                        const CoarsenSettings& settings) {
   if (costs.compute.size() != static_cast<std::size_t>(g.num_nodes()) ||
       costs.transfer.size() != static_cast<std::size_t>(g.num_edges()))
     throw InputError("coarsen: costs do not match the graph");
@@ -164,7 +166,8 @@ Coarsening coarsen_once(const Graph& g, const CoarsenCosts& costs, const Coarsen
 
 Coarsening quotient_graph(const Graph& g, const CoarsenCosts& costs,
                           std::vector<NodeId> cluster_of) {
-  const int k = cluster_of.empty() ? 0 : *std::max_element(cluster_of.begin(), cluster_of.end()) + 1;
+  const int k =
+      cluster_of.empty() ? 0 : *std::max_element(cluster_of.begin(), cluster_of.end()) + 1;
   Coarsening out;
   out.costs.compute.assign(static_cast<std::size_t>(k), 0.0);
   std::vector<double> flops(static_cast<std::size_t>(k), 0.0);

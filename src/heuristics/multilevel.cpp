@@ -81,7 +81,8 @@ std::string inner_spec(std::string spec) {
 
 void MultilevelPlacer::refine(const Problem& problem, const PlaceOptions& options,
                               BudgetedEvaluator& eval, const Stopwatch& t_start, PassEnd end,
-                              const Groups& groups, int cycle, std::vector<DeviceId>& cur, double& cur_ms) const {
+                              const Groups& groups, int cycle, std::vector<DeviceId>& cur,
+                              double& cur_ms) const {
   const std::size_t depth = groups.size();
   if (levels_.size() < depth + 1) levels_.resize(depth + 1);
   for (std::size_t i = depth + 1; i-- > 0;) {
@@ -113,8 +114,9 @@ void MultilevelPlacer::refine(const Problem& problem, const PlaceOptions& option
       cur = std::move(r.best);
       cur_ms = r.best_makespan;
     }
-    if (levels_[i].nodes == 0) levels_[i].nodes = i == 0 ? problem.graph().num_nodes()
-                                                         : static_cast<int>(groups[i - 1].size());
+    if (levels_[i].nodes == 0)
+      levels_[i].nodes =
+          i == 0 ? problem.graph().num_nodes() : static_cast<int>(groups[i - 1].size());
     levels_[i].makespan = cur_ms;
     levels_[i].evaluations += eval.calls() - evals_before;
     levels_[i].seconds += t_level.seconds();
@@ -134,15 +136,17 @@ void MultilevelPlacer::run_cycles(const Problem& problem, const PlaceOptions& op
     PassEnd end;
     const double part = static_cast<double>(c + 1) / cycles;
     if (evals > 0)
-      end.calls = calls_from + static_cast<std::int64_t>(
-                                   part * static_cast<double>(std::max<std::int64_t>(0, evals - calls_from)));
+      end.calls = calls_from +
+                  static_cast<std::int64_t>(
+                      part * static_cast<double>(std::max<std::int64_t>(0, evals - calls_from)));
     if (seconds > 0) end.seconds = seconds_from + part * std::max(0.0, seconds - seconds_from);
     if (c == 0) {
       refine(problem, options, eval, t_start, end, first, c, cur, cur_ms);
       continue;
     }
-    const auto again = build_hierarchy(problem, s_, options.seed + 7919ULL * static_cast<unsigned>(c + 1),
-                                       std::vector<int>(cur.begin(), cur.end()));
+    const auto again =
+        build_hierarchy(problem, s_, options.seed + 7919ULL * static_cast<unsigned>(c + 1),
+                        std::vector<int>(cur.begin(), cur.end()));
     refine(problem, options, eval, t_start, end, op_groups(again, problem.graph().num_nodes()), c,
            cur, cur_ms);
   }

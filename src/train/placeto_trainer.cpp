@@ -310,7 +310,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     }
     if (stopped) break;  // no update from a cut batch: the best so far is the answer
     const double rolled = since(t0);
-    pace.expect_greedy(rolled / k);  // the greedy placement: about one episode
+    pace.expect_greedy(rolled / k);             // the greedy placement: about one episode
     if (pace.learning_overruns(rolled)) break;  // nor from one it has no time to learn from
     const std::vector<double> base0 = step_baselines(ret, adv);
     for (int i = 0; i < k; ++i)

@@ -191,8 +191,8 @@ struct DopplerTrainer::Impl {
     const int threads = cfg.parallel ? 2 : 1;
     const std::size_t wave = cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : 0;
     std::vector<nn::Sampled> batch = nn::sample_rollouts_in_waves(
-        problem, cfg.policy, prep.nets, rollout_options(eps, false), seeds,
-        score && simulator_cost, threads, wave, [&](const std::vector<nn::Sampled>&) {
+        problem, cfg.policy, prep.nets, rollout_options(eps, false), seeds, score && simulator_cost,
+        threads, wave, [&](const std::vector<nn::Sampled>&) {
           return cfg.time_budget <= 0 ||
                  stage_seconds + Stopwatch::seconds_since(start) <= cfg.time_budget;
         });

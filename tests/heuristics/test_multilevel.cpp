@@ -100,8 +100,8 @@ TEST(Coarsen, NodesOfDifferentPartsNeverMerge) {
     s.part = part;
     for (int step = 0; step < 4; ++step) {
       s.seed = static_cast<std::uint64_t>(trial * 7 + step);
-      Coarsening c = coarsen_once(*cur, steps.empty() ? nominal_costs(g, problem.cost())
-                                                      : steps.back().costs, s);
+      Coarsening c = coarsen_once(
+          *cur, steps.empty() ? nominal_costs(g, problem.cost()) : steps.back().costs, s);
       ASSERT_TRUE(quotient_is_acyclic(*cur, c.cluster_of));
       for (auto& x : at) x = c.cluster_of[static_cast<std::size_t>(x)];
       // The part of every cluster, read from the original nodes: one per cluster.

@@ -33,9 +33,10 @@ struct AutoPlan {
 /// one more member: up to 5,000 ops `doppler-search` when a policy is available and the budget
 /// is short (under 30 s, or at most 2,000,000 calls without seconds: the learned start wins
 /// there, plain local search with more time), else `local-search` (it wins on small graphs,
-/// loses on large ones); from 20,000 ops `doppler-search` when a policy is available (its prior wins where a
-/// simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2` (V-cycles,
-/// 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio takes both).
+/// loses on large ones); from 20,000 ops `doppler-search` when a policy is available (its prior
+/// wins where a simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2`
+/// (V-cycles, 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio takes
+/// both).
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls

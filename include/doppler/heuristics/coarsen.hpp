@@ -36,8 +36,8 @@ struct CoarsenSettings {
 
 /// Merges pairs of nodes joined by an edge whose ends are one topological level apart (longest
 /// path from a source, in edges), heaviest transfer first, never both ends already matched and
-/// never above `max_cluster`, never across parts (`settings.part`); pairs that would close a cycle in the quotient are split again.
-/// O((N + E) log E). Deterministic in `settings.seed`.
+/// never above `max_cluster`, never across parts (`settings.part`); pairs that would close a cycle
+/// in the quotient are split again. O((N + E) log E). Deterministic in `settings.seed`.
 Coarsening coarsen_once(const Graph& g, const CoarsenCosts& costs, const CoarsenSettings& settings);
 
 /// The quotient graph of `g` under `cluster_of` (clusters 0..k-1, every one non-empty) with the

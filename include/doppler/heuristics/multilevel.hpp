@@ -62,8 +62,8 @@ private:
   /// Refines `cur` level by level, coarsest of `groups` (the ops of each level's nodes) first,
   /// each level with an equal share of what is left before `end`.
   void refine(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
-              const class Stopwatch& t_start, PassEnd end,
-              const Groups& groups, int cycle, std::vector<DeviceId>& cur, double& cur_ms) const;
+              const class Stopwatch& t_start, PassEnd end, const Groups& groups, int cycle,
+              std::vector<DeviceId>& cur, double& cur_ms) const;
   /// The cycles within what is left of `eval`, split evenly; the first refines `first` (the
   /// hierarchy that placed `cur`), every other one a new hierarchy within cur's devices.
   void run_cycles(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
