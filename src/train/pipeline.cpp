@@ -1,8 +1,10 @@
 #include "doppler/train/pipeline.hpp"
 
+#include <algorithm>
 #include <memory>
 
 #include "doppler/util/error.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
@@ -11,12 +13,19 @@ TrainResult run_pipeline(DopplerTrainer& trainer, const PipelineSpec& spec,
   if (!spec.init.empty()) trainer.load_weights(spec.init);
   TrainResult r;
   bool ran = false;
+  const Stopwatch clock;
+  int stages_left = (spec.il > 0) + (spec.sim > 0) + (spec.real > 0);
   const auto stage = [&](TrainStage st, int episodes) {
     if (episodes <= 0) return;
     TrainConfig c = spec.base;
     c.stage = st;
     c.episodes = episodes;
     c.checkpoint_every = 0;
+    if (spec.seconds > 0) {  // a share of what is left; never 0, which would mean no limit
+      const double share = std::max(1e-9, (spec.seconds - clock.seconds()) / stages_left);
+      c.time_budget = c.time_budget > 0 ? std::min(c.time_budget, share) : share;
+    }
+    --stages_left;
     trainer.start_stage(c);
     r = trainer.train();
     ran = true;

@@ -12,6 +12,7 @@
 
 #include "doppler/heuristics/placer.hpp"
 #include "doppler/heuristics/search_placers.hpp"
+#include "doppler/train/pipeline.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
 
@@ -289,6 +290,26 @@ TEST(Training, TimeBudgetIsPerStage) {
   EXPECT_GT(trainer.episodes_done(), 0) << "Stage II ran despite Stage I's longer run";
   EXPECT_LT(trainer.episodes_done(), 1'000'000) << "and stopped on its own budget";
   EXPECT_EQ(r.episodes, trainer.episodes_done());
+}
+
+// The pipeline's shared seconds: Stage I (2 rollouts, far below its half) leaves time that
+// Stage II's budget takes over; a per-stage limit in the base config still caps each stage.
+TEST(Training, PipelineStagesShareTheSecondsAndPassOnWhatIsLeft) {
+  const TimedProblem t(49);
+  PipelineSpec spec;
+  spec.base = test::small_train_config(TrainStage::imitation, 1);
+  spec.il = 2;
+  spec.sim = 4;
+  spec.seconds = 4;
+  DopplerTrainer trainer(t.problem, spec.base);
+  run_pipeline(trainer, spec);
+  EXPECT_EQ(trainer.config().stage, TrainStage::simulation);
+  EXPECT_GT(trainer.config().time_budget, 2.0) << "more than an even split of the 4 s";
+  EXPECT_LE(trainer.config().time_budget, 4.0);
+  spec.base.time_budget = 0.3;
+  DopplerTrainer capped(t.problem, spec.base);
+  run_pipeline(capped, spec);
+  EXPECT_DOUBLE_EQ(capped.config().time_budget, 0.3);
 }
 
 // An update whose rollouts pass the stage's seconds stops after the wave that passed them (2

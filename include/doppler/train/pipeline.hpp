@@ -16,6 +16,10 @@ struct PipelineSpec {
   int real = 0;      ///< Stage III rollouts (one engine measurement each)
   int repeat = 3;    ///< Stage III: engine runs per measurement (their median)
   std::string init;  ///< checkpoint or run directory to start from (empty: fresh networks)
+  /// Seconds the stages share (0: none): each stage's time budget is what is left of them over
+  /// the stages still to run (within base.time_budget when that is set too), so the time an early
+  /// stage leaves unused goes to the later ones.
+  double seconds = 0;
 };
 
 /// Runs the stages of `spec` in order on `trainer` (created with spec.base). Stage III needs

@@ -49,10 +49,10 @@ public:
     const Plan plan = plan_budget(eval.limits());
     PipelineSpec spec = s_.pipeline;
     spec.sim = plan.sim;
-    if (eval.limits().seconds > 0) {  // the training stages (IL, SIM) stop in time
-      const double t = (s_.search ? s_.train_fraction : 0.9) * eval.seconds_left() / 2;
-      spec.base.time_budget = spec.base.time_budget > 0 ? std::min(spec.base.time_budget, t) : t;
-    }
+    // The training stages (IL, SIM) share their part of the seconds; what Stage I leaves goes
+    // to Stage II.
+    if (eval.limits().seconds > 0)
+      spec.seconds = (s_.search ? s_.train_fraction : 0.9) * eval.seconds_left();
     spec.base.seed = options.seed;
     // A stop asked through the progress callback ends training at the next update and
     // sampling at the next wave (calls are recorded when the stages end).
