@@ -28,10 +28,11 @@ struct BudgetedEvaluator::Run {
   double told = 0;  // run seconds when the callback was last told
   std::atomic<bool> has_callback{false}, stop{false};
 
-  // Tells the callback (m held); a false answer stops the run.
+  // Tells the callback (m held); a false answer stops the run, and a stopped run tells nothing
+  // more (a thread that improves after the stop, or a member scored after it, stays quiet).
   void tell(const ProgressPoint& at) {
     told = at.seconds;
-    if (callback && !callback(at)) stop.store(true);
+    if (callback && !stop.load() && !callback(at)) stop.store(true);
   }
 };
 

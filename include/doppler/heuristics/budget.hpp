@@ -48,8 +48,8 @@ struct ProgressPoint {
 
 /// Told of a run's progress: at each improvement and at least every 0.2 s of calls (makespan:
 /// the best so far, infinity before the first). Returns false to stop the run early; it then
-/// ends as if its budget were spent, with the best it found. May be called from any of the
-/// run's threads, one call at a time.
+/// ends as if its budget were spent, with the best it found, and is not called again. May be
+/// called from any of the run's threads, one call at a time.
 using ProgressCallback = std::function<bool(const ProgressPoint&)>;
 
 /// Meters one placement run against a Budget: every simulator call of the run is made or charged
