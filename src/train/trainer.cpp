@@ -19,6 +19,7 @@
 #include "train/rollback.hpp"
 #include "train/run_files.hpp"
 #include "train/update.hpp"
+#include "train/update_pace.hpp"
 
 #include "doppler/graph/fingerprint.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
@@ -166,16 +167,15 @@ struct DopplerTrainer::Impl {
 
   // True when, under a time budget, the learning step of an update that began at `start` and
   // rolled out from `rolled` to `now` would end past the stage's seconds: at the last learning
-  // step's pace relative to its rollouts, or for the first one at kFirstLearnRatio x its
-  // rollouts' time (the backward pass over a batch measured 3-8x its rollouts on the vision
-  // graphs).
+  // step's pace relative to its rollouts, or for the first one at the guess the baselines'
+  // pacing uses (detail::UpdatePace::kFirstLearnRatio). The same rule as UpdatePace, on the
+  // stage's own seconds (kept across train() calls and checkpoints) instead of a clock.
   bool learning_overruns(std::chrono::steady_clock::time_point start,
                          std::chrono::steady_clock::time_point rolled,
                          std::chrono::steady_clock::time_point now) const {
-    constexpr double kFirstLearnRatio = 8;
     if (cfg.time_budget <= 0) return false;
-    const double learn =
-        (learn_ratio > 0 ? learn_ratio : kFirstLearnRatio) * seconds_between(rolled, now);
+    const double ratio = learn_ratio > 0 ? learn_ratio : detail::UpdatePace::kFirstLearnRatio;
+    const double learn = ratio * seconds_between(rolled, now);
     return stage_seconds + seconds_between(start, now) + learn > cfg.time_budget;
   }
 
