@@ -255,13 +255,11 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
   nn::PlacetoStates state = env.alloc(1);
   // An episode of a large graph takes minutes (one simulation per op): the time limit and the
   // caller's stop are also checked every kCheckSteps steps, ending the run without its update.
-  const auto train0 = Clock::now();
+  UpdatePace pace(c.seconds);
   const auto must_stop = [&] {
-    return (c.seconds > 0 && since(train0) >= c.seconds) ||
-           (c.on_update && !c.on_update(r.best_makespan));
+    return !pace.within_limit() || (c.on_update && !c.on_update(r.best_makespan));
   };
   bool stopped = false;
-  UpdatePace pace(c.seconds);
   for (int u = 0; u < updates && !stopped; ++u) {
     if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];

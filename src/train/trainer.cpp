@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -79,9 +80,9 @@ struct DopplerTrainer::Impl {
   std::vector<Elite> elites;  // lowest cost first, at most cfg.elite
   std::int64_t cost_calls = 0;
   double seconds = 0;        // all stages
-  double stage_seconds = 0;  // this stage (the time budget)
-  double last_update = 0;    // seconds of the last update (the pace the time budget expects)
-  double learn_ratio = 0;    // the last learning step's seconds over its rollouts' (0: none yet)
+  double stage_seconds = 0;  // this stage's updates (the time budget), kept in checkpoints
+  std::optional<std::chrono::steady_clock::time_point> update_start;  // of the running update
+  detail::UpdatePace pace{0};  // the stage's pace against its time budget (reset_pace)
   std::uint64_t fingerprint = 0;
   double lr_scale = 1;  // halved at every rolled-back divergence
   int divergences = 0;
@@ -92,6 +93,7 @@ struct DopplerTrainer::Impl {
     fingerprint = graph_fingerprint(p.graph());
     rng.seed(cfg.seed);
     make_agent(cfg.policy);
+    reset_pace();
     cost = [this](const Assignment& a) { return problem.simulator().makespan(a.device_of); };
   }
 
@@ -165,26 +167,22 @@ struct DopplerTrainer::Impl {
     return std::chrono::duration<double>(b - a).count();
   }
 
-  // True when, under a time budget, the learning step of an update that began at `start` and
-  // rolled out from `rolled` to `now` would end past the stage's seconds: at the last learning
-  // step's pace relative to its rollouts, or for the first one at the guess the baselines'
-  // pacing uses (detail::UpdatePace::kFirstLearnRatio). The same rule as UpdatePace, on the
-  // stage's own seconds (kept across train() calls and checkpoints) instead of a clock.
-  bool learning_overruns(std::chrono::steady_clock::time_point start,
-                         std::chrono::steady_clock::time_point rolled,
-                         std::chrono::steady_clock::time_point now) const {
-    if (cfg.time_budget <= 0) return false;
-    const double ratio = learn_ratio > 0 ? learn_ratio : detail::UpdatePace::kFirstLearnRatio;
-    const double learn = ratio * seconds_between(rolled, now);
-    return stage_seconds + seconds_between(start, now) + learn > cfg.time_budget;
+  // A fresh pace for the stage's time budget: it reads the stage's seconds (its updates', kept
+  // across train() calls and checkpoints) plus the running update's; `updates_done`: the stage's
+  // updates before this pace (a resumed stage).
+  void reset_pace(int updates_done = 0) {
+    pace = detail::UpdatePace(
+        cfg.time_budget,
+        [this] {
+          return stage_seconds + (update_start ? Stopwatch::seconds_since(*update_start) : 0);
+        },
+        updates_done);
   }
 
   // K rollouts of the current policy, scored (RL stages). With a time budget they run in waves
-  // of 2 x threads, and stop after the wave that ends past the stage's seconds (`start`: when
-  // the update began): fewer than K come back then. Each rollout keeps its seed, so the waves
-  // change nothing else.
-  std::vector<nn::Sampled> roll_out(const nn::Prepared& prep, int k, double eps,
-                                    std::chrono::steady_clock::time_point start) {
+  // of 2 x threads, and stop after the wave that ends past the stage's seconds: fewer than K
+  // come back then. Each rollout keeps its seed, so the waves change nothing else.
+  std::vector<nn::Sampled> roll_out(const nn::Prepared& prep, int k, double eps) {
     std::vector<std::uint64_t> seeds(static_cast<std::size_t>(k));
     for (auto& s : seeds) s = rng();
     const bool score = !imitation();
@@ -192,10 +190,7 @@ struct DopplerTrainer::Impl {
     const std::size_t wave = cfg.time_budget > 0 ? static_cast<std::size_t>(2 * threads) : 0;
     std::vector<nn::Sampled> batch = nn::sample_rollouts_in_waves(
         problem, cfg.policy, prep.nets, rollout_options(eps, false), seeds, score && simulator_cost,
-        threads, wave, [&](const std::vector<nn::Sampled>&) {
-          return cfg.time_budget <= 0 ||
-                 stage_seconds + Stopwatch::seconds_since(start) <= cfg.time_budget;
-        });
+        threads, wave, [&](const std::vector<nn::Sampled>&) { return pace.within_limit(); });
     for (auto& b : batch) {
       b.episode.assignment.method = "doppler";
       if (score && !simulator_cost) b.cost = cost(b.episode.assignment);
@@ -313,6 +308,7 @@ struct DopplerTrainer::Impl {
 
   EpisodeStats run_update() {
     const auto t0 = std::chrono::steady_clock::now();
+    update_start = t0;
     EpisodeStats st;
     st.update = update;
     const int k = std::min(cfg.rollouts, cfg.episodes - episode);
@@ -325,12 +321,14 @@ struct DopplerTrainer::Impl {
     opt_plc->set_lr(st.lr);
     const nn::Prepared prep = agent->prepare(gt, /*grad=*/true, cfg.parallel);
     const auto t1 = std::chrono::steady_clock::now();
-    std::vector<nn::Sampled> batch = roll_out(prep, k, st.epsilon, t0);
+    std::vector<nn::Sampled> batch = roll_out(prep, k, st.epsilon);
     st.rollouts = static_cast<int>(batch.size());
     const auto t2 = std::chrono::steady_clock::now();
+    const double rolled = seconds_between(t0, t2);  // preparing and rolling out
     // Cut by the time budget (a part batch, or a learning step that would end past it): the
     // batch's best rollouts are kept, nothing is learnt from it.
-    const bool cut = static_cast<int>(batch.size()) < k || learning_overruns(t0, t1, t2);
+    const bool cut = static_cast<int>(batch.size()) < k || pace.learning_overruns(rolled);
+    double learnt = 0;  // the learning step's seconds
     std::vector<double> costs;
     for (const auto& b : batch) costs.push_back(b.cost);
     bool ok = std::all_of(costs.begin(), costs.end(), [](double c) { return std::isfinite(c); });
@@ -351,7 +349,7 @@ struct DopplerTrainer::Impl {
                                   update_settings(batch.front().episode.steps.size(), measure));
       copy_update_stats(u, st);
       ok = u.ok;
-      learn_ratio = Stopwatch::seconds_since(t2) / std::max(1e-9, seconds_between(t1, t2));
+      learnt = Stopwatch::seconds_since(t2);
       if (std::getenv("DOPPLER_PROFILE"))
         fmt::print(stderr, "prepare {:.1f} ms, rollouts {:.1f} ms, update {:.1f} ms\n",
                    std::chrono::duration<double, std::milli>(t1 - t0).count(),
@@ -370,7 +368,8 @@ struct DopplerTrainer::Impl {
     st.seconds = Stopwatch::seconds_since(t0);
     seconds += st.seconds;
     stage_seconds += st.seconds;
-    last_update = st.seconds;
+    update_start.reset();
+    pace.record(st.seconds - learnt, learnt);
     episode += st.rollouts;
     st.episode = episode - 1;
     ++update;
@@ -465,8 +464,7 @@ void DopplerTrainer::start_stage(TrainConfig next) {
   s.baseline_count = 0;
   s.lr_scale = 1;
   s.stage_seconds = 0;
-  s.last_update = 0;
-  s.learn_ratio = 0;
+  s.reset_pace();
   s.rescore_best();
 }
 
@@ -523,6 +521,7 @@ void DopplerTrainer::resume(const std::filesystem::path& dir) {
     s.cost_calls = c.meta.at("cost_calls").get<std::int64_t>();
     s.seconds = c.meta.at("seconds").get<double>();
     s.stage_seconds = c.meta.value("stage_seconds", s.seconds);
+    s.reset_pace(s.update);
     std::istringstream rs(c.meta.at("rng").get<std::string>());
     rs >> s.rng;
     if (!rs) throw InputError(path.string(), 0, "checkpoint has a corrupt RNG state");
@@ -540,8 +539,7 @@ TrainResult DopplerTrainer::train(const std::function<void(const EpisodeStats&)>
   Impl& s = *impl_;
   if (s.run_dir)
     write_file_atomic(*s.run_dir / "config.json", detail::to_json(s.cfg).dump(2) + "\n");
-  while (s.episode < s.cfg.episodes &&
-         (s.cfg.time_budget <= 0 || s.stage_seconds + s.last_update <= s.cfg.time_budget)) {
+  while (s.episode < s.cfg.episodes && s.pace.may_start_update()) {
     if (s.cfg.on_update && !s.cfg.on_update(s.best)) break;  // the caller stops the run
     const EpisodeStats st = s.run_update();
     if (s.run_dir)

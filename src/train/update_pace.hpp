@@ -1,7 +1,10 @@
 #pragma once
-// Internal: the pace of a time-limited Placeto or GDP run (BaselineConfig::seconds), so that
-// its updates and its greedy placement end within the seconds instead of after them.
+// Internal: the pace of a time-limited training run (Placeto's and GDP's BaselineConfig::seconds,
+// a Doppler stage's TrainConfig::time_budget), so that its updates and its final greedy
+// placement end within the seconds instead of after them.
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "doppler/util/stopwatch.hpp"
 
@@ -11,18 +14,26 @@ namespace doppler::detail {
 /// is rollouts then a learning step; the greedy placement is one more inference. Estimates come
 /// from the run itself: the last update's seconds, the last learning step's ratio to its
 /// rollouts (the first one guessed at kFirstLearnRatio), and the greedy placement's estimate the
-/// trainer gives (an episode's or a forward pass's time).
+/// trainer gives (an episode's or a forward pass's time; 0 when it gives none).
 class UpdatePace {
 public:
   /// The learning step of the first update, as a multiple of its rollouts' seconds (a backward
   /// pass over a batch measured 3-8x its rollouts on the vision graphs).
   static constexpr double kFirstLearnRatio = 8;
 
-  /// Starts the clock; `limit`: seconds (0: no limit).
-  explicit UpdatePace(double limit) : limit_(limit) {}
+  /// `limit`: seconds (0: no limit). `clock`: the seconds spent so far against the limit (empty:
+  /// a stopwatch started now). `updates_done`: updates already made against it (a resumed run,
+  /// whose next update is then not exempt as a first one).
+  explicit UpdatePace(double limit, std::function<double()> clock = {}, int updates_done = 0)
+      : limit_(limit), clock_(std::move(clock)), updates_(updates_done) {
+    if (!clock_) clock_ = [watch = Stopwatch()] { return watch.seconds(); };
+  }
 
-  /// Seconds since construction.
-  double elapsed() const { return clock_.seconds(); }
+  /// Seconds spent against the limit.
+  double elapsed() const { return clock_(); }
+
+  /// Whether the seconds spent are still within the limit (always without one).
+  bool within_limit() const { return limit_ <= 0 || elapsed() <= limit_; }
 
   /// Whether another update may start: always the first (the run needs one batch), else when
   /// at the last update's pace it and the greedy placement end within the limit.
@@ -37,11 +48,12 @@ public:
     return limit_ > 0 && elapsed() + ratio * rollout_seconds + greedy_ > limit_;
   }
 
-  /// Records an update: its rollouts' and its learning step's seconds.
+  /// Records an update: its rollouts' and its learning step's seconds (0: it learnt nothing,
+  /// and the ratio of the last one that did stands).
   void record(double rollout_seconds, double learn_seconds) {
     ++updates_;
     last_update_ = rollout_seconds + learn_seconds;
-    learn_ratio_ = learn_seconds / std::max(1e-9, rollout_seconds);
+    if (learn_seconds > 0) learn_ratio_ = learn_seconds / std::max(1e-9, rollout_seconds);
   }
 
   /// Sets the estimate of the greedy placement's seconds (its inference and evaluation).
@@ -52,7 +64,7 @@ public:
 
 private:
   double limit_;
-  Stopwatch clock_;
+  std::function<double()> clock_;
   int updates_ = 0;
   double last_update_ = 0, learn_ratio_ = 0, greedy_ = 0;
 };
