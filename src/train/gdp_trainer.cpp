@@ -18,6 +18,8 @@ namespace doppler {
 
 namespace {
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using detail::since;
@@ -68,6 +70,42 @@ std::vector<DeviceId> greedy_placement(nn::GdpNet& net, const nn::GdpGraph& g,
   return placement(plan, problem.graph().num_nodes(), choose(probs, true, unused));
 }
 
+// PPO on one batch: `act` [K, T] holds K placements' choices drawn from `old_logp` [T, P], `adv`
+// their advantages; c.ppo_epochs passes at the optimiser's rate, the loss per decision (mean
+// over placements and ops). Returns the first pass's loss and mean entropy.
+std::pair<double, double> learn(nn::GdpNet& net, detail::FusedAdam& opt, const nn::GdpGraph& graph,
+                                const torch::Tensor& old_logp, const torch::Tensor& act,
+                                const std::vector<double>& adv, const BaselineConfig& c) {
+  const auto k = act.size(0), tokens = act.size(1), p = old_logp.size(1);
+  auto adv_t = torch::empty({k, 1});
+  for (std::int64_t i = 0; i < k; ++i)
+    adv_t[i][0] = static_cast<float>(adv[static_cast<std::size_t>(i)]);
+  const auto expand = [&](const torch::Tensor& logp) {  // [T, P] -> chosen [K, T]
+    return logp.unsqueeze(0).expand({k, tokens, p}).gather(2, act.unsqueeze(2)).squeeze(2);
+  };
+  const torch::Tensor old_chosen = expand(old_logp);
+  double loss_v = 0, entropy_v = 0;
+  for (int e = 0; e < c.ppo_epochs; ++e) {
+    const auto logp =
+        torch::log_softmax(net->forward(graph, static_cast<int>(p)), 1).narrow(1, 0, p);
+    const auto entropy = -(logp.exp() * logp).sum(1);  // [T]
+    const auto loss =
+        (detail::ppo_surrogate(expand(logp), old_chosen, adv_t.expand({k, tokens}), c.clip) /
+             static_cast<double>(k) -
+         c.entropy_weight * entropy.sum()) /
+        static_cast<double>(tokens);
+    opt.zero_grad();
+    loss.backward();
+    if (c.grad_clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), c.grad_clip);
+    opt.step();
+    if (e == 0) {
+      loss_v = loss.item<double>();
+      entropy_v = entropy.mean().item<double>();
+    }
+  }
+  return {loss_v, entropy_v};
+}
+
 }  // namespace
 
 BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
@@ -96,6 +134,7 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       tokens > 0 ? detail::batch_plan(c, c.batch, 1, 0) : std::vector<int>{};
   const int updates = static_cast<int>(batches.size());
   UpdatePace pace(c.seconds);
+  bool frozen = false;  // learning no longer fits in the seconds: sampling only
   for (int u = 0; u < updates; ++u) {
     if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];
@@ -123,37 +162,19 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       }
     }
     const double rolled = since(t0);
-    if (pace.learning_overruns(rolled)) break;  // no time to learn: the best sample stands
+    // No time to learn from this batch: its samples count, and the run samples on with the
+    // policy as it is while batches fit (nor is a later one learnt from: less time is left).
+    frozen = frozen || pace.learning_overruns(rolled);
     const std::vector<double> adv = leave_one_out_advantages(makespans, true);
-    auto adv_t = torch::empty({k, 1});
-    for (int i = 0; i < k; ++i) adv_t[i][0] = static_cast<float>(adv[static_cast<std::size_t>(i)]);
-    const auto expand = [&](const torch::Tensor& logp) {  // [T, P] -> chosen [K, T]
-      return logp.unsqueeze(0).expand({k, tokens, p}).gather(2, act.unsqueeze(2)).squeeze(2);
-    };
-    const torch::Tensor old_chosen = expand(old_logp);
-    // PPO: a few passes over the batch, the loss per decision (mean over placements and ops).
-    opt.set_lr(detail::baseline_lr(c, u, updates));
-    double loss_v = 0, entropy_v = 0;
-    for (int e = 0; e < c.ppo_epochs; ++e) {
-      const auto logp = torch::log_softmax(net->forward(graph, p), 1).narrow(1, 0, p);
-      const auto entropy = -(logp.exp() * logp).sum(1);  // [T]
-      const auto loss =
-          (detail::ppo_surrogate(expand(logp), old_chosen, adv_t.expand({k, tokens}), c.clip) / k -
-           c.entropy_weight * entropy.sum()) /
-          tokens;
-      opt.zero_grad();
-      loss.backward();
-      if (c.grad_clip > 0) torch::nn::utils::clip_grad_norm_(net->parameters(), c.grad_clip);
-      opt.step();
-      if (e == 0) {
-        loss_v = loss.item<double>();
-        entropy_v = entropy.mean().item<double>();
-      }
+    double loss_v = kNaN, entropy_v = kNaN;
+    if (!frozen) {
+      opt.set_lr(detail::baseline_lr(c, u, updates));
+      std::tie(loss_v, entropy_v) = learn(net, opt, graph, old_logp, act, adv, c);
+      ++r.updates;
     }
     const double seconds = since(t0);
-    pace.record(rolled, seconds - rolled);
+    pace.record(rolled, frozen ? 0.0 : seconds - rolled);
     r.seconds += seconds;
-    ++r.updates;
     const double total = std::accumulate(makespans.begin(), makespans.end(), 0.0);
     for (int i = 0; i < k; ++i) {
       BaselineEpisode st;

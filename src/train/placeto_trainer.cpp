@@ -23,6 +23,8 @@ namespace doppler {
 
 namespace {
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
@@ -260,6 +262,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     return !pace.within_limit() || (c.on_update && !c.on_update(r.best_makespan));
   };
   bool stopped = false;
+  bool frozen = false;  // learning no longer fits in the seconds: sampling only
   for (int u = 0; u < updates && !stopped; ++u) {
     if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];
@@ -308,21 +311,25 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     }
     if (stopped) break;  // no update from a cut batch: the best so far is the answer
     const double rolled = since(t0);
-    pace.expect_greedy(rolled / k);             // the greedy placement: about one episode
-    if (pace.learning_overruns(rolled)) break;  // nor from one it has no time to learn from
+    pace.expect_greedy(rolled / k);  // the greedy placement: about one episode
+    // No time to learn from this batch: its samples count, and the run samples on with the
+    // policy as it is while batches fit (nor is a later one learnt from: less time is left).
+    frozen = frozen || pace.learning_overruns(rolled);
     const std::vector<double> base0 = step_baselines(ret, adv);
-    for (int i = 0; i < k; ++i)
-      batch[static_cast<std::size_t>(i)].adv = adv[static_cast<std::size_t>(i)];
-    opt.set_lr(detail::baseline_lr(c, u, updates));
-    double loss = 0, entropy = 0;
-    for (int e = 0; e < c.ppo_epochs; ++e) {
-      const auto [l, h] = update(net, opt, env, batch, c);
-      if (e == 0) std::tie(loss, entropy) = std::pair{l, h};
+    double loss = kNaN, entropy = kNaN;
+    if (!frozen) {
+      for (int i = 0; i < k; ++i)
+        batch[static_cast<std::size_t>(i)].adv = adv[static_cast<std::size_t>(i)];
+      opt.set_lr(detail::baseline_lr(c, u, updates));
+      for (int e = 0; e < c.ppo_epochs; ++e) {
+        const auto [l, h] = update(net, opt, env, batch, c);
+        if (e == 0) std::tie(loss, entropy) = std::pair{l, h};
+      }
+      ++r.updates;
     }
     const double seconds = since(t0);
-    pace.record(rolled, seconds - rolled);
+    pace.record(rolled, frozen ? 0.0 : seconds - rolled);
     r.seconds += seconds;
-    ++r.updates;
     for (int i = 0; i < k; ++i) {
       auto& st = stats[static_cast<std::size_t>(i)];
       st.episode = r.episodes;
