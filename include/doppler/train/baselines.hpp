@@ -46,9 +46,10 @@ struct BaselineConfig {
   /// Seconds of the run, the greedy placement included (0: none): an update starts only when,
   /// at the last one's pace, it and the greedy placement end within them (the first always
   /// starts); a learning step that would end past them is skipped (estimated from its rollouts:
-  /// the last step's ratio, the first at 8x), and so is a greedy placement (estimated at one
-  /// episode, placeto, or one forward pass, gdp), the best sample standing. With calls =
-  /// episodes = 0 the time alone limits the run.
+  /// the last step's ratio, the first at 8x), and from then on the run only samples, with the
+  /// policy as it is, while batches fit; a greedy placement that would end past them is skipped
+  /// too (estimated at one episode, placeto, or one forward pass, gdp), the best sample
+  /// standing. With calls = episodes = 0 the time alone limits the run.
   double seconds = 0;
   /// Asked after every update (placeto: also every 8 steps of an episode) with the best
   /// makespan so far: false stops training (gdp then places greedily; placeto, whose greedy
