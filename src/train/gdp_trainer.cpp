@@ -134,7 +134,6 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       tokens > 0 ? detail::batch_plan(c, c.batch, 1, 0) : std::vector<int>{};
   const int updates = static_cast<int>(batches.size());
   UpdatePace pace(c.seconds);
-  bool frozen = false;  // learning no longer fits in the seconds: sampling only
   for (int u = 0; u < updates; ++u) {
     if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];
@@ -162,18 +161,16 @@ BaselineResult train_gdp(const Problem& problem, const BaselineConfig& config,
       }
     }
     const double rolled = since(t0);
-    // No time to learn from this batch: its samples count, and the run samples on with the
-    // policy as it is while batches fit (nor is a later one learnt from: less time is left).
-    frozen = frozen || pace.learning_overruns(rolled);
+    const bool learns = pace.may_learn(rolled);  // else its samples count, nothing is learnt
     const std::vector<double> adv = leave_one_out_advantages(makespans, true);
     double loss_v = kNaN, entropy_v = kNaN;
-    if (!frozen) {
+    if (learns) {
       opt.set_lr(detail::baseline_lr(c, u, updates));
       std::tie(loss_v, entropy_v) = learn(net, opt, graph, old_logp, act, adv, c);
       ++r.updates;
     }
     const double seconds = since(t0);
-    pace.record(rolled, frozen ? 0.0 : seconds - rolled);
+    pace.record(rolled, learns ? seconds - rolled : 0.0);
     r.seconds += seconds;
     const double total = std::accumulate(makespans.begin(), makespans.end(), 0.0);
     for (int i = 0; i < k; ++i) {

@@ -262,7 +262,6 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     return !pace.within_limit() || (c.on_update && !c.on_update(r.best_makespan));
   };
   bool stopped = false;
-  bool frozen = false;  // learning no longer fits in the seconds: sampling only
   for (int u = 0; u < updates && !stopped; ++u) {
     if (!pace.may_start_update()) break;  // the time limit: no update that would end past it
     const int k = batches[static_cast<std::size_t>(u)];
@@ -311,13 +310,11 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
     }
     if (stopped) break;  // no update from a cut batch: the best so far is the answer
     const double rolled = since(t0);
-    pace.expect_greedy(rolled / k);  // the greedy placement: about one episode
-    // No time to learn from this batch: its samples count, and the run samples on with the
-    // policy as it is while batches fit (nor is a later one learnt from: less time is left).
-    frozen = frozen || pace.learning_overruns(rolled);
+    pace.expect_greedy(rolled / k);              // the greedy placement: about one episode
+    const bool learns = pace.may_learn(rolled);  // else its samples count, nothing is learnt
     const std::vector<double> base0 = step_baselines(ret, adv);
     double loss = kNaN, entropy = kNaN;
-    if (!frozen) {
+    if (learns) {
       for (int i = 0; i < k; ++i)
         batch[static_cast<std::size_t>(i)].adv = adv[static_cast<std::size_t>(i)];
       opt.set_lr(detail::baseline_lr(c, u, updates));
@@ -328,7 +325,7 @@ BaselineResult train_placeto(const Problem& problem, const BaselineConfig& confi
       ++r.updates;
     }
     const double seconds = since(t0);
-    pace.record(rolled, frozen ? 0.0 : seconds - rolled);
+    pace.record(rolled, learns ? seconds - rolled : 0.0);
     r.seconds += seconds;
     for (int i = 0; i < k; ++i) {
       auto& st = stats[static_cast<std::size_t>(i)];

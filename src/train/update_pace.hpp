@@ -48,6 +48,14 @@ public:
     return limit_ > 0 && elapsed() + ratio * rollout_seconds + greedy_ > limit_;
   }
 
+  /// Whether the batch just rolled out in `rollout_seconds` may be learnt from: false once a
+  /// learning step would end past the limit (learning_overruns), and for every batch after it
+  /// (less time is left for each): the run then only samples, its best sample standing.
+  bool may_learn(double rollout_seconds) {
+    sampling_only_ = sampling_only_ || learning_overruns(rollout_seconds);
+    return !sampling_only_;
+  }
+
   /// Records an update: its rollouts' and its learning step's seconds (0: it learnt nothing,
   /// and the ratio of the last one that did stands).
   void record(double rollout_seconds, double learn_seconds) {
@@ -66,6 +74,7 @@ private:
   double limit_;
   std::function<double()> clock_;
   int updates_ = 0;
+  bool sampling_only_ = false;  // may_learn() said no once
   double last_update_ = 0, learn_ratio_ = 0, greedy_ = 0;
 };
 

@@ -38,6 +38,19 @@ TEST(UpdatePace, TheFirstLearningStepIsGuessedFromItsRolloutsThenMeasured) {
   EXPECT_FALSE(pace.learning_overruns(1.5));  // 9.2 + 0.75 = 9.95
 }
 
+TEST(UpdatePace, OnceLearningDoesNotFitTheRunOnlySamples) {
+  double now = 1;
+  UpdatePace pace(10, [&] { return now; });
+  EXPECT_TRUE(pace.may_learn(1));  // 1 + 8 x 1 = 9 <= 10
+  pace.record(1, 2);               // measured: learning takes twice its rollouts
+  now = 6;
+  EXPECT_FALSE(pace.may_learn(3));  // 6 + 2 x 3 = 12 > 10
+  pace.record(3, 0);
+  now = 6.5;
+  EXPECT_TRUE(pace.may_start_update());  // a batch of sampling fits: 6.5 + 3 <= 10
+  EXPECT_FALSE(pace.may_learn(0.1));     // though this one's step would (6.5 + 0.2): less is left
+}
+
 TEST(UpdatePace, TheGreedyPlacementFitsOnlyInWhatIsLeft) {
   double now = 9;
   UpdatePace pace(10, [&] { return now; });
