@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace doppler {
@@ -76,43 +77,76 @@ double earliest_start(std::vector<Pred>& preds, std::vector<Pred>& local, int sl
   return best;
 }
 
+// The bound's inputs shared by both passes.
+struct BoundInputs {
+  TransferFloor floor;
+  int slots = 1;                // most compute slots of one device
+  int total_slots = 0;          // compute slots of all p devices
+  std::vector<double> fastest;  // fastest compute time of each op
+  double work = 0;              // sum of fastest
+};
+
+BoundInputs bound_inputs(const Graph& g, const CostModel& cost, int p) {
+  BoundInputs in;
+  in.floor = transfer_floor(cost, p);
+  for (DeviceId d = 0; d < p; ++d) {
+    in.slots = std::max(in.slots, cost.slots(d));
+    in.total_slots += cost.slots(d);
+  }
+  in.fastest.assign(static_cast<std::size_t>(g.num_nodes()), kInf);
+  for (std::size_t v = 0; v < in.fastest.size(); ++v) {
+    for (DeviceId d = 0; d < p; ++d)
+      in.fastest[v] = std::min(in.fastest[v], cost.compute(static_cast<NodeId>(v), d));
+    in.work += in.fastest[v];
+  }
+  return in;
+}
+
+// v's neighbours on the side the pass comes from: predecessors (forward) or successors
+// (backward), with the edge joining each, in ascending neighbour order.
+void gather(const Graph& g, const CostModel& cost, const BoundInputs& in,
+            const std::vector<double>& est, NodeId v, bool backward, std::vector<Pred>& out) {
+  out.clear();
+  const auto nb = backward ? g.successors(v) : g.predecessors(v);
+  const auto in_edges = backward ? std::span<const EdgeId>{} : g.in_edges(v);
+  for (std::size_t i = 0; i < nb.size(); ++i) {
+    const auto u = static_cast<std::size_t>(nb[i]);
+    const EdgeId e = backward ? g.out_edge_begin(v) + static_cast<EdgeId>(i) : in_edges[i];
+    const double arrival = est[u] + in.fastest[u] + in.floor.of(cost, e);
+    if (i > 0 && nb[i] == nb[i - 1]) {  // parallel edges: one producer, latest arrival
+      out.back().arrival = std::max(out.back().arrival, arrival);
+      continue;
+    }
+    out.push_back({arrival, est[u], in.fastest[u]});
+  }
+}
+
+// est(v) for every op: a lower bound on its start (forward), or on the time from its finish
+// to the makespan (backward: the same rule on the reversed graph, whose schedules are the
+// original's run backwards in time).
+std::vector<double> one_pass(const Graph& g, const CostModel& cost, const BoundInputs& in,
+                             bool backward) {
+  std::vector<double> est(in.fastest.size(), 0.0);
+  std::vector<Pred> preds, local;
+  const auto& order = g.topo_order();
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const NodeId v = backward ? order[order.size() - 1 - k] : order[k];
+    gather(g, cost, in, est, v, backward, preds);
+    est[static_cast<std::size_t>(v)] = preds.empty() ? 0.0 : earliest_start(preds, local, in.slots);
+  }
+  return est;
+}
+
 }  // namespace
 
 double communication_lower_bound(const Graph& g, const CostModel& cost, int p) {
   cost.check_devices(p);
-  const auto n = static_cast<std::size_t>(g.num_nodes());
-  const TransferFloor floor = transfer_floor(cost, p);
-  int slots = 1, total_slots = 0;
-  for (DeviceId d = 0; d < p; ++d) {
-    slots = std::max(slots, cost.slots(d));
-    total_slots += cost.slots(d);
-  }
-  std::vector<double> fastest(n, kInf), est(n, 0.0);
-  double work = 0;
-  for (std::size_t v = 0; v < n; ++v) {
-    for (DeviceId d = 0; d < p; ++d)
-      fastest[v] = std::min(fastest[v], cost.compute(static_cast<NodeId>(v), d));
-    work += fastest[v];
-  }
-  std::vector<Pred> preds, local;
-  double bound = work / total_slots;
-  for (NodeId v : g.topo_order()) {
-    const auto pv = g.predecessors(v);
-    const auto in = g.in_edges(v);
-    preds.clear();
-    for (std::size_t i = 0; i < pv.size(); ++i) {
-      const auto u = static_cast<std::size_t>(pv[i]);
-      const double arrival = est[u] + fastest[u] + floor.of(cost, in[i]);
-      if (i > 0 && pv[i] == pv[i - 1]) {  // parallel edges: one producer, latest arrival
-        preds.back().arrival = std::max(preds.back().arrival, arrival);
-        continue;
-      }
-      preds.push_back({arrival, est[u], fastest[u]});
-    }
-    const auto vi = static_cast<std::size_t>(v);
-    est[vi] = preds.empty() ? 0.0 : earliest_start(preds, local, slots);
-    bound = std::max(bound, est[vi] + fastest[vi]);
-  }
+  const BoundInputs in = bound_inputs(g, cost, p);
+  const std::vector<double> head = one_pass(g, cost, in, false);
+  const std::vector<double> tail = one_pass(g, cost, in, true);
+  double bound = in.work / in.total_slots;
+  for (std::size_t v = 0; v < head.size(); ++v)
+    bound = std::max(bound, head[v] + in.fastest[v] + tail[v]);
   return bound;
 }
 

@@ -55,6 +55,18 @@ TEST(TransferBound, ForkJoinIsTightByHand) {
   EXPECT_EQ(optimum(problem), 9);
 }
 
+// Fork a (1,3) -> {b (4,0), c (4,0)} on 2 devices: from the predecessors' side alone b and c
+// may both start at 1 (a local to each), a bound of 5. From a's successors' side: both on a's
+// device end at 1 + 4 + 4 = 9; one remote starts at 1 + 3 = 4 and ends at 8. The bound is 8,
+// reached by a, b on one device and c on the other.
+TEST(TransferBound, ForkCountsLikeAJoin) {
+  const Graph g = test::ref_graph({{1, 3}, {4, 0}, {4, 0}}, {{0, 1}, {0, 2}});
+  EXPECT_EQ(communication_lower_bound(g, CostModel::reference(g), 2), 8);
+  const Problem problem(g, Platform::reference(2));
+  EXPECT_EQ(problem.simulator().makespan(std::vector<DeviceId>{0, 0, 1}), 8);
+  EXPECT_EQ(optimum(problem), 8);
+}
+
 // A chain whose transfer costs more than the consumer: keeping it together is optimal.
 TEST(TransferBound, ExpensiveChainStaysTogether) {
   const Graph g = test::ref_graph({{2, 10}, {3, 10}, {4, 0}}, {{0, 1}, {1, 2}});

@@ -1,8 +1,8 @@
 #pragma once
 // A makespan lower bound that charges transfers: every op's predecessors either send their data
 // from another device (paying at least the cheapest transfer) or share its device, where they
-// run one after another. Much tighter than the transfer-free critical path on deep graphs whose
-// edges are expensive, where that bound is far below every placement.
+// run one after another; likewise its successors. Much tighter than the transfer-free critical
+// path on deep graphs whose edges are expensive, where that bound is far below every placement.
 #include "doppler/graph/cost_model.hpp"
 #include "doppler/graph/graph.hpp"
 
@@ -19,9 +19,12 @@ namespace doppler {
 /// the finish of the set S run on v's device: release dates est(u), fastest compute times, at
 /// most max-slots ops at once (fluid relaxation). Some prefix u_1..u_j must share v's device,
 /// or u_{j+1}'s data has to travel. Only the first 32 prefixes are enumerated (longer ones are
-/// bounded by serial(u_1..u_32)), so the cost is O(N + E log E). The result is also at least
-/// total fastest work over all compute slots. Throws InputError when `p` devices cannot be
-/// modelled.
+/// bounded by serial(u_1..u_32)). The same rule on the reversed graph (a schedule run backwards
+/// in time) gives tail(v), a lower bound on the time from v's finish to the makespan, where v's
+/// successors either receive its data remotely or share its device, one after another; the
+/// bound is the largest est(v) + fastest(v) + tail(v), so forks count as well as joins. The cost
+/// is O(N + E log E). The result is also at least total fastest work over all compute slots.
+/// Throws InputError when `p` devices cannot be modelled.
 double communication_lower_bound(const Graph& g, const CostModel& cost, int p);
 
 }  // namespace doppler
