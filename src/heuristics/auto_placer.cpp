@@ -16,6 +16,7 @@
 #include "doppler/heuristics/coarsen.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
@@ -27,6 +28,9 @@ constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
 constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
+constexpr double kStarvedCallsPerOp = 1;       // below: the cold learned search alone
+constexpr double kColdCallsPerOp = 200;        // below: the learned search member starts cold
+constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
 
 // One member's outcome.
 struct Member {
@@ -103,7 +107,38 @@ std::string describe(const std::vector<Member>& members) {
   return out;
 }
 
+// Times a counted simulator call of a round-robin assignment through `eval`: the fastest of
+// up to three (0 when no call is left or the time is up).
+double measure_call_seconds(const Problem& problem, BudgetedEvaluator& eval) {
+  std::vector<DeviceId> rr(static_cast<std::size_t>(problem.graph().num_nodes()));
+  for (std::size_t v = 0; v < rr.size(); ++v)
+    rr[v] = static_cast<DeviceId>(v % static_cast<std::size_t>(problem.devices()));
+  SimWorkspace ws;
+  double fastest = 0;
+  for (int k = 0; k < 3; ++k) {
+    const Stopwatch sw;
+    if (!eval.makespan(rr, ws)) break;
+    fastest = k == 0 ? sw.seconds() : std::min(fastest, sw.seconds());
+  }
+  return fastest;
+}
+
+// Whether plan_auto reads the time of a call for `f`: a seconds-only budget where a learned
+// member may run (its start temperature, or whether it runs alone, follows the calls per op).
+bool reads_call_time(const AutoFeatures& f) {
+  const bool short_small = f.ops <= kLocalSearchMaxOps && f.seconds < kShortSeconds;
+  return f.learned && f.calls == 0 && f.seconds > 0 && (f.ops >= kLearnedMinOps || short_small);
+}
+
 }  // namespace
+
+double calls_per_op(const AutoFeatures& f) {
+  if (f.ops <= 0) return kInf;
+  if (f.calls > 0) return static_cast<double>(f.calls) / f.ops;
+  if (f.seconds > 0 && f.call_seconds > 0)
+    return std::max(1, f.threads) * f.seconds / f.call_seconds / f.ops;
+  return kInf;
+}
 
 AutoPlan plan_auto(const AutoFeatures& f) {
   AutoPlan plan;
@@ -114,14 +149,25 @@ AutoPlan plan_auto(const AutoFeatures& f) {
                            kExhaustiveCandidates);
     return plan;
   }
+  if (f.learned && f.ops >= kLearnedMinOps && calls_per_op(f) < kStarvedCallsPerOp) {
+    plan.members.push_back(kColdSearch);
+    plan.refine_share = 0;
+    plan.why = fmt::format("{} alone as N >= {} and the budget leaves {:.2g} calls per op",
+                           kColdSearch, kLearnedMinOps, calls_per_op(f));
+    return plan;
+  }
   plan.members.push_back("multilevel:inner=dsc");
   std::string why = "multilevel:inner=dsc always";
   const bool short_budget =
       f.seconds > 0 ? f.seconds < kShortSeconds : f.calls > 0 && f.calls <= kShortCalls;
   if (f.ops <= kLocalSearchMaxOps && f.learned && short_budget) {
-    plan.members.push_back("doppler-search");
+    const double per_op = calls_per_op(f);
+    const std::string search = per_op < kColdCallsPerOp ? kColdSearch : "doppler-search";
+    plan.members.push_back(search);
     why +=
-        fmt::format(", doppler-search as N <= {}, a policy and a short budget", kLocalSearchMaxOps);
+        fmt::format(", {} as N <= {}, a policy and a short budget ({})", search, kLocalSearchMaxOps,
+                    std::isfinite(per_op) ? fmt::format("{:.3g} calls per op", per_op)
+                                          : std::string("calls per op unknown"));
   } else if (f.ops <= kLocalSearchMaxOps) {
     plan.members.push_back("local-search");
     why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);
@@ -164,8 +210,12 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   if (p == 1 || n == 0)
     return {Assignment{p, std::vector<DeviceId>(static_cast<std::size_t>(n), 0), {}, name()},
             "one device or no op"};
-  const AutoFeatures f = auto_features(problem, options.threads, eval.limits());
+  AutoFeatures f = auto_features(problem, options.threads, eval.limits());
   AutoPlan plan = plan_auto(f);
+  if (!plan.exhaustive && reads_call_time(f)) {
+    f.call_seconds = measure_call_seconds(problem, eval);
+    plan = plan_auto(f);
+  }
   if (refine_ >= 0) plan.refine_share = refine_;
   if (plan.exhaustive) {
     PlaceResult r = make_placer("exhaustive")->place_within(problem, options, eval);
@@ -197,7 +247,9 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   std::vector<DeviceId> out = best->device_of;
   double out_ms = best->makespan;
   std::string refined = "no refinement (budget spent)";
-  if (!eval.spent() && std::isfinite(out_ms)) {
+  if (plan.refine_share <= 0) {
+    refined = "no refinement";
+  } else if (!eval.spent() && std::isfinite(out_ms)) {
     AnnealSettings as;
     as.t0 = t0_;
     as.threads = f.threads;

@@ -189,16 +189,19 @@ std::vector<Entry> search_entries() {
         "available on large graphs and on small ones under short budgets, else local-search on "
         "small ones; "
         "multilevel:inner=dsc,cycles=2 in between) run side by side on the "
-        "threads, then annealing from the best (the note names the winner)",
+        "threads, then annealing from the best (the note names the winner); on large graphs "
+        "whose budget leaves under one call per op, doppler-search alone",
         {{"refine", number, "0.25",
-          "fraction of the budget, in [0, 1), for the final annealing from the best member"},
+          "fraction of the budget, in [0, 1), for the final annealing from the best member "
+          "(default: 0.25, or 0 where doppler-search runs alone)"},
          {"t0", number, "0.005",
           "final annealing's start temperature, as a fraction of the makespan (>= 0)"}},
         false},
        [](PlacerParams& p) {
-         const double refine = take_number(p, "auto", "refine", 0.25);
+         const bool given = p.count("refine") > 0;
+         const double refine = given ? take_number(p, "auto", "refine", 0.25) : -1;
          const double t0 = take_number(p, "auto", "t0", 0.005);
-         if (!(refine >= 0 && refine < 1) || !(t0 >= 0))
+         if ((given && !(refine >= 0 && refine < 1)) || !(t0 >= 0))
            throw InputError("method auto: refine must be in [0, 1) and t0 >= 0");
          return std::make_unique<AutoPlacer>(refine, t0);
        }},

@@ -129,7 +129,8 @@ std::vector<PlacerOption> search_options() {
       {"mix", number, "0.5", "fraction in [0, 1] of reassignments drawn from PLC's distribution"},
       {"focus", number, "0",
        "fraction in [0, 1] of one-op moves that pick their op from the critical chain (train=0 "
-       "only)"}};
+       "only)"},
+      {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"}};
   for (PlacerOption& o : sample_options()) out.push_back(std::move(o));
   std::vector<PlacerOption> training = stage_options(true);
   for (PlacerOption& o : hyper_options()) training.push_back(std::move(o));

@@ -16,7 +16,12 @@ struct AutoFeatures {
   int threads = 1;            ///< threads of the run
   double seconds = 0;         ///< the run's time budget (0: none)
   std::int64_t calls = 0;     ///< the run's simulator-call budget (0: none)
+  double call_seconds = 0;    ///< seconds of one simulator call, measured (0: not measured)
 };
+
+/// Simulator calls per op the run's budget leaves: calls / ops with a call budget, else
+/// threads x seconds / call_seconds / ops; infinite when neither is known.
+double calls_per_op(const AutoFeatures& f);
 
 /// What `auto` runs for a problem: the optimum by enumeration on tiny problems, else a portfolio
 /// of members (placer specs) run side by side on the threads (one after another when there are
@@ -32,11 +37,15 @@ struct AutoPlan {
 /// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured) and
 /// one more member: up to 5,000 ops `doppler-search` when a policy is available and the budget
 /// is short (under 30 s, or at most 2,000,000 calls without seconds: the learned start wins
-/// there, plain local search with more time), else `local-search` (it wins on small graphs,
-/// loses on large ones); from 20,000 ops `doppler-search` when a policy is available (its prior
-/// wins where a simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2`
-/// (V-cycles, 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio takes
-/// both).
+/// there, plain local search with more time), as `doppler-search:t0=0.0001` (annealing from a
+/// cold start) under 200 calls per op (calls_per_op; the hot phase pays above), else `local-search`
+/// (it wins on small graphs, loses on large ones); from 20,000 ops `doppler-search` when a policy
+/// is available (its prior wins where a simulator call costs milliseconds); otherwise
+/// `multilevel:inner=dsc,cycles=2` (V-cycles, 3-4% better on the ONNX graphs, worse on the Llama
+/// forward pass: the portfolio takes both). From 20,000 ops with a policy and a budget of under one
+/// call per op (calls_per_op), `doppler-search:t0=0.0001` alone on every thread, without
+/// refinement: multilevel's finest level starves there, and annealing that starts hot spends the
+/// few calls wandering.
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls
@@ -58,7 +67,9 @@ private:
 };
 
 /// The features of a problem as plan_auto reads them, for `threads` threads and a run within
-/// `budget`.
+/// `budget` (call_seconds left at 0: AutoPlacer times a call, three counted simulations of a
+/// round-robin assignment, only where the rule reads it: seconds-only budgets with a learned
+/// member).
 AutoFeatures auto_features(const Problem& problem, int threads, const Budget& budget);
 
 }  // namespace doppler

@@ -37,8 +37,8 @@ SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
 
 class DopplerSearchPlacer : public Placer {
 public:
-  DopplerSearchPlacer(std::string policy, SampleSpec s, double mix, double focus)
-      : policy_(std::move(policy)), s_(s), mix_(mix), focus_(focus) {}
+  DopplerSearchPlacer(std::string policy, SampleSpec s, double mix, double focus, double t0)
+      : policy_(std::move(policy)), s_(s), mix_(mix), focus_(focus), t0_(t0) {}
   std::string name() const override { return "doppler-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
 
@@ -60,6 +60,7 @@ public:
         AnnealSettings as;
         as.proposal = &proposal;
         as.focus = focus_;
+        as.t0 = t0_;
         as.threads = options.threads;
         as.lanes = options.lanes;
         BudgetedEvaluator rest = eval.part(eval.left());
@@ -100,6 +101,7 @@ private:
   SampleSpec s_;
   double mix_;
   double focus_;  // AnnealSettings::focus
+  double t0_;     // AnnealSettings::t0
 };
 
 }  // namespace
@@ -119,10 +121,12 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   const double train = take_number(p, name, "train", 0);
   const double mix = take_number(p, name, "mix", 0.5);
   const double focus = take_number(p, name, "focus", 0);
+  const double t0 = take_number(p, name, "t0", AnnealSettings{}.t0);
   if (train < 0 || mix < 0 || mix > 1 || focus < 0 || focus > 1)
     throw InputError(fmt::format("method {}: train, mix and focus must be in [0, 1]", name));
+  if (!(t0 > 0)) throw InputError(fmt::format("method {}: t0 must be > 0", name));
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
-  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix, focus);
+  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix, focus, t0);
 }
 
 }  // namespace doppler::learned

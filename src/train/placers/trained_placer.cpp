@@ -28,7 +28,8 @@ struct TrainedSpec {
   SampleSpec sample;
   bool search = false;  // doppler-search
   double train_fraction = 0.5;
-  double mix = 0.5;  // share of learned moves among reassignments
+  double mix = 0.5;                 // share of learned moves among reassignments
+  double t0 = AnnealSettings{}.t0;  // the search's start temperature (doppler-search)
 };
 
 // The Doppler methods that train inside place().
@@ -79,6 +80,7 @@ public:
       MoveProposal proposal{a.proposal, s_.mix};
       AnnealSettings as;
       as.proposal = &proposal;
+      as.t0 = s_.t0;
       BudgetedEvaluator rest = eval.part({plan.search, 0});
       AnnealResult ar = anneal(problem, a.best.device_of, a.makespan, rest, as, options.seed);
       if (ar.best_makespan < a.makespan) a.best = {problem.devices(), ar.best, {}, name()};
@@ -207,6 +209,10 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   s.mix = take_number(p, name, "mix", 0.5);
   if (s.train_fraction < 0 || s.train_fraction > 1 || s.mix < 0 || s.mix > 1)
     throw InputError(fmt::format("method {}: train and mix must be in [0, 1]", name));
+  if (name == "doppler-search") {
+    s.t0 = take_number(p, name, "t0", s.t0);
+    if (!(s.t0 > 0)) throw InputError(fmt::format("method {}: t0 must be > 0", name));
+  }
   b.policy.hidden = static_cast<int>(take_integer(p, name, "hidden", b.policy.hidden, 1, 4096));
   b.policy.steps = static_cast<int>(take_integer(p, name, "mp_steps", b.policy.steps, 0, 64));
   b.rollouts = static_cast<int>(take_integer(p, name, "rollouts", -1, -1, 4096));
