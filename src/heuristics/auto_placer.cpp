@@ -29,8 +29,10 @@ constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
 constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
 constexpr double kStarvedCallsPerOp = 1;       // below: the cold learned search alone
-constexpr double kColdCallsPerOp = 200;        // below: the learned search member starts cold
+constexpr double kColdCallsPerOp = 200;        // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
+constexpr double kColdMultilevelT0 = 0.0005;  // multilevel's refinement and auto's, when cold
+constexpr double kHotRefineT0 = 0.005;        // auto's refinement otherwise
 
 // One member's outcome.
 struct Member {
@@ -123,11 +125,10 @@ double measure_call_seconds(const Problem& problem, BudgetedEvaluator& eval) {
   return fastest;
 }
 
-// Whether plan_auto reads the time of a call for `f`: a seconds-only budget where a learned
-// member may run (its start temperature, or whether it runs alone, follows the calls per op).
+// Whether plan_auto reads the time of a call for `f`: every budget of seconds alone (the members'
+// start temperature, and whether the learned search runs alone, follow the calls per op).
 bool reads_call_time(const AutoFeatures& f) {
-  const bool short_small = f.ops <= kLocalSearchMaxOps && f.seconds < kShortSeconds;
-  return f.learned && f.calls == 0 && f.seconds > 0 && (f.ops >= kLearnedMinOps || short_small);
+  return f.calls == 0 && f.seconds > 0;
 }
 
 }  // namespace
@@ -156,29 +157,33 @@ AutoPlan plan_auto(const AutoFeatures& f) {
                            kColdSearch, kLearnedMinOps, calls_per_op(f));
     return plan;
   }
-  plan.members.push_back("multilevel:inner=dsc");
-  std::string why = "multilevel:inner=dsc always";
+  // Under kColdCallsPerOp the annealing members and the refinement start cold (the hot phase
+  // does not pay: docs/results/parallel.md, section "Start temperature").
+  const double per_op = calls_per_op(f);
+  const bool cold = per_op < kColdCallsPerOp;
+  const std::string ml_t0 = cold ? fmt::format(",t0={}", kColdMultilevelT0) : "";
+  plan.refine_t0 = cold ? kColdMultilevelT0 : kHotRefineT0;
+  plan.members.push_back("multilevel:inner=dsc" + ml_t0);
+  std::string why = fmt::format("{} always", plan.members.back());
   const bool short_budget =
       f.seconds > 0 ? f.seconds < kShortSeconds : f.calls > 0 && f.calls <= kShortCalls;
   if (f.ops <= kLocalSearchMaxOps && f.learned && short_budget) {
-    const double per_op = calls_per_op(f);
-    const std::string search = per_op < kColdCallsPerOp ? kColdSearch : "doppler-search";
-    plan.members.push_back(search);
-    why +=
-        fmt::format(", {} as N <= {}, a policy and a short budget ({})", search, kLocalSearchMaxOps,
-                    std::isfinite(per_op) ? fmt::format("{:.3g} calls per op", per_op)
-                                          : std::string("calls per op unknown"));
+    plan.members.push_back(cold ? kColdSearch : "doppler-search");
+    why += fmt::format(", {} as N <= {}, a policy and a short budget", plan.members.back(),
+                       kLocalSearchMaxOps);
   } else if (f.ops <= kLocalSearchMaxOps) {
     plan.members.push_back("local-search");
     why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);
   }
   if (f.learned && f.ops >= kLearnedMinOps) {
-    plan.members.push_back("doppler-search");
-    why += fmt::format(", doppler-search as N >= {}", kLearnedMinOps);
+    plan.members.push_back(cold ? kColdSearch : "doppler-search");
+    why += fmt::format(", {} as N >= {}", plan.members.back(), kLearnedMinOps);
   } else if (f.ops > kLocalSearchMaxOps) {
-    plan.members.push_back("multilevel:inner=dsc,cycles=2");
-    why += fmt::format(", multilevel:inner=dsc,cycles=2 as N > {}", kLocalSearchMaxOps);
+    plan.members.push_back("multilevel:inner=dsc,cycles=2" + ml_t0);
+    why += fmt::format(", {} as N > {}", plan.members.back(), kLocalSearchMaxOps);
   }
+  why += std::isfinite(per_op) ? fmt::format(" ({:.3g} calls per op)", per_op)
+                               : std::string(" (calls per op unknown)");
   plan.why = why;
   return plan;
 }
@@ -217,6 +222,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
     plan = plan_auto(f);
   }
   if (refine_ >= 0) plan.refine_share = refine_;
+  if (t0_ >= 0) plan.refine_t0 = t0_;
   if (plan.exhaustive) {
     PlaceResult r = make_placer("exhaustive")->place_within(problem, options, eval);
     r.assignment.method = name();
@@ -251,7 +257,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
     refined = "no refinement";
   } else if (!eval.spent() && std::isfinite(out_ms)) {
     AnnealSettings as;
-    as.t0 = t0_;
+    as.t0 = plan.refine_t0;
     as.threads = f.threads;
     as.lanes = options.lanes;
     BudgetedEvaluator rest = eval.part(eval.left());

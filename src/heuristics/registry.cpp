@@ -189,19 +189,22 @@ std::vector<Entry> search_entries() {
         "available on large graphs and on small ones under short budgets, else local-search on "
         "small ones; "
         "multilevel:inner=dsc,cycles=2 in between) run side by side on the "
-        "threads, then annealing from the best (the note names the winner); on large graphs "
-        "whose budget leaves under one call per op, doppler-search alone",
-        {{"refine", number, "0.25",
+        "threads, then annealing from the best (the note names the winner); under 200 "
+        "simulator calls per op the annealing starts cold, and on large graphs under one call "
+        "per op doppler-search runs alone",
+        {{"refine", number, "(rule)",
           "fraction of the budget, in [0, 1), for the final annealing from the best member "
-          "(default: 0.25, or 0 where doppler-search runs alone)"},
-         {"t0", number, "0.005",
-          "final annealing's start temperature, as a fraction of the makespan (>= 0)"}},
+          "(by the rule: 0.25, or 0 where doppler-search runs alone)"},
+         {"t0", number, "(rule)",
+          "final annealing's start temperature, as a fraction of the makespan (>= 0; by the "
+          "rule: 0.005, or 0.0005 under 200 simulator calls per op)"}},
         false},
        [](PlacerParams& p) {
-         const bool given = p.count("refine") > 0;
-         const double refine = given ? take_number(p, "auto", "refine", 0.25) : -1;
-         const double t0 = take_number(p, "auto", "t0", 0.005);
-         if ((given && !(refine >= 0 && refine < 1)) || !(t0 >= 0))
+         constexpr double by_rule = -1;  // AutoPlacer: absent, the rule's value
+         const bool refine_given = p.count("refine") > 0, t0_given = p.count("t0") > 0;
+         const double refine = take_number(p, "auto", "refine", by_rule);
+         const double t0 = take_number(p, "auto", "t0", by_rule);
+         if ((refine_given && !(refine >= 0 && refine < 1)) || (t0_given && !(t0 >= 0)))
            throw InputError("method auto: refine must be in [0, 1) and t0 >= 0");
          return std::make_unique<AutoPlacer>(refine, t0);
        }},

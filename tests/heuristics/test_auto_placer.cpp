@@ -72,49 +72,72 @@ TEST(Auto, TheRuleFollowsTheGraphSize) {
   const AutoPlan small = plan_auto(f);
   EXPECT_FALSE(small.exhaustive);
   EXPECT_EQ(small.members, (std::vector<std::string>{"multilevel:inner=dsc", "local-search"}));
+  EXPECT_EQ(small.refine_t0, 0.005);
   f.learned = true;  // the learned prior's search replaces local-search at short budgets
-  f.seconds = 10;    // the time of a call unknown: the search as it ships
+  f.seconds = 10;    // the time of a call unknown: the methods as they ship
   EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
-  f.call_seconds = 1e-4;  // 10 / 1e-4 / 1000 = 100 calls per op: the learned start kept, cold
-  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search:t0=0.0001");
-  f.call_seconds = 1e-5;  // 1,000 calls per op: time for the hot phase to pay
-  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
-  f.call_seconds = 0;
   f.seconds = 60;
   EXPECT_EQ(plan_auto(f).members.back(), "local-search");
   f.seconds = 0;
-  f.calls = 20000;  // 20 calls per op
-  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search:t0=0.0001");
-  f.calls = 1000000;
-  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search");
-  f.calls = 20000;
+  f.calls = 1000000;  // 1,000 calls per op: time for the hot phase to pay
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"multilevel:inner=dsc", "doppler-search"}));
   f.learned = false;
   f.ops = 30000;  // local-search loses on large graphs; a second multilevel with V-cycles
+  f.calls = 30000000;
   EXPECT_EQ(plan_auto(f).members,
             (std::vector<std::string>{"multilevel:inner=dsc", "multilevel:inner=dsc,cycles=2"}));
   f.learned = true;
-  f.calls = 2000000;  // 67 calls per op
   EXPECT_EQ(plan_auto(f).members,
             (std::vector<std::string>{"multilevel:inner=dsc", "doppler-search"}));
-  f.calls = 20000;  // under one call per op: the cold learned search alone, no refinement
-  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"doppler-search:t0=0.0001"}));
-  f.seconds = 60;  // the same with seconds, from the measured time of a call
-  f.calls = 0;
-  f.threads = 2;
-  f.call_seconds = 0.007;  // 2 x 60 / 0.007 = 17,143 calls for 30,000 ops
-  EXPECT_NEAR(calls_per_op(f), 2 * 60 / 0.007 / 30000, 1e-12);
-  const AutoPlan starved = plan_auto(f);
-  EXPECT_EQ(starved.members, (std::vector<std::string>{"doppler-search:t0=0.0001"}));
-  EXPECT_EQ(starved.refine_share, 0);
-  f.call_seconds = 0.001;  // 120,000 calls: four per op, the portfolio again
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"multilevel:inner=dsc", "doppler-search"}));
-  f.learned = false;  // no policy: no cold learned search either
-  f.call_seconds = 0.007;
-  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc");
   f.ops = 5;
   f.devices = 4;  // 4^5 = 1024 assignments
   EXPECT_TRUE(plan_auto(f).exhaustive);
+}
+
+// Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
+// of a call) the annealing members and the refinement start cold; under one call per op on a
+// large graph the cold learned search runs alone, without refinement.
+TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
+  AutoFeatures f;
+  f.devices = 8;
+  f.ops = 1000;
+  f.learned = true;
+  f.seconds = 10;
+  f.call_seconds = 1e-4;  // 10 / 1e-4 / 1000 = 100 calls per op
+  EXPECT_NEAR(calls_per_op(f), 100, 1e-9);
+  AutoPlan plan = plan_auto(f);
+  EXPECT_EQ(plan.members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
+                                                    "doppler-search:t0=0.0001"}));
+  EXPECT_EQ(plan.refine_t0, 0.0005);
+  f.call_seconds = 1e-5;  // 1,000 calls per op: as they ship
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"multilevel:inner=dsc", "doppler-search"}));
+  f.seconds = 0;
+  f.calls = 20000;  // 20 calls per op
+  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search:t0=0.0001");
+  f.learned = false;
+  f.ops = 10000;  // 2 calls per op, no policy: both multilevel members cold
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
+                                      "multilevel:inner=dsc,cycles=2,t0=0.0005"}));
+  f.learned = true;
+  f.ops = 30000;  // 0.67 calls per op on a large graph: the cold learned search alone
+  plan = plan_auto(f);
+  EXPECT_EQ(plan.members, (std::vector<std::string>{"doppler-search:t0=0.0001"}));
+  EXPECT_EQ(plan.refine_share, 0);
+  f.calls = 0;  // the same from the seconds: 2 x 60 / 0.007 = 17,143 calls for 30,000 ops
+  f.seconds = 60;
+  f.threads = 2;
+  f.call_seconds = 0.007;
+  EXPECT_NEAR(calls_per_op(f), 2 * 60 / 0.007 / 30000, 1e-12);
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"doppler-search:t0=0.0001"}));
+  f.call_seconds = 0.001;  // 4 calls per op: the portfolio, cold
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
+                                                            "doppler-search:t0=0.0001"}));
+  f.learned = false;  // no policy: no learned search alone either
+  f.call_seconds = 0.007;
+  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ struct AutoPlan {
   bool exhaustive = false;           ///< tiny problem: `exhaustive` alone (the optimum)
   std::vector<std::string> members;  ///< placer specs of the portfolio (never empty otherwise)
   double refine_share = 0.25;        ///< share of the budget for the final annealing
+  double refine_t0 = 0.005;          ///< its start temperature (fraction of the makespan)
   std::string why;                   ///< the rule that chose them, one line for the report
 };
 
@@ -37,15 +38,15 @@ struct AutoPlan {
 /// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured) and
 /// one more member: up to 5,000 ops `doppler-search` when a policy is available and the budget
 /// is short (under 30 s, or at most 2,000,000 calls without seconds: the learned start wins
-/// there, plain local search with more time), as `doppler-search:t0=0.0001` (annealing from a
-/// cold start) under 200 calls per op (calls_per_op; the hot phase pays above), else `local-search`
-/// (it wins on small graphs, loses on large ones); from 20,000 ops `doppler-search` when a policy
-/// is available (its prior wins where a simulator call costs milliseconds); otherwise
-/// `multilevel:inner=dsc,cycles=2` (V-cycles, 3-4% better on the ONNX graphs, worse on the Llama
-/// forward pass: the portfolio takes both). From 20,000 ops with a policy and a budget of under one
-/// call per op (calls_per_op), `doppler-search:t0=0.0001` alone on every thread, without
-/// refinement: multilevel's finest level starves there, and annealing that starts hot spends the
-/// few calls wandering.
+/// there, plain local search with more time), else `local-search` (it wins on small graphs,
+/// loses on large ones); from 20,000 ops `doppler-search` when a policy is available (its prior
+/// wins where a simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2`
+/// (V-cycles, 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio
+/// takes both). Under 200 calls per op (calls_per_op) the annealing starts cold: the multilevel
+/// members and the refinement at t0 = 0.0005, `doppler-search` at 0.0001 (the hot phase pays
+/// only with many calls per op). From 20,000 ops with a policy and under one call per op,
+/// `doppler-search:t0=0.0001` alone on every thread, without refinement: multilevel's finest
+/// level starves there.
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls
@@ -54,9 +55,9 @@ AutoPlan plan_auto(const AutoFeatures& f);
 /// and the member whose result won (and what the refinement gained).
 class AutoPlacer : public Placer {
 public:
-  /// `refine`: overrides AutoPlan::refine_share when >= 0; `t0`: the refinement's start
-  /// temperature (AnnealSettings::t0).
-  explicit AutoPlacer(double refine = -1, double t0 = 0.005) : refine_(refine), t0_(t0) {}
+  /// `refine`: overrides AutoPlan::refine_share when >= 0; `t0`: overrides AutoPlan::refine_t0
+  /// (the refinement's AnnealSettings::t0) when >= 0.
+  explicit AutoPlacer(double refine = -1, double t0 = -1) : refine_(refine), t0_(t0) {}
   std::string name() const override { return "auto"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
@@ -67,9 +68,8 @@ private:
 };
 
 /// The features of a problem as plan_auto reads them, for `threads` threads and a run within
-/// `budget` (call_seconds left at 0: AutoPlacer times a call, three counted simulations of a
-/// round-robin assignment, only where the rule reads it: seconds-only budgets with a learned
-/// member).
+/// `budget` (call_seconds left at 0: for a budget of seconds alone AutoPlacer times a call, the
+/// fastest of three counted simulations of a round-robin assignment).
 AutoFeatures auto_features(const Problem& problem, int threads, const Budget& budget);
 
 }  // namespace doppler
