@@ -15,6 +15,7 @@
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/coarsen.hpp"
 #include "doppler/heuristics/search_placers.hpp"
+#include "doppler/heuristics/simple_placers.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/stopwatch.hpp"
 
@@ -112,9 +113,8 @@ std::string describe(const std::vector<Member>& members) {
 // Times a counted simulator call of a round-robin assignment through `eval`: the fastest of
 // up to three (0 when no call is left or the time is up).
 double measure_call_seconds(const Problem& problem, BudgetedEvaluator& eval) {
-  std::vector<DeviceId> rr(static_cast<std::size_t>(problem.graph().num_nodes()));
-  for (std::size_t v = 0; v < rr.size(); ++v)
-    rr[v] = static_cast<DeviceId>(v % static_cast<std::size_t>(problem.devices()));
+  const std::vector<DeviceId> rr =
+      RoundRobinPlacer().place_within(problem, {}, eval).assignment.device_of;  // no call
   SimWorkspace ws;
   double fastest = 0;
   for (int k = 0; k < 3; ++k) {
