@@ -33,7 +33,6 @@ constexpr double kStarvedCallsPerOp = 1;       // below: the cold learned search
 constexpr double kColdCallsPerOp = 200;        // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
 constexpr double kColdMultilevelT0 = 0.0005;  // multilevel's refinement and auto's, when cold
-constexpr double kHotRefineT0 = 0.005;        // auto's refinement otherwise
 
 // One member's outcome.
 struct Member {
@@ -150,19 +149,19 @@ AutoPlan plan_auto(const AutoFeatures& f) {
                            kExhaustiveCandidates);
     return plan;
   }
-  if (f.learned && f.ops >= kLearnedMinOps && calls_per_op(f) < kStarvedCallsPerOp) {
+  const double per_op = calls_per_op(f);
+  if (f.learned && f.ops >= kLearnedMinOps && per_op < kStarvedCallsPerOp) {
     plan.members.push_back(kColdSearch);
     plan.refine_share = 0;
     plan.why = fmt::format("{} alone as N >= {} and the budget leaves {:.2g} calls per op",
-                           kColdSearch, kLearnedMinOps, calls_per_op(f));
+                           kColdSearch, kLearnedMinOps, per_op);
     return plan;
   }
   // Under kColdCallsPerOp the annealing members and the refinement start cold (the hot phase
   // does not pay: docs/results/parallel.md, section "Start temperature").
-  const double per_op = calls_per_op(f);
   const bool cold = per_op < kColdCallsPerOp;
   const std::string ml_t0 = cold ? fmt::format(",t0={}", kColdMultilevelT0) : "";
-  plan.refine_t0 = cold ? kColdMultilevelT0 : kHotRefineT0;
+  if (cold) plan.refine_t0 = kColdMultilevelT0;
   plan.members.push_back("multilevel:inner=dsc" + ml_t0);
   std::string why = fmt::format("{} always", plan.members.back());
   const bool short_budget =
