@@ -19,6 +19,12 @@ SampleSpec take_sample_spec(PlacerParams& p, const std::string& name) {
   return s;
 }
 
+double take_start_temperature(PlacerParams& p, const std::string& name, double fallback) {
+  const double t0 = take_number(p, name, "t0", fallback);
+  if (!(t0 > 0)) throw InputError(fmt::format("method {}: t0 must be > 0", name));
+  return t0;
+}
+
 int samples_within(int samples, std::int64_t share) {
   return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(samples, share)));
 }

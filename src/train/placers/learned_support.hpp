@@ -18,6 +18,10 @@ struct SampleSpec {
 /// Reads samples= and temperature= (InputError naming `name` when out of range).
 SampleSpec take_sample_spec(PlacerParams& p, const std::string& name);
 
+/// Reads t0= (the annealing start temperature, a fraction of the start makespan; default
+/// `fallback`), InputError naming `name` unless it is > 0.
+double take_start_temperature(PlacerParams& p, const std::string& name, double fallback);
+
 /// Samples to draw within a share of the budget: min(samples, share), at least 1.
 int samples_within(int samples, std::int64_t share);
 

@@ -121,10 +121,9 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   const double train = take_number(p, name, "train", 0);
   const double mix = take_number(p, name, "mix", 0.5);
   const double focus = take_number(p, name, "focus", 0);
-  const double t0 = take_number(p, name, "t0", AnnealSettings{}.t0);
+  const double t0 = take_start_temperature(p, name, AnnealSettings{}.t0);
   if (train < 0 || mix < 0 || mix > 1 || focus < 0 || focus > 1)
     throw InputError(fmt::format("method {}: train, mix and focus must be in [0, 1]", name));
-  if (!(t0 > 0)) throw InputError(fmt::format("method {}: t0 must be > 0", name));
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
   return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix, focus, t0);
 }

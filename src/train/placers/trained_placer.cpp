@@ -209,10 +209,7 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   s.mix = take_number(p, name, "mix", 0.5);
   if (s.train_fraction < 0 || s.train_fraction > 1 || s.mix < 0 || s.mix > 1)
     throw InputError(fmt::format("method {}: train and mix must be in [0, 1]", name));
-  if (name == "doppler-search") {
-    s.t0 = take_number(p, name, "t0", s.t0);
-    if (!(s.t0 > 0)) throw InputError(fmt::format("method {}: t0 must be > 0", name));
-  }
+  if (name == "doppler-search") s.t0 = take_start_temperature(p, name, s.t0);
   b.policy.hidden = static_cast<int>(take_integer(p, name, "hidden", b.policy.hidden, 1, 4096));
   b.policy.steps = static_cast<int>(take_integer(p, name, "mp_steps", b.policy.steps, 0, 64));
   b.rollouts = static_cast<int>(take_integer(p, name, "rollouts", -1, -1, 4096));
