@@ -92,8 +92,7 @@ def summary(title, key):
     print(f"\n{title}: {len(sel)} instances\n")
     print("| method | mean gap | worst gap (instance) | at the optimum |")
     print("|---|---:|---:|---:|")
-    for m, _ in [("optimal (best found)", "")] + methods:
-        k = "optimal_best" if m.startswith("optimal") else m
+    for m, k in [("reference `optimal` (best found)", "optimal_best")] + [(m, m) for m, _ in methods]:
         gaps = [(r[k] / r[key] - 1, r["file"], r["devices"]) for r in sel]
         worst = max(gaps)
         at = sum(g <= 1e-9 for g, _, _ in gaps)

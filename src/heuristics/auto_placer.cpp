@@ -24,7 +24,10 @@ namespace doppler {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kExhaustiveCandidates = 200000;  // P^N at most this: enumerate
+constexpr double kExhaustiveCandidates = 200000;   // P^N at most this: enumerate
+constexpr int kOptimalMaxOps = 30;                 // at most: branch and bound beside local-search
+constexpr std::int64_t kOptimalNodesPerCall = 20;  // its node limit under a call budget alone
+constexpr std::int64_t kOptimalMinNodes = 100000;  // and at least this
 constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
@@ -147,6 +150,22 @@ AutoPlan plan_auto(const AutoFeatures& f) {
     plan.exhaustive = true;
     plan.why = fmt::format("P^N = {:.0f} <= {:.0f}: the optimum by enumeration", candidates,
                            kExhaustiveCandidates);
+    return plan;
+  }
+  if (f.ops <= kOptimalMaxOps) {
+    // Proves most such graphs within a second and otherwise keeps the best of its incumbents;
+    // local-search covers the graphs it cannot prove (docs/results/parallel.md, section "Task
+    // graphs with known optima").
+    // A call budget alone bounds its nodes too (they cost no call): deterministic, and short.
+    const std::string bnb =
+        f.calls > 0 && !(f.seconds > 0)
+            ? fmt::format("optimal:nodes={}",
+                          std::max<std::int64_t>(kOptimalMinNodes, kOptimalNodesPerCall * f.calls))
+            : std::string("optimal");
+    plan.members = {bnb, "local-search"};
+    plan.refine_share = 0;
+    plan.why =
+        fmt::format("optimal (branch and bound) beside local-search as N <= {}", kOptimalMaxOps);
     return plan;
   }
   const double per_op = calls_per_op(f);

@@ -185,7 +185,8 @@ std::vector<Entry> search_entries() {
        [](PlacerParams& p) { return make_multilevel(p); }},
       {{"auto",
         "picks and combines methods for the graph, devices and budget: exhaustive on tiny "
-        "problems, else a portfolio (multilevel:inner=dsc; doppler-search when a policy is "
+        "problems, optimal (branch and bound) beside local-search up to 30 ops, else a portfolio "
+        "(multilevel:inner=dsc; doppler-search when a policy is "
         "available on large graphs and on small ones under short budgets, else local-search on "
         "small ones; "
         "multilevel:inner=dsc,cycles=2 in between) run side by side on the "
@@ -194,7 +195,7 @@ std::vector<Entry> search_entries() {
         "per op doppler-search runs alone",
         {{"refine", number, "(rule)",
           "fraction of the budget, in [0, 1), for the final annealing from the best member "
-          "(by the rule: 0.25, or 0 where doppler-search runs alone)"},
+          "(by the rule: 0.25, or 0 up to 30 ops and where doppler-search runs alone)"},
          {"t0", number, "(rule)",
           "final annealing's start temperature, as a fraction of the makespan (>= 0; by the "
           "rule: 0.005, or 0.0005 under 200 simulator calls per op)"}},

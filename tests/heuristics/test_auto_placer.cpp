@@ -65,6 +65,37 @@ TEST(Auto, TinyProblemsGetTheBruteForceOptimum) {
   }
 }
 
+TEST(Auto, SmallGraphsGetTheBranchAndBoundOptimum) {
+  // 9 ops on 4 devices (4^9 = 262,144 assignments, past enumeration): auto's branch and bound
+  // must reach the brute-force optimum. The reference model's devices are interchangeable, so
+  // op 0 on device 0 loses nothing and leaves 4^8 assignments to try.
+  std::mt19937_64 rng(23);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Graph g = test::random_dag(rng, {9, 0.3, 9, 12, true});
+    const Problem problem(g, Platform::reference(4));
+    std::vector<DeviceId> dev(9, 0);
+    double best = 1e300;
+    for (int code = 0; code < 65536; ++code) {
+      for (int i = 1, c = code; i < 9; ++i, c /= 4) dev[static_cast<std::size_t>(i)] = c % 4;
+      best = std::min(best, problem.simulator().makespan(dev));
+    }
+    PlaceOptions o;
+    o.budget = {20000, 0};
+    const PlaceResult r = AutoPlacer().place(problem, o);
+    EXPECT_EQ(problem.simulator().makespan(r.assignment.device_of), best) << trial;
+    EXPECT_NE(r.note.find("branch and bound"), std::string::npos) << r.note;
+  }
+  AutoFeatures f;
+  f.devices = 16;
+  f.ops = 30;
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"optimal", "local-search"}));
+  EXPECT_EQ(plan_auto(f).refine_share, 0);
+  f.calls = 20000;  // a call budget alone also limits the branch and bound's nodes
+  EXPECT_EQ(plan_auto(f).members.front(), "optimal:nodes=400000");
+  f.ops = 31;
+  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc");
+}
+
 TEST(Auto, TheRuleFollowsTheGraphSize) {
   AutoFeatures f;
   f.devices = 8;

@@ -35,18 +35,19 @@ struct AutoPlan {
 };
 
 /// The rule (docs/results/parallel.md has the measurements behind it): `exhaustive` when P^N <=
-/// 200,000; else `multilevel:inner=dsc` always (best or near-best on every graph measured) and
-/// one more member: up to 5,000 ops `doppler-search` when a policy is available and the budget
-/// is short (under 30 s, or at most 2,000,000 calls without seconds: the learned start wins
-/// there, plain local search with more time), else `local-search` (it wins on small graphs,
-/// loses on large ones); from 20,000 ops `doppler-search` when a policy is available (its prior
-/// wins where a simulator call costs milliseconds); otherwise `multilevel:inner=dsc,cycles=2`
-/// (V-cycles, 3-4% better on the ONNX graphs, worse on the Llama forward pass: the portfolio
-/// takes both). Under 200 calls per op (calls_per_op) the annealing starts cold: the multilevel
-/// members and the refinement at t0 = 0.0005, `doppler-search` at 0.0001 (the hot phase pays
-/// only with many calls per op). From 20,000 ops with a policy and under one call per op,
-/// `doppler-search:t0=0.0001` alone on every thread, without refinement: multilevel's finest
-/// level starves there.
+/// 200,000; else up to 30 ops `optimal` (branch and bound) beside `local-search`, without
+/// refinement (it proves most such graphs within a second); else `multilevel:inner=dsc` always
+/// (best or near-best on every graph measured) and one more member: up to 5,000 ops
+/// `doppler-search` when a policy is available and the budget is short (under 30 s, or at most
+/// 2,000,000 calls without seconds: the learned start wins there, plain local search with more
+/// time), else `local-search` (it wins on small graphs, loses on large ones); from 20,000 ops
+/// `doppler-search` when a policy is available (its prior wins where a simulator call costs
+/// milliseconds); otherwise `multilevel:inner=dsc,cycles=2` (V-cycles, 3-4% better on the ONNX
+/// graphs, worse on the Llama forward pass: the portfolio takes both). Under 200 calls per op
+/// (calls_per_op) the annealing starts cold: the multilevel members and the refinement at t0 =
+/// 0.0005, `doppler-search` at 0.0001 (the hot phase pays only with many calls per op). From 20,000
+/// ops with a policy and under one call per op, `doppler-search:t0=0.0001` alone on every thread,
+/// without refinement: multilevel's finest level starves there.
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls
