@@ -24,10 +24,8 @@ namespace doppler {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kExhaustiveCandidates = 200000;   // P^N at most this: enumerate
-constexpr int kOptimalMaxOps = 30;                 // at most: branch and bound beside local-search
-constexpr std::int64_t kOptimalNodesPerCall = 20;  // its node limit under a call budget alone
-constexpr std::int64_t kOptimalMinNodes = 100000;  // and at least this
+constexpr double kExhaustiveCandidates = 200000;  // P^N at most this: enumerate
+constexpr int kOptimalMaxOps = 30;                // at most: branch and bound beside local-search
 constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
@@ -156,13 +154,9 @@ AutoPlan plan_auto(const AutoFeatures& f) {
     // Proves most such graphs within a second and otherwise keeps the best of its incumbents;
     // local-search covers the graphs it cannot prove (docs/results/parallel.md, section "Task
     // graphs with known optima").
-    // A call budget alone bounds its nodes too (they cost no call): deterministic, and short.
-    const std::string bnb =
-        f.calls > 0 && !(f.seconds > 0)
-            ? fmt::format("optimal:nodes={}",
-                          std::max<std::int64_t>(kOptimalMinNodes, kOptimalNodesPerCall * f.calls))
-            : std::string("optimal");
-    plan.members = {bnb, "local-search"};
+    // Under a call budget alone its nodes are limited too (optimal_node_limit of its share):
+    // deterministic, and short.
+    plan.members = {"optimal", "local-search"};
     plan.refine_share = 0;
     plan.why =
         fmt::format("optimal (branch and bound) beside local-search as N <= {}", kOptimalMaxOps);

@@ -233,6 +233,12 @@ std::string OptimalResult::describe() const {
                      time_limit_hit ? "time" : (node_limit_hit ? "node" : "simulator-call"), stats);
 }
 
+std::int64_t optimal_node_limit(const Budget& budget) {
+  constexpr std::int64_t kNodesPerCall = 20, kMinNodes = 100000;
+  if (budget.evaluations <= 0 || budget.seconds > 0) return 0;
+  return std::max(kMinNodes, kNodesPerCall * budget.evaluations);
+}
+
 bool devices_interchangeable(const Problem& problem) {
   const Platform& pl = problem.platform();
   if (pl.is_reference()) return true;
@@ -286,7 +292,9 @@ OptimalOutcome OptimalPlacer::solve(const Problem& problem, const PlaceOptions& 
                                     BudgetedEvaluator& eval) const {
   const auto t0 = Clock::now();
   const double seconds = options.budget.seconds > 0 ? options.budget.seconds : seconds_;
-  Search search(problem, eval, devices_interchangeable(problem), seconds, nodes_);
+  const std::int64_t nodes =
+      nodes_ == kNodesFromCalls ? optimal_node_limit(options.budget) : nodes_;
+  Search search(problem, eval, devices_interchangeable(problem), seconds, nodes);
   search.run(initial_incumbent(problem, options, seconds, eval), t0);
   OptimalOutcome out;
   out.assignment = {problem.devices(), search.best(), {}, name()};

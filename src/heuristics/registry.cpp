@@ -222,12 +222,19 @@ std::vector<Entry> search_entries() {
         "(~20 ops on 4 devices in seconds)",
         {{"seconds", number, "60",
           "wall-clock limit of the search, in seconds (--time-budget overrides it)"},
-         {"nodes", integer, "0", "limit of branch-and-bound nodes (0: none)"}},
+         {"nodes", integer, "-1",
+          "limit of branch-and-bound nodes (0: none; -1: 20 per simulator call, at least "
+          "100,000, under a call budget without seconds (--budget alone, seconds= not given), "
+          "else none)"}},
         true},
        [](PlacerParams& p) {
-         return std::make_unique<OptimalPlacer>(
-             take_number(p, "optimal", "seconds", 60),
-             take_integer(p, "optimal", "nodes", 0, 0, std::numeric_limits<std::int64_t>::max()));
+         // seconds= given alone asks for a search limited by time: no node limit from the calls.
+         const bool timed = p.count("seconds") > 0 && p.count("nodes") == 0;
+         const double seconds = take_number(p, "optimal", "seconds", 60);
+         static_assert(OptimalPlacer::kNodesFromCalls == -1);
+         const std::int64_t nodes =
+             take_integer(p, "optimal", "nodes", -1, -1, std::numeric_limits<std::int64_t>::max());
+         return std::make_unique<OptimalPlacer>(seconds, timed ? 0 : nodes);
        }},
   };
 }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/support.hpp"
+
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/heuristics/optimal.hpp"
@@ -257,9 +259,31 @@ TEST(Optimal, LimitsStopTheSearchAndReportNotProven) {
   EXPECT_NE(capped.note.find("simulator-call limit hit"), std::string::npos) << capped.note;
 }
 
+TEST(Optimal, ACallBudgetAloneLimitsTheNodes) {
+  // 40 ops on 16 devices: far from a proof, and the search's leaves are rare enough that a call
+  // budget alone would leave it running to its 60 s time limit.
+  std::mt19937_64 rng(9);
+  const Graph g = test::random_dag(rng, {40, 0.1, 10, 10, true});
+  const Problem problem(g, Platform::reference(16));
+  EXPECT_EQ(optimal_node_limit({3000, 0}), 100000);   // at least 100,000
+  EXPECT_EQ(optimal_node_limit({20000, 0}), 400000);  // 20 per call
+  EXPECT_EQ(optimal_node_limit({20000, 5}), 0);       // seconds: the time limit instead
+  EXPECT_EQ(optimal_node_limit({0, 0}), 0);
+  const PlaceOptions calls{3, {3000, 0}};
+  const OptimalOutcome a = OptimalPlacer().solve(problem, calls);
+  EXPECT_TRUE(a.result.node_limit_hit) << a.result.describe();
+  EXPECT_EQ(a.result.nodes, 100000);
+  EXPECT_EQ(a.assignment.device_of, OptimalPlacer().solve(problem, calls).assignment.device_of);
+  // nodes=0 or seconds= alone in the spec ask for a search limited by time (and calls) only.
+  for (const char* spec : {"optimal:seconds=0.2", "optimal:seconds=0.2,nodes=0"}) {
+    const PlaceResult r = make_placer(spec)->place(problem, calls);
+    EXPECT_EQ(r.note.find("node limit"), std::string::npos) << spec << ": " << r.note;
+  }
+}
+
 TEST(Optimal, SpecsAndBadPartialAssignments) {
   EXPECT_EQ(make_placer("optimal:seconds=5,nodes=100")->name(), "optimal");
-  EXPECT_THROW(make_placer("optimal:nodes=-1"), InputError);
+  EXPECT_THROW(make_placer("optimal:nodes=-2"), InputError);
   EXPECT_THROW(make_placer("optimal:depth=3"), InputError);
   GraphBuilder b;
   Node n;

@@ -39,7 +39,7 @@ def test_known_defaults_and_choices(methods):
     ties = params_of(methods, "critical-path")["ties"]
     assert ties["choices"] == ["lowest", "random"] and ties["default"] == "lowest"
     assert params_of(methods, "optimal")["nodes"] == {
-        "name": "nodes", "type": "integer", "default": 0, "choices": [],
+        "name": "nodes", "type": "integer", "default": -1, "choices": [],
         "description": params_of(methods, "optimal")["nodes"]["description"]}
     assert methods["heft"]["params"] == []
 

@@ -40,15 +40,18 @@ struct OptimalOutcome {
 /// by optimal_lower_bound() (less its total-work bound, which the root bound covers). When devices
 /// are interchangeable (devices_interchangeable()), op k may only use devices 0..max used + 1.
 /// Limits: `seconds` (wall clock, default 60; PlaceOptions::budget.seconds overrides it), `nodes`
-/// (0 = none) and the budget's simulator calls (the incumbent's searches and the leaves' scores;
-/// default: none). Without a limit hit the result is
-/// deterministic and proven optimal; with one, it depends on the machine's speed.
+/// (0 = none; kNodesFromCalls = optimal_node_limit() of the budget) and the budget's simulator
+/// calls (the incumbent's searches and the leaves' scores; default: none). Without a limit hit,
+/// or with a node or call limit hit, the result is deterministic; with the time limit hit it
+/// depends on the machine's speed.
 /// Expected reach (reference model, 4 devices, bench/bench_optimal.cpp): 20 ops proven within
 /// ~0.3 s; 30 ops often within a minute, not always (then: best found and its gap).
 class OptimalPlacer : public Placer {
 public:
+  /// `nodes` when it means "from the budget": optimal_node_limit().
+  static constexpr std::int64_t kNodesFromCalls = -1;
   /// A placer with the given default limits (0 nodes = unlimited).
-  explicit OptimalPlacer(double seconds = 60, std::int64_t nodes = 0)
+  explicit OptimalPlacer(double seconds = 60, std::int64_t nodes = kNodesFromCalls)
       : seconds_(seconds), nodes_(nodes) {}
   std::string name() const override { return "optimal"; }
   /// The search's assignment and note (OptimalResult::describe()).
@@ -64,6 +67,12 @@ private:
   double seconds_;
   std::int64_t nodes_;
 };
+
+/// The branch and bound's node limit for a budget (0 = none): under simulator calls alone
+/// (`calls` > 0, no seconds) 20 nodes per call, at least 100,000 (a node costs no call; ~0.2-0.5
+/// million nodes a second on 30-op graphs), so that such a run is deterministic and its effort
+/// grows with the budget; with seconds, or without any limit, none.
+std::int64_t optimal_node_limit(const Budget& budget);
 
 /// A lower bound on the simulated makespan of every completion of a partial assignment
 /// (`device_of[v]` = -1 for unassigned ops). The assigned ops must be closed under
