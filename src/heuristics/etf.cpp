@@ -1,5 +1,8 @@
 #include <algorithm>
+#include <cmath>
 #include <limits>
+
+#include <fmt/format.h>
 
 #include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/list_schedule.hpp"
@@ -19,8 +22,61 @@ std::vector<double> memory_proxy(const Graph& g) {
   return m;
 }
 
+namespace {
+
+// Every this many steps ETF looks at the clock of a time budget.
+constexpr int kClockEvery = 32;
+
+// The ready op of largest b-level (ties: the lower id): the hurried choice.
+NodeId highest_b_level(const std::vector<NodeId>& ready, const std::vector<double>& bl) {
+  NodeId best = -1;
+  for (NodeId v : ready) {
+    const double b = bl[static_cast<std::size_t>(v)];
+    const double bb = best < 0 ? 0 : bl[static_cast<std::size_t>(best)];
+    if (best < 0 || b > bb || (b == bb && v < best)) best = v;
+  }
+  return best;
+}
+
+// The (op, device) pair of `scan` with the earliest start; ties to the larger b-level, the lower
+// op, the lower device. Devices whose memory share `left` the op's `mem` exceeds are passed over
+// unless no pair fits (no shares: `left` empty).
+std::pair<NodeId, DeviceId> earliest_pair(const ListSchedule& s, const std::vector<NodeId>& scan,
+                                          int p, const std::vector<double>& bl,
+                                          const std::vector<double>& mem,
+                                          const std::vector<double>& left) {
+  NodeId best_v = -1;
+  DeviceId best_d = -1;
+  double best_est = std::numeric_limits<double>::infinity();
+  for (int pass = 0; pass < 2 && best_v < 0; ++pass) {
+    // Pass 0 honours the memory capacities; pass 1 (only when nothing fits) ignores them.
+    for (NodeId v : scan) {
+      for (DeviceId d = 0; d < p; ++d) {
+        if (pass == 0 && !left.empty() &&
+            mem[static_cast<std::size_t>(v)] > left[static_cast<std::size_t>(d)])
+          continue;
+        const double est = s.earliest_start(v, d);
+        bool better = est < best_est;
+        if (!better && est == best_est) {
+          const double b = bl[static_cast<std::size_t>(v)],
+                       bb = bl[static_cast<std::size_t>(best_v)];
+          better = b > bb || (b == bb && (v < best_v || (v == best_v && d < best_d)));
+        }
+        if (better) {
+          best_est = est;
+          best_v = v;
+          best_d = d;
+        }
+      }
+    }
+  }
+  return {best_v, best_d};
+}
+
+}  // namespace
+
 PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& options,
-                                    BudgetedEvaluator& /*eval*/) const {
+                                    BudgetedEvaluator& eval) const {
   const Graph& g = problem.graph();
   const int p = problem.devices();
   const auto& bl = problem.analysis().b_level();
@@ -32,37 +88,25 @@ PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& 
     for (double x : mem) total += x;
     left.assign(static_cast<std::size_t>(p), (1 + slack_) * total / p);
   }
+  const bool timed = std::isfinite(eval.seconds_left());
+  int placed = 0, hurried_at = -1;
+  std::vector<NodeId> one(1);
   while (!s.done()) {
-    NodeId best_v = -1;
-    DeviceId best_d = -1;
-    double best_est = std::numeric_limits<double>::infinity();
-    for (int pass = 0; pass < 2 && best_v < 0; ++pass) {
-      // Pass 0 honours the memory capacities; pass 1 (only when nothing fits) ignores them.
-      for (NodeId v : s.candidates()) {
-        for (DeviceId d = 0; d < p; ++d) {
-          if (pass == 0 && slack_ >= 0 &&
-              mem[static_cast<std::size_t>(v)] > left[static_cast<std::size_t>(d)])
-            continue;
-          const double est = s.earliest_start(v, d);
-          bool better = est < best_est;
-          if (!better && est == best_est) {
-            const double b = bl[static_cast<std::size_t>(v)],
-                         bb = bl[static_cast<std::size_t>(best_v)];
-            better = b > bb || (b == bb && (v < best_v || (v == best_v && d < best_d)));
-          }
-          if (better) {
-            best_est = est;
-            best_v = v;
-            best_d = d;
-          }
-        }
-      }
-    }
-    if (slack_ >= 0)
-      left[static_cast<std::size_t>(best_d)] -= mem[static_cast<std::size_t>(best_v)];
-    s.place(best_v, best_d);
+    if (hurried_at < 0 && timed && placed % kClockEvery == 0 && eval.seconds_left() <= 0)
+      hurried_at = placed;
+    if (hurried_at >= 0) one[0] = highest_b_level(s.candidates(), bl);
+    const auto [v, d] = earliest_pair(s, hurried_at < 0 ? s.candidates() : one, p, bl, mem, left);
+    if (slack_ >= 0) left[static_cast<std::size_t>(d)] -= mem[static_cast<std::size_t>(v)];
+    s.place(v, d);
+    ++placed;
   }
-  return Assignment{p, s.device_of(), s.order(), name()};
+  std::string note;
+  if (hurried_at >= 0)
+    note = fmt::format(
+        "time budget spent after {} of {} ops: the rest by largest b-level, "
+        "earliest start",
+        hurried_at, placed);
+  return {Assignment{p, s.device_of(), s.order(), name()}, note};
 }
 
 }  // namespace doppler

@@ -1,9 +1,11 @@
 // Each list scheduler on hand-made DAGs whose choices are worked out by hand.
 #include <algorithm>
+#include <random>
 
 #include <gtest/gtest.h>
 
 #include "support/builders.hpp"
+#include "support/support.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/heuristics/critical_path.hpp"
@@ -81,6 +83,25 @@ TEST(Etf, EarliestStartTiesGoToTheLargerBLevel) {
   // a (1, 10) -> b (1): b starts earliest on a's device (1 < 11).
   const Graph chain = ref_graph({{1, 10}, {1, 0}}, {{0, 1}});
   EXPECT_EQ(run(EtfPlacer(), chain, 2).device_of, (std::vector<DeviceId>{0, 0}));
+}
+
+// A time budget spent before the first op: every op is placed in a hurry, largest b-level first
+// on its earliest-start device, which is the critical-path placer's rule; spent part-way, the
+// ops before that point follow ETF's own order.
+TEST(Etf, ASpentTimeBudgetHurriesTheRestAsTheCriticalPathRule) {
+  std::mt19937_64 rng(5);
+  const Graph g = test::random_dag(rng, {60, 0.1, 10, 10, true});
+  const Problem problem(g, Platform::reference(4));
+  const PlaceResult hurried = EtfPlacer().place(problem, {0, {0, 1e-9}});
+  EXPECT_EQ(hurried.note.rfind("time budget spent after 0 of 60 ops", 0), 0u) << hurried.note;
+  EXPECT_EQ(hurried.assignment.device_of,
+            CriticalPathPlacer().place(problem, {}).assignment.device_of);
+  EXPECT_EQ(hurried.assignment.order, CriticalPathPlacer().place(problem, {}).assignment.order);
+  const PlaceResult calm = EtfPlacer().place(problem, {0, {0, 60}});
+  EXPECT_EQ(calm.note, "");
+  EXPECT_EQ(calm.assignment.device_of, EtfPlacer().place(problem, {}).assignment.device_of);
+  EXPECT_NE(calm.assignment.device_of,
+            hurried.assignment.device_of);  // the test can tell them apart
 }
 
 // m-ETF: four sources with compute (1, 1, 1, 5) and memory (transfer cost) (3, 1, 3, 1) on two
