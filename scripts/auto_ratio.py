@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`auto` on N threads against the best one-thread method, from scripts/equal_seconds.sh's run
 files (docs/results/parallel.md): per time budget, the mean ratio over graphs, the worst graph
-and how many are at most 1.005; `--rows` lists every graph.
+and how many are at most 1.005; `--rows` lists every graph, with the standard deviations over
+seeds of `auto` and of the best method (as a share of the best method's mean) when the runs had
+several seeds.
 
     auto_ratio.py OUT... [--rows]
 """
@@ -24,8 +26,10 @@ def ratios(outs):
             auto = json.load(open(path))["methods"][0]["mean"]
             single = [r for r in json.load(open(one))["methods"] if r["method"] != "auto"]
             best = min(single, key=lambda r: r["mean"])
+            auto_sd = json.load(open(path))["methods"][0].get("std", 0) / best["mean"]
             by_t.setdefault(float(m.group(2)), []).append(
-                (m.group(1), auto / best["mean"], re.sub(r"policy=[^,]*,?", "", best["method"])))
+                (m.group(1), auto / best["mean"], re.sub(r"policy=[^,]*,?", "", best["method"]),
+                 auto_sd, best.get("std", 0) / best["mean"]))
     return by_t
 
 
@@ -44,8 +48,9 @@ def main():
     if "--rows" in sys.argv:
         for t, rows in sorted(by_t.items()):
             print(f"\n{t:g} s:")
-            for g, r, m in rows:
-                print(f"  {g:45s} {r:.3f}  (best one-thread: {m})")
+            for g, r, m, auto_sd, best_sd in rows:
+                spread = f", sd auto {100 * auto_sd:.1f}%, best {100 * best_sd:.1f}%" if best_sd else ""
+                print(f"  {g:45s} {r:.3f}  (best one-thread: {m}{spread})")
 
 
 if __name__ == "__main__":
