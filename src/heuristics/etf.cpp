@@ -1,8 +1,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
+
+#include "etf_queue.hpp"
 
 #include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/list_schedule.hpp"
@@ -91,13 +94,19 @@ PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& 
   const bool timed = std::isfinite(eval.seconds_left());
   int placed = 0, hurried_at = -1;
   std::vector<NodeId> one(1);
+  // The choice is kept incrementally; when no pair fits the memory shares (m-ETF), every pair is
+  // scanned with the shares ignored.
+  detail::EtfQueue queue(s, bl, slack_ < 0 ? nullptr : &mem, slack_ < 0 ? nullptr : &left);
   while (!s.done()) {
     if (hurried_at < 0 && timed && placed % kClockEvery == 0 && eval.seconds_left() <= 0)
       hurried_at = placed;
     if (hurried_at >= 0) one[0] = highest_b_level(s.candidates(), bl);
-    const auto [v, d] = earliest_pair(s, hurried_at < 0 ? s.candidates() : one, p, bl, mem, left);
+    auto [v, d] = hurried_at < 0 ? queue.best() : std::pair<NodeId, DeviceId>{-1, -1};
+    if (v < 0)
+      std::tie(v, d) = earliest_pair(s, hurried_at < 0 ? s.candidates() : one, p, bl, mem, left);
     if (slack_ >= 0) left[static_cast<std::size_t>(d)] -= mem[static_cast<std::size_t>(v)];
     s.place(v, d);
+    queue.placed(v);
     ++placed;
   }
   std::string note;

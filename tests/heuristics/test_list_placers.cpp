@@ -1,6 +1,9 @@
 // Each list scheduler on hand-made DAGs whose choices are worked out by hand.
 #include <algorithm>
+#include <limits>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -8,9 +11,13 @@
 #include "support/support.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
+#include "doppler/hardware/shipped.hpp"
 #include "doppler/heuristics/critical_path.hpp"
 #include "doppler/heuristics/list_placers.hpp"
+#include "doppler/heuristics/list_schedule.hpp"
 #include "doppler/heuristics/simple_placers.hpp"
+#include "doppler/workloads/chainmm.hpp"
+#include "doppler/workloads/ffnn.hpp"
 
 namespace doppler {
 namespace {
@@ -83,6 +90,73 @@ TEST(Etf, EarliestStartTiesGoToTheLargerBLevel) {
   // a (1, 10) -> b (1): b starts earliest on a's device (1 < 11).
   const Graph chain = ref_graph({{1, 10}, {1, 0}}, {{0, 1}});
   EXPECT_EQ(run(EtfPlacer(), chain, 2).device_of, (std::vector<DeviceId>{0, 0}));
+}
+
+// ETF by its definition, independently of the placer's incremental queue: at every step every
+// (candidate, device) pair, the earliest start; ties to the larger b-level, the lower op, the
+// lower device. With `slack` >= 0, m-ETF: only pairs whose op fits the device's memory share,
+// unless none does.
+Assignment etf_by_definition(const Problem& problem, bool colocate_inputs, double slack = -1) {
+  const Graph& g = problem.graph();
+  const int p = problem.devices();
+  ListSchedule s(g, problem.cost(), p, colocate_inputs);
+  const std::vector<double>& bl = problem.analysis().b_level();
+  const std::vector<double> mem = memory_proxy(g);
+  double total = 0;
+  for (double m : mem) total += m;
+  std::vector<double> left(static_cast<std::size_t>(p), (1 + slack) * total / p);
+  using Key = std::tuple<double, double, NodeId, DeviceId>;  // start, -b-level, op, device
+  while (!s.done()) {
+    const double inf = std::numeric_limits<double>::infinity();
+    Key fits{inf, 0, 0, 0}, any{inf, 0, 0, 0};
+    for (NodeId v : s.candidates())
+      for (DeviceId d = 0; d < p; ++d) {
+        const Key k{s.earliest_start(v, d), -bl[static_cast<std::size_t>(v)], v, d};
+        any = std::min(any, k);
+        if (mem[static_cast<std::size_t>(v)] <= left[static_cast<std::size_t>(d)])
+          fits = std::min(fits, k);
+      }
+    const Key& best = slack >= 0 && std::get<0>(fits) < inf ? fits : any;
+    const auto [v, d] = std::pair{std::get<2>(best), std::get<3>(best)};
+    left[static_cast<std::size_t>(d)] -= mem[static_cast<std::size_t>(v)];
+    s.place(v, d);
+  }
+  return {p, s.device_of(), s.order(), slack >= 0 ? "m-etf" : "etf"};
+}
+
+TEST(Etf, TheIncrementalChoiceIsTheScanOfEveryPair) {
+  std::mt19937_64 rng(17);
+  const auto check = [](const Problem& problem, bool colocate, const std::string& what) {
+    PlaceOptions o;
+    o.colocate_inputs = colocate;
+    for (double slack : {-1.0, 0.0, 0.2}) {  // ETF, m-ETF with tight and looser shares
+      const Assignment a = EtfPlacer(slack).place(problem, o).assignment;
+      const Assignment want = etf_by_definition(problem, colocate, slack);
+      EXPECT_EQ(a.device_of, want.device_of) << what << ", slack " << slack;
+      EXPECT_EQ(a.order, want.order) << what << ", slack " << slack;
+    }
+  };
+  // Integral costs: many equal starts, so the ties are exercised.
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = 5 + trial * 2, p = 1 + trial % 5;
+    const Graph g = test::random_dag(rng, {n, trial % 2 ? 0.1 : 0.3, 10, 10, true});
+    check(Problem(g, Platform::reference(p)), true, "random " + std::to_string(trial));
+  }
+  // Input ops deferred to their first consumer (their other consumers' arrivals change when it
+  // is placed), on hardware whose devices differ in nothing but position.
+  workloads::FfnnParams ffnn;
+  ffnn.batch = 256;
+  ffnn.hidden = 512;
+  ffnn.training = true;
+  ffnn.set_partition_for(4);
+  workloads::ChainMMParams mm;
+  mm.n = 512;
+  mm.set_partition_for(3);
+  for (const Graph& g : {workloads::generate_ffnn(ffnn), workloads::generate_chainmm(mm)})
+    for (bool colocate : {true, false}) {
+      check(Problem(g, Platform::hardware(load_hardware_profile("p100"), 4)), colocate, "p100");
+      check(Problem(g, Platform::reference(3)), colocate, "reference");
+    }
 }
 
 // A time budget spent before the first op: every op is placed in a hurry, largest b-level first

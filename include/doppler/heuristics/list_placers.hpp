@@ -18,10 +18,12 @@ public:
 /// start time; ties go to the larger b-level, then the lower op id, then the lower device.
 /// With a memory capacity per device it is Baechi's m-ETF (Jeon et al., 2020): a device is
 /// eligible only while the op's output fits in its remaining share.
-/// Each step scans every (ready op, device) pair, so wide graphs take long (0.3-0.9 s on the
-/// 8,480-op inception_v3 graphs): under a time budget, once it is spent, the remaining ops are
-/// placed in a hurry, the ready op of largest b-level first on its earliest-start device (still
-/// honouring the memory shares), and the status says after how many ops.
+/// The choice is kept incrementally (per device, the ready ops by arrival and by b-level; see
+/// src/heuristics/etf_queue.hpp), the same as scanning every (ready op, device) pair at every
+/// step but O(N P log N + E P); only a step where no pair fits the memory shares scans them all.
+/// Under a time budget, once it is spent, the remaining ops are placed in a hurry, the ready op
+/// of largest b-level first on its earliest-start device (still honouring the memory shares), and
+/// the status says after how many ops.
 class EtfPlacer : public Placer {
 public:
   /// `memory_slack` < 0: plain ETF. Otherwise m-ETF with capacity (1 + slack) x total / P.
