@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
+#include <utility>
 
 namespace doppler {
 
@@ -10,6 +12,47 @@ namespace {
 bool tied(double a, double b) {
   return std::fabs(a - b) <= kTieTolerance * std::max(std::fabs(a), std::fabs(b));
 }
+
+// The candidates of a ListSchedule by b-level, largest first (then the lower id), kept up to
+// date as ops are placed: critical_path_selections without a scan of every candidate (b-levels
+// are non-negative, so the ops tied with the largest are a prefix of this order).
+class ByBLevel {
+public:
+  ByBLevel(const ListSchedule& s, const std::vector<double>& bl)
+      : s_(&s), bl_(&bl), in_(static_cast<std::size_t>(s.graph().num_nodes()), 0) {
+    for (NodeId v : s.candidates()) insert(v);
+  }
+  // The ops tied with the largest b-level, ascending ids.
+  std::vector<NodeId> selections() const {
+    const double best = order_.begin()->first;
+    std::vector<NodeId> out;
+    for (auto it = order_.begin(); it != order_.end() && tied(it->first, best); ++it)
+      out.push_back(it->second);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // After s.place(v, d): v leaves, the successors it made ready join.
+  void placed(NodeId v) {
+    order_.erase({(*bl_)[static_cast<std::size_t>(v)], v});
+    for (NodeId w : s_->graph().successors(v))
+      if (s_->is_candidate(w) && !in_[static_cast<std::size_t>(w)]) insert(w);
+  }
+
+private:
+  struct Larger {
+    bool operator()(const std::pair<double, NodeId>& a, const std::pair<double, NodeId>& b) const {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    }
+  };
+  void insert(NodeId v) {
+    in_[static_cast<std::size_t>(v)] = 1;
+    order_.insert({(*bl_)[static_cast<std::size_t>(v)], v});
+  }
+  const ListSchedule* s_;
+  const std::vector<double>* bl_;
+  std::vector<char> in_;
+  std::set<std::pair<double, NodeId>, Larger> order_;
+};
 }  // namespace
 
 std::vector<NodeId> critical_path_selections(const ListSchedule& s,
@@ -45,9 +88,11 @@ PlaceResult CriticalPathPlacer::place_within(const Problem& problem, const Place
     if (!random_ties_ || tied_items.size() == 1) return tied_items.front();
     return tied_items[std::uniform_int_distribution<std::size_t>(0, tied_items.size() - 1)(rng)];
   };
+  ByBLevel candidates(s, bl);
   while (!s.done()) {
-    const NodeId v = pick(critical_path_selections(s, bl));
+    const NodeId v = pick(candidates.selections());
     s.place(v, pick(critical_path_devices(s, v)));
+    candidates.placed(v);
   }
   return Assignment{problem.devices(), s.device_of(), s.order(), name()};
 }

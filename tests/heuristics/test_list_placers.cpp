@@ -92,6 +92,52 @@ TEST(Etf, EarliestStartTiesGoToTheLargerBLevel) {
   EXPECT_EQ(run(EtfPlacer(), chain, 2).device_of, (std::vector<DeviceId>{0, 0}));
 }
 
+// The critical-path rule by its definition: the teacher's functions, which scan every candidate
+// and device at each step; random ties drawn as the placer draws them.
+Assignment critical_path_by_definition(const Problem& problem, bool random_ties, std::uint64_t seed,
+                                       bool colocate_inputs) {
+  ListSchedule s(problem.graph(), problem.cost(), problem.devices(), colocate_inputs);
+  std::mt19937_64 rng(seed);
+  const auto pick = [&](const auto& items) {
+    if (!random_ties || items.size() == 1) return items.front();
+    return items[std::uniform_int_distribution<std::size_t>(0, items.size() - 1)(rng)];
+  };
+  while (!s.done()) {
+    const NodeId v = pick(critical_path_selections(s, problem.analysis().b_level()));
+    s.place(v, pick(critical_path_devices(s, v)));
+  }
+  return {problem.devices(), s.device_of(), s.order(), "critical-path"};
+}
+
+TEST(CriticalPath, TheIncrementalSelectionIsTheScanOfEveryCandidate) {
+  std::mt19937_64 rng(29);
+  const auto check = [](const Problem& problem, bool colocate, const std::string& what) {
+    for (bool random_ties : {false, true})
+      for (std::uint64_t seed : {1, 2}) {
+        PlaceOptions o;
+        o.seed = seed;
+        o.colocate_inputs = colocate;
+        const Assignment a = CriticalPathPlacer(random_ties).place(problem, o).assignment;
+        const Assignment want = critical_path_by_definition(problem, random_ties, seed, colocate);
+        EXPECT_EQ(a.device_of, want.device_of) << what << ", random ties " << random_ties;
+        EXPECT_EQ(a.order, want.order) << what << ", random ties " << random_ties;
+      }
+  };
+  for (int trial = 0; trial < 30; ++trial) {  // integral costs: equal b-levels abound
+    const Graph g = test::random_dag(rng, {5 + trial * 3, trial % 2 ? 0.1 : 0.3, 4, 10, true});
+    check(Problem(g, Platform::reference(1 + trial % 4)), true, "random " + std::to_string(trial));
+  }
+  workloads::FfnnParams ffnn;
+  ffnn.batch = 256;
+  ffnn.hidden = 512;
+  ffnn.training = true;
+  ffnn.set_partition_for(4);
+  for (bool colocate : {true, false})
+    check(Problem(workloads::generate_ffnn(ffnn),
+                  Platform::hardware(load_hardware_profile("p100"), 4)),
+          colocate, "ffnn on p100");
+}
+
 // ETF by its definition, independently of the placer's incremental queue: at every step every
 // (candidate, device) pair, the earliest start; ties to the larger b-level, the lower op, the
 // lower device. With `slack` >= 0, m-ETF: only pairs whose op fits the device's memory share,
