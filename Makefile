@@ -19,6 +19,11 @@ FUZZ_TARGETS ?=
 # Test binaries (ctest labels) run under ASan + UBSan: every one that does not link libtorch;
 # the tests that run the CLI use $(BUILD)/doppler, which is not instrumented.
 ASAN_TESTS := util graph report hardware workloads sim heuristics engine validate onnx
+# Not run under ASan: the MPI-ranks timing check of calibrated predictions, whose calibrate and
+# execute run in that uninstrumented CLI (nothing for ASan to check) and whose 35% bound on
+# timings missed beside the instrumented tests (0.55 in a clean-clone CI, 2026-11-29; it runs in
+# `make test`).
+ASAN_SKIP   = ^CalibratedPrediction\.CopiesBetweenRanksToWaitingWorkers$$
 # -O1 -g1 (line tables): what the sanitizers' reports need, at about half the compile time of
 # -O2 -g.
 SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=OFF \
@@ -84,7 +89,7 @@ test-asan: build
 	$(call seed_costs,build-asan)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir build-asan --output-on-failure -j $(JOBS) --timeout 1800 \
-	  -L '^($(subst $(space),|,$(ASAN_TESTS)))$$'
+	  -L '^($(subst $(space),|,$(ASAN_TESTS)))$$' -E '$(ASAN_SKIP)'
 
 test-tsan: build
 	@[ -f build-tsan/build.ninja ] || cmake -S . -B build-tsan $(SAN_CMAKE) -DDOPPLER_SANITIZE=thread
