@@ -18,8 +18,7 @@ bool tied(double a, double b) {
 // are non-negative, so the ops tied with the largest are a prefix of this order).
 class ByBLevel {
 public:
-  ByBLevel(const ListSchedule& s, const std::vector<double>& bl)
-      : s_(&s), bl_(&bl), in_(static_cast<std::size_t>(s.graph().num_nodes()), 0) {
+  ByBLevel(const ListSchedule& s, const std::vector<double>& bl) : s_(&s), bl_(&bl) {
     for (NodeId v : s.candidates()) insert(v);
   }
   // The ops tied with the largest b-level, ascending ids.
@@ -31,11 +30,12 @@ public:
     std::sort(out.begin(), out.end());
     return out;
   }
-  // After s.place(v, d): v leaves, the successors it made ready join.
+  // After s.place(v, d): v leaves, the successors it made ready join (a successor that is a
+  // candidate now waited for v, so it is new; a repeated edge inserts the same key again).
   void placed(NodeId v) {
     order_.erase({(*bl_)[static_cast<std::size_t>(v)], v});
     for (NodeId w : s_->graph().successors(v))
-      if (s_->is_candidate(w) && !in_[static_cast<std::size_t>(w)]) insert(w);
+      if (s_->is_candidate(w)) insert(w);
   }
 
 private:
@@ -44,13 +44,9 @@ private:
       return a.first != b.first ? a.first > b.first : a.second < b.second;
     }
   };
-  void insert(NodeId v) {
-    in_[static_cast<std::size_t>(v)] = 1;
-    order_.insert({(*bl_)[static_cast<std::size_t>(v)], v});
-  }
+  void insert(NodeId v) { order_.insert({(*bl_)[static_cast<std::size_t>(v)], v}); }
   const ListSchedule* s_;
   const std::vector<double>* bl_;
-  std::vector<char> in_;
   std::set<std::pair<double, NodeId>, Larger> order_;
 };
 }  // namespace

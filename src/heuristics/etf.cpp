@@ -1,5 +1,4 @@
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <tuple>
 
@@ -91,14 +90,14 @@ PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& 
     for (double x : mem) total += x;
     left.assign(static_cast<std::size_t>(p), (1 + slack_) * total / p);
   }
-  const bool timed = std::isfinite(eval.seconds_left());
   int placed = 0, hurried_at = -1;
   std::vector<NodeId> one(1);
   // The choice is kept incrementally; when no pair fits the memory shares (m-ETF), every pair is
   // scanned with the shares ignored.
   detail::EtfQueue queue(s, bl, slack_ < 0 ? nullptr : &mem, slack_ < 0 ? nullptr : &left);
   while (!s.done()) {
-    if (hurried_at < 0 && timed && placed % kClockEvery == 0 && eval.seconds_left() <= 0)
+    // (seconds_left() is infinite, and reads no clock, without a time limit)
+    if (hurried_at < 0 && placed % kClockEvery == 0 && eval.seconds_left() <= 0)
       hurried_at = placed;
     if (hurried_at >= 0) one[0] = highest_b_level(s.candidates(), bl);
     auto [v, d] = hurried_at < 0 ? queue.best() : std::pair<NodeId, DeviceId>{-1, -1};

@@ -23,14 +23,12 @@ EtfQueue::EtfQueue(const ListSchedule& s, const std::vector<double>& bl,
       left_(left),
       waiting_(static_cast<std::size_t>(s.devices())),
       ready_(static_cast<std::size_t>(s.devices())),
-      version_(static_cast<std::size_t>(s.graph().num_nodes()), 0),
-      known_(static_cast<std::size_t>(s.graph().num_nodes()), 0) {
+      version_(static_cast<std::size_t>(s.graph().num_nodes()), 0) {
   for (NodeId v : s.candidates()) add(v);
 }
 
 void EtfQueue::add(NodeId v) {
   const auto vi = static_cast<std::size_t>(v);
-  known_[vi] = 1;
   ++version_[vi];
   for (DeviceId d = 0; d < s_->devices(); ++d)
     waiting_[static_cast<std::size_t>(d)].push({s_->arrival(v, d), (*bl_)[vi], v, version_[vi]});
@@ -78,7 +76,7 @@ std::pair<NodeId, DeviceId> EtfQueue::best() {
 void EtfQueue::placed(NodeId v) {
   const Graph& g = s_->graph();
   for (NodeId w : g.successors(v))
-    if (s_->is_candidate(w) && !known_[static_cast<std::size_t>(w)]) add(w);
+    if (s_->is_candidate(w) && version_[static_cast<std::size_t>(w)] == 0) add(w);  // once
   if (!s_->defers_inputs()) return;
   // The deferred inputs this placement put on v's device were committed just before v (the
   // entry before them is the previous placement's op, never a deferred input): their other

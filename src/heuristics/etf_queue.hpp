@@ -57,8 +57,7 @@ private:
   const std::vector<double>* left_;     // memory share left per device (m-ETF), or null
   std::vector<Waiting> waiting_;        // per device: arrival after the device's free time
   std::vector<Ready> ready_;            // per device: arrival at or before it (start = free time)
-  std::vector<std::uint32_t> version_;  // per op; entries of older versions are stale
-  std::vector<char> known_;             // per op: registered as a candidate
+  std::vector<std::uint32_t> version_;  // per op (0: not registered yet); older entries are stale
 };
 
 }  // namespace doppler::detail
