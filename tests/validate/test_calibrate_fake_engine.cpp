@@ -29,11 +29,16 @@ double base_seconds(const Node& n) {
 // built in topological order; the engine's fifo rule also runs the inputs, ready at once, first),
 // each device one at a time, op v on device d taking base_seconds x slowdown[d], and x `busy`
 // when the assignment has ops on more than one device (the devices contend); a copy between
-// devices 1 us.
+// devices 1 us, or 3 us + 1 ns per byte with `ranks`, whose devices report their times on clocks
+// that run ahead by clock_offset[d] (an MPI rank's clock starts at its exit from a barrier).
 class FakeEngine : public EngineRunner {
 public:
-  FakeEngine(const Graph& g, std::vector<double> slowdown, double busy = 1.0)
-      : g_(g), slow_(std::move(slowdown)), busy_(busy) {}
+  FakeEngine(const Graph& g, std::vector<double> slowdown, double busy = 1.0,
+             std::vector<double> clock_offset = {})
+      : g_(g), slow_(std::move(slowdown)), busy_(busy), offset_(std::move(clock_offset)) {}
+
+  /// The fake's copy time with clock offsets (seconds for `bytes`).
+  static double rank_copy_seconds(double bytes) { return 3e-6 + 1e-9 * bytes; }
   EngineResult run(const Assignment& a, DispatchRule) override {
     const auto n = static_cast<std::size_t>(g_.num_nodes());
     Schedule s;
@@ -54,8 +59,7 @@ public:
       const auto d = static_cast<std::size_t>(a.device_of[i]);
       for (NodeId u : g_.predecessors(v)) {
         const auto j = static_cast<std::size_t>(u);
-        s.ready[i] =
-            std::max(s.ready[i], s.finish[j] + (a.device_of[j] == a.device_of[i] ? 0 : 1e-6));
+        s.ready[i] = std::max(s.ready[i], s.finish[j] + copy_seconds(a, u, v));
       }
       s.start[i] = std::max(s.ready[i], free[d]);
       s.finish[i] = s.start[i] + base_seconds(g_.node(v)) * slow_[d] * contend;
@@ -63,14 +67,24 @@ public:
     }
     EngineResult r;
     r.makespan_seconds = *std::max_element(free.begin(), free.end());
+    for (std::size_t i = 0; i < n && !offset_.empty(); ++i)
+      for (double* t : {&s.ready[i], &s.start[i], &s.finish[i]})
+        *t += offset_[static_cast<std::size_t>(s.device[i])];
     r.schedule = std::move(s);
     return r;
   }
 
 private:
+  double copy_seconds(const Assignment& a, NodeId u, NodeId v) const {
+    if (a.device_of[static_cast<std::size_t>(u)] == a.device_of[static_cast<std::size_t>(v)])
+      return 0;
+    return offset_.empty() ? 1e-6 : rank_copy_seconds(g_.node(u).out_bytes);
+  }
+
   const Graph& g_;
   std::vector<double> slow_;
   double busy_;
+  std::vector<double> offset_;
 };
 
 Calibration calibrate_fake(std::vector<double> slowdown, CalibrationOptions o = {}) {
@@ -150,6 +164,26 @@ TEST(CalibrateFakeEngine, CopiesByTheDestinationsCoreCostAtLeastTheirTime) {
   CalibrationOptions emulated;
   emulated.link = LinkEmulation::from(1e9, 0, "");
   EXPECT_EQ(calibrate_fake({1.0, 1.0}, emulated).copy_share, 0.0);
+}
+
+// Three MPI ranks whose clocks start 0, 10 and 30 us apart: each copy's time, producer's finish
+// to consumer's ready time, reads the two ranks' offset on top of it (+10, +20 and -30 us), but
+// around a cycle of the devices the offsets cancel: the calibration's copy times are the fake's
+// by hand, 3 us + 1 ns per byte. Timed per copy between neighbours, the median read 10 us too
+// long at every size.
+TEST(CalibrateFakeEngine, RankCopiesAreTimedAroundACycleOfRanks) {
+  CalibrationOptions o;
+  o.devices = 3;
+  o.repeat = 3;
+  o.receiver_copies = true;
+  o.engines = [](const Graph& g, const EngineOptions&) {
+    return std::make_unique<FakeEngine>(g, std::vector<double>{1.0, 1.0, 1.0}, 1.0,
+                                        std::vector<double>{0, 10e-6, 30e-6});
+  };
+  const Calibration c = calibrate(o);
+  ASSERT_EQ(c.copies.size(), 4u);
+  for (const CopySample& k : c.copies)
+    EXPECT_NEAR(k.seconds, FakeEngine::rank_copy_seconds(k.bytes), 1e-12) << k.bytes << " bytes";
 }
 
 // Per device, by hand: slower in one round only (1.38 in the first, 1.00 in the others) is not

@@ -415,6 +415,9 @@ RankPrediction predict_ping_pong(const Chains& c) {
 // calibration predicts the chain several times too long (checked below, so the first check can
 // fail). Idle machine, 2026-11-26: simulated 0.192 ms against 0.184 ms measured (2.9 us a hop);
 // the busy-receiver calibration of the day before predicted 4.1-4.8 ms against 0.18-0.21 ms.
+// 2026-11-29: with the copies timed while both ranks sent at once, every attempt missed (simulated
+// 0.55-0.93 ms, measured 0.31-0.51 ms); timed one at a time along a chain, 0.27-0.41 ms against
+// 0.33-0.49 ms, each of five runs passing at its first attempt.
 TEST(CalibratedPrediction, CopiesBetweenRanksToWaitingWorkers) {
   if (!test::have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin): skipping";
   DOPPLER_REQUIRE_CLI_COMPONENT(mpi);
