@@ -51,13 +51,14 @@ struct CopyRun {
   Schedule run() { return e->run(a, rule).schedule; }
 };
 
-CopyRun start_copy_bench(const CalibrationOptions& o, BenchGraph& bg, int p, DispatchRule rule) {
+CopyRun start_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule) {
+  const int p = static_cast<int>(b.pairs.size());
   CopyRun r;
-  r.g = std::make_unique<Graph>(bg.build());
+  r.g = std::make_unique<Graph>(b.bg.build());
   EngineOptions eo = benchmark_engine(o, p);
   eo.link = o.link;
   r.e = make_engine(o, *r.g, eo);
-  r.a = bg.assignment(p);
+  r.a = b.bg.assignment(p);
   r.rule = rule;
   if (rule == DispatchRule::priority) {
     r.a.order.resize(static_cast<std::size_t>(r.g->num_nodes()));
@@ -65,10 +66,6 @@ CopyRun start_copy_bench(const CalibrationOptions& o, BenchGraph& bg, int p, Dis
   }
   r.run();  // warm-up
   return r;
-}
-
-CopyRun start_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule) {
-  return start_copy_bench(o, b.bg, static_cast<int>(b.pairs.size()), rule);
 }
 
 // Runs a copy benchmark: the warm-up, then 2 x repeat measured runs, each schedule passed to
@@ -89,69 +86,37 @@ int copy_background(const CalibrationOptions& o) {
   return o.receiver_copies ? 0 : 8;
 }
 
-// Copies into busy receivers (threads backend: copy_bench with one block per device and
-// background kernels); a sample is the consumer's ready time minus the producer's finish. The
-// receiving copy worker's wake-up and its share of a busy core are part of it: the copy worker's
-// own start-to-arrival time missed them (10x too short a cross-device latency on 2 cores,
-// docs/engine.md).
-std::vector<double> busy_receiver_copies(const CalibrationOptions& o, int p, std::int64_t n) {
+// Copies as the dataflow sees them: copy_bench with one block per device, every device sending
+// to the next at once. A sample is a consumer's ready time minus its producer's finish: the
+// receiving copy worker's wake-up and its share of a busy core are part of it (the copy worker's
+// own start-to-arrival time missed them: 10x too short a cross-device latency on 2 cores,
+// docs/engine.md). With receiver copies (MPI ranks) the devices report on their ranks' clocks,
+// which start at each rank's exit from a barrier (tens of us apart on a 2-vCPU VM): a sample is
+// then one run's mean over the ring of devices, around which the offsets cancel.
+std::vector<double> copy_times(const CalibrationOptions& o, int p, std::int64_t n) {
   CopyBench b = copy_bench(p, n, 1, copy_background(o));
   std::vector<double> t;
   run_copy_bench(o, b, DispatchRule::fifo, [&](const Schedule& s) {
-    for (const auto& pairs : b.pairs)
-      t.push_back(s.ready[static_cast<std::size_t>(pairs[0].second)] -
-                  s.finish[static_cast<std::size_t>(pairs[0].first)]);
-  });
-  return t;
-}
-
-// Hops of the copy chain per run: whole cycles through the p devices, at least kChainHops.
-constexpr int kChainHops = 16;
-
-// Copies into waiting receivers (MPI ranks): a chain of scale ops on n-element blocks that visits
-// devices 0, 1, ..., p-1, 0, ... so that one copy is in flight at a time and its receiver waits
-// for it. A sample is one cycle's mean hop, a consumer's ready time minus its producer's finish:
-// around a cycle the ranks' clock offsets cancel (a rank's clock starts at its exit from a
-// barrier, tens of us apart on a 2-vCPU VM). Every device sending and receiving at once, as in
-// copy_bench, timed each copy 1.6-2x its time in a chain (9.4 us against 5-6 us per 4 KB hop
-// on 2 ranks, 2026-11-29): predicted ping-pong chains came out ~2x too long.
-std::vector<double> waiting_receiver_copies(const CalibrationOptions& o, int p, std::int64_t n) {
-  BenchGraph bg;
-  std::vector<NodeId> chain;
-  NodeId v = bg.input({n});
-  bg.place(v, 0);
-  const int hops = p * ((kChainHops + p - 1) / p);
-  for (int h = 0; h <= hops; ++h) {
-    v = bg.op("scale", {n}, {v}, static_cast<double>(n));
-    bg.place(v, h % p);
-    chain.push_back(v);
-  }
-  CopyRun r = start_copy_bench(o, bg, p, DispatchRule::fifo);
-  std::vector<double> t;
-  for (int k = 0; k < 2 * o.repeat; ++k) {
-    const Schedule s = r.run();
-    for (int c = 0; c < hops; c += p) {
-      double sum = 0;
-      for (int h = c; h < c + p; ++h)
-        sum += s.ready[static_cast<std::size_t>(chain[static_cast<std::size_t>(h + 1)])] -
-               s.finish[static_cast<std::size_t>(chain[static_cast<std::size_t>(h)])];
-      t.push_back(sum / p);
+    double ring = 0;
+    for (const auto& pairs : b.pairs) {
+      const double x = s.ready[static_cast<std::size_t>(pairs[0].second)] -
+                       s.finish[static_cast<std::size_t>(pairs[0].first)];
+      if (!o.receiver_copies) t.push_back(x);
+      ring += x;
     }
-  }
+    if (o.receiver_copies) t.push_back(ring / p);
+  });
   return t;
 }
 
 }  // namespace
 
-// Copy time per size: into busy receivers (threads) or waiting ones (MPI ranks), the median.
+// Copy time per size (copy_times' median).
 std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);  // one device has no copies: measure a pair
   std::vector<CopySample> out;
-  for (std::int64_t n : {1024, 16384, 262144, 2097152}) {
-    const std::vector<double> t =
-        o.receiver_copies ? waiting_receiver_copies(o, p, n) : busy_receiver_copies(o, p, n);
-    out.push_back({4.0 * static_cast<double>(n), median(t)});
-  }
+  for (std::int64_t n : {1024, 16384, 262144, 2097152})
+    out.push_back({4.0 * static_cast<double>(n), median(copy_times(o, p, n))});
   return out;
 }
 

@@ -168,10 +168,9 @@ TEST(CalibrateFakeEngine, CopiesByTheDestinationsCoreCostAtLeastTheirTime) {
 
 // Three MPI ranks whose clocks start 0, 10 and 30 us apart: each copy's time, producer's finish
 // to consumer's ready time, reads the two ranks' offset on top of it (+10, +20 and -30 us), but
-// around a cycle of the devices the offsets cancel: the calibration's copy times are the fake's
-// by hand, 3 us + 1 ns per byte. Timed per copy between neighbours, the median read 10 us too
-// long at every size.
-TEST(CalibrateFakeEngine, RankCopiesAreTimedAroundACycleOfRanks) {
+// around the ring of devices the offsets cancel: the calibration's copy times are the fake's by
+// hand, 3 us + 1 ns per byte. The median of the single copies read 10 us too long at every size.
+TEST(CalibrateFakeEngine, RankCopiesAreTimedAroundTheRing) {
   CalibrationOptions o;
   o.devices = 3;
   o.repeat = 3;
