@@ -2,6 +2,8 @@
 #include <limits>
 #include <numeric>
 
+#include "slot_timeline.hpp"
+
 #include "doppler/heuristics/list_placers.hpp"
 
 namespace doppler {
@@ -23,11 +25,8 @@ PlaceResult HeftPlacer::place_within(const Problem& problem, const PlaceOptions&
     if (ra != rb) return ra > rb;
     return topo[static_cast<std::size_t>(a)] < topo[static_cast<std::size_t>(b)];
   });
-  // Busy intervals per device slot, sorted by start.
-  struct Busy {
-    double start, finish;
-  };
-  std::vector<std::vector<std::vector<Busy>>> busy(static_cast<std::size_t>(p));
+  // Busy intervals per device slot, in time order.
+  std::vector<std::vector<detail::SlotTimeline>> busy(static_cast<std::size_t>(p));
   for (DeviceId d = 0; d < p; ++d)
     busy[static_cast<std::size_t>(d)].resize(static_cast<std::size_t>(cost.slots(d)));
   std::vector<DeviceId> device(n, -1);
@@ -40,7 +39,8 @@ PlaceResult HeftPlacer::place_within(const Problem& problem, const PlaceOptions&
     if (deferred(v)) continue;
     double best_finish = std::numeric_limits<double>::infinity(), best_start = 0;
     DeviceId best_dev = 0;
-    std::size_t best_slot = 0, best_pos = 0;
+    std::size_t best_slot = 0;
+    int best_pos = 0;
     for (DeviceId d = 0; d < p; ++d) {
       double ready = 0;
       for (EdgeId e : g.in_edges(v)) {
@@ -50,27 +50,20 @@ PlaceResult HeftPlacer::place_within(const Problem& problem, const PlaceOptions&
                                     cost.transfer(e, device[static_cast<std::size_t>(u)], d));
       }
       const double c = cost.compute(v, d);
-      auto& slots = busy[static_cast<std::size_t>(d)];
+      const auto& slots = busy[static_cast<std::size_t>(d)];
       for (std::size_t sl = 0; sl < slots.size(); ++sl) {
         // Earliest gap at or after `ready` that fits c (insertion policy).
-        const auto& iv = slots[sl];
-        double t = ready;
-        std::size_t pos = 0;
-        for (; pos < iv.size(); ++pos) {
-          if (t + c <= iv[pos].start) break;
-          t = std::max(t, iv[pos].finish);
-        }
-        if (t + c < best_finish) {
-          best_finish = t + c;
-          best_start = t;
+        const detail::SlotTimeline::Fit fit = slots[sl].earliest_fit(ready, c);
+        if (fit.start + c < best_finish) {
+          best_finish = fit.start + c;
+          best_start = fit.start;
           best_dev = d;
           best_slot = sl;
-          best_pos = pos;
+          best_pos = fit.pos;
         }
       }
     }
-    auto& iv = busy[static_cast<std::size_t>(best_dev)][best_slot];
-    iv.insert(iv.begin() + static_cast<std::ptrdiff_t>(best_pos), Busy{best_start, best_finish});
+    busy[static_cast<std::size_t>(best_dev)][best_slot].insert(best_pos, best_start, best_finish);
     for (NodeId u : g.predecessors(v))
       if (device[static_cast<std::size_t>(u)] < 0) device[static_cast<std::size_t>(u)] = best_dev;
     device[static_cast<std::size_t>(v)] = best_dev;
