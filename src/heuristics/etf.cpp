@@ -1,5 +1,7 @@
 #include <algorithm>
 #include <limits>
+#include <optional>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -29,16 +31,30 @@ namespace {
 // Every this many steps ETF looks at the clock of a time budget.
 constexpr int kClockEvery = 32;
 
-// The ready op of largest b-level (ties: the lower id): the hurried choice.
-NodeId highest_b_level(const std::vector<NodeId>& ready, const std::vector<double>& bl) {
-  NodeId best = -1;
-  for (NodeId v : ready) {
-    const double b = bl[static_cast<std::size_t>(v)];
-    const double bb = best < 0 ? 0 : bl[static_cast<std::size_t>(best)];
-    if (best < 0 || b > bb || (b == bb && v < best)) best = v;
+// The hurried choice: the candidate of largest b-level (ties: the lower id), kept in an ordered
+// set from the step the time budget runs out (O(log N) a step; a scan of the candidates at every
+// step was quadratic in the graph's width).
+class ByBLevel {
+public:
+  ByBLevel(const ListSchedule& s, const std::vector<double>& bl) : s_(&s), bl_(&bl) {
+    for (NodeId v : s.candidates()) add(v);
   }
-  return best;
-}
+  NodeId top() const { return set_.begin()->second; }
+  // After s.place(v): forgets v and adds its successors that became candidates (the only new
+  // ones: deferred inputs gate no candidate, ListSchedule).
+  void placed(NodeId v) {
+    set_.erase({-(*bl_)[static_cast<std::size_t>(v)], v});
+    for (NodeId w : s_->graph().successors(v)) add(w);
+  }
+
+private:
+  void add(NodeId w) {
+    if (s_->is_candidate(w)) set_.insert({-(*bl_)[static_cast<std::size_t>(w)], w});
+  }
+  const ListSchedule* s_;
+  const std::vector<double>* bl_;
+  std::set<std::pair<double, NodeId>> set_;  // (-b-level, op)
+};
 
 // The (op, device) pair of `scan` with the earliest start; ties to the larger b-level, the lower
 // op, the lower device. Devices whose memory share `left` the op's `mem` exceeds are passed over
@@ -95,17 +111,22 @@ PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& 
   // The choice is kept incrementally; when no pair fits the memory shares (m-ETF), every pair is
   // scanned with the shares ignored.
   detail::EtfQueue queue(s, bl, slack_ < 0 ? nullptr : &mem, slack_ < 0 ? nullptr : &left);
+  std::optional<ByBLevel> hurried;
   while (!s.done()) {
     // (seconds_left() is infinite, and reads no clock, without a time limit)
-    if (hurried_at < 0 && placed % kClockEvery == 0 && eval.seconds_left() <= 0)
+    if (hurried_at < 0 && placed % kClockEvery == 0 && eval.seconds_left() <= 0) {
       hurried_at = placed;
-    if (hurried_at >= 0) one[0] = highest_b_level(s.candidates(), bl);
-    auto [v, d] = hurried_at < 0 ? queue.best() : std::pair<NodeId, DeviceId>{-1, -1};
-    if (v < 0)
-      std::tie(v, d) = earliest_pair(s, hurried_at < 0 ? s.candidates() : one, p, bl, mem, left);
+      hurried.emplace(s, bl);
+    }
+    if (hurried) one[0] = hurried->top();
+    auto [v, d] = hurried ? std::pair<NodeId, DeviceId>{-1, -1} : queue.best();
+    if (v < 0) std::tie(v, d) = earliest_pair(s, hurried ? one : s.candidates(), p, bl, mem, left);
     if (slack_ >= 0) left[static_cast<std::size_t>(d)] -= mem[static_cast<std::size_t>(v)];
     s.place(v, d);
-    queue.placed(v);
+    if (hurried)
+      hurried->placed(v);
+    else
+      queue.placed(v);
     ++placed;
   }
   std::string note;
