@@ -2,7 +2,7 @@
 
 #include <cmath>
 #include <limits>
-#include <memory>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -48,43 +48,66 @@ std::int64_t too_deep_line(std::string_view text, int max_depth) {
   return 0;
 }
 
-// Thrown by the parse callback when a top-level array exceeds its limit.
-struct ArrayTooLong {
-  const JsonArrayLimit* limit;
-};
+// The limit of a member of the root object ("" for a root array), nullptr when none.
+const JsonArrayLimit* limit_of(const JsonLimits& limits, std::string_view member) {
+  for (const JsonArrayLimit& l : limits.arrays)
+    if (l.member == member) return &l;
+  return nullptr;
+}
 
-// A parser callback counting the elements of the limited top-level arrays.
-nlohmann::json::parser_callback_t element_counter(const JsonLimits& limits) {
+// The end of the string literal opening at text[i] (the closing quote's index), its characters
+// (escapes reduced to the escaped character) appended to `out` when given.
+std::size_t string_end(std::string_view text, std::size_t i, std::string* out) {
+  std::size_t j = i + 1;
+  for (; j < text.size() && text[j] != '"'; ++j) {
+    if (text[j] == '\\' && j + 1 < text.size()) ++j;
+    if (out) out->push_back(text[j]);
+  }
+  return j;
+}
+
+// The first limited top-level array with more elements than its limit, nullptr when none: one
+// pass over the text (strings skipped) before the document is built, so that a huge one fails
+// first. nlohmann's callback parser, which counted them before, looks through a container's
+// elements after each object in it: quadratic in a graph's node count (1.2 s of 3.4 s reading
+// a 61,846-op graph).
+const JsonArrayLimit* too_long_array(std::string_view text, const JsonLimits& limits) {
   if (limits.arrays.empty()) return nullptr;
-  struct State {
-    const JsonArrayLimit* current = nullptr;  // limit of the top-level member being parsed
-    std::int64_t count = 0;
-    bool root_array = false;
-  };
-  auto state = std::make_shared<State>();
-  const auto find = [&limits](const std::string& member) -> const JsonArrayLimit* {
-    for (const JsonArrayLimit& l : limits.arrays)
-      if (l.member == member) return &l;
-    return nullptr;
-  };
-  return [state, find](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using E = nlohmann::json::parse_event_t;
-    State& s = *state;
-    if (depth == 0 && event == E::array_start) {  // a root array: its elements are at depth 1
-      s.root_array = true;
-      s.current = find("");
-      s.count = 0;
-    } else if (depth == 1 && event == E::key && !s.root_array) {
-      s.current = find(parsed.get<std::string>());
-      s.count = 0;
+  int depth = 0, count_depth = 0;
+  bool root_array = false, expect_key = false, expect_element = false;
+  const JsonArrayLimit* member = nullptr;    // the limit of the member whose value comes next
+  const JsonArrayLimit* counting = nullptr;  // the limit of the array being counted
+  std::int64_t count = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+    if (counting && depth == count_depth && expect_element && c != ']') {
+      if (++count > counting->max) return counting;
+      expect_element = false;
     }
-    const int element_depth = s.root_array ? 1 : 2;
-    if (s.current && depth == element_depth &&
-        (event == E::value || event == E::object_start || event == E::array_start) &&
-        ++s.count > s.current->max)
-      throw ArrayTooLong{s.current};
-    return true;
-  };
+    if (c == '"') {
+      const bool key = depth == 1 && !root_array && expect_key;
+      std::string name;
+      i = string_end(text, i, key ? &name : nullptr);
+      if (key) member = limit_of(limits, name), expect_key = false;
+    } else if (c == '[' || c == '{') {
+      if (depth == 0) root_array = c == '[';
+      ++depth;
+      const JsonArrayLimit* start = nullptr;  // a limited array opens here
+      if (depth == 1 && root_array) start = limit_of(limits, "");
+      if (depth == 2 && !root_array && c == '[') start = member;
+      if (depth == 1 && !root_array) expect_key = true;
+      if (depth == 2) member = nullptr;
+      if (start) counting = start, count_depth = depth, count = 0, expect_element = true;
+    } else if (c == ']' || c == '}') {
+      if (depth == count_depth) counting = nullptr;
+      --depth;
+    } else if (c == ',') {
+      if (depth == 1 && !root_array) expect_key = true, member = nullptr;
+      if (counting && depth == count_depth) expect_element = true;
+    }
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -96,14 +119,15 @@ JsonDoc::JsonDoc(std::string text, std::string file, const JsonLimits& limits)
     throw InputError(
         file_, line,
         fmt::format("arrays and objects nested deeper than {} levels", limits.max_depth));
+  if (const JsonArrayLimit* l = too_long_array(text_, limits)) {
+    const std::string where = l->member.empty() ? "" : "/" + l->member;
+    throw InputError(
+        file_, json_line_of(text_, where),
+        fmt::format("more than {} {}, the limit{}", l->max, l->what,
+                    l->variable.empty() ? "" : " (raise it with " + l->variable + ")"));
+  }
   try {
-    root_ = nlohmann::json::parse(text_, element_counter(limits));
-  } catch (const ArrayTooLong& e) {
-    const JsonArrayLimit& l = *e.limit;
-    const std::string where = l.member.empty() ? "" : "/" + l.member;
-    throw InputError(file_, json_line_of(text_, where),
-                     fmt::format("more than {} {}, the limit{}", l.max, l.what,
-                                 l.variable.empty() ? "" : " (raise it with " + l.variable + ")"));
+    root_ = nlohmann::json::parse(text_);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(file_, line_of_offset(text_, e.byte > 0 ? e.byte - 1 : 0),
                      "invalid JSON: " + strip_nlohmann_prefix(e.what()));

@@ -82,7 +82,7 @@ TEST(JsonLimits, DeepNestingIsRefusedWithItsLine) {
   EXPECT_EQ(error_of([&] { JsonDoc(ok, "ok.json"); }), "");
 }
 
-TEST(JsonLimits, LongTopLevelArraysAreRefusedWhileParsing) {
+TEST(JsonLimits, LongTopLevelArraysAreRefusedBeforeParsing) {
   JsonLimits l;
   l.arrays = {{"nodes", 2, "nodes", "DOPPLER_MAX_OPS"}, {"", 3, "entries", ""}};
   EXPECT_EQ(error_of([&] { JsonDoc("{\"x\": [1, 2, 3],\n\"nodes\": [{}, [], 3]}", "n.json", l); }),
@@ -92,6 +92,21 @@ TEST(JsonLimits, LongTopLevelArraysAreRefusedWhileParsing) {
   EXPECT_EQ(error_of([&] { JsonDoc("[1, 2, 3, 4]", "a.json", l); }),
             "a.json:1: more than 3 entries, the limit");
   EXPECT_EQ(error_of([&] { JsonDoc("[1, 2, 3]", "a.json", l); }), "");
+  // Elements that are objects and arrays, and strings holding brackets, commas, quotes and keys:
+  // counted once each (4 > 3; then 2 <= 2); a member "nodes" below the root is not the limited
+  // one, and a root-level value after it resets nothing.
+  EXPECT_EQ(error_of([&] { JsonDoc("[{}, {\"a\": \"],[,\"}, [[1], 2], {}]", "a.json", l); }),
+            "a.json:1: more than 3 entries, the limit");
+  EXPECT_EQ(error_of([&] {
+              JsonDoc("{\"nodes\": [\"a,b\", \"c]\\\"d, \\\"nodes\\\": [\"]}", "n.json", l);
+            }),
+            "");
+  EXPECT_EQ(error_of([&] {
+              JsonDoc("{\"m\": {\"nodes\": [1, 2, 3]}, \"nodes\": [1], \"k\": 3}", "n.json", l);
+            }),
+            "");
+  EXPECT_EQ(error_of([&] { JsonDoc("{\"m\": \"nodes\", \"nodes\": [{}, {}, {}]}", "n.json", l); }),
+            "n.json:1: more than 2 nodes, the limit (raise it with DOPPLER_MAX_OPS)");
 }
 
 }  // namespace

@@ -13,7 +13,7 @@
 
 namespace doppler {
 
-/// A bound on the element count of a top-level array, checked while parsing (so that a huge
+/// A bound on the element count of a top-level array, checked before parsing (so that a huge
 /// document fails before it is built in memory).
 struct JsonArrayLimit {
   std::string member;    ///< member of the root object; "" for a root that is itself an array
