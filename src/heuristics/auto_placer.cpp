@@ -33,6 +33,12 @@ constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a sh
 constexpr double kStarvedCallsPerOp = 1;       // below: the cold learned search alone
 constexpr double kColdCallsPerOp = 200;        // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
+// Seconds of the policy's first rollout per op, and per op and device (loading the graph into
+// the policy, encoding it, placing it once): one rollout of the shipped policy took 0.57 s on
+// 14,194 ops on 8 devices, 3.9 s on 61,846 on 16, 2.2 s on 20,000 on 64 and 13.9 s on 100,000
+// on 64 (2-vCPU VM, 2026-11-29), about N x (25 us + 1.7 us x P).
+constexpr double kRolloutSecondsPerOp = 30e-6;
+constexpr double kRolloutSecondsPerOpDevice = 2e-6;
 constexpr double kColdMultilevelT0 = 0.0005;  // multilevel's refinement and auto's, when cold
 
 // One member's outcome.
@@ -131,6 +137,17 @@ bool reads_call_time(const AutoFeatures& f) {
   return f.calls == 0 && f.seconds > 0;
 }
 
+// Seconds the learned search spends on its first rollout (an estimate).
+double learned_start_seconds(const AutoFeatures& f) {
+  return f.ops * (kRolloutSecondsPerOp + kRolloutSecondsPerOpDevice * f.devices);
+}
+
+// Whether the learned search can run: a policy, and with a time budget, its first rollout within
+// half of it (on 100,000 ops on 64 devices at 5 s, `auto` ran it alone for 15.7 s).
+bool learned_fits(const AutoFeatures& f) {
+  return f.learned && (f.seconds <= 0 || 2 * learned_start_seconds(f) <= f.seconds);
+}
+
 }  // namespace
 
 double calls_per_op(const AutoFeatures& f) {
@@ -163,7 +180,8 @@ AutoPlan plan_auto(const AutoFeatures& f) {
     return plan;
   }
   const double per_op = calls_per_op(f);
-  if (f.learned && f.ops >= kLearnedMinOps && per_op < kStarvedCallsPerOp) {
+  const bool learned = learned_fits(f);
+  if (learned && f.ops >= kLearnedMinOps && per_op < kStarvedCallsPerOp) {
     plan.members.push_back(kColdSearch);
     plan.refine_share = 0;
     plan.why = fmt::format("{} alone as N >= {} and the budget leaves {:.2g} calls per op",
@@ -179,7 +197,7 @@ AutoPlan plan_auto(const AutoFeatures& f) {
   std::string why = fmt::format("{} always", plan.members.back());
   const bool short_budget =
       f.seconds > 0 ? f.seconds < kShortSeconds : f.calls > 0 && f.calls <= kShortCalls;
-  if (f.ops <= kLocalSearchMaxOps && f.learned && short_budget) {
+  if (f.ops <= kLocalSearchMaxOps && learned && short_budget) {
     plan.members.push_back(cold ? kColdSearch : "doppler-search");
     why += fmt::format(", {} as N <= {}, a policy and a short budget", plan.members.back(),
                        kLocalSearchMaxOps);
@@ -187,7 +205,7 @@ AutoPlan plan_auto(const AutoFeatures& f) {
     plan.members.push_back("local-search");
     why += fmt::format(", local-search as N <= {}", kLocalSearchMaxOps);
   }
-  if (f.learned && f.ops >= kLearnedMinOps) {
+  if (learned && f.ops >= kLearnedMinOps) {
     plan.members.push_back(cold ? kColdSearch : "doppler-search");
     why += fmt::format(", {} as N >= {}", plan.members.back(), kLearnedMinOps);
   } else if (f.ops > kLocalSearchMaxOps) {
@@ -196,6 +214,11 @@ AutoPlan plan_auto(const AutoFeatures& f) {
   }
   why += std::isfinite(per_op) ? fmt::format(" ({:.3g} calls per op)", per_op)
                                : std::string(" (calls per op unknown)");
+  if (f.learned && !learned)
+    why += fmt::format(
+        "; no learned search: its first rollout (~{:.2g} s) takes over half the "
+        "seconds",
+        learned_start_seconds(f));
   plan.why = why;
   return plan;
 }

@@ -128,6 +128,30 @@ TEST(Auto, TheRuleFollowsTheGraphSize) {
   EXPECT_TRUE(plan_auto(f).exhaustive);
 }
 
+// With a time budget the learned search runs only where its first rollout (estimated at N x
+// (30 us + 2 us x P)) takes at most half of it: on 100,000 ops on 64 devices (15.8 s) not at 5 s,
+// where it ran alone for 15.7 s before, but at 60 s; under a call budget alone, as before.
+TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
+  AutoFeatures f;
+  f.devices = 64;
+  f.ops = 100000;
+  f.learned = true;
+  f.threads = 2;
+  f.seconds = 5;
+  f.call_seconds = 0.02;  // 0.005 calls per op: starved
+  AutoPlan plan = plan_auto(f);
+  EXPECT_EQ(plan.members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
+                                                    "multilevel:inner=dsc,cycles=2,t0=0.0005"}));
+  EXPECT_NE(plan.why.find("no learned search"), std::string::npos) << plan.why;
+  f.seconds = 31;  // 2 x 15.8 s = 31.6 s: still too short
+  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
+  f.seconds = 32;
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"doppler-search:t0=0.0001"}));
+  f.seconds = 0;
+  f.calls = 1000;
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"doppler-search:t0=0.0001"}));
+}
+
 // Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
 // of a call) the annealing members and the refinement start cold; under one call per op on a
 // large graph the cold learned search runs alone, without refinement.
