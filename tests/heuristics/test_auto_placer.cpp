@@ -128,17 +128,24 @@ TEST(Auto, TheRuleFollowsTheGraphSize) {
   EXPECT_TRUE(plan_auto(f).exhaustive);
 }
 
+// The features of a run with a policy on `ops` ops and `devices` devices, `seconds` of budget and
+// `call_seconds` per simulator call.
+AutoFeatures timed_features(int ops, int devices, double seconds, double call_seconds) {
+  AutoFeatures f;
+  f.ops = ops;
+  f.devices = devices;
+  f.learned = true;
+  f.seconds = seconds;
+  f.call_seconds = call_seconds;
+  return f;
+}
+
 // With a time budget the learned search runs only where its first rollout (estimated at N x
 // (30 us + 2 us x P)) takes at most half of it: on 100,000 ops on 64 devices (15.8 s) not at 5 s,
 // where it ran alone for 15.7 s before, but at 60 s; under a call budget alone, as before.
 TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
-  AutoFeatures f;
-  f.devices = 64;
-  f.ops = 100000;
-  f.learned = true;
+  AutoFeatures f = timed_features(100000, 64, 5, 0.02);  // 0.005 calls per op: starved
   f.threads = 2;
-  f.seconds = 5;
-  f.call_seconds = 0.02;  // 0.005 calls per op: starved
   AutoPlan plan = plan_auto(f);
   EXPECT_EQ(plan.members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                                     "multilevel:inner=dsc,cycles=2,t0=0.0005"}));
@@ -156,12 +163,7 @@ TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
 // of a call) the annealing members and the refinement start cold; under one call per op on a
 // large graph the cold learned search runs alone, without refinement.
 TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
-  AutoFeatures f;
-  f.devices = 8;
-  f.ops = 1000;
-  f.learned = true;
-  f.seconds = 10;
-  f.call_seconds = 1e-4;  // 10 / 1e-4 / 1000 = 100 calls per op
+  AutoFeatures f = timed_features(1000, 8, 10, 1e-4);  // 10 / 1e-4 / 1000 = 100 calls per op
   EXPECT_NEAR(calls_per_op(f), 100, 1e-9);
   AutoPlan plan = plan_auto(f);
   EXPECT_EQ(plan.members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
