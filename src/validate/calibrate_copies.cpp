@@ -128,14 +128,17 @@ double copy_burst_span(const CalibrationOptions& o) {
   CopyBench b = copy_bench(p, kCopyBurstElems, kCopyBurst, copy_background(o));
   std::vector<double> spans;
   run_copy_bench(o, b, DispatchRule::priority, [&](const Schedule& s) {
+    double ring = 0;  // with receiver copies, a run's mean over the ring (as in copy_times)
     for (const auto& pairs : b.pairs) {
       double first = 1e300, last = 0;
       for (const auto& [prod, cons] : pairs) {
         first = std::min(first, s.finish[static_cast<std::size_t>(prod)]);
         last = std::max(last, s.ready[static_cast<std::size_t>(cons)]);
       }
-      spans.push_back(last - first);
+      if (!o.receiver_copies) spans.push_back(last - first);
+      ring += last - first;
     }
+    if (o.receiver_copies) spans.push_back(ring / p);
   });
   return median(spans);
 }

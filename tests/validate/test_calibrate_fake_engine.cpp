@@ -171,18 +171,25 @@ TEST(CalibrateFakeEngine, CopiesByTheDestinationsCoreCostAtLeastTheirTime) {
 // around the ring of devices the offsets cancel: the calibration's copy times are the fake's by
 // hand, 3 us + 1 ns per byte. The median of the single copies read 10 us too long at every size.
 TEST(CalibrateFakeEngine, RankCopiesAreTimedAroundTheRing) {
-  CalibrationOptions o;
-  o.devices = 3;
-  o.repeat = 3;
-  o.receiver_copies = true;
-  o.engines = [](const Graph& g, const EngineOptions&) {
-    return std::make_unique<FakeEngine>(g, std::vector<double>{1.0, 1.0, 1.0}, 1.0,
-                                        std::vector<double>{0, 10e-6, 30e-6});
+  const auto ranks = [](std::vector<double> offsets) {
+    CalibrationOptions o;
+    o.devices = 3;
+    o.repeat = 3;
+    o.receiver_copies = true;
+    o.engines = [offsets](const Graph& g, const EngineOptions&) {
+      return std::make_unique<FakeEngine>(g, std::vector<double>{1.0, 1.0, 1.0}, 1.0, offsets);
+    };
+    return calibrate(o);
   };
-  const Calibration c = calibrate(o);
+  const Calibration c = ranks({0, 10e-6, 30e-6}), aligned = ranks({0, 0, 0});
   ASSERT_EQ(c.copies.size(), 4u);
   for (const CopySample& k : c.copies)
     EXPECT_NEAR(k.seconds, FakeEngine::rank_copy_seconds(k.bytes), 1e-12) << k.bytes << " bytes";
+  // The burst's span too reads as on aligned clocks (the median of the devices' spans: 10 us
+  // longer), and so do the link's latency and delay written from it.
+  EXPECT_NEAR(c.burst_span, aligned.burst_span, 1e-12);
+  EXPECT_NEAR(c.latency, aligned.latency, 1e-12);
+  EXPECT_NEAR(c.delay, aligned.delay, 1e-12);
 }
 
 // Per device, by hand: slower in one round only (1.38 in the first, 1.00 in the others) is not
