@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <set>
-#include <utility>
+
+#include "candidates_by_b_level.hpp"
 
 namespace doppler {
 
@@ -13,42 +13,17 @@ bool tied(double a, double b) {
   return std::fabs(a - b) <= kTieTolerance * std::max(std::fabs(a), std::fabs(b));
 }
 
-// The candidates of a ListSchedule by b-level, largest first (then the lower id), kept up to
-// date as ops are placed: critical_path_selections without a scan of every candidate (b-levels
-// are non-negative, so the ops tied with the largest are a prefix of this order).
-class ByBLevel {
-public:
-  ByBLevel(const ListSchedule& s, const std::vector<double>& bl) : s_(&s), bl_(&bl) {
-    for (NodeId v : s.candidates()) insert(v);
-  }
-  // The ops tied with the largest b-level, ascending ids.
-  std::vector<NodeId> selections() const {
-    const double best = order_.begin()->first;
-    std::vector<NodeId> out;
-    for (auto it = order_.begin(); it != order_.end() && tied(it->first, best); ++it)
-      out.push_back(it->second);
-    std::sort(out.begin(), out.end());
-    return out;
-  }
-  // After s.place(v, d): v leaves, the successors it made ready join (a successor that is a
-  // candidate now waited for v, so it is new; a repeated edge inserts the same key again).
-  void placed(NodeId v) {
-    order_.erase({(*bl_)[static_cast<std::size_t>(v)], v});
-    for (NodeId w : s_->graph().successors(v))
-      if (s_->is_candidate(w)) insert(w);
-  }
-
-private:
-  struct Larger {
-    bool operator()(const std::pair<double, NodeId>& a, const std::pair<double, NodeId>& b) const {
-      return a.first != b.first ? a.first > b.first : a.second < b.second;
-    }
-  };
-  void insert(NodeId v) { order_.insert({(*bl_)[static_cast<std::size_t>(v)], v}); }
-  const ListSchedule* s_;
-  const std::vector<double>* bl_;
-  std::set<std::pair<double, NodeId>, Larger> order_;
-};
+// The ops tied with the largest b-level among `c`'s candidates, ascending ids:
+// critical_path_selections without a scan of every candidate (b-levels are non-negative, so the
+// ops tied with the largest are a prefix of c's order).
+std::vector<NodeId> tied_selections(const detail::CandidatesByBLevel& c) {
+  const double best = c.order().begin()->first;
+  std::vector<NodeId> out;
+  for (auto it = c.order().begin(); it != c.order().end() && tied(it->first, best); ++it)
+    out.push_back(it->second);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 }  // namespace
 
 std::vector<NodeId> critical_path_selections(const ListSchedule& s,
@@ -84,9 +59,9 @@ PlaceResult CriticalPathPlacer::place_within(const Problem& problem, const Place
     if (!random_ties_ || tied_items.size() == 1) return tied_items.front();
     return tied_items[std::uniform_int_distribution<std::size_t>(0, tied_items.size() - 1)(rng)];
   };
-  ByBLevel candidates(s, bl);
+  detail::CandidatesByBLevel candidates(s, bl);
   while (!s.done()) {
-    const NodeId v = pick(candidates.selections());
+    const NodeId v = pick(tied_selections(candidates));
     s.place(v, pick(critical_path_devices(s, v)));
     candidates.placed(v);
   }

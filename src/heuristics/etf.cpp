@@ -1,11 +1,11 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "candidates_by_b_level.hpp"
 #include "etf_queue.hpp"
 
 #include "doppler/heuristics/list_placers.hpp"
@@ -30,31 +30,6 @@ namespace {
 
 // Every this many steps ETF looks at the clock of a time budget.
 constexpr int kClockEvery = 32;
-
-// The hurried choice: the candidate of largest b-level (ties: the lower id), kept in an ordered
-// set from the step the time budget runs out (O(log N) a step; a scan of the candidates at every
-// step was quadratic in the graph's width).
-class ByBLevel {
-public:
-  ByBLevel(const ListSchedule& s, const std::vector<double>& bl) : s_(&s), bl_(&bl) {
-    for (NodeId v : s.candidates()) add(v);
-  }
-  NodeId top() const { return set_.begin()->second; }
-  // After s.place(v): forgets v and adds its successors that became candidates (the only new
-  // ones: deferred inputs gate no candidate, ListSchedule).
-  void placed(NodeId v) {
-    set_.erase({-(*bl_)[static_cast<std::size_t>(v)], v});
-    for (NodeId w : s_->graph().successors(v)) add(w);
-  }
-
-private:
-  void add(NodeId w) {
-    if (s_->is_candidate(w)) set_.insert({-(*bl_)[static_cast<std::size_t>(w)], w});
-  }
-  const ListSchedule* s_;
-  const std::vector<double>* bl_;
-  std::set<std::pair<double, NodeId>> set_;  // (-b-level, op)
-};
 
 // The (op, device) pair of `scan` with the earliest start; ties to the larger b-level, the lower
 // op, the lower device. Devices whose memory share `left` the op's `mem` exceeds are passed over
@@ -111,7 +86,9 @@ PlaceResult EtfPlacer::place_within(const Problem& problem, const PlaceOptions& 
   // The choice is kept incrementally; when no pair fits the memory shares (m-ETF), every pair is
   // scanned with the shares ignored.
   detail::EtfQueue queue(s, bl, slack_ < 0 ? nullptr : &mem, slack_ < 0 ? nullptr : &left);
-  std::optional<ByBLevel> hurried;
+  // Once the time budget is spent: the rest by largest b-level (ties: the lower id), each at
+  // its earliest start.
+  std::optional<detail::CandidatesByBLevel> hurried;
   while (!s.done()) {
     // (seconds_left() is infinite, and reads no clock, without a time limit)
     if (hurried_at < 0 && placed % kClockEvery == 0 && eval.seconds_left() <= 0) {
