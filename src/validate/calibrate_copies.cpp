@@ -68,12 +68,29 @@ CopyRun start_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule
   return r;
 }
 
-// Runs a copy benchmark: the warm-up, then 2 x repeat measured runs, each schedule passed to
-// `sample`.
-void run_copy_bench(const CalibrationOptions& o, CopyBench& b, DispatchRule rule,
-                    const std::function<void(const Schedule&)>& sample) {
+// One device's reading of a run: from the schedule and the device's (producer, consumer) pairs.
+using CopyReading =
+    std::function<double(const Schedule&, const std::vector<std::pair<NodeId, NodeId>>&)>;
+
+// Runs a copy benchmark: the warm-up, then 2 x repeat measured runs, and returns every device's
+// reading of every run. With receiver copies (MPI ranks) the devices report on their ranks'
+// clocks, which start at each rank's exit from a barrier (tens of us apart on a 2-vCPU VM): a
+// sample is then one run's mean over the ring of devices, around which the offsets cancel.
+std::vector<double> copy_readings(const CalibrationOptions& o, CopyBench& b, DispatchRule rule,
+                                  const CopyReading& reading) {
   CopyRun r = start_copy_bench(o, b, rule);
-  for (int k = 0; k < 2 * o.repeat; ++k) sample(r.run());
+  std::vector<double> out;
+  for (int k = 0; k < 2 * o.repeat; ++k) {
+    const Schedule s = r.run();
+    double ring = 0;
+    for (const auto& pairs : b.pairs) {
+      const double x = reading(s, pairs);
+      if (!o.receiver_copies) out.push_back(x);
+      ring += x;
+    }
+    if (o.receiver_copies) out.push_back(ring / static_cast<double>(b.pairs.size()));
+  }
+  return out;
 }
 
 // Background kernels per device of the copy latency benchmarks. With a copy worker beside the
@@ -87,26 +104,16 @@ int copy_background(const CalibrationOptions& o) {
 }
 
 // Copies as the dataflow sees them: copy_bench with one block per device, every device sending
-// to the next at once. A sample is a consumer's ready time minus its producer's finish: the
+// to the next at once. A reading is a consumer's ready time minus its producer's finish: the
 // receiving copy worker's wake-up and its share of a busy core are part of it (the copy worker's
 // own start-to-arrival time missed them: 10x too short a cross-device latency on 2 cores,
-// docs/engine.md). With receiver copies (MPI ranks) the devices report on their ranks' clocks,
-// which start at each rank's exit from a barrier (tens of us apart on a 2-vCPU VM): a sample is
-// then one run's mean over the ring of devices, around which the offsets cancel.
+// docs/engine.md).
 std::vector<double> copy_times(const CalibrationOptions& o, int p, std::int64_t n) {
   CopyBench b = copy_bench(p, n, 1, copy_background(o));
-  std::vector<double> t;
-  run_copy_bench(o, b, DispatchRule::fifo, [&](const Schedule& s) {
-    double ring = 0;
-    for (const auto& pairs : b.pairs) {
-      const double x = s.ready[static_cast<std::size_t>(pairs[0].second)] -
-                       s.finish[static_cast<std::size_t>(pairs[0].first)];
-      if (!o.receiver_copies) t.push_back(x);
-      ring += x;
-    }
-    if (o.receiver_copies) t.push_back(ring / p);
+  return copy_readings(o, b, DispatchRule::fifo, [](const Schedule& s, const auto& pairs) {
+    return s.ready[static_cast<std::size_t>(pairs[0].second)] -
+           s.finish[static_cast<std::size_t>(pairs[0].first)];
   });
-  return t;
 }
 
 }  // namespace
@@ -121,26 +128,20 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
 }
 
 // Copies in bursts: copy_bench with kCopyBurst 4 KB blocks per device, run in id order (rule
-// priority), so that the burst's producers run first, one after another. A sample is the span from
-// the first producer's finish to the last consumer's ready time.
+// priority), so that the burst's producers run first, one after another. A device's reading is the
+// span from the first producer's finish to the last consumer's ready time.
 double copy_burst_span(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);
   CopyBench b = copy_bench(p, kCopyBurstElems, kCopyBurst, copy_background(o));
-  std::vector<double> spans;
-  run_copy_bench(o, b, DispatchRule::priority, [&](const Schedule& s) {
-    double ring = 0;  // with receiver copies, a run's mean over the ring (as in copy_times)
-    for (const auto& pairs : b.pairs) {
-      double first = 1e300, last = 0;
-      for (const auto& [prod, cons] : pairs) {
-        first = std::min(first, s.finish[static_cast<std::size_t>(prod)]);
-        last = std::max(last, s.ready[static_cast<std::size_t>(cons)]);
-      }
-      if (!o.receiver_copies) spans.push_back(last - first);
-      ring += last - first;
-    }
-    if (o.receiver_copies) spans.push_back(ring / p);
-  });
-  return median(spans);
+  return median(
+      copy_readings(o, b, DispatchRule::priority, [](const Schedule& s, const auto& pairs) {
+        double first = 1e300, last = 0;
+        for (const auto& [prod, cons] : pairs) {
+          first = std::min(first, s.finish[static_cast<std::size_t>(prod)]);
+          last = std::max(last, s.ready[static_cast<std::size_t>(cons)]);
+        }
+        return last - first;
+      }));
 }
 
 namespace {
