@@ -109,7 +109,9 @@ SlotTimeline::Fit SlotTimeline::earliest_fit(double ready, double duration) cons
   if (k0 == n) return {n == 0 ? ready : std::max(ready, at(n - 1).finish), n};
   const double t0 = k0 == 0 ? ready : std::max(ready, at(k0 - 1).finish);
   if (t0 + duration <= at(k0).start) return {t0, k0};
-  const double slack = 8 * std::numeric_limits<double>::epsilon() * (horizon_ + duration);
+  // The largest |time| held: intervals are in time order and do not overlap.
+  const double horizon = std::max(std::abs(at(0).start), std::abs(at(n - 1).finish));
+  const double slack = 8 * std::numeric_limits<double>::epsilon() * (horizon + duration);
   const int k = first_fit_after(root_, 0, k0, duration, slack);
   if (k < 0) return {at(n - 1).finish, n};
   return {at(k - 1).finish, k};
@@ -120,7 +122,6 @@ void SlotTimeline::insert(int pos, double start, double finish) {
   nodes_.push_back({start, finish, pos == 0 ? -kInf : at(pos - 1).finish, 0, -1, -1, 1, rng_});
   const int x = static_cast<int>(nodes_.size()) - 1;
   pull(x);
-  horizon_ = std::max({horizon_, std::abs(start), std::abs(finish)});
   int a = -1, b = -1;
   split(root_, pos, a, b);
   set_prev_finish_of_first(b, finish);

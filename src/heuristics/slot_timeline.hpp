@@ -48,7 +48,6 @@ private:
 
   std::vector<Node> nodes_;
   int root_ = -1;
-  double horizon_ = 0;  // the largest |time| inserted (scales the pruning slack)
   std::uint32_t rng_ = 0x9e3779b9u;
 };
 
