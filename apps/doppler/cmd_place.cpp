@@ -82,7 +82,7 @@ void run_place(const PlaceCmdOptions& o) {
     j["evaluations"] = r.evaluations;
     j["threads"] = po.threads;
     // Lanes per annealing chain (for the searches that anneal).
-    j["lanes"] = resolve_lanes(problem, po.threads, po.lanes);
+    j["lanes"] = resolve_lanes(problem, po.threads, po.lanes, po.budget);
     ojson curve = ojson::array();  // [seconds, calls, best makespan] per improvement
     for (const ProgressPoint& p : r.curve) curve.push_back({p.seconds, p.calls, p.makespan});
     j["curve"] = std::move(curve);

@@ -42,16 +42,38 @@ AnnealResult run_chain(const Problem& problem, AnnealResult from, BudgetedEvalua
   return from;
 }
 
+// When chains with `each` calls apiece (0: no call limit) meet, within a cycle of `cycle` calls
+// and a run whose limits are `limits`: every 1/16 of a cycle or of their share (at least 64
+// calls). When they merge (chains_merge: a time limit alone) also every 1/32 of the time; under
+// a call limit a merge's call could not be set aside in advance, and the run would no longer
+// repeat for its seed.
+detail::MeetingPlan meeting_plan(std::int64_t each, std::int64_t cycle, const Budget& limits) {
+  detail::MeetingPlan plan;
+  plan.every = std::max<std::int64_t>(64, (each > 0 ? std::min(each, cycle) : cycle) / 16);
+  if (chains_merge(limits)) {
+    plan.every_seconds = limits.seconds / 32;
+    plan.merges = std::numeric_limits<std::int64_t>::max();
+  }
+  return plan;
+}
+
 // `threads` chains (each on its own thread, with 1/threads of the calls left and all of the
-// time) that meet every `every` calls to exchange their best; the best of their results.
+// time) that meet to exchange (and without a call limit, merge) their best (detail::Exchange);
+// the best of their results.
 AnnealResult run_chains(const Problem& problem, const AnnealResult& from, BudgetedEvaluator& run,
                         const AnnealSettings& s, std::uint64_t seed, std::int64_t cycle) {
   const int t = s.threads;
   const std::int64_t left = run.calls_left();
   const bool limited = left < std::numeric_limits<std::int64_t>::max();  // a call limit applies
   const std::int64_t each = limited ? left / t : 0;
-  detail::Exchange exchange(
-      t, std::max<std::int64_t>(64, (each > 0 ? std::min(each, cycle) : cycle) / 16));
+  SimWorkspace merge_ws;
+  detail::Exchange exchange(t, meeting_plan(each, cycle, run.left()), from.best, from.best_makespan,
+                            [&](const std::vector<DeviceId>& d) {
+                              const std::optional<double> ms = run.makespan(d, merge_ws);
+                              if (!ms) return std::numeric_limits<double>::infinity();
+                              run.improved(*ms);
+                              return *ms;
+                            });
   std::vector<AnnealResult> out(static_cast<std::size_t>(t));
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(t));
   const auto chain = [&](int c) {
@@ -84,14 +106,21 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
 
 }  // namespace
 
-int default_lanes(const Problem& problem, int threads) {
-  constexpr NodeId kLaneOps = 8000;  // below, chains did as well or better (parallel.md)
-  if (threads < 2 || problem.graph().num_nodes() < kLaneOps) return 1;
+bool chains_merge(const Budget& limits) {
+  return limits.evaluations <= 0 && limits.seconds > 0;
+}
+
+int default_lanes(const Problem& problem, int threads, const Budget& limits) {
+  // Below 8,000 ops chains did as well or better; merging chains did as well on every large
+  // graph, and better where a call is slowest (parallel.md).
+  constexpr NodeId kLaneOps = 8000;
+  if (threads < 2 || problem.graph().num_nodes() < kLaneOps || chains_merge(limits)) return 1;
   return std::min(threads, 4);
 }
 
-int resolve_lanes(const Problem& problem, int threads, int lanes) {
-  return std::clamp(lanes > 0 ? lanes : default_lanes(problem, threads), 1, std::max(1, threads));
+int resolve_lanes(const Problem& problem, int threads, int lanes, const Budget& limits) {
+  return std::clamp(lanes > 0 ? lanes : default_lanes(problem, threads, limits), 1,
+                    std::max(1, threads));
 }
 
 AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double start_makespan,
@@ -109,7 +138,7 @@ AnnealResult anneal(const Problem& problem, std::vector<DeviceId> start, double 
   const std::int64_t cycle = cycle_calls(problem, settings);
   AnnealResult from{std::move(start), start_makespan, 0};
   AnnealSettings s = settings;  // threads become chains of `lanes` threads each
-  s.lanes = resolve_lanes(problem, settings.threads, settings.lanes);
+  s.lanes = resolve_lanes(problem, settings.threads, settings.lanes, budget.left());
   s.threads = std::max(1, settings.threads / s.lanes);
   AnnealResult r = s.threads > 1 && budget.calls_left() >= 2 * 64
                        ? run_chains(problem, from, budget, s, seed, cycle)

@@ -47,11 +47,10 @@ void Annealer::restart() {
 }
 
 bool Annealer::meet() {
-  if (!link_ || link_->calls->calls() < link_->exchange->next(link_->chain) || budget_.spent())
-    return false;
+  if (!link_ || !link_->exchange->due(link_->chain, *link_->calls) || budget_.spent()) return false;
   double ms = 0;
   const std::vector<DeviceId>* other =
-      link_->exchange->meet(link_->chain, link_->calls->calls(), best_, best_ms_, ms);
+      link_->exchange->meet(link_->chain, *link_->calls, best_, best_ms_, ms);
   if (!other) return false;
   best_ = *other;
   best_ms_ = ms;

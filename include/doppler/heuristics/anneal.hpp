@@ -49,15 +49,18 @@ struct AnnealSettings {
   int focus_refresh = 16;
   /// Threads: that many chains, each with an equal share of the calls left (and all the time),
   /// meeting every 1/16 of a cycle (at least 64 calls) of their own to adopt the best of their
-  /// best assignments; the result is the best chain's. Deterministic for a thread count under a
-  /// call budget. 1: one chain on the calling thread (the single-thread annealer).
+  /// best assignments; the result is the best chain's. Under a time limit without a call limit
+  /// they also meet every 1/32 of the seconds, and a meeting evaluates (one call) the merge of
+  /// the chains' changes since the last one, adopted when it beats them all. Deterministic for a
+  /// thread count under a call budget. 1: one chain on the calling thread (the single-thread
+  /// annealer).
   int threads = 1;
   /// Speculative lanes per chain (at most `threads`; the chains are threads / lanes): a chain
   /// proposes that many moves at once from its current assignment, simulates them on a thread
   /// each and takes the first it accepts in proposal order (in descent, the first that
   /// improves); the others are dropped but counted. Pays where most moves are rejected and a
   /// call is slow. Deterministic for (threads, lanes) under a call budget. 1: no lanes; 0: the
-  /// rule of default_lanes().
+  /// rule of default_lanes() for the run's limits.
   int lanes = 1;
   /// Calls in one cycle: past them, annealing starts again (temperature t0 again, a new random
   /// stream) from the best assignment so far, so a larger budget never cools more slowly than
@@ -66,13 +69,19 @@ struct AnnealSettings {
   std::int64_t cycle_calls = 0;
 };
 
-/// The lanes per chain the searches use when not told (PlaceOptions::lanes = 0), from the
-/// problem's size and the threads: measured in docs/results/parallel.md.
-int default_lanes(const Problem& problem, int threads);
+/// True when the parallel chains of a run with these limits merge their changes at their
+/// meetings: a time limit and no call limit (see anneal()).
+bool chains_merge(const Budget& limits);
 
-/// The lanes per chain a search on `threads` threads runs with when asked for `lanes` (0: the
-/// rule of default_lanes()): in 1..max(1, threads).
-int resolve_lanes(const Problem& problem, int threads, int lanes);
+/// The lanes per chain the searches use when not told (PlaceOptions::lanes = 0), from the
+/// problem's size, the threads and the run's limits: measured in docs/results/parallel.md.
+/// Chains that merge (a time budget alone) get no lanes; otherwise graphs of 8,000 ops or more
+/// get min(threads, 4).
+int default_lanes(const Problem& problem, int threads, const Budget& limits);
+
+/// The lanes per chain a search on `threads` threads with these limits runs with when asked for
+/// `lanes` (0: the rule of default_lanes()): in 1..max(1, threads).
+int resolve_lanes(const Problem& problem, int threads, int lanes, const Budget& limits);
 
 /// Result of an annealing run.
 struct AnnealResult {

@@ -24,7 +24,8 @@ struct PlaceOptions {
   /// any other op.
   bool colocate_inputs = true;
   /// Threads a search may use (local-search, multilevel, doppler-search, auto: chains of the
-  /// annealer that exchange their best; see AnnealSettings::threads). With a call budget and a
+  /// annealer that exchange their best, and merge their changes under a time budget alone; see
+  /// AnnealSettings::threads). With a call budget and a
   /// seed the result is the same for the same thread count; 1 gives the single-thread search.
   int threads = 1;
   /// Speculative lanes per annealing chain (see AnnealSettings::lanes): the threads become
