@@ -52,7 +52,7 @@ detail::MeetingPlan meeting_plan(std::int64_t each, std::int64_t cycle, const Bu
   plan.every = std::max<std::int64_t>(64, (each > 0 ? std::min(each, cycle) : cycle) / 16);
   if (chains_merge(limits)) {
     plan.every_seconds = limits.seconds / 32;
-    plan.merges = std::numeric_limits<std::int64_t>::max();
+    plan.merge = true;
   }
   return plan;
 }

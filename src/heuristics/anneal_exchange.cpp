@@ -5,19 +5,27 @@
 
 namespace doppler::detail {
 
+namespace {
+
+// `plan` with at least one call between meetings.
+MeetingPlan at_least_one_call(MeetingPlan plan) {
+  plan.every = std::max<std::int64_t>(1, plan.every);
+  return plan;
+}
+
+}  // namespace
+
 Exchange::Exchange(int chains, const MeetingPlan& plan, std::vector<DeviceId> start,
                    double start_ms, MergeEvaluator merge)
-    : plan_(plan),
-      next_(static_cast<std::size_t>(chains), std::max<std::int64_t>(1, plan.every)),
+    : plan_(at_least_one_call(plan)),
+      next_(static_cast<std::size_t>(chains), plan_.every),
       next_seconds_(static_cast<std::size_t>(chains), plan.every_seconds),
       offered_(static_cast<std::size_t>(chains), nullptr),
       offered_ms_(static_cast<std::size_t>(chains), std::numeric_limits<double>::infinity()),
       published_(std::move(start)),
       published_ms_(start_ms),
       merge_(std::move(merge)),
-      barrier_(chains, Publish{this}) {
-  plan_.every = std::max<std::int64_t>(1, plan_.every);
-}
+      barrier_(chains, Publish{this}) {}
 
 bool Exchange::due(int c, const BudgetedEvaluator& chain) const {
   const auto i = static_cast<std::size_t>(c);
@@ -81,7 +89,7 @@ void Exchange::Publish::operator()() noexcept {
   const std::size_t w = x.best_offer();
   if (w < x.offered_.size()) {
     // A merge needs a base every offer started from: the published assignment.
-    if (x.merge_ && x.merges_ < x.plan_.merges) {
+    if (x.merge_ && x.plan_.merge) {
       try {
         x.try_merge(w);
       } catch (...) {  // a failed evaluation leaves the offers as they are

@@ -18,8 +18,8 @@ struct MeetingPlan {
   /// multiple of this many seconds (0: by calls only, which keeps a call-budgeted run
   /// deterministic). Large graphs, whose calls are slow, would otherwise never meet.
   double every_seconds = 0;
-  /// Merged assignments a run may evaluate (one per meeting at most; calls kept aside for them).
-  std::int64_t merges = 0;
+  /// Whether a meeting also evaluates the merge of the offers (one simulator call).
+  bool merge = false;
 };
 
 /// Evaluates a merged assignment on the run's budget: its makespan, or infinity when the budget
@@ -36,8 +36,8 @@ using MergeEvaluator = std::function<double(const std::vector<DeviceId>&)>;
 /// run is deterministic for a thread count. Thread-safe.
 class Exchange {
 public:
-  /// `chains` chains starting from `start` (makespan `start_ms`); `merge` evaluates merges
-  /// (empty: no merging).
+  /// `chains` chains starting from `start` (makespan `start_ms`); `merge` evaluates merges when
+  /// the plan asks for them (empty: no merging).
   Exchange(int chains, const MeetingPlan& plan, std::vector<DeviceId> start, double start_ms,
            MergeEvaluator merge);
   /// True when chain `c`, whose evaluator is `chain` (its calls and clock), is due to meet.

@@ -49,7 +49,7 @@ protected:
   Graph g_ = test::random_dag(rng_, {4, 0.5, 10, 10, false});
   Problem problem_{g_, Platform::reference(3)};
   BudgetedEvaluator clock_{problem_.simulator(), {0, 100}};
-  detail::MeetingPlan plan_{1, 0, std::numeric_limits<std::int64_t>::max()};
+  detail::MeetingPlan plan_{1, 0, true};
   std::vector<Devices> asked_;  // the merges the exchange evaluated
   // A merge evaluator that answers `ms` and records what it was asked.
   detail::MergeEvaluator answer(double ms) {
@@ -108,7 +108,7 @@ TEST_F(AnnealExchange, NoMergeWithoutOtherChangesOrWithoutMergesLeft) {
   }
   {  // a plan without merges (a call-budgeted run)
     detail::MeetingPlan calls_only = plan_;
-    calls_only.merges = 0;
+    calls_only.merge = false;
     detail::Exchange x(2, calls_only, {0, 0, 0, 0}, 4.0, answer(1.0));
     const auto [a, b] = meet_once(x, clock_, {1, 0, 0, 0}, 3.0, {0, 0, 2, 0}, 3.5);
     EXPECT_TRUE(asked_.empty());
