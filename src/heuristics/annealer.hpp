@@ -54,6 +54,9 @@ private:
   // Shifts (or gathers) a random group, recording the old devices in undo_.
   void move_group();
 
+  // Shifts every op of a random repeat class by one random device offset (undo_ as above).
+  void move_repeat();
+
   // Swaps the devices of two ops on different devices (up to 8 tries; none found: no move).
   void move_swap();
 
@@ -130,6 +133,7 @@ private:
   std::vector<double> draws_, lane_ms_;
   std::vector<std::size_t> positions_;  // descend_lanes: each move's position
   std::vector<std::vector<NodeId>> groups_;
+  std::vector<std::int64_t> repeat_of_;  // the repeat class of each op (-1: none)
   std::vector<DeviceId> cur_, best_;
   double cur_ms_ = 0, best_ms_ = 0;
   std::vector<std::pair<NodeId, DeviceId>> undo_;  // the last move's (op, old device) pairs

@@ -25,6 +25,12 @@ Annealer::Annealer(const Problem& problem, BudgetedEvaluator& budget,
     lanes_ = std::make_unique<Lanes>(sim_, s_.lanes, s_.incremental, s_.early_abort);
   else if (s_.incremental)
     inc_.emplace(sim_);
+  if (s_.repeats) {
+    repeat_of_.assign(n_, -1);
+    for (std::size_t i = 0; i < s_.repeats->size(); ++i)
+      for (NodeId v : (*s_.repeats)[i])
+        repeat_of_[static_cast<std::size_t>(v)] = static_cast<std::int64_t>(i);
+  }
   if (s_.groups) {
     for (const auto& grp : *s_.groups)
       if (grp.size() > 1) groups_.push_back(grp);
@@ -68,6 +74,35 @@ void Annealer::move_group() {
     const auto vu = static_cast<std::size_t>(v);
     undo_.push_back({v, cur_[vu]});
     cur_[vu] = s_.gather_groups ? to : (cur_[vu] + shift) % p_;
+  }
+}
+
+void Annealer::move_repeat() {
+  std::size_t pick = std::uniform_int_distribution<std::size_t>(0, s_.repeats->size() - 1)(rng_);
+  if (s_.focus > 0 && unit_(rng_) < s_.focus) {
+    const NodeId c = focus_.pick(cur_, budget_.allows(2), budget_, rng_);
+    if (c >= 0 && repeat_of_[static_cast<std::size_t>(c)] >= 0)
+      pick = static_cast<std::size_t>(repeat_of_[static_cast<std::size_t>(c)]);
+  }
+  const auto& cls = (*s_.repeats)[pick];
+  DeviceId shift = pick_shift_(rng_);
+  if (unit_(rng_) < 0.5) {  // half the time: one member onto a neighbour's device
+    const NodeId v = cls[std::uniform_int_distribution<std::size_t>(0, cls.size() - 1)(rng_)];
+    const auto preds = g_.predecessors(v);
+    const auto succs = g_.successors(v);
+    const std::size_t deg = preds.size() + succs.size();
+    if (deg > 0) {
+      const std::size_t k = std::uniform_int_distribution<std::size_t>(0, deg - 1)(rng_);
+      const NodeId u = k < preds.size() ? preds[k] : succs[k - preds.size()];
+      const DeviceId s =
+          (cur_[static_cast<std::size_t>(u)] - cur_[static_cast<std::size_t>(v)] + p_) % p_;
+      if (s != 0) shift = s;
+    }
+  }
+  for (NodeId v : cls) {
+    const auto vu = static_cast<std::size_t>(v);
+    undo_.push_back({v, cur_[vu]});
+    cur_[vu] = (cur_[vu] + shift) % p_;
   }
 }
 
@@ -133,6 +168,10 @@ void Annealer::moved_to(double ms) {
 
 void Annealer::propose_move() {
   undo_.clear();
+  if (s_.repeat_share > 0 && s_.repeats && !s_.repeats->empty() && unit_(rng_) < s_.repeat_share) {
+    move_repeat();
+    return;
+  }
   const double r = unit_(rng_);
   const double gs = s_.group_share;
   if (r < gs && !groups_.empty())

@@ -14,6 +14,7 @@
 
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/coarsen.hpp"
+#include "doppler/heuristics/groups.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/heuristics/simple_placers.hpp"
 #include "doppler/util/error.hpp"
@@ -43,6 +44,12 @@ constexpr const char* kStarvedSearch = "doppler-search:t0=0.0001,focus=0.8";
 constexpr double kRolloutSecondsPerOp = 30e-6;
 constexpr double kRolloutSecondsPerOpDevice = 2e-6;
 constexpr double kColdMultilevelT0 = 0.0005;  // multilevel's refinement and auto's, when cold
+// Under kStarvedCallsPerOp on large graphs whose repeated layers (repeat_classes) hold at least
+// kTiedMinShare of the ops: multilevel's tied search alone, every layer placed alike (on the
+// Llama-7B training step 109-119 ms where the learned search alone found 152-155:
+// docs/results/parallel.md, section "Tied layers").
+constexpr double kTiedMinShare = 0.5;
+constexpr const char* kTiedSearch = "multilevel:inner=dsc,tied=0.8,t0=0.0005";
 
 // One member's outcome.
 struct Member {
@@ -183,6 +190,15 @@ AutoPlan plan_auto(const AutoFeatures& f) {
     return plan;
   }
   const double per_op = calls_per_op(f);
+  if (f.ops >= kLearnedMinOps && per_op < kStarvedCallsPerOp && f.repeated >= kTiedMinShare) {
+    plan.members.push_back(kTiedSearch);
+    plan.refine_share = 0;
+    plan.why = fmt::format(
+        "{} alone as N >= {}, {:.0f}% of the ops in repeated layers and the budget leaves {:.2g} "
+        "calls per op",
+        kTiedSearch, kLearnedMinOps, 100 * f.repeated, per_op);
+    return plan;
+  }
   const bool learned = learned_fits(f);
   if (learned && f.ops >= kLearnedMinOps && per_op < kStarvedCallsPerOp) {
     plan.members.push_back(kStarvedSearch);
@@ -237,6 +253,9 @@ AutoFeatures auto_features(const Problem& problem, int threads, const Budget& bu
   const double compute = std::accumulate(c.compute.begin(), c.compute.end(), 0.0);
   const double transfer = std::accumulate(c.transfer.begin(), c.transfer.end(), 0.0);
   f.transfer_ratio = compute > 0 ? transfer / compute : 0;
+  std::size_t repeated = 0;
+  for (const auto& c : repeat_classes(problem.graph())) repeated += c.size();
+  f.repeated = f.ops > 0 ? static_cast<double>(repeated) / f.ops : 0;
   try {
     make_placer("doppler-search");
     f.learned = true;

@@ -211,8 +211,9 @@ PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOp
 
   // Refine, coarsest to finest; then each further cycle coarsens again within the devices of
   // the placement so far (other clusters, other seed) and refines its levels the same way.
+  std::string note = tied_search(problem, options, eval, t_start, cur, cur_ms);
   run_cycles(problem, options, eval, t_start, groups, cur, cur_ms);
-  return Assignment{p, std::move(cur), {}, name()};
+  return PlaceResult(Assignment{p, std::move(cur), {}, name()}, std::move(note));
 }
 
 }  // namespace doppler

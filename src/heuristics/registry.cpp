@@ -42,15 +42,17 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.t0 = take_number(p, "multilevel", "t0", s.t0);
   s.focus = take_number(p, "multilevel", "focus", s.focus);
   s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
+  s.tied = take_number(p, "multilevel", "tied", s.tied);
   if (s.inner.empty() || s.inner.rfind("multilevel", 0) == 0)
     throw InputError("method multilevel: option inner must name another method");
   std::string inner = s.inner;
   std::replace(inner.begin(), inner.end(), ';', ',');
   make_placer(inner);  // fails now, naming the method or option, rather than mid-run
   if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0 ||
-      !(s.focus >= 0 && s.focus <= 1))
+      !(s.focus >= 0 && s.focus <= 1) || !(s.tied >= 0 && s.tied < 1))
     throw InputError(
-        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0 and focus in [0, 1]");
+        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0, focus in [0, 1] and tied "
+        "in [0, 1)");
   return std::make_unique<MultilevelPlacer>(s);
 }
 
@@ -180,7 +182,11 @@ std::vector<Entry> search_entries() {
          {"cycles", integer, "1",
           "passes of refinement (V-cycles); each after the first coarsens again within the "
           "devices of the placement so far, with other clusters (>= 1)"},
-         focus_option("the refinement's ")},
+         focus_option("the refinement's "),
+         {"tied", number, "0",
+          "on graphs with repeated layers (names such as layers.3.wq): share of the budget, in "
+          "[0, 1), after which a search that places every layer alike (moves of one role in "
+          "every layer at once) hands over to the refinement; 0: none"}},
         false},
        [](PlacerParams& p) { return make_multilevel(p); }},
       {{"auto",

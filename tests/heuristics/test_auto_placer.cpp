@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "support/builders.hpp"
+#include "support/llama_graphs.hpp"
 #include "support/support.hpp"
 
 #include "doppler/heuristics/auto_placer.hpp"
@@ -197,6 +198,43 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   f.learned = false;  // no policy: no learned search alone either
   f.call_seconds = 0.007;
   EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
+}
+
+// Under one call per op on a large graph with half of its ops or more in repeated layers, the
+// tied multilevel search runs alone, policy or not; elsewhere the rule is unchanged.
+TEST(Auto, StarvedGraphsWithRepeatedLayersRunTheTiedSearchAlone) {
+  const std::vector<std::string> tied = {"multilevel:inner=dsc,tied=0.8,t0=0.0005"};
+  AutoFeatures f = timed_features(61846, 16, 60, 0.007);  // the training step: 0.14 calls per op
+  f.repeated = 0.99;
+  AutoPlan plan = plan_auto(f);
+  EXPECT_EQ(plan.members, tied);
+  EXPECT_EQ(plan.refine_share, 0);
+  EXPECT_NE(plan.why.find("99% of the ops in repeated layers"), std::string::npos) << plan.why;
+  f.learned = false;
+  EXPECT_EQ(plan_auto(f).members, tied);
+  f.learned = true;
+  f.repeated = 0.49;  // under half: the learned search alone, as before
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8"}));
+  f.repeated = 0.5;
+  f.call_seconds = 0.0004;  // 2.4 calls per op: not starved, the portfolio
+  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
+  f.call_seconds = 0.007;
+  f.ops = 19999;  // under 20,000 ops: the portfolio
+  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
+}
+
+// The share of repeated ops auto reads: every op of a generated Llama model's layers, counted
+// by name here, and none of a graph without layer indices.
+TEST(Auto, FeaturesCountTheOpsInRepeatedLayers) {
+  const Graph g = test::small_llama(3, 256, 2);
+  std::size_t layered = 0;
+  for (const Node& n : g.nodes()) layered += n.name.find("layers.") != std::string::npos;
+  const Problem problem(g, Platform::reference(2));
+  EXPECT_DOUBLE_EQ(auto_features(problem, 1, {100, 0}).repeated,
+                   static_cast<double>(layered) / g.num_nodes());
+  EXPECT_GT(layered, 0u);
+  const Graph chain = test::ref_graph({{1, 1}, {1, 1}, {1, 1}}, {{0, 1}, {1, 2}});
+  EXPECT_EQ(auto_features(Problem(chain, Platform::reference(2)), 1, {100, 0}).repeated, 0);
 }
 
 }  // namespace

@@ -31,6 +31,13 @@ struct AnnealSettings {
   double group_share = 0.25;   ///< probability that a move is a group move (when there are groups)
   bool gather_groups = false;  ///< a group move puts every member on one device (the first
                                ///< member's device + offset) instead of shifting each member
+  /// Classes of repeated ops (repeat_classes: one role in every layer) the repeat move shifts
+  /// together, every member by one device offset, so all layers change alike. None: no repeat
+  /// moves.
+  const std::vector<std::vector<NodeId>>* repeats = nullptr;
+  /// Probability that a move is a repeat move (when there are classes); 0 draws no extra random
+  /// number, so results equal those without the option.
+  double repeat_share = 0;
   /// Evaluate moves with Simulator::makespan_below and the move's acceptance threshold (its
   /// random number is peeked before the simulation), so a rejected move can stop early. Same
   /// decisions and random draws either way.

@@ -12,6 +12,7 @@ struct AutoFeatures {
   int ops = 0;                ///< ops of the graph
   int devices = 0;            ///< P
   double transfer_ratio = 0;  ///< sum of nominal transfer times / sum of compute times
+  double repeated = 0;        ///< share of the ops in repeated layers (repeat_classes), [0, 1]
   bool learned = false;       ///< doppler-search is available (torch build and a policy)
   int threads = 1;            ///< threads of the run
   double seconds = 0;         ///< the run's time budget (0: none)
@@ -47,7 +48,10 @@ struct AutoPlan {
 /// (calls_per_op) the annealing starts cold: the multilevel members and the refinement at t0 =
 /// 0.0005, `doppler-search` at 0.0001 (the hot phase pays only with many calls per op). From 20,000
 /// ops with a policy and under one call per op, `doppler-search:t0=0.0001` alone on every thread,
-/// without refinement: multilevel's finest level starves there.
+/// without refinement: multilevel's finest level starves there. Before that rule: from 20,000
+/// ops under one call per op with at least half of the ops in repeated layers,
+/// `multilevel:inner=dsc,tied=0.8,t0=0.0005` alone (its tied search moves one role in every
+/// layer at once, so a call goes 32 times as far on 32 layers).
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls

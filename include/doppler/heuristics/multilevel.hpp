@@ -17,6 +17,11 @@ struct MultilevelSettings {
   double focus = 0;          ///< refinement's critical-chain focus (AnnealSettings::focus)
   int cycles = 1;            ///< V-cycles: passes of refinement; each after the first coarsens
                              ///< anew within the devices of the placement so far (>= 1)
+  /// Share of the budget, in [0, 1), after which the tied search ends (0: none): on graphs with
+  /// repeated layers (repeat_classes) the start is tied (each class on one device) and annealed
+  /// by moves of whole classes, so every layer is placed alike; refinement takes the rest.
+  double tied = 0;
+  double tied_t0 = 0.00005;  ///< the tied search's start temperature (fraction of makespan)
 };
 
 /// What one level of the last run looked like (for reports and tests).
@@ -41,6 +46,8 @@ struct MultilevelLevel {
 /// ops on one device of the placement so far (so the placement is one of every coarse level,
 /// with new clusters from another seed), and refines its levels the same way: moves of whole
 /// co-located clusters that single-op moves cannot make one step at a time.
+/// With `tied` > 0 and repeated layers, a tied search runs between the coarsest level and the
+/// refinement (see MultilevelSettings::tied); its result is kept only when it is shorter.
 class MultilevelPlacer : public Placer {
 public:
   explicit MultilevelPlacer(MultilevelSettings settings = {}) : s_(std::move(settings)) {}
@@ -69,6 +76,12 @@ private:
   void run_cycles(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
                   const class Stopwatch& t_start, const Groups& first, std::vector<DeviceId>& cur,
                   double& cur_ms) const;
+
+  /// The tied search (MultilevelSettings::tied) from `cur` until the tied share of `eval`'s
+  /// limits; `cur` becomes its result when shorter. Returns the note's line (empty: none ran).
+  std::string tied_search(const Problem& problem, const PlaceOptions& options,
+                          BudgetedEvaluator& eval, const class Stopwatch& t_start,
+                          std::vector<DeviceId>& cur, double& cur_ms) const;
 
   MultilevelSettings s_;
   mutable std::vector<MultilevelLevel> levels_;
