@@ -31,11 +31,13 @@ struct AnnealSettings {
   double group_share = 0.25;   ///< probability that a move is a group move (when there are groups)
   bool gather_groups = false;  ///< a group move puts every member on one device (the first
                                ///< member's device + offset) instead of shifting each member
-  /// Classes of repeated ops (repeat_classes: one role in every layer) the repeat move shifts
-  /// together, every member by one device offset, so all layers change alike. None: no repeat
-  /// moves.
+  /// Units of the repeat move (e.g. repeat_units: each repeat class, one role in every layer,
+  /// and every other op alone): a repeat move shifts every op of one unit by one device offset,
+  /// half the time the offset that puts a random member on a random neighbour's device; with
+  /// `focus`, the unit is that of an op drawn from the critical chain. Every op should be in at
+  /// most one unit. None: no repeat moves.
   const std::vector<std::vector<NodeId>>* repeats = nullptr;
-  /// Probability that a move is a repeat move (when there are classes); 0 draws no extra random
+  /// Probability that a move is a repeat move (when there are units); 0 draws no extra random
   /// number, so results equal those without the option.
   double repeat_share = 0;
   /// Evaluate moves with Simulator::makespan_below and the move's acceptance threshold (its

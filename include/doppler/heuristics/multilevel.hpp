@@ -78,7 +78,8 @@ private:
                   double& cur_ms) const;
 
   /// The tied search (MultilevelSettings::tied) from `cur` until the tied share of `eval`'s
-  /// limits; `cur` becomes its result when shorter. Returns the note's line (empty: none ran).
+  /// limits; `cur` becomes its result when shorter. Returns the note's line: what it did, or
+  /// why it did not run (empty when `tied` is 0).
   std::string tied_search(const Problem& problem, const PlaceOptions& options,
                           BudgetedEvaluator& eval, const class Stopwatch& t_start,
                           std::vector<DeviceId>& cur, double& cur_ms) const;
