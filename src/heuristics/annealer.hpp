@@ -51,6 +51,12 @@ private:
   // The last eval_below()'s assignment becomes the incremental base.
   void accept_base();
 
+  // Predecessors plus successors of v.
+  std::size_t degree(NodeId v) const;
+
+  // A uniformly drawn predecessor or successor of v (one draw; degree(v) > 0).
+  NodeId random_neighbour(NodeId v);
+
   // Shifts (or gathers) a random group, recording the old devices in undo_.
   void move_group();
 

@@ -65,6 +65,18 @@ void Annealer::accept_base() {
   if (inc_) inc_->accept();
 }
 
+std::size_t Annealer::degree(NodeId v) const {
+  return g_.predecessors(v).size() + g_.successors(v).size();
+}
+
+NodeId Annealer::random_neighbour(NodeId v) {
+  const auto preds = g_.predecessors(v);
+  const auto succs = g_.successors(v);
+  const std::size_t k =
+      std::uniform_int_distribution<std::size_t>(0, preds.size() + succs.size() - 1)(rng_);
+  return k < preds.size() ? preds[k] : succs[k - preds.size()];
+}
+
 void Annealer::move_group() {
   const auto& grp =
       groups_[std::uniform_int_distribution<std::size_t>(0, groups_.size() - 1)(rng_)];
@@ -88,12 +100,8 @@ void Annealer::move_repeat() {
   DeviceId shift = pick_shift_(rng_);
   if (unit_(rng_) < 0.5) {  // half the time: one member onto a neighbour's device
     const NodeId v = cls[std::uniform_int_distribution<std::size_t>(0, cls.size() - 1)(rng_)];
-    const auto preds = g_.predecessors(v);
-    const auto succs = g_.successors(v);
-    const std::size_t deg = preds.size() + succs.size();
-    if (deg > 0) {
-      const std::size_t k = std::uniform_int_distribution<std::size_t>(0, deg - 1)(rng_);
-      const NodeId u = k < preds.size() ? preds[k] : succs[k - preds.size()];
+    if (degree(v) > 0) {
+      const NodeId u = random_neighbour(v);
       const DeviceId s =
           (cur_[static_cast<std::size_t>(u)] - cur_[static_cast<std::size_t>(v)] + p_) % p_;
       if (s != 0) shift = s;
@@ -123,16 +131,11 @@ void Annealer::move_reassign() {
     if (c >= 0) v = static_cast<std::size_t>(c);
   }
   undo_.push_back({static_cast<NodeId>(v), cur_[v]});
-  const auto preds = g_.predecessors(static_cast<NodeId>(v));
-  const auto succs = g_.successors(static_cast<NodeId>(v));
-  const std::size_t deg = preds.size() + succs.size();
   DeviceId target = (cur_[v] + pick_shift_(rng_)) % p_;
   if (s_.proposal && unit_(rng_) < s_.proposal->mix) {
     target = propose(s_.proposal->weights[v], cur_[v], p_, rng_);
-  } else if (deg > 0 && unit_(rng_) < 0.5) {
-    const std::size_t k = std::uniform_int_distribution<std::size_t>(0, deg - 1)(rng_);
-    const DeviceId nd =
-        cur_[static_cast<std::size_t>(k < preds.size() ? preds[k] : succs[k - preds.size()])];
+  } else if (degree(static_cast<NodeId>(v)) > 0 && unit_(rng_) < 0.5) {
+    const DeviceId nd = cur_[static_cast<std::size_t>(random_neighbour(static_cast<NodeId>(v)))];
     if (nd != cur_[v]) target = nd;
   }
   cur_[v] = target;
