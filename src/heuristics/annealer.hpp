@@ -60,7 +60,9 @@ private:
   // Shifts (or gathers) a random group, recording the old devices in undo_.
   void move_group();
 
-  // Shifts every op of a random repeat class by one random device offset (undo_ as above).
+  // Shifts every op of one repeat unit by one device offset (undo_ as above): the unit of a
+  // critical-chain op with probability focus, else a uniform one; half the time the offset
+  // that puts a random member on a random neighbour's device, else a uniform one.
   void move_repeat();
 
   // Swaps the devices of two ops on different devices (up to 8 tries; none found: no move).

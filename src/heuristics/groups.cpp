@@ -82,7 +82,7 @@ std::vector<std::vector<NodeId>> repeat_classes(const Graph& g) {
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const Node& n = g.node(v);
     std::string key = repeat_key(n.name);
-    if (key.size() == n.name.size() && key == n.name) continue;  // no layer index: no class
+    if (key == n.name) continue;  // no layer index: no class
     Key k{std::move(key), static_cast<int>(n.kind), n.flops, n.out_bytes,
           n.compute_cost.value_or(-1)};
     auto [it, fresh] = index.try_emplace(std::move(k), classes.size());

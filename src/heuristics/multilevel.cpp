@@ -209,9 +209,10 @@ PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOp
     }
   }
 
+  // With `tied`: every repeated layer placed alike first (its status line is the note).
+  std::string note = tied_search(problem, options, eval, t_start, cur, cur_ms);
   // Refine, coarsest to finest; then each further cycle coarsens again within the devices of
   // the placement so far (other clusters, other seed) and refines its levels the same way.
-  std::string note = tied_search(problem, options, eval, t_start, cur, cur_ms);
   run_cycles(problem, options, eval, t_start, groups, cur, cur_ms);
   return PlaceResult(Assignment{p, std::move(cur), {}, name()}, std::move(note));
 }
