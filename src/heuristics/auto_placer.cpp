@@ -44,12 +44,16 @@ constexpr const char* kStarvedSearch = "doppler-search:t0=0.0001,focus=0.8";
 constexpr double kRolloutSecondsPerOp = 30e-6;
 constexpr double kRolloutSecondsPerOpDevice = 2e-6;
 constexpr double kColdMultilevelT0 = 0.0005;  // multilevel's refinement and auto's, when cold
-// Under kStarvedCallsPerOp on large graphs whose repeated layers (repeat_classes) hold at least
-// kTiedMinShare of the ops: multilevel's tied search alone, every layer placed alike (on the
-// Llama-7B training step at 60 s on 2 threads 113.1 ms over 5 seeds where the learned search
-// alone found 153.7 over 3: docs/results/parallel.md, section "Tied layers").
+// Under kTiedCallsPerOp on graphs of kTiedMinOps or more whose repeated layers (repeat_classes)
+// hold at least kTiedMinShare of the ops: multilevel's tied search alone, every layer placed
+// alike, first on a stand-in of 4 layers (repeat_proxy). At 60 s on 2 threads: the Llama-7B
+// training step (0.2 calls per op) 95.0 ms over 3 seeds where the learned search alone found
+// 153.7, the forward pass (14,194 ops, 4.4 calls per op) 53.8 where the portfolio found 54.5
+// (docs/results/parallel.md, sections "Tied layers" and "A stand-in of four layers").
+constexpr int kTiedMinOps = 10000;
+constexpr double kTiedCallsPerOp = 10;
 constexpr double kTiedMinShare = 0.5;
-constexpr const char* kTiedSearch = "multilevel:inner=dsc,tied=0.8,t0=0.0005";
+constexpr const char* kTiedSearch = "multilevel:inner=dsc,tied=0.8,t0=0.0005,proxy=4";
 
 // One member's outcome.
 struct Member {
@@ -190,13 +194,13 @@ AutoPlan plan_auto(const AutoFeatures& f) {
     return plan;
   }
   const double per_op = calls_per_op(f);
-  if (f.ops >= kLearnedMinOps && per_op < kStarvedCallsPerOp && f.repeated >= kTiedMinShare) {
+  if (f.ops >= kTiedMinOps && per_op < kTiedCallsPerOp && f.repeated >= kTiedMinShare) {
     plan.members.push_back(kTiedSearch);
     plan.refine_share = 0;
     plan.why = fmt::format(
         "{} alone as N >= {}, {:.0f}% of the ops in repeated layers and the budget leaves {:.2g} "
         "calls per op",
-        kTiedSearch, kLearnedMinOps, 100 * f.repeated, per_op);
+        kTiedSearch, kTiedMinOps, 100 * f.repeated, per_op);
     return plan;
   }
   const bool learned = learned_fits(f);

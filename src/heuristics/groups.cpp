@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace doppler {
 
@@ -60,20 +61,33 @@ bool is_separator(char c) {
   return c == '.' || c == '/' || c == '_';
 }
 
-// The name with its layer index (the first digit run between separators, before any '[') as
-// '#'; the name itself when it has none.
-std::string repeat_key(const std::string& name) {
+// Where a name's layer index lies: [first, last) of its first digit run between separators,
+// before any '['; {0, 0} when it has none.
+std::pair<std::size_t, std::size_t> layer_digits(const std::string& name) {
   const std::size_t end = std::min(name.find('['), name.size());
   for (std::size_t i = 1; i < end; ++i) {
     if (!is_separator(name[i - 1])) continue;
     std::size_t j = i;
     while (j < end && name[j] >= '0' && name[j] <= '9') ++j;
-    if (j > i && j < end && is_separator(name[j])) return name.substr(0, i) + '#' + name.substr(j);
+    if (j > i && j < end && is_separator(name[j])) return {i, j};
   }
-  return name;
+  return {0, 0};
+}
+
+// The name with its layer index as '#'; the name itself when it has none.
+std::string repeat_key(const std::string& name) {
+  const auto [i, j] = layer_digits(name);
+  if (j == 0) return name;
+  return name.substr(0, i) + '#' + name.substr(j);
 }
 
 }  // namespace
+
+int repeat_layer(const std::string& name) {
+  const auto [i, j] = layer_digits(name);
+  if (j == 0 || j - i > 9) return -1;
+  return std::stoi(name.substr(i, j - i));
+}
 
 std::vector<std::vector<NodeId>> repeat_classes(const Graph& g) {
   using Key = std::tuple<std::string, int, double, double, double>;

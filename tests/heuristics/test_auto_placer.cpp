@@ -203,7 +203,7 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
 // Under one call per op on a large graph with half of its ops or more in repeated layers, the
 // tied multilevel search runs alone, policy or not; elsewhere the rule is unchanged.
 TEST(Auto, StarvedGraphsWithRepeatedLayersRunTheTiedSearchAlone) {
-  const std::vector<std::string> tied = {"multilevel:inner=dsc,tied=0.8,t0=0.0005"};
+  const std::vector<std::string> tied = {"multilevel:inner=dsc,tied=0.8,t0=0.0005,proxy=4"};
   AutoFeatures f = timed_features(61846, 16, 60, 0.007);  // the training step: 0.14 calls per op
   f.repeated = 0.99;
   AutoPlan plan = plan_auto(f);
@@ -216,10 +216,17 @@ TEST(Auto, StarvedGraphsWithRepeatedLayersRunTheTiedSearchAlone) {
   f.repeated = 0.49;  // under half: the learned search alone, as before
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8"}));
   f.repeated = 0.5;
-  f.call_seconds = 0.0004;  // 2.4 calls per op: not starved, the portfolio
+  f.call_seconds = 0.0004;  // 2.4 calls per op: still the tied search
+  EXPECT_EQ(plan_auto(f).members, tied);
+  f.call_seconds = 0.0001;  // 9.7 calls per op
+  EXPECT_EQ(plan_auto(f).members, tied);
+  f.call_seconds = 0.00009;  // 10.8 calls per op: the portfolio
   EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
-  f.call_seconds = 0.007;
-  f.ops = 19999;  // under 20,000 ops: the portfolio
+  f = timed_features(14194, 8, 60, 0.0019);  // the forward pass on 2 threads: 4.4 calls per op
+  f.threads = 2;
+  f.repeated = 0.99;
+  EXPECT_EQ(plan_auto(f).members, tied);
+  f.ops = 9999;  // under 10,000 ops: the portfolio
   EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
 }
 

@@ -132,7 +132,7 @@ TEST(PlacerOptions, CompactTextIsTheListingsForm) {
   EXPECT_EQ(text["dsc"], "merge=best|glb|lpt|eft|comm");
   EXPECT_EQ(text["multilevel"],
             "inner=local-search,coarse=0,cap=0.5,share=0.3,t0=0.005,cycles=1,"
-            "focus=0,tied=0");
+            "focus=0,tied=0,proxy=0");
   EXPECT_EQ(text["heft"], "");
   // Derived or absent defaults: "(derived)" kept, a choice lists its values, a path says PATH.
   using enum OptionType;

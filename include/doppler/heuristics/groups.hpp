@@ -1,6 +1,7 @@
 #pragma once
 // Tensor-op groups of a graph (the blocks that belong to one tensor operation), and its repeat
 // classes (one role in every repeated layer) with the helpers of a search that ties them.
+#include <string>
 #include <vector>
 
 #include "doppler/graph/graph.hpp"
@@ -22,6 +23,10 @@ std::vector<std::vector<NodeId>> tensor_groups(const Graph& g, bool infer);
 /// Only classes of two ops or more, each in ascending ids, in the order of their first op.
 /// O(N log N) in the ops.
 std::vector<std::vector<NodeId>> repeat_classes(const Graph& g);
+
+/// The layer index of a name as repeat_classes reads it (`layers.3.wq[0,1]`: 3); -1 when the
+/// name has none (or one of more than 9 digits).
+int repeat_layer(const std::string& name);
 
 /// The units a tied search moves: every class of `classes`, then every op of [0, num_nodes) in
 /// none of them alone (ascending).

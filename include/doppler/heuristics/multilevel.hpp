@@ -22,6 +22,9 @@ struct MultilevelSettings {
   /// by moves of whole classes, so every layer is placed alike; refinement takes the rest.
   double tied = 0;
   double tied_t0 = 0.00005;  ///< the tied search's start temperature (fraction of makespan)
+  /// Layers of the stand-in (repeat_proxy) on which the tied search spends 3/4 of its share
+  /// before it anneals the whole graph by classes; 0: none (on the graph from the start).
+  int tied_proxy = 0;
 };
 
 /// What one level of the last run looked like (for reports and tests).
@@ -83,6 +86,13 @@ private:
   std::string tied_search(const Problem& problem, const PlaceOptions& options,
                           BudgetedEvaluator& eval, const class Stopwatch& t_start,
                           std::vector<DeviceId>& cur, double& cur_ms) const;
+
+  /// The tied search's first part: anneals by classes on the stand-in of tied_proxy layers
+  /// (repeat_proxy) within 3/4 of `part`'s limits and makes `start` the stand-in's result carried
+  /// to the graph when that is shorter. Returns the note's clause.
+  std::string proxy_search(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& part, const std::vector<std::vector<NodeId>>& classes,
+                           std::vector<DeviceId>& start, double& start_ms) const;
 
   MultilevelSettings s_;
   mutable std::vector<MultilevelLevel> levels_;
