@@ -42,15 +42,8 @@ std::vector<NodeId> stand_in_ops(const std::vector<int>& layer, int last_kept,
 
 // A copy of `n` without its exec description (whose inputs name the graph's ids).
 Node without_exec(const Node& n) {
-  Node out;
-  out.name = n.name;
-  out.kind = n.kind;
-  out.flops = n.flops;
-  out.out_bytes = n.out_bytes;
-  out.group = n.group;
-  out.compute_cost = n.compute_cost;
-  out.transfer_cost = n.transfer_cost;
-  return out;
+  return Node{n.name,  n.kind,         n.flops,         n.out_bytes,
+              n.group, n.compute_cost, n.transfer_cost, std::nullopt};
 }
 
 }  // namespace
