@@ -113,7 +113,7 @@ void run_place(const PlaceCmdOptions& o) {
   std::cout << fmt::format("{:<18}{:.3f} s{}, {} thread{}\n", "placement time", r.seconds,
                            r.evaluations ? fmt::format(" ({} simulations)", r.evaluations) : "",
                            po.threads, po.threads == 1 ? "" : "s");
-  if (!r.note.empty()) std::cout << fmt::format("{:<18}{}\n", r.assignment.method, r.note);
+  if (!r.note.empty()) std::cout << fmt::format("{:<17} {}\n", r.assignment.method, r.note);
   if (!o.output.empty()) std::cout << fmt::format("{:<18}{}\n", "written", o.output);
 }
 
