@@ -47,9 +47,9 @@ constexpr double kColdMultilevelT0 = 0.0005;  // multilevel's refinement and aut
 // Under kTiedCallsPerOp on graphs of kTiedMinOps or more whose repeated layers (repeat_classes)
 // hold at least kTiedMinShare of the ops: multilevel's tied search alone, every layer placed
 // alike, first on a stand-in of 4 layers (repeat_proxy). At 60 s on 2 threads: the Llama-7B
-// training step (0.2 calls per op) 95.0 ms over 3 seeds where the learned search alone found
-// 153.7, the forward pass (14,194 ops, 4.4 calls per op) 53.8 where the portfolio found 54.5
-// (docs/results/parallel.md, sections "Tied layers" and "A stand-in of four layers").
+// training step (0.2 calls per op) 94.9 ms over 3 seeds where the learned search alone found
+// 153.7, the forward pass (14,194 ops, 3-4 calls per op) 53.8 where the portfolio found
+// 54.5-54.8 (docs/results/parallel.md, sections "Tied layers" and "A stand-in of four layers").
 constexpr int kTiedMinOps = 10000;
 constexpr double kTiedCallsPerOp = 10;
 constexpr double kTiedMinShare = 0.5;
