@@ -1,9 +1,11 @@
 #include "engine_support.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <numeric>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -75,6 +77,18 @@ int thread_count() {
   int n = 0;
   for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task"))
     ++n;
+  return n;
+}
+
+int thread_count_settled(int want, double patience_seconds) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(patience_seconds));
+  int n = thread_count();
+  while (n > want && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    n = thread_count();
+  }
   return n;
 }
 

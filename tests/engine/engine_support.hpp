@@ -56,4 +56,9 @@ void expect_rule_order(const FanOut& f, const Schedule& s, DispatchRule rule);
 /// Number of threads of this process (/proc/self/task).
 int thread_count();
 
+/// Thread count once it falls to `want` or after `patience_seconds`, whichever comes first.
+/// A joined thread has ended but the kernel may list it in /proc/self/task a moment longer
+/// (it clears the joiner's wait before it reaps the task), more so on a loaded machine.
+int thread_count_settled(int want, double patience_seconds = 2.0);
+
 }  // namespace doppler::test
