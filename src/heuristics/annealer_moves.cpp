@@ -166,6 +166,7 @@ void Annealer::moved_to(double ms) {
     best_ = cur_;
     since_improvement_ = 0;
     budget_.improved(ms);
+    if (s_.on_best) s_.on_best(best_, ms);
   }
 }
 

@@ -2,6 +2,7 @@
 // them, the edges out of later layers redirected; on a generated Llama model it is the model
 // generated with that many layers, and multilevel's tied search runs on it first.
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -175,6 +176,32 @@ TEST(TiedSearch, WithAStandInKeepsEveryLayerAlikeAndIsRepeatable) {
       untied += r.assignment.device_of[static_cast<std::size_t>(v)] !=
                 r.assignment.device_of[static_cast<std::size_t>(c.front())];
   EXPECT_LE(untied, 6);
+}
+
+// The stand-in's best is carried to the graph now and then while it is searched, so the run's
+// curve moves in that phase, and a run stopped there ends with what it was told, not the start.
+TEST(TiedSearch, ARunStoppedDuringTheStandInKeepsTheBestItReported) {
+  const Graph g = test::small_llama(8, 512, 4);
+  const Problem problem(g, Platform::hardware(load_hardware_profile("h100"), 4));
+  MultilevelSettings s;
+  s.inner = "dsc";
+  s.tied = 0.99;
+  s.tied_proxy = 2;
+  constexpr std::int64_t kCalls = 4000;  // the stand-in's share ends near 0.75 x 0.99 of them
+  PlaceOptions o;
+  o.seed = 3;
+  o.threads = 1;
+  o.budget.evaluations = kCalls;
+  ProgressPoint told{0, 0, std::numeric_limits<double>::infinity()};
+  o.progress = [&](const ProgressPoint& p) {
+    if (!(p.makespan < told.makespan)) return true;  // a heartbeat: nothing new
+    told = p;
+    return p.calls < kCalls / 4;  // stop at the first improvement past a quarter of the calls
+  };
+  const PlaceResult r = MultilevelPlacer(s).place(problem, o);
+  EXPECT_LT(r.spent.calls, kCalls / 2) << "no report during the stand-in's search: " << r.note;
+  EXPECT_GE(told.calls, kCalls / 4) << r.note;
+  EXPECT_LE(problem.simulator().makespan(r.assignment.device_of), told.makespan) << r.note;
 }
 
 }  // namespace

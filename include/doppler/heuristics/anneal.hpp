@@ -3,7 +3,9 @@
 // scored by the simulator, then first-improvement descent and iterated local search, from a
 // given start. Reassignment moves can be proposed by a learned distribution per op.
 #include <cstdint>
+#include <functional>
 #include <random>
+#include <span>
 #include <vector>
 
 #include "doppler/heuristics/placer.hpp"
@@ -76,6 +78,10 @@ struct AnnealSettings {
   /// a cycle and the best is kept. 0: max(kDefaultSearchCalls, 10 x ops). A budget within one
   /// cycle gives the same result as without cycles.
   std::int64_t cycle_calls = 0;
+  /// Told of each new best assignment an annealing move finds (device per op, and its makespan),
+  /// on the finding chain's thread: the callee synchronises chains. It must not touch the run's
+  /// random streams; calls it makes on an evaluator of its own are its affair. Empty: nobody.
+  std::function<void(std::span<const DeviceId>, double)> on_best;
 };
 
 /// True when the parallel chains of a run with these limits merge their changes at their
