@@ -55,25 +55,25 @@ public:
       : proxy_(proxy), start_(start), graph_(graph), stand_in_(stand_in) {}
 
   // A chain's new best on the stand-in: evaluated on the graph when a checkpoint is due.
-  void offer(std::span<const DeviceId> best) {
+  void offer(std::span<const DeviceId> stand_in_best) {
     const std::lock_guard lk(mu_);
     const double f = stand_in_.fraction();
     if (f < next_) return;
     next_ = (std::floor(f * kProxyCheckpoints) + 1) / kProxyCheckpoints;
-    std::vector<DeviceId> expanded = expand_proxy(proxy_, best, start_);
+    std::vector<DeviceId> expanded = expand_proxy(proxy_, stand_in_best, start_);
     if (const std::optional<double> ms = graph_.makespan(expanded, ws_)) consider(expanded, *ms);
   }
 
   // An assignment of the graph with its makespan: kept (and reported) when the best so far.
   void consider(std::vector<DeviceId>& device_of, double ms) {
-    if (ms >= best_ms_) return;
-    best_ = std::move(device_of);
-    best_ms_ = ms;
+    if (ms >= best_ms) return;
+    best = std::move(device_of);
+    best_ms = ms;
     graph_.improved(ms);
   }
 
-  std::vector<DeviceId> best_;  // the best carried over so far (empty before the first)
-  double best_ms_ = std::numeric_limits<double>::infinity();  // its makespan on the graph
+  std::vector<DeviceId> best;  // the best carried over so far (empty before the first)
+  double best_ms = std::numeric_limits<double>::infinity();  // its makespan on the graph
 
 private:
   const RepeatProxy& proxy_;
@@ -118,14 +118,14 @@ std::string MultilevelPlacer::proxy_search(const Problem& problem, const PlaceOp
   if (const std::optional<double> ms = part.makespan(expanded, ws)) {
     line += fmt::format(" ({:.6g} on the graph)", *ms);
     carried.consider(expanded, *ms);
-  } else if (!carried.best_.empty()) {
+  } else if (!carried.best.empty()) {
     line +=
         fmt::format(" (no call left to carry it over; {:.6g} on the graph at the last checkpoint)",
-                    carried.best_ms_);
+                    carried.best_ms);
   }
-  if (carried.best_ms_ < start_ms) {
-    start = std::move(carried.best_);
-    start_ms = carried.best_ms_;
+  if (carried.best_ms < start_ms) {
+    start = std::move(carried.best);
+    start_ms = carried.best_ms;
   }
   return line;
 }
