@@ -29,3 +29,24 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 count=$(ls ./*.deb | wc -l)
 echo "gpu-bundle: $count packages, $(du -sh . | cut -f1) in .gpu/debs"
+
+# The two ONNX rows of scripts/threads-check.sh (issue 51's many-thread figure), which the GPU
+# machine's build cannot import: made here with BUILD's import (default build/doppler) when it
+# has one, gzipped into .gpu/graphs. Skipped with a message otherwise.
+cd ../..
+D=${DOPPLER:-build/doppler}
+if [ -x "$D" ] && "$D" import --help >/dev/null 2>&1; then
+  # shellcheck source=scripts/large_graphs.sh
+  source scripts/large_graphs.sh
+  mkdir -p .gpu/graphs/src
+  for g in gpt12 inception; do
+    [ -f ".gpu/graphs/$g.json.gz" ] && continue
+    large_graph "$g" .gpu/graphs/src "$D" >/dev/null &&
+      gzip -9 -c ".gpu/graphs/src/$g.json" >".gpu/graphs/$g.json.gz.tmp" &&
+      mv ".gpu/graphs/$g.json.gz.tmp" ".gpu/graphs/$g.json.gz"
+  done
+  rm -rf .gpu/graphs/src
+  echo "gpu-bundle: $(du -sh .gpu/graphs | cut -f1) in .gpu/graphs ($(ls .gpu/graphs))"
+else
+  echo "gpu-bundle: no $D with the ONNX import: .gpu/graphs not made (threads-check.sh skips gpt12 and inception)"
+fi

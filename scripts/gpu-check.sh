@@ -2,7 +2,7 @@
 # On the GPU machine (no network, no apt), one command: unpacks the Debian packages of
 # scripts/gpu-bundle.sh (.gpu/debs) into a scratch prefix (dpkg -x, never into /), configures the
 # minimal + CUDA build (no torch, ONNX or MPI) in build-gpu, builds it with every core, runs the
-# GPU checks, and writes to OUT_DIR:
+# GPU checks and the CUDA engine's runs (cuda_engine below), and writes to OUT_DIR:
 #   summary.json   GPU, driver, commit, each step's seconds and result, the checks' figures
 #   summary.md     the same for a person
 #   gpu-check.log  everything the steps printed
@@ -82,6 +82,30 @@ engine_tests() {
   build-gpu/tests/test_engine --gtest_brief=1 --gtest_output="json:$out/test_engine.json"
 }
 
+# The engine on the GPU (issue 49): a Llama layer placed by critical-path on P = 1 (the whole
+# GPU), 2 and 4 SM partitions, `execute --backend cuda --verify` (every node against the CPU
+# engine), beside the CPU engine on the same placement (this machine's cores); then the
+# engine's own cost per op with empty kernels on the whole GPU, and tf32 / bf16 Tensor Core GEMMs
+# on 4 partitions. Each run's JSON is kept.
+cuda_engine() {
+  local d=build-gpu/doppler g=$out/llama-layer.json rc=0
+  $d -q generate llama-layer -p dim=1024 -p heads=16 -p ffn=2048 -p seq=512 -p vocab=2000 \
+    --devices 4 -o "$g" || return 1
+  for p in 1 2 4; do
+    $d -q place "$g" --devices "$p" --method critical-path -o "$out/assignment-$p.json" || return 1
+    $d execute "$g" -a "$out/assignment-$p.json" --backend cuda --verify --repeat 5 --json \
+      >"$out/execute-cuda-$p.json" || rc=1
+    $d execute "$g" -a "$out/assignment-$p.json" --repeat 3 --json >"$out/execute-cpu-$p.json" || rc=1
+  done
+  for m in tf32 bf16; do  # Tensor Core GEMMs on 4 partitions
+    $d execute "$g" -a "$out/assignment-4.json" --backend cuda --gpu-math "$m" --verify \
+      --repeat 5 --json >"$out/execute-cuda-4-$m.json" || rc=1
+  done
+  $d execute "$g" -a "$out/assignment-1.json" --backend cuda --kernels empty --repeat 5 --json \
+    >"$out/execute-cuda-empty.json" || rc=1
+  return $rc
+}
+
 export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_LIBDIR=$L/pkgconfig:$S/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$S
 export PATH=$PATH:$S/usr/bin
@@ -90,6 +114,7 @@ step unpack unpack && step configure configure && step build build && {
   step gpus info
   step cuda_tests cuda_tests
   step engine_tests engine_tests
+  step cuda_engine cuda_engine
 }
 
 python3 - "$out" "$steps" "${DOPPLER_COMMIT:-unknown}" "$(nproc)" <<'PY'
@@ -112,12 +137,26 @@ if os.path.exists(f"{out}/test_cuda.json"):
             status = "failed" if t.get("failures") else ("skipped" if t.get("result") == "SKIPPED" else "passed")
             tests.append({"test": f"{suite['name']}.{t['name']}", "status": status,
                           "seconds": float(str(t.get("time", "0")).rstrip("s") or 0)})
+engine = []  # the cuda_engine step's runs
+for name in ["cuda-1", "cpu-1", "cuda-2", "cpu-2", "cuda-4", "cpu-4", "cuda-4-tf32",
+             "cuda-4-bf16", "cuda-empty"]:
+    path = f"{out}/execute-{name}.json"
+    try:
+        j = json.load(open(path))
+    except (OSError, ValueError):
+        continue
+    engine.append({"run": name, "devices": j.get("devices"), "engine": j.get("engine"),
+                   "kernels": j.get("kernels"), "makespan_median_s": j.get("makespan_median"),
+                   "gflops_per_s": j.get("gflops_per_s"), "ops": j.get("ops"),
+                   "seconds_per_op": j["makespan_median"] / j["ops"] if j.get("ops") else None,
+                   "verify": j.get("verify")})
 summary = {
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     "commit": commit, "host_cores": int(cores),
     "gpu": gpus[0]["name"] if gpus else None, "gpus": gpus,
     "steps": steps, "total_seconds": round(sum(s["seconds"] for s in steps), 1),
     "cuda_tests": tests,
+    "engine": engine,
     "ok": all(s["exit"] == 0 for s in steps) and not any(t["status"] == "failed" for t in tests),
 }
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=2)
@@ -128,6 +167,12 @@ md = [f"# gpu-check {summary['date']}", "",
 md += [f"| {s['step']} | {s['seconds']:.1f} | {s['exit']} |" for s in steps]
 md += ["", "| CUDA test | result | seconds |", "|---|---|---:|"]
 md += [f"| {t['test']} | {t['status']} | {t['seconds']:.2f} |" for t in tests]
+md += ["", "| engine run | devices | median makespan (s) | GFLOP/s | verify (max rel. error) |",
+       "|---|---:|---:|---:|---|"]
+for e in engine:
+    v = e["verify"]
+    md.append(f"| {e['run']} | {e['devices']} | {e['makespan_median_s']} | "
+              f"{e['gflops_per_s']:.1f} | {v['max_relative_error'] if v else '-'} |")
 open(f"{out}/summary.md", "w").write("\n".join(md) + "\n")
 print("\n".join(md))
 PY

@@ -14,6 +14,7 @@
 
 #include "doppler/engine/mpi_backend.hpp"
 #include "doppler/engine/mpi_world.hpp"
+#include "doppler/engine/runner.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
 #include "doppler/util/atomic_file.hpp"
@@ -40,7 +41,8 @@ void run_calibrate(const CalibrateOptions& o) {
   co.devices = o.devices;
   co.repeat = o.repeat;
   co.topology = o.topology;
-  const EngineOptions eo = engine_options(o.engine, o.devices);
+  const Backend backend = o.backend == "cuda" ? Backend::cuda : Backend::cpu;
+  const EngineOptions eo = engine_options(o.engine, o.devices, backend);
   co.pin_threads = eo.pin_threads;
   co.copies = eo.copies;
   co.link = eo.link;
@@ -51,6 +53,14 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   // MPI: every rank runs the same benchmarks (each engine is collective); rank 0 writes.
   std::unique_ptr<MpiWorld> world;
+  if (backend == Backend::cuda) {  // every benchmark on the same GPU devices (its first P)
+    co.engines = [gpu = eo.gpu](const Graph& graph, const EngineOptions& bench) {
+      EngineOptions on_gpu = bench;
+      on_gpu.backend = Backend::cuda;
+      on_gpu.gpu = gpu;
+      return local_engine_factory()(graph, on_gpu);
+    };
+  }
   if (o.backend == "mpi") {
     world = std::make_unique<MpiWorld>();
     co.engines = MpiEngine::factory();
@@ -209,9 +219,9 @@ void add_calibrate(CLI::App& app) {
                   "that kernel's microbenchmarks)");
   add_engine_options(*cmd, o->engine, EngineFlags::links);
   cmd->add_option("--backend", o->backend,
-                  "engine to measure: local (threads) or mpi (start with mpirun -np R; rank 0 "
-                  "writes the profile)")
-      ->check(CLI::IsMember({"local", "mpi"}))
+                  "engine to measure: local (threads), mpi (start with mpirun -np R; rank 0 "
+                  "writes the profile) or cuda (GPU partitions or GPUs: --gpu-partitions, --gpus)")
+      ->check(CLI::IsMember({"local", "mpi", "cuda"}))
       ->capture_default_str();
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
   cmd->callback([o] { run_calibrate(*o); });

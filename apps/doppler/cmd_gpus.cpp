@@ -66,4 +66,8 @@ void add_gpus(CLI::App& app) {
   cmd->callback([o] { run_gpus(*o); });
 }
 
+void register_backends() {
+  enable_cuda_backend();
+}
+
 }  // namespace doppler::cli

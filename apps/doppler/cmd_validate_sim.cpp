@@ -46,7 +46,8 @@ void run_validate(const ValidateOptions& o) {
         "graph dtype is {}: the simulator charges {} bytes per element, the engine "
         "copies f32 (generate with --dtype f32 for sim-to-real comparisons)",
         dt, dt == "f16" ? 2 : 4);
-  const EngineOptions eo = engine_options(o.engine, devices);
+  const EngineOptions eo =
+      engine_options(o.engine, devices, o.backend == "cuda" ? Backend::cuda : Backend::cpu);
   std::unique_ptr<Engine> local;
   std::unique_ptr<MpiEngine> mpi;
   if (o.backend == "mpi")
@@ -184,9 +185,9 @@ void add_validate_sim(CLI::App& app) {
       ->capture_default_str();
   add_engine_options(*cmd, o->engine, EngineFlags::links);
   cmd->add_option("--backend", o->backend,
-                  "local (threads) or mpi (start with mpirun -np R; devices spread over ranks, "
-                  "rank 0 reports)")
-      ->check(CLI::IsMember({"local", "mpi"}))
+                  "local (threads), mpi (start with mpirun -np R; devices spread over ranks, "
+                  "rank 0 reports) or cuda (GPU partitions or GPUs: --gpu-partitions, --gpus)")
+      ->check(CLI::IsMember({"local", "mpi", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--csv", o->csv, "also write the table as CSV");
   cmd->add_option("--save-assignments", o->save_assignments,

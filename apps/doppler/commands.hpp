@@ -22,5 +22,8 @@ void add_execute(CLI::App& app);       ///< doppler execute GRAPH --assignment A
 void add_calibrate(CLI::App& app);     ///< doppler calibrate --devices P -o hw.json
 void add_validate_sim(CLI::App& app);  ///< doppler validate-sim GRAPH --hardware hw.json
 void add_gpus(CLI::App& app);          ///< doppler gpus
+/// Makes the engine backends this build has available (CUDA: enable_cuda_backend()); a no-op
+/// without them.
+void register_backends();
 
 }  // namespace doppler::cli

@@ -1,5 +1,10 @@
 #include "engine_options.hpp"
 
+#include <algorithm>
+#include <charconv>
+
+#include "doppler/util/error.hpp"
+
 namespace doppler::cli {
 
 namespace {
@@ -41,10 +46,58 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which) {
   if (all)
     cmd.add_option("--timeout", o.timeout, "abort a run after this many seconds (0: never)")
         ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--gpu-partitions", o.gpu_partitions,
+                 "--backend cuda: the devices are this many equal SM partitions of one GPU "
+                 "(CUDA green contexts; Hopper: multiples of 8 SMs; `doppler gpus` lists the "
+                 "splits); default: the device count when it is above 1")
+      ->check(CLI::Range(1, kMaxDevices));
+  cmd.add_option("--gpus", o.gpus,
+                 "--backend cuda: GPU ordinals, comma-separated: with --gpu-partitions the GPU "
+                 "to split (the first), else one device per GPU (default 0)");
+  cmd.add_option("--gpu-math", o.gpu_math,
+                 "--backend cuda: how GEMMs compute: f32, or tf32 / bf16 on Tensor Cores "
+                 "(operands rounded, f32 accumulation; tensors stay f32 in memory)")
+      ->check(CLI::IsMember({"f32", "tf32", "bf16"}))
+      ->capture_default_str();
 }
 
-EngineOptions engine_options(const EngineCliOptions& o, int devices) {
+namespace {
+
+// --gpus "0,2" as ordinals (InputError naming the flag otherwise).
+std::vector<int> parse_gpus(const std::string& list) {
+  std::vector<int> gpus;
+  std::size_t at = 0;
+  while (at <= list.size()) {
+    const std::size_t end = std::min(list.find(',', at), list.size());
+    const std::string item = list.substr(at, end - at);
+    int g = -1;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), g);
+    if (ec != std::errc() || p != item.data() + item.size() || g < 0)
+      throw InputError("--gpus: '" + item + "' is not a GPU ordinal (e.g. --gpus 0,1)");
+    gpus.push_back(g);
+    at = end + 1;
+  }
+  return gpus;
+}
+
+// The CUDA backend's devices from the flags (see engine_options()).
+GpuDevices gpu_devices(const EngineCliOptions& o, int devices) {
+  GpuDevices g;
+  if (!o.gpus.empty()) g.gpus = parse_gpus(o.gpus);
+  g.partitions = o.gpu_partitions;
+  g.math = parse_gpu_math(o.gpu_math);
+  if (g.partitions == 0 && o.gpus.empty() && devices > 1) g.partitions = devices;
+  return g;
+}
+
+}  // namespace
+
+EngineOptions engine_options(const EngineCliOptions& o, int devices, Backend backend) {
+  if (backend != Backend::cuda && (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32"))
+    throw InputError("--gpu-partitions, --gpus and --gpu-math need --backend cuda");
   EngineOptions eo;
+  eo.backend = backend;
+  if (backend == Backend::cuda) eo.gpu = gpu_devices(o, devices);
   eo.devices = devices;
   eo.kernels = parse_kernel_mode(o.kernels);
   eo.synthetic_scale = o.scale;

@@ -19,6 +19,9 @@ struct EngineCliOptions {
   bool no_pin = false;            ///< do not pin compute workers to cores
   std::string copies = "worker";  ///< who copies between devices: worker or producer
   double timeout = 0;             ///< seconds after which a run is aborted (0: none)
+  int gpu_partitions = 0;         ///< --backend cuda: SM partitions of one GPU (0: the rule)
+  std::string gpus;               ///< --backend cuda: comma-separated GPU ordinals ("": 0)
+  std::string gpu_math = "f32";   ///< --backend cuda: GEMM math (f32, tf32, bf16)
 };
 
 /// Which engine flags a command takes.
@@ -30,10 +33,14 @@ enum class EngineFlags {
 };
 
 /// Adds --kernels, --scale, --link-bandwidth, --link-latency, --link-profile, --no-pin,
-/// --copies and --timeout (`which` = links: the link, pinning and copy flags alone).
+/// --copies and --timeout (`which` = links: the link, pinning and copy flags alone), and the
+/// CUDA backend's --gpu-partitions and --gpus.
 void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which = EngineFlags::all);
 
-/// EngineOptions for `devices` devices (InputError on bad values).
-EngineOptions engine_options(const EngineCliOptions& o, int devices);
+/// EngineOptions for `devices` devices on `backend` (InputError on bad values). For CUDA
+/// without --gpu-partitions or --gpus: P > 1 devices are P partitions of GPU 0, one device is
+/// the whole GPU 0.
+EngineOptions engine_options(const EngineCliOptions& o, int devices,
+                             Backend backend = Backend::cpu);
 
 }  // namespace doppler::cli

@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   doppler::cli::add_calibrate(app);
   doppler::cli::add_validate_sim(app);
   doppler::cli::add_gpus(app);
+  doppler::cli::register_backends();
   doppler::cli::add_train(app);
   doppler::cli::add_pretrain(app);
 

@@ -10,9 +10,11 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "plan.hpp"
 
+#include "doppler/engine/options.hpp"
 #include "doppler/graph/graph.hpp"
 
 namespace doppler::engine_detail {
@@ -63,7 +65,22 @@ public:
   virtual void read(DeviceId d, NodeId v, std::span<float> out) {
     std::memcpy(out.data(), buffer(d, v), out.size() * sizeof(float));
   }
+  /// True when buffer() is host memory the caller may read directly (false: use read()).
+  virtual bool host_memory() const { return true; }
+  /// The devices in a few words for Engine::describe(), e.g. "cuda, 4 partitions of 32 SMs of
+  /// NVIDIA H100"; empty for the CPU backend (the Engine words it).
+  virtual std::string describe() const { return {}; }
 };
+
+/// Makes the devices of Backend::cuda for a compiled plan (`nodes` nodes) and the engine's
+/// options. Registered by libdoppler_cuda (enable_cuda_backend()); null when it is not.
+using BackendFactory = std::unique_ptr<DeviceBackend> (*)(const Plan& plan,
+                                                          const EngineOptions& options, int nodes);
+
+/// Registers the CUDA backend's factory (thread-safe; the last one wins).
+void set_cuda_backend_factory(BackendFactory f);
+/// The registered CUDA backend factory, or null.
+BackendFactory cuda_backend_factory();
 
 /// The CPU backend: host memory (one buffer per device and node), the plan's kernels (OpenBLAS
 /// GEMMs and loops, one scratch area per device), memcpy for copies.

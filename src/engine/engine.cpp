@@ -7,9 +7,11 @@
 #include <cblas.h>
 #include <fmt/format.h>
 
+#include "kernel_driver.hpp"
 #include "plan.hpp"
 #include "runtime.hpp"
 
+#include "doppler/util/components.hpp"
 #include "doppler/util/error.hpp"
 
 namespace doppler {
@@ -27,6 +29,9 @@ struct Engine::Impl {
   std::vector<std::string> warnings;
   std::mutex run_mu;
   RunRecord rec;
+  // Outputs read back from device memory since the last run (backends without host buffers).
+  mutable std::vector<std::vector<float>> read_back;
+  mutable std::mutex read_mu;
 };
 
 namespace engine_detail {
@@ -89,8 +94,21 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
   cfg.link = options.link;
   cfg.fault = options.fault;
   cfg.timeout = options.timeout_seconds;
-  m.runtime = std::make_unique<Runtime>(g, m.plan, cfg);
-  if (options.devices > m.runtime->cores())
+  std::unique_ptr<engine_detail::DeviceBackend> backend;  // null: the CPU backend
+  if (options.backend == Backend::cuda) {
+    const engine_detail::BackendFactory make = engine_detail::cuda_backend_factory();
+    if (!make && !component_built(Component::cuda))
+      throw component_absent("--backend cuda", Component::cuda);
+    if (!make)
+      throw InputError(
+          "--backend cuda: this program did not register the CUDA backend (link "
+          "libdoppler_cuda and call doppler::enable_cuda_backend())");
+    engine_detail::check_device_plan(m.plan);
+    cfg.pin = false;  // a GPU's workers wait for it rather than compute
+    backend = make(m.plan, options, g.num_nodes());
+  }
+  m.runtime = std::make_unique<Runtime>(g, m.plan, cfg, std::move(backend));
+  if (options.backend == Backend::cpu && options.devices > m.runtime->cores())
     m.warnings.push_back(fmt::format(
         "{} devices on {} usable cores: compute workers share cores and are not pinned, so "
         "measured makespans include that contention",
@@ -109,6 +127,10 @@ EngineResult Engine::run(const Assignment& a, DispatchRule rule) {
     throw InputError("dispatch rule 'priority' needs an order in the assignment");
   std::lock_guard lk(m.run_mu);
   m.last.clear();
+  {
+    std::lock_guard rk(m.read_mu);
+    m.read_back.clear();
+  }
   m.runtime->run(a.device_of, rule, a.order, nullptr, m.rec);
   m.last = a.device_of;
   return engine_detail::to_result(*m.graph, a.device_of, a.devices, m.rec);
@@ -133,8 +155,16 @@ std::span<const float> Engine::output(NodeId v) const {
   if (v < 0 || v >= m.graph->num_nodes()) throw InputError(fmt::format("no node {}", v));
   if (m.last.empty()) return {};
   const DeviceId d = m.last[static_cast<std::size_t>(v)];
-  return {m.runtime->buffer(d, v),
-          static_cast<std::size_t>(m.plan.kernels[static_cast<std::size_t>(v)].numel)};
+  const auto n = static_cast<std::size_t>(m.plan.kernels[static_cast<std::size_t>(v)].numel);
+  if (m.runtime->host_buffers()) return {m.runtime->buffer(d, v), n};
+  std::lock_guard lk(m.read_mu);  // device memory: read back once per run and node
+  if (m.read_back.empty()) m.read_back.resize(static_cast<std::size_t>(m.graph->num_nodes()));
+  auto& out = m.read_back[static_cast<std::size_t>(v)];
+  if (out.size() != n) {
+    out.resize(n);
+    m.runtime->read(d, v, out);
+  }
+  return out;
 }
 
 const std::vector<std::int64_t>& Engine::output_shape(NodeId v) const {
@@ -167,6 +197,14 @@ const std::vector<std::string>& Engine::warnings() const {
 std::string Engine::describe() const {
   const Impl& m = *impl_;
   std::string kernels = kernel_mode_name(m.plan.mode);
+  if (m.options.backend == Backend::cuda) {
+    if (m.plan.mode == KernelMode::synthetic)
+      kernels += fmt::format(" (scale {:.3g} FLOP and byte per cost unit)", m.plan.scale);
+    return fmt::format(
+        "{}, {} kernels (cuBLAS and elementwise kernels, f32 in memory), link "
+        "emulation {}",
+        m.runtime->backend_label(), kernels, m.options.link.label());
+  }
   if (m.plan.mode == KernelMode::real) kernels += " (OpenBLAS, 1 thread per worker)";
   if (m.plan.mode == KernelMode::synthetic)
     kernels += fmt::format(" (scale {:.3g} FLOP and byte per cost unit)", m.plan.scale);

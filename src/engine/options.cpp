@@ -20,6 +20,11 @@ constexpr std::array<EnumName<KernelMode>, 4> kKernelModes{{{KernelMode::automat
                                                             {KernelMode::empty, "empty"}}};
 constexpr std::array<EnumName<CopyMode>, 2> kCopyModes{
     {{CopyMode::worker, "worker"}, {CopyMode::producer, "producer"}}};
+constexpr std::array<EnumName<Backend>, 2> kBackends{
+    {{Backend::cpu, "cpu"}, {Backend::cuda, "cuda"}}};
+constexpr std::array<EnumName<GpuDevices::Math>, 3> kGpuMaths{{{GpuDevices::Math::f32, "f32"},
+                                                               {GpuDevices::Math::tf32, "tf32"},
+                                                               {GpuDevices::Math::bf16, "bf16"}}};
 
 }  // namespace
 
@@ -29,6 +34,18 @@ const char* kernel_mode_name(KernelMode m) {
 
 KernelMode parse_kernel_mode(const std::string& name) {
   return parse_enum(kKernelModes, name, "kernel mode");
+}
+
+const char* backend_name(Backend b) {
+  return enum_name(kBackends, b).data();
+}
+
+const char* gpu_math_name(GpuDevices::Math m) {
+  return enum_name(kGpuMaths, m).data();
+}
+
+GpuDevices::Math parse_gpu_math(const std::string& name) {
+  return parse_enum(kGpuMaths, name, "GEMM math");
 }
 
 const char* copy_mode_name(CopyMode m) {

@@ -86,6 +86,13 @@ public:
   /// Buffer of node v on device d (numel + kTrailer floats once a run has needed it).
   float* buffer(DeviceId d, NodeId v) { return backend_->buffer(d, v); }
   const float* buffer(DeviceId d, NodeId v) const { return backend_->buffer(d, v); }
+  /// Copies the first out.size() floats of device d's buffer of v into host memory (between
+  /// runs).
+  void read(DeviceId d, NodeId v, std::span<float> out) { backend_->read(d, v, out); }
+  /// True when buffer() is host memory (the CPU backend); else read() it.
+  bool host_buffers() const { return backend_->host_memory(); }
+  /// The backend's own description ("" for the CPU backend).
+  std::string backend_label() const { return backend_->describe(); }
   /// True when device d's buffer of v has been allocated.
   bool has_buffer(DeviceId d, NodeId v) const { return backend_->has_buffer(d, v); }
   /// Seconds since the current run's start.

@@ -108,6 +108,31 @@ TEST(CliComponents, MpiBackendWithoutMpiSaysSo) {
   EXPECT_EQ(r.err, absent_line("--backend mpi", "MPI", "MPI"));
 }
 
+// Without CUDA, --backend cuda is the absent component's line; with it but without a GPU (CI),
+// the driver's one line and exit 1 (not the input's fault).
+TEST(CliComponents, CudaBackendSaysWhatIsMissing) {
+  test::TempDir dir;
+  tiny_graph(dir);
+  const auto r = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                               " --backend cuda --repeat 1");
+  if (!test::cli_has(Component::cuda)) {
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, absent_line("--backend cuda", "CUDA", "CUDA"));
+    return;
+  }
+  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: the run succeeded";
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("doppler: error: no CUDA driver or GPU: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  // The GPU flags without the CUDA backend are a bad request, GPU or not.
+  const auto bad = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                                 " --gpu-partitions 2");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err,
+            "doppler: error: --gpu-partitions, --gpus and --gpu-math need --backend cuda\n");
+}
+
 TEST(CliComponents, DotWithoutGraphvizNamesTheFile) {
   if (test::cli_has(Component::graphviz)) GTEST_SKIP() << "built with Graphviz";
   test::TempDir dir;

@@ -8,4 +8,7 @@ void add_gpus(CLI::App& app) {
   add_absent_command(app, "gpus", "List the GPUs the CUDA backend can use", Component::cuda);
 }
 
+// No backend to register: an Engine asked for CUDA says the build has none (exit 2).
+void register_backends() {}
+
 }  // namespace doppler::cli

@@ -1,7 +1,8 @@
 #pragma once
 // The NVIDIA GPUs a process can use and how one GPU splits into SM partitions (CUDA green
 // contexts), for the CUDA engine backend (libdoppler_cuda, built when nvcc is found). The header
-// needs no CUDA: list_gpus() is defined by libdoppler_cuda, partition_sms() by libdoppler.
+// needs no CUDA: list_gpus() and enable_cuda_backend() are defined by libdoppler_cuda,
+// partition_sms() by libdoppler.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,6 +35,11 @@ SmGranularity sm_granularity(int major);
 /// of g.step, at least g.min_sms, with partitions x that <= sms (the rest stays unused).
 /// Returns 0 when the GPU cannot hold that many partitions. partitions >= 1.
 int partition_sms(int sms, int partitions, SmGranularity g);
+
+/// Makes Backend::cuda available to every Engine made after it (EngineOptions::backend).
+/// Defined by libdoppler_cuda: a program links it and calls this once; without it an Engine
+/// asked for CUDA throws InputError naming the missing component. Idempotent, thread-safe.
+void enable_cuda_backend();
 
 /// Every GPU this process sees. Throws EngineError "no CUDA driver or GPU: CAUSE" (one line)
 /// when the driver is missing or too old, or no GPU is visible. Defined by libdoppler_cuda.

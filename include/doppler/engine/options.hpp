@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "doppler/graph/types.hpp"
 #include "doppler/hardware/profile.hpp"
@@ -66,6 +67,32 @@ const char* copy_mode_name(CopyMode m);
 /// Parses the names of copy_mode_name(); InputError otherwise.
 CopyMode parse_copy_mode(const std::string& name);
 
+/// Which devices run an Engine's kernels.
+enum class Backend {
+  cpu,   ///< host threads, one per device, OpenBLAS kernels (the default)
+  cuda,  ///< NVIDIA GPUs, or SM partitions of one (libdoppler_cuda; see enable_cuda_backend())
+};
+
+/// "cpu" or "cuda".
+const char* backend_name(Backend b);
+
+/// The devices of the CUDA backend: with `partitions` > 0, GPU gpus[0] split into that many
+/// equal SM partitions (CUDA green contexts), the first EngineOptions::devices of them one
+/// device each (partitions >= devices); with 0, each GPU of `gpus` (CUDA ordinals) one device
+/// (as many as EngineOptions::devices).
+struct GpuDevices {
+  int partitions = 0;
+  std::vector<int> gpus = {0};
+  /// How the GEMMs compute (operands and results stay f32 in memory): f32 (exact f32 FMA),
+  /// tf32 or bf16 (Tensor Cores with operands rounded to that type, f32 accumulation).
+  enum class Math { f32, tf32, bf16 } math = Math::f32;
+};
+
+/// "f32", "tf32" or "bf16".
+const char* gpu_math_name(GpuDevices::Math m);
+/// Parses the names of gpu_math_name(); InputError otherwise.
+GpuDevices::Math parse_gpu_math(const std::string& name);
+
 /// Everything an Engine is built with. Buffers and threads are created once per Engine.
 struct EngineOptions {
   int devices = 1;                             ///< logical devices P (1..kMaxDevices)
@@ -79,6 +106,8 @@ struct EngineOptions {
   CopyMode copies = CopyMode::worker;  ///< who copies between this process's devices
   double timeout_seconds = 0;          ///< a run longer than this fails with an error; 0 = none
   FaultInjection fault;                ///< test hook
+  Backend backend = Backend::cpu;      ///< what runs the kernels
+  GpuDevices gpu;                      ///< Backend::cuda: which GPUs or partitions
 };
 
 }  // namespace doppler

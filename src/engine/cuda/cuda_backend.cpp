@@ -1,0 +1,353 @@
+#include "cuda_backend.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cuda_exec.hpp"
+#include "driver_api.hpp"
+#include "green_partitions.hpp"
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/engine/gpus.hpp"
+#include "doppler/util/error.hpp"
+
+namespace doppler::cuda_detail {
+
+namespace {
+
+using engine_detail::DeviceBackend;
+using engine_detail::DeviceInterval;
+using engine_detail::KernelOp;
+using engine_detail::Plan;
+
+// One device: its streams, cuBLAS handle and memory.
+struct Device {
+  int gpu = 0;
+  int sms = 0;
+  cudaStream_t compute = nullptr, copy_in = nullptr;
+  bool own_streams = false;  // whole-GPU mode; green partitions own theirs
+  cublasHandle_t blas = nullptr;
+  float* scratch = nullptr;
+  std::int64_t scratch_floats = 0;
+  float *syn_a = nullptr, *syn_b = nullptr;
+  std::vector<float*> bufs;        // per node
+  std::vector<std::size_t> sizes;  // per node, floats
+  std::vector<float*> values;      // per node: cached values (constant, rotary), or null
+  ExecResources exec;
+};
+
+// One GPU's clock: the origin event of the current run and when the host recorded it.
+struct Clock {
+  int gpu = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t origin = nullptr;
+  double lag = 0;  // seconds from the Runtime's origin to the event's recording
+};
+
+// A worker thread's events (attach()): start and end of its launches or copies.
+struct Slot {
+  const void* owner = nullptr;
+  DeviceId device = -1;
+  cudaEvent_t start = nullptr, end = nullptr;
+};
+thread_local Slot tl_slot;
+
+cublasComputeType_t compute_type(GpuDevices::Math m) {
+  switch (m) {
+    case GpuDevices::Math::tf32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case GpuDevices::Math::bf16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    default:
+      return CUBLAS_COMPUTE_32F;
+  }
+}
+
+// Floats of scratch the plan's largest kernel needs.
+std::int64_t scratch_needed(const Plan& plan) {
+  std::int64_t need = 1;
+  for (const auto& k : plan.kernels) {
+    if (k.op == KernelOp::gemm) need = std::max(need, k.gemm.scratch);
+    if (k.op == KernelOp::conv2d || k.op == KernelOp::maxpool2d || k.op == KernelOp::avgpool2d)
+      need = std::max(need, k.window.scratch);
+    if (k.op == KernelOp::synthetic) need = std::max(need, k.sm * k.sm);
+  }
+  return need;
+}
+
+float* device_alloc(std::size_t floats, const char* what) {
+  void* p = nullptr;
+  check(cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float)), what);
+  return static_cast<float*>(p);
+}
+
+float* upload(const std::vector<float>& host, const char* what) {
+  float* p = device_alloc(host.size(), what);
+  check(cudaMemcpy(p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), what);
+  return p;
+}
+
+class CudaBackend final : public DeviceBackend {
+public:
+  CudaBackend(const Plan& plan, const EngineOptions& o, int nodes)
+      : plan_(plan), n_(static_cast<std::size_t>(nodes)) {
+    driver_api();  // "no CUDA driver or GPU: ..." before anything else
+    try {
+      make_devices(o);
+      for (Device& d : devs_) set_up(d, o.gpu.math);
+      make_clocks();
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~CudaBackend() override { release(); }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  void attach(DeviceId d) override {
+    check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
+    Slot s{this, d, nullptr, nullptr};
+    check(cudaEventCreate(&s.start), "cudaEventCreate");
+    check(cudaEventCreate(&s.end), "cudaEventCreate");
+    {
+      std::lock_guard lk(events_mu_);
+      events_.push_back({dev(d).gpu, s.start});
+      events_.push_back({dev(d).gpu, s.end});
+    }
+    tl_slot = s;
+  }
+
+  void begin_run(std::chrono::steady_clock::time_point origin) override {
+    for (Clock& c : clocks_) {
+      check(cudaSetDevice(c.gpu), "cudaSetDevice");
+      check(cudaEventRecord(c.origin, c.stream), "cudaEventRecord (run origin)");
+      c.lag = std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count();
+    }
+  }
+
+  void ensure(DeviceId d, NodeId v, std::size_t floats) override {
+    Device& x = dev(d);
+    const auto i = static_cast<std::size_t>(v);
+    check(cudaSetDevice(x.gpu), "cudaSetDevice");
+    if (x.sizes[i] != floats || !x.bufs[i]) {
+      if (x.bufs[i]) cudaFree(x.bufs[i]);
+      x.bufs[i] = nullptr;
+      x.bufs[i] = device_alloc(floats, "allocating a node's buffer in device memory");
+      check(cudaMemset(x.bufs[i], 0, std::max<std::size_t>(floats, 1) * sizeof(float)),
+            "cudaMemset");
+      x.sizes[i] = floats;
+    }
+    const std::vector<float>& vals = plan_.kernels[i].values;
+    if (!vals.empty() && !x.values[i]) x.values[i] = upload(vals, "uploading a node's values");
+  }
+
+  float* buffer(DeviceId d, NodeId v) override { return dev(d).bufs[static_cast<std::size_t>(v)]; }
+  bool has_buffer(DeviceId d, NodeId v) const override {
+    return devs_[static_cast<std::size_t>(d)].bufs[static_cast<std::size_t>(v)] != nullptr;
+  }
+
+  std::optional<DeviceInterval> launch(DeviceId d, NodeId v, std::span<const float* const> inputs,
+                                       float* out) override {
+    const Slot& s = slot();
+    Device& x = dev(d);
+    check(cudaEventRecord(s.start, x.compute), "cudaEventRecord");
+    CudaExec exec(x.exec);
+    engine_detail::run_with(plan_, v, inputs, out, exec);
+    check(cudaEventRecord(s.end, x.compute), "cudaEventRecord");
+    check(cudaEventSynchronize(s.end), "running the kernel");
+    return interval(x.gpu, s);
+  }
+
+  std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
+                                     std::size_t floats) override {
+    const Slot& s = slot();
+    Device& src = dev(from);
+    Device& dst = dev(to);
+    // The receiving device's copy worker uses its incoming-copy stream; a producer copying
+    // right after its op (CopyMode::producer) its own compute stream.
+    cudaStream_t stream = s.device == to ? dst.copy_in : dev(s.device).compute;
+    const auto i = static_cast<std::size_t>(v);
+    const std::size_t bytes = floats * sizeof(float);
+    check(cudaEventRecord(s.start, stream), "cudaEventRecord");
+    if (src.gpu == dst.gpu)
+      check(cudaMemcpyAsync(dst.bufs[i], src.bufs[i], bytes, cudaMemcpyDeviceToDevice, stream),
+            "cudaMemcpyAsync");
+    else
+      check(cudaMemcpyPeerAsync(dst.bufs[i], dst.gpu, src.bufs[i], src.gpu, bytes, stream),
+            "cudaMemcpyPeerAsync");
+    check(cudaEventRecord(s.end, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(s.end), "copying between devices");
+    return interval(dev(s.device).gpu, s);
+  }
+
+  void read(DeviceId d, NodeId v, std::span<float> out) override {
+    check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
+    check(cudaMemcpy(out.data(), buffer(d, v), out.size() * sizeof(float), cudaMemcpyDeviceToHost),
+          "reading a node's output back to the host");
+  }
+
+  bool host_memory() const override { return false; }
+  std::string describe() const override { return label_; }
+
+private:
+  Device& dev(DeviceId d) { return devs_[static_cast<std::size_t>(d)]; }
+
+  const Slot& slot() const {
+    if (tl_slot.owner != this)
+      throw EngineError("CUDA backend: a worker thread used it before attach()");
+    return tl_slot;
+  }
+
+  // The devices: partitions of one GPU, or whole GPUs, with their streams.
+  void make_devices(const EngineOptions& o) {
+    const GpuDevices& spec = o.gpu;
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (spec.gpus.empty()) throw InputError("--gpus: name at least one GPU");
+    for (int g : spec.gpus)
+      if (g < 0 || g >= count)
+        throw InputError(fmt::format("--gpus: there is no GPU {} (this machine has {})", g, count));
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, spec.gpus[0]), "cudaGetDeviceProperties");
+    if (spec.partitions > 0) {
+      if (spec.partitions < o.devices)
+        throw InputError(fmt::format("--gpu-partitions {} is fewer than the {} devices",
+                                     spec.partitions, o.devices));
+      parts_ = std::make_unique<GreenPartitions>(spec.gpus[0], spec.partitions);
+      for (int i = 0; i < o.devices; ++i) {  // the first ones (calibrate: fewer, the same size)
+        Device& d = devs_.emplace_back();
+        d.gpu = spec.gpus[0], d.sms = (*parts_)[i].sms;
+        d.compute = (*parts_)[i].compute, d.copy_in = (*parts_)[i].copy_in;
+      }
+      label_ = fmt::format(
+          "cuda engine, {} devices: partitions of {} SMs of GPU {} ({}, {} SMs), {} GEMMs",
+          o.devices, devs_[0].sms, spec.gpus[0], prop.name, parts_->gpu_sms(),
+          gpu_math_name(spec.math));
+      return;
+    }
+    if (static_cast<int>(spec.gpus.size()) != o.devices)
+      throw InputError(
+          fmt::format("--gpus names {} GPUs for {} devices", spec.gpus.size(), o.devices));
+    for (int g : spec.gpus) {
+      Device& d = devs_.emplace_back();
+      d.gpu = g, d.own_streams = true;
+      check(cudaSetDevice(g), "cudaSetDevice");
+      cudaDeviceProp p{};
+      check(cudaGetDeviceProperties(&p, g), "cudaGetDeviceProperties");
+      d.sms = p.multiProcessorCount;
+      check(cudaStreamCreateWithFlags(&d.compute, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaStreamCreateWithFlags(&d.copy_in, cudaStreamNonBlocking), "cudaStreamCreate");
+      for (int h : spec.gpus) {
+        int can = 0;
+        if (h != g && cudaDeviceCanAccessPeer(&can, g, h) == cudaSuccess && can)
+          cudaDeviceEnablePeerAccess(h, 0);  // already enabled is fine
+      }
+      cudaGetLastError();  // clear a peer-access error: copies then go through the host
+    }
+    label_ = fmt::format("cuda engine, {} devices: whole GPUs ({}), {} GEMMs", o.devices, prop.name,
+                         gpu_math_name(spec.math));
+  }
+
+  // cuBLAS, scratch and the synthetic operands of one device.
+  void set_up(Device& d, GpuDevices::Math math) {
+    check(cudaSetDevice(d.gpu), "cudaSetDevice");
+    check_blas(cublasCreate(&d.blas), "cublasCreate");
+    check_blas(cublasSetStream(d.blas, d.compute), "cublasSetStream");
+    check_blas(cublasSetSmCountTarget(d.blas, d.sms), "cublasSetSmCountTarget");
+    d.scratch_floats = scratch_needed(plan_);
+    d.scratch = device_alloc(static_cast<std::size_t>(d.scratch_floats), "allocating scratch");
+    if (!plan_.syn_a.empty()) {
+      d.syn_a = upload(plan_.syn_a, "uploading the synthetic operands");
+      d.syn_b = upload(plan_.syn_b, "uploading the synthetic operands");
+    }
+    d.bufs.assign(n_, nullptr);
+    d.sizes.assign(n_, 0);
+    d.values.assign(n_, nullptr);
+    d.exec = {d.compute, d.blas,  d.scratch, d.scratch_floats,
+              d.values,  d.syn_a, d.syn_b,   compute_type(math)};
+  }
+
+  // One origin event and stream per GPU in use.
+  void make_clocks() {
+    for (const Device& d : devs_) {
+      if (std::any_of(clocks_.begin(), clocks_.end(),
+                      [&](const Clock& c) { return c.gpu == d.gpu; }))
+        continue;
+      Clock& c = clocks_.emplace_back();
+      c.gpu = d.gpu;
+      check(cudaSetDevice(d.gpu), "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaEventCreate(&c.origin), "cudaEventCreate");
+    }
+  }
+
+  // A slot's two events as seconds since the Runtime's origin, on GPU `gpu`'s clock.
+  DeviceInterval interval(int gpu, const Slot& s) const {
+    const Clock& c =
+        *std::find_if(clocks_.begin(), clocks_.end(), [&](const Clock& k) { return k.gpu == gpu; });
+    float t0 = 0, t1 = 0;
+    check(cudaEventElapsedTime(&t0, c.origin, s.start), "cudaEventElapsedTime");
+    check(cudaEventElapsedTime(&t1, c.origin, s.end), "cudaEventElapsedTime");
+    return {c.lag + 1e-3 * t0, c.lag + 1e-3 * std::max(t0, t1)};
+  }
+
+  // Frees everything (no throw): handles and memory, then streams, then the green contexts.
+  void release() noexcept {
+    for (Device& d : devs_) {
+      cudaSetDevice(d.gpu);
+      if (d.blas) cublasDestroy(d.blas);
+      for (float* p : d.bufs) cudaFree(p);
+      for (float* p : d.values) cudaFree(p);
+      for (float* p : {d.scratch, d.syn_a, d.syn_b}) cudaFree(p);
+      if (d.own_streams) {
+        cudaStreamDestroy(d.compute);
+        cudaStreamDestroy(d.copy_in);
+      }
+    }
+    for (const auto& [gpu, e] : events_) {
+      cudaSetDevice(gpu);
+      cudaEventDestroy(e);
+    }
+    for (Clock& c : clocks_) {
+      cudaSetDevice(c.gpu);
+      if (c.origin) cudaEventDestroy(c.origin);
+      if (c.stream) cudaStreamDestroy(c.stream);
+    }
+    devs_.clear();
+    events_.clear();
+    clocks_.clear();
+    parts_.reset();
+  }
+
+  const Plan& plan_;
+  std::size_t n_;
+  std::unique_ptr<GreenPartitions> parts_;
+  std::vector<Device> devs_;
+  std::vector<Clock> clocks_;
+  std::mutex events_mu_;
+  std::vector<std::pair<int, cudaEvent_t>> events_;  // every worker's, with its GPU
+  std::string label_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceBackend> make_cuda_backend(const Plan& plan, const EngineOptions& options,
+                                                 int nodes) {
+  return std::make_unique<CudaBackend>(plan, options, nodes);
+}
+
+}  // namespace doppler::cuda_detail
+
+namespace doppler {
+
+void enable_cuda_backend() {
+  engine_detail::set_cuda_backend_factory(&cuda_detail::make_cuda_backend);
+}
+
+}  // namespace doppler

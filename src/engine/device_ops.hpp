@@ -1,0 +1,434 @@
+#pragma once
+// Internal: the math of a GPU backend's elementwise kernels, one output element at a time
+// (kernel_driver.hpp splits every kernel plan into them and GEMMs). Plain structs (the launch
+// arguments, passed by value: each under CUDA's 4 KiB) and functions compiled for the GPU by
+// nvcc (src/engine/cuda/cuda_kernels.cu) and for the host by the C++ compiler, so that
+// tests/engine/test_device_ops.cpp checks every one against the CPU engine's kernels without a
+// GPU. Free of the project's other headers. Element i of an N-d shape is its row-major index;
+// strides and offsets count floats. The semantics are the CPU engine's (src/engine/kernels.cpp,
+// kernel_einsum.cpp, kernel_window.cpp); only the order of floating-point sums may differ.
+#include <cmath>
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define DOPPLER_HD __host__ __device__ inline
+#else
+#define DOPPLER_HD inline
+#endif
+
+namespace doppler::engine_detail::dev {
+
+using I64 = std::int64_t;
+
+/// Largest rank of a shape (the CPU engine's kMaxRank).
+inline constexpr int kMaxRank = 16;
+/// Largest number of einsum labels ('a' .. 'z').
+inline constexpr int kMaxLabels = 26;
+/// Largest number of operands of a looped einsum.
+inline constexpr int kMaxLoopOperands = 4;
+/// Operands summed by one synthetic-checksum launch.
+inline constexpr int kChecksumOperands = 32;
+
+/// Extents of an N-d shape (rank <= kMaxRank; rank 0 is one element).
+struct Shape {
+  int rank = 0;
+  I64 ext[kMaxRank] = {};
+};
+
+/// Offset of element i (row-major over `s`) in a view with strides `st`.
+DOPPLER_HD I64 offset_at(I64 i, const Shape& s, const I64* st) {
+  I64 off = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const I64 e = s.ext[d];
+    off += (i % e) * st[d];
+    i /= e;
+  }
+  return off;
+}
+
+// ---- strided copy: dst[view] = src[view] ----
+
+/// Copies the `n` elements of `shape` from a strided source to a strided destination.
+struct CopyArgs {
+  Shape shape;
+  I64 src[kMaxRank] = {};
+  I64 dst[kMaxRank] = {};
+  I64 n = 0;  ///< elements (the shape's product)
+};
+
+DOPPLER_HD void copy_element(const CopyArgs& a, I64 i, const float* src, float* dst) {
+  dst[offset_at(i, a.shape, a.dst)] = src[offset_at(i, a.shape, a.src)];
+}
+
+// ---- unary and binary elementwise functions (the values of engine_detail::Fn) ----
+
+/// Elementwise functions, numbered as engine_detail::Fn (kernel_driver.cpp checks it).
+enum class Fn : std::uint8_t {
+  relu,
+  exp,
+  silu,
+  scale,
+  rsqrt,
+  sqrt,
+  sigmoid,
+  tanh,
+  erf,
+  gelu,
+  neg,
+  pow,
+  identity,
+  clip,
+  hardsigmoid,
+  hardswish,
+  add,
+  sub,
+  mul,
+  div,
+  relu_grad,
+  silu_grad,
+  rsqrt_grad,
+  sumsq_grad,
+  sum,
+  max,
+  sumsq,
+};
+
+/// exp in f32 saturating as the CPU engine's: 0 below -87.3, about 1.7e38 above 88.7.
+DOPPLER_HD float exp_clamped(float x) {
+  if (x < -87.3f) return 0.0f;
+  return std::exp(x < 88.7f ? x : 88.7f);
+}
+
+DOPPLER_HD float sigmoid(float x) {
+  return 1.0f / (1.0f + exp_clamped(-x));
+}
+
+DOPPLER_HD float clamp01(float x) {
+  return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x);
+}
+
+/// f(x) of a unary Fn with its parameters (scale / eps, exponent, min and max, alpha and beta).
+DOPPLER_HD float unary(Fn f, float p0, float p1, float x) {
+  switch (f) {
+    case Fn::relu:
+      return x > 0 ? x : 0.0f;
+    case Fn::exp:
+      return exp_clamped(x);
+    case Fn::silu:
+      return x * sigmoid(x);
+    case Fn::scale:
+      return p0 * x;
+    case Fn::rsqrt:
+      return 1.0f / std::sqrt(p0 * x + p1);
+    case Fn::sqrt:
+      return std::sqrt(x);
+    case Fn::sigmoid:
+      return sigmoid(x);
+    case Fn::tanh:
+      return static_cast<float>(std::tanh(static_cast<double>(x)));
+    case Fn::erf:
+      return static_cast<float>(std::erf(static_cast<double>(x)));
+    case Fn::gelu: {
+      const double d = x;
+      return static_cast<float>(0.5 * d * (1 + std::erf(d * 0.70710678118654752440)));
+    }
+    case Fn::neg:
+      return -x;
+    case Fn::pow:
+      return static_cast<float>(std::pow(static_cast<double>(x), static_cast<double>(p0)));
+    case Fn::identity:
+      return x;
+    case Fn::clip:
+      return (x < p0 ? p0 : x) > p1 ? p1 : (x < p0 ? p0 : x);
+    case Fn::hardsigmoid:
+      return clamp01(p0 * x + p1);
+    case Fn::hardswish:
+      return x * clamp01(x / 6.0f + 0.5f);
+    default:
+      return x;
+  }
+}
+
+/// f(a, b) of a binary Fn (the gradients take (dy, x)); sum and max serve aggregates.
+DOPPLER_HD float binary(Fn f, float p0, float p1, float a, float b) {
+  switch (f) {
+    case Fn::add:
+    case Fn::sum:
+      return a + b;
+    case Fn::sub:
+      return a - b;
+    case Fn::mul:
+      return a * b;
+    case Fn::div:
+      return a / b;
+    case Fn::max:
+      return a < b ? b : a;
+    case Fn::relu_grad:
+      return b > 0 ? a : 0.0f;
+    case Fn::silu_grad: {
+      const float s = sigmoid(b);
+      return a * s * (1 + b * (1 - s));
+    }
+    case Fn::rsqrt_grad: {
+      const double u = static_cast<double>(p0) * b + p1;
+      return static_cast<float>(a * (-0.5 * p0) * std::pow(u, -1.5));
+    }
+    case Fn::sumsq_grad:
+      return 2 * b * a;
+    default:
+      return a;
+  }
+}
+
+/// out[i] = f(x[view]) over a contiguous output of `shape`.
+struct UnaryArgs {
+  Shape shape;
+  I64 in[kMaxRank] = {};  ///< the operand's strides (from its offset)
+  I64 n = 0;
+  Fn fn = Fn::identity;
+  float p0 = 1, p1 = 0;
+};
+
+DOPPLER_HD void unary_element(const UnaryArgs& a, I64 i, const float* x, float* out) {
+  out[i] = unary(a.fn, a.p0, a.p1, x[offset_at(i, a.shape, a.in)]);
+}
+
+/// out[i] = f(a[view], b[view]) over a contiguous output (stride 0 on broadcast dimensions).
+/// With `a` the output itself and its contiguous strides it folds an aggregate's operand in.
+struct BinaryArgs {
+  Shape shape;
+  I64 a[kMaxRank] = {};
+  I64 b[kMaxRank] = {};
+  I64 n = 0;
+  Fn fn = Fn::add;
+  float p0 = 1, p1 = 0;
+};
+
+DOPPLER_HD void binary_element(const BinaryArgs& a, I64 i, const float* x, const float* y,
+                               float* out) {
+  out[i] = binary(a.fn, a.p0, a.p1, x[offset_at(i, a.shape, a.a)], y[offset_at(i, a.shape, a.b)]);
+}
+
+// ---- last-axis reduction ----
+
+/// out[r] = sum / max / sum of squares of row r (`len` elements `step` apart), the rows laid
+/// out by `rows` (the operand's shape with its last extent 1) and `in` (its strides); double
+/// accumulation.
+struct ReduceArgs {
+  Shape rows;
+  I64 in[kMaxRank] = {};
+  I64 n = 0;  ///< rows
+  I64 len = 0, step = 1;
+  Fn fn = Fn::sum;
+};
+
+DOPPLER_HD void reduce_element(const ReduceArgs& a, I64 r, const float* x, float* out) {
+  const float* s = x + offset_at(r, a.rows, a.in);
+  double acc = a.fn == Fn::max ? -HUGE_VAL : 0.0;
+  for (I64 i = 0; i < a.len; ++i) {
+    const double v = s[i * a.step];
+    if (a.fn == Fn::max)
+      acc = acc < v ? v : acc;
+    else
+      acc += a.fn == Fn::sumsq ? v * v : v;
+  }
+  out[r] = static_cast<float>(acc);
+}
+
+// ---- rotary position embedding ----
+
+/// Pairs (2j, 2j + 1) of each innermost row rotated by the cached (cos, sin) table, which is
+/// laid out as the contiguous output; an odd row's last element is left alone.
+struct RotaryArgs {
+  Shape shape;
+  I64 in[kMaxRank] = {};
+  I64 n = 0;
+};
+
+DOPPLER_HD void rotary_element(const RotaryArgs& a, I64 i, const float* x, const float* table,
+                               float* out) {
+  const I64 len = a.shape.rank > 0 ? a.shape.ext[a.shape.rank - 1] : 1;
+  const I64 p = i % len, first = i - p % 2;
+  if (p - p % 2 + 1 >= len) return;
+  const I64 inner = a.shape.rank > 0 ? a.in[a.shape.rank - 1] : 0;
+  const I64 base = offset_at(first, a.shape, a.in);
+  const double x0 = x[base], x1 = x[base + inner], c = table[first], sn = table[first + 1];
+  out[i] = static_cast<float>(p % 2 == 0 ? x0 * c - x1 * sn : x0 * sn + x1 * c);
+}
+
+// ---- einsum as a loop ----
+
+/// An einsum that is not one batched GEMM: per label its extent, its stride in each operand
+/// (0 when absent) and in the output (0 when summed over). Output element i sums the product of
+/// the operands over every summed label, in double.
+struct LoopArgs {
+  int labels = 0, operands = 0;
+  I64 ext[kMaxLabels] = {};
+  I64 out[kMaxLabels] = {};
+  I64 op[kMaxLoopOperands][kMaxLabels] = {};
+  I64 n = 0;  ///< output elements
+};
+
+/// The operands of a looped einsum or a synthetic checksum (each from its view's offset).
+struct Operands {
+  const float* p[kChecksumOperands] = {};
+};
+
+DOPPLER_HD void loop_element(const LoopArgs& a, I64 i, const Operands& in, float* out) {
+  I64 base[kMaxLoopOperands] = {};
+  I64 summed[kMaxLabels] = {};
+  int ns = 0;
+  for (int l = 0; l < a.labels; ++l) {
+    if (a.out[l] == 0) {
+      summed[ns++] = l;
+      continue;
+    }
+    const I64 idx = (i / a.out[l]) % a.ext[l];
+    for (int j = 0; j < a.operands; ++j) base[j] += idx * a.op[j][l];
+  }
+  I64 total = 1;
+  for (int s = 0; s < ns; ++s) total *= a.ext[summed[s]];
+  double acc = 0;
+  for (I64 t = 0; t < total; ++t) {
+    I64 rest = t, off[kMaxLoopOperands] = {};
+    for (int s = ns - 1; s >= 0; --s) {
+      const int l = static_cast<int>(summed[s]);
+      const I64 idx = rest % a.ext[l];
+      rest /= a.ext[l];
+      for (int j = 0; j < a.operands; ++j) off[j] += idx * a.op[j][l];
+    }
+    double prod = 1;
+    for (int j = 0; j < a.operands; ++j) prod *= static_cast<double>(in.p[j][base[j] + off[j]]);
+    acc += prod;
+  }
+  out[i] = static_cast<float>(acc);
+}
+
+// ---- synthetic kernels' checksum ----
+
+/// out[0] = 0.5 x the mean of the operands' first elements + p0, over several launches of at
+/// most kChecksumOperands operands: the first sets, the others add, the last finishes.
+struct ChecksumArgs {
+  int count = 0;  ///< operands in this launch
+  bool first = true, last = true;
+  double total = 1;  ///< operands over every launch
+  float p0 = 0;
+};
+
+DOPPLER_HD void checksum_element(const ChecksumArgs& a, const Operands& in, float* out) {
+  double acc = a.first ? 0.0 : out[0];
+  for (int j = 0; j < a.count; ++j) acc += in.p[j][0];
+  out[0] = static_cast<float>(a.last ? 0.5 * (a.total > 0 ? acc / a.total : 0.0) + a.p0 : acc);
+}
+
+// ---- windowed NCHW kernels ----
+
+/// The geometry of engine_detail::WindowPlan with the window's strides (sn, sc, sy; unit
+/// column stride) after it was gathered.
+struct Window {
+  I64 nb = 1, cw = 1, rows = 1, in_h = 1, in_w = 1, row0 = 0, c0 = 0;
+  I64 cb = 1, oh = 1, ow = 1, o0 = 0, y0 = 0;
+  I64 kh = 1, kw = 1, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;
+  I64 icg = 1, out_per_group = 1;
+  bool include_pad = false;
+  I64 sn = 0, sc = 0, sy = 0;
+};
+
+/// Global input row of local output row y at kernel row ky.
+DOPPLER_HD I64 input_row(const Window& w, I64 y, I64 ky) {
+  return (w.y0 + y) * w.sh - w.ph + ky * w.dh;
+}
+
+/// Input column of output column x at kernel column kx.
+DOPPLER_HD I64 input_col(const Window& w, I64 x, I64 kx) {
+  return x * w.sw + kx * w.dw - w.pw;
+}
+
+/// Output planes [nb, cb, oh, ow] set to the bias of their channel (0 without one).
+struct BiasArgs {
+  I64 n = 0, plane = 1, cb = 1, stride = 0;
+  bool has_bias = false;
+};
+
+DOPPLER_HD void bias_element(const BiasArgs& a, I64 i, const float* bias, float* out) {
+  out[i] = a.has_bias ? bias[((i / a.plane) % a.cb) * a.stride] : 0.0f;
+}
+
+/// im2col of one batch element's group: cols[(ci kh + ky) kw + kx, y ow + x], 0 on padding;
+/// `x` is the group's first channel in the window.
+struct Im2colArgs {
+  Window w;
+  I64 n = 0;  ///< icg kh kw oh ow
+};
+
+DOPPLER_HD void im2col_element(const Im2colArgs& a, I64 i, const float* x, float* cols) {
+  const Window& w = a.w;
+  const I64 plane = w.oh * w.ow, r = i / plane, p = i % plane;
+  const I64 kx = r % w.kw, ky = (r / w.kw) % w.kh, ci = r / (w.kw * w.kh);
+  const I64 iy = input_row(w, p / w.ow, ky), ix = input_col(w, p % w.ow, kx);
+  const bool inside = iy >= 0 && iy < w.in_h && ix >= 0 && ix < w.in_w;
+  cols[i] = inside ? x[ci * w.sc + (iy - w.row0) * w.sy + ix] : 0.0f;
+}
+
+/// Direct convolution of output channels [o, o + count) of one group for one batch element:
+/// out (already at the bias) += the sum over the group's channels and the kernel window.
+struct DirectConvArgs {
+  Window w;
+  I64 ldw = 0;  ///< weight row stride ([icg kh kw] rows)
+  I64 n = 0;    ///< count oh ow
+};
+
+DOPPLER_HD void direct_conv_element(const DirectConvArgs& a, I64 i, const float* x, const float* wt,
+                                    float* out) {
+  const Window& w = a.w;
+  const I64 plane = w.oh * w.ow, j = i / plane, p = i % plane, y = p / w.ow, ox = p % w.ow;
+  const float* row_w = wt + j * a.ldw;
+  float acc = out[i];
+  for (I64 ci = 0; ci < w.icg; ++ci)
+    for (I64 ky = 0; ky < w.kh; ++ky) {
+      const I64 iy = input_row(w, y, ky);
+      if (iy < 0 || iy >= w.in_h) continue;
+      const float* row = x + ci * w.sc + (iy - w.row0) * w.sy;
+      for (I64 kx = 0; kx < w.kw; ++kx) {
+        const I64 ix = input_col(w, ox, kx);
+        if (ix >= 0 && ix < w.in_w) acc += row_w[(ci * w.kh + ky) * w.kw + kx] * row[ix];
+      }
+    }
+  out[i] = acc;
+}
+
+/// Max or average pooling: output element i of [nb, cb, oh, ow] from the window channel of the
+/// same index (channels map one to one).
+struct PoolArgs {
+  Window w;
+  bool is_max = true;
+  I64 n = 0;
+};
+
+DOPPLER_HD void pool_element(const PoolArgs& a, I64 i, const float* win, float* out) {
+  const Window& w = a.w;
+  const I64 plane = w.oh * w.ow, c = (i / plane) % w.cb, nb = i / (plane * w.cb);
+  const I64 y = (i % plane) / w.ow, ox = i % w.ow;
+  const float* x = win + nb * w.sn + c * w.sc;
+  float acc = a.is_max ? -HUGE_VALF : 0.0f;
+  I64 rows_in = 0, cols_in = 0;
+  for (I64 kx = 0; kx < w.kw; ++kx) {
+    const I64 ix = input_col(w, ox, kx);
+    cols_in += ix >= 0 && ix < w.in_w ? 1 : 0;
+  }
+  for (I64 ky = 0; ky < w.kh; ++ky) {
+    const I64 iy = input_row(w, y, ky);
+    if (iy < 0 || iy >= w.in_h) continue;
+    ++rows_in;
+    const float* row = x + (iy - w.row0) * w.sy;
+    for (I64 kx = 0; kx < w.kw; ++kx) {
+      const I64 ix = input_col(w, ox, kx);
+      if (ix < 0 || ix >= w.in_w) continue;
+      acc = a.is_max ? (acc < row[ix] ? row[ix] : acc) : acc + row[ix];
+    }
+  }
+  if (!a.is_max) acc /= static_cast<float>(w.include_pad ? w.kh * w.kw : rows_in * cols_in);
+  out[i] = acc;
+}
+
+}  // namespace doppler::engine_detail::dev

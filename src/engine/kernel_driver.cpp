@@ -1,0 +1,398 @@
+// A kernel plan as the launches of an elementwise-and-GEMM device (kernel_driver.hpp): the same
+// steps as the CPU kernels (kernels.cpp, kernel_einsum.cpp, kernel_window.cpp), each loop nest
+// one elementwise launch, each SGEMM one GEMM call.
+#include "kernel_driver.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <climits>
+
+#include "doppler/util/error.hpp"
+
+namespace doppler::engine_detail {
+
+namespace {
+
+using dev::I64;
+
+static_assert(static_cast<int>(Fn::relu) == static_cast<int>(dev::Fn::relu) &&
+                  static_cast<int>(Fn::hardswish) == static_cast<int>(dev::Fn::hardswish) &&
+                  static_cast<int>(Fn::add) == static_cast<int>(dev::Fn::add) &&
+                  static_cast<int>(Fn::sumsq_grad) == static_cast<int>(dev::Fn::sumsq_grad) &&
+                  static_cast<int>(Fn::sum) == static_cast<int>(dev::Fn::sum) &&
+                  static_cast<int>(Fn::sumsq) == static_cast<int>(dev::Fn::sumsq),
+              "dev::Fn must number the functions as Fn");
+
+// Runs of output channels of one group at least this long take a GEMM (as on the CPU).
+constexpr I64 kMinGemmRows = 8;
+
+dev::Fn fn_of(Fn f) {
+  return static_cast<dev::Fn>(f);
+}
+
+dev::Shape shape_of(const Dims& d) {
+  dev::Shape s;
+  s.rank = static_cast<int>(d.size());
+  std::copy(d.begin(), d.end(), s.ext);
+  return s;
+}
+
+void put(const Dims& d, I64* to) {
+  std::copy(d.begin(), d.end(), to);
+}
+
+// dst[shape, dst_strides] = src[shape, src_strides].
+void copy_view(KernelExec& x, const float* src, const Dims& src_strides, float* dst,
+               const Dims& dst_strides, const Dims& shape) {
+  dev::CopyArgs a;
+  a.shape = shape_of(shape);
+  put(src_strides, a.src);
+  put(dst_strides, a.dst);
+  a.n = numel_of(shape);
+  if (a.n > 0) x.copy(a, src, dst);
+}
+
+// ---- einsum ----
+
+GemmCall call_of(const GemmPlan& g, const float* pa, const float* pb, float* pc) {
+  GemmCall c;
+  c.k = g.k;
+  c.c = pc;
+  c.ldc = g.ldc;
+  if (g.c_mode == 1) {  // C^T = op(B)^T op(A)^T
+    c.ta = !g.b.trans, c.tb = !g.a.trans, c.m = g.n, c.n = g.m;
+    c.a = pb, c.lda = g.b.ld, c.b = pa, c.ldb = g.a.ld;
+  } else {
+    c.ta = g.a.trans, c.tb = g.b.trans, c.m = g.m, c.n = g.n;
+    c.a = pa, c.lda = g.a.ld, c.b = pb, c.ldb = g.b.ld;
+  }
+  return c;
+}
+
+// The batch labels as one strided dimension of every operand: false when they do not collapse.
+bool collapse_batch(const GemmPlan& g, I64& count, I64& sa, I64& sb, I64& sc) {
+  count = 1, sa = sb = sc = 0;
+  I64 prev = -1;
+  for (std::size_t d = 0; d < g.batch_shape.size(); ++d) {
+    const I64 e = g.batch_shape[d];
+    if (e == 1) continue;
+    if (prev >= 0) {
+      const auto p = static_cast<std::size_t>(prev);
+      if (g.a.batch_strides[p] != g.a.batch_strides[d] * e ||
+          g.b.batch_strides[p] != g.b.batch_strides[d] * e ||
+          g.c_batch_strides[p] != g.c_batch_strides[d] * e)
+        return false;
+    }
+    count *= e;
+    sa = g.a.batch_strides[d], sb = g.b.batch_strides[d], sc = g.c_batch_strides[d];
+    prev = static_cast<I64>(d);
+  }
+  return count <= INT_MAX;
+}
+
+// Offsets of batch element t in A, B and C.
+void batch_offsets(const GemmPlan& g, I64 t, I64& oa, I64& ob, I64& oc) {
+  oa = ob = oc = 0;
+  for (std::size_t d = g.batch_shape.size(); d-- > 0;) {
+    const I64 e = g.batch_shape[d], i = t % e;
+    t /= e;
+    oa += i * g.a.batch_strides[d], ob += i * g.b.batch_strides[d];
+    oc += i * g.c_batch_strides[d];
+  }
+}
+
+void run_gemm(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+  const GemmPlan& g = k.gemm;
+  const float* a0 = in[0] + k.in[0].offset;
+  const float* b0 = in[1] + k.in[1].offset;
+  I64 count = 1, sa = 0, sb = 0, sc = 0;
+  if (!g.a.pack && !g.b.pack && g.c_mode != 2 && collapse_batch(g, count, sa, sb, sc)) {
+    GemmCall c = call_of(g, a0, b0, out);
+    c.batch = count;
+    c.sa = g.c_mode == 1 ? sb : sa, c.sb = g.c_mode == 1 ? sa : sb, c.sc = sc;
+    if (count > 0) x.gemm(c);
+    return;
+  }
+  float* s = g.scratch > 0 ? x.scratch(g.scratch) : nullptr;
+  float* pack_a = s;
+  float* pack_b = pack_a + (g.a.pack ? g.m * g.k : 0);
+  float* scatter = pack_b + (g.b.pack ? g.k * g.n : 0);
+  const I64 total = numel_of(g.batch_shape);
+  for (I64 t = 0; t < total; ++t) {
+    I64 oa = 0, ob = 0, oc = 0;
+    batch_offsets(g, t, oa, ob, oc);
+    const float* pa = a0 + oa;
+    const float* pb = b0 + ob;
+    if (g.a.pack) copy_view(x, pa, g.a.pack_strides, pack_a, g.a.pack_dst, g.a.pack_shape);
+    if (g.b.pack) copy_view(x, pb, g.b.pack_strides, pack_b, g.b.pack_dst, g.b.pack_shape);
+    x.gemm(call_of(g, g.a.pack ? pack_a : pa, g.b.pack ? pack_b : pb,
+                   g.c_mode == 2 ? scatter : out + oc));
+    if (g.c_mode == 2)
+      copy_view(x, scatter, g.scatter_src, out + oc, g.scatter_strides, g.scatter_shape);
+  }
+}
+
+void run_loop(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+  const EinsumLoop& l = k.loop;
+  dev::LoopArgs a;
+  a.labels = static_cast<int>(l.extents.size());
+  a.operands = static_cast<int>(l.op_strides.size());
+  put(l.extents, a.ext);
+  put(l.out_strides, a.out);
+  dev::Operands ops;
+  for (int j = 0; j < a.operands; ++j) {
+    const auto u = static_cast<std::size_t>(j);
+    put(l.op_strides[u], a.op[j]);
+    ops.p[j] = in[u] + k.in[u].offset;
+  }
+  a.n = k.numel;
+  if (a.n > 0) x.loop(a, ops, out);
+}
+
+// ---- elementwise ----
+
+void run_unary(const KernelPlan& k, const float* in, float* out, KernelExec& x) {
+  dev::UnaryArgs a;
+  a.shape = shape_of(k.shape);
+  put(k.in[0].strides, a.in);
+  a.n = k.numel, a.fn = fn_of(k.fn), a.p0 = k.p0, a.p1 = k.p1;
+  if (a.n > 0) x.unary(a, in + k.in[0].offset, out);
+}
+
+// out = f(p[sp], q[sq]) over the output's shape.
+void run_binary_on(const KernelPlan& k, Fn f, const float* p, const Dims& sp, const float* q,
+                   const Dims& sq, float* out, KernelExec& x) {
+  dev::BinaryArgs a;
+  a.shape = shape_of(k.shape);
+  put(sp, a.a);
+  put(sq, a.b);
+  a.n = k.numel, a.fn = fn_of(f), a.p0 = k.p0, a.p1 = k.p1;
+  if (a.n > 0) x.binary(a, p, q, out);
+}
+
+void run_aggregate(const KernelPlan& k, std::span<const float* const> in, float* out,
+                   KernelExec& x) {
+  const Dims os = contiguous_strides(k.shape);
+  copy_view(x, in[0] + k.in[0].offset, k.in[0].strides, out, os, k.shape);
+  for (std::size_t j = 1; j < k.in.size(); ++j)
+    run_binary_on(k, k.fn, out, os, in[j] + k.in[j].offset, k.in[j].strides, out, x);
+}
+
+void run_pieces(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+  const Dims os = contiguous_strides(k.shape);
+  for (std::size_t j = 0; j < k.in.size(); ++j) {
+    const View& v = k.in[j];
+    copy_view(x, in[j] + v.offset, v.strides, out + k.pieces[j].dst_offset, os, v.shape);
+  }
+}
+
+void run_reduce(const KernelPlan& k, const float* in, float* out, KernelExec& x) {
+  const View& v = k.in[0];
+  const std::size_t last = v.shape.size() - 1;
+  Dims rows = v.shape;
+  rows[last] = 1;
+  dev::ReduceArgs a;
+  a.rows = shape_of(rows);
+  put(v.strides, a.in);
+  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = fn_of(k.fn);
+  if (a.n > 0) x.reduce(a, in + v.offset, out);
+}
+
+void run_rotary(const KernelPlan& k, NodeId v, const float* in, float* out, KernelExec& x) {
+  dev::RotaryArgs a;
+  a.shape = shape_of(k.shape);
+  put(k.in[0].strides, a.in);
+  a.n = k.numel;
+  if (a.n > 0) x.rotary(a, in + k.in[0].offset, x.values(v), out);
+}
+
+void run_synthetic(const KernelPlan& k, std::span<const float* const> in, float* out,
+                   KernelExec& x) {
+  if (k.sm > 0 && k.sk > 0) {
+    GemmCall c;
+    c.m = c.n = c.ldc = k.sm, c.k = k.sk;
+    c.a = x.syn_a(), c.lda = kSynMaxK, c.b = x.syn_b(), c.ldb = kSynMaxM;
+    c.c = x.scratch(k.sm * k.sm);
+    for (I64 r = 0; r < k.reps; ++r) x.gemm(c);
+  }
+  const auto total = static_cast<int>(k.in.size());
+  int done = 0;
+  do {  // at least one launch: without inputs the checksum is p0
+    dev::ChecksumArgs a;
+    dev::Operands ops;
+    a.count = std::min(dev::kChecksumOperands, total - done);
+    for (int j = 0; j < a.count; ++j) ops.p[j] = in[static_cast<std::size_t>(done + j)];
+    a.first = done == 0, a.last = done + a.count == total;
+    a.total = total, a.p0 = k.p0;
+    x.checksum(a, ops, out);
+    done += a.count;
+  } while (done < total);
+}
+
+// ---- windowed kernels ----
+
+dev::Window window_geometry(const WindowPlan& w, I64 sn, I64 sc, I64 sy) {
+  dev::Window g;
+  g.nb = w.nb, g.cw = w.cw, g.rows = w.rows, g.in_h = w.in_h, g.in_w = w.in_w;
+  g.row0 = w.row0, g.c0 = w.c0, g.cb = w.cb, g.oh = w.oh, g.ow = w.ow, g.o0 = w.o0, g.y0 = w.y0;
+  g.kh = w.kh, g.kw = w.kw, g.sh = w.sh, g.sw = w.sw, g.ph = w.ph, g.pw = w.pw;
+  g.dh = w.dh, g.dw = w.dw, g.icg = w.icg, g.out_per_group = w.out_per_group;
+  g.include_pad = w.include_pad, g.sn = sn, g.sc = sc, g.sy = sy;
+  return g;
+}
+
+// The window in place (one piece) or gathered at `s` (advanced past it), with its geometry.
+const float* window_of(const KernelPlan& k, std::span<const float* const> in, float*& s,
+                       KernelExec& x, dev::Window& g) {
+  const WindowPlan& w = k.window;
+  if (w.pieces == 1) {
+    const View& v = k.in[0];
+    g = window_geometry(w, v.strides[0], v.strides[1], v.strides[2]);
+    return in[0] + v.offset;
+  }
+  const Dims ws = contiguous_strides({w.nb, w.cw, w.rows, w.in_w});
+  I64 row = 0;
+  for (std::size_t j = 0; j < static_cast<std::size_t>(w.pieces); ++j) {
+    const View& v = k.in[j];
+    copy_view(x, in[j] + v.offset, v.strides, s + row * ws[2], ws, v.shape);
+    row += v.shape[2];
+  }
+  g = window_geometry(w, ws[0], ws[1], ws[2]);
+  const float* p = s;
+  s += w.nb * ws[0];
+  return p;
+}
+
+// The weight [cb, icg kh kw] with its row stride: in place, or packed at `s` (advanced).
+const float* weight_of(const KernelPlan& k, std::span<const float* const> in, float*& s,
+                       KernelExec& x, I64& ld) {
+  const WindowPlan& w = k.window;
+  const View& v = k.in[static_cast<std::size_t>(w.pieces)];
+  const float* p = in[static_cast<std::size_t>(w.pieces)] + v.offset;
+  ld = v.strides[0];
+  if (!w.pack_weight) return p;
+  const Dims shape = {w.cb, w.icg, w.kh, w.kw};
+  copy_view(x, p, v.strides, s, contiguous_strides(shape), shape);
+  ld = w.icg * w.kh * w.kw;
+  p = s;
+  s += w.cb * ld;
+  return p;
+}
+
+// Output channels [o, end) of one group for one batch element: one GEMM (im2col'd window, or the
+// window rows themselves for a plain 1x1 convolution) or the direct kernel.
+void conv_run(const KernelPlan& k, const dev::Window& g, const float* xg, const float* wt, I64 ldw,
+              I64 o, I64 end, float* cols, float* dst, KernelExec& x) {
+  const WindowPlan& w = k.window;
+  const I64 plane = w.oh * w.ow, kk = w.icg * w.kh * w.kw;
+  if (end - o < kMinGemmRows) {
+    dev::DirectConvArgs a;
+    a.w = g, a.ldw = ldw, a.n = (end - o) * plane;
+    if (a.n > 0) x.direct_conv(a, xg, wt + o * ldw, dst);
+    return;
+  }
+  GemmCall c;
+  c.m = end - o, c.n = plane, c.k = kk, c.a = wt + o * ldw, c.lda = ldw;
+  c.c = dst, c.ldc = plane, c.accumulate = w.bias;
+  if (w.direct_1x1) {
+    c.b = xg + (w.y0 - w.row0) * g.sy, c.ldb = g.sc;
+  } else {
+    dev::Im2colArgs a;
+    a.w = g, a.n = kk * plane;
+    x.im2col(a, xg, cols);
+    c.b = cols, c.ldb = plane;
+  }
+  x.gemm(c);
+}
+
+void run_conv(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+  const WindowPlan& w = k.window;
+  float* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
+  dev::Window g;
+  const float* win = window_of(k, in, s, x, g);
+  I64 ldw = 0;
+  const float* wt = weight_of(k, in, s, x, ldw);
+  const I64 plane = w.oh * w.ow;
+  dev::BiasArgs b;
+  b.n = k.numel, b.plane = plane, b.cb = w.cb, b.has_bias = w.bias;
+  const float* bias = nullptr;
+  if (w.bias) {
+    const View& bv = k.in[static_cast<std::size_t>(w.pieces) + 1];
+    bias = in[static_cast<std::size_t>(w.pieces) + 1] + bv.offset;
+    b.stride = bv.strides[0];
+  }
+  if (b.n > 0) x.bias(b, bias, out);
+  for (I64 n = 0; n < w.nb; ++n)
+    for (I64 o = 0; o < w.cb;) {  // runs [o, end) of output channels in one group
+      const I64 grp = (w.o0 + o) / w.out_per_group;
+      const I64 end = std::min(w.cb, (grp + 1) * w.out_per_group - w.o0);
+      const float* xg = win + n * g.sn + (grp * w.icg - w.c0) * g.sc;
+      conv_run(k, g, xg, wt, ldw, o, end, s, out + (n * w.cb + o) * plane, x);
+      o = end;
+    }
+}
+
+void run_pool(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+  const WindowPlan& w = k.window;
+  float* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
+  dev::PoolArgs a;
+  const float* win = window_of(k, in, s, x, a.w);
+  a.is_max = k.op == KernelOp::maxpool2d;
+  a.n = k.numel;
+  if (a.n > 0) x.pool(a, win, out);
+}
+
+}  // namespace
+
+void run_with(const Plan& plan, NodeId v, std::span<const float* const> in, float* out,
+              KernelExec& x) {
+  const KernelPlan& k = plan.kernels[static_cast<std::size_t>(v)];
+  switch (k.op) {
+    case KernelOp::constant:
+      return copy_view(x, x.values(v), {1}, out, {1}, {static_cast<I64>(k.values.size())});
+    case KernelOp::gemm:
+      return run_gemm(k, in, out, x);
+    case KernelOp::einsum_loop:
+      return run_loop(k, in, out, x);
+    case KernelOp::aggregate:
+      return run_aggregate(k, in, out, x);
+    case KernelOp::pieces:
+      return run_pieces(k, in, out, x);
+    case KernelOp::copy:
+      return copy_view(x, in[0] + k.in[0].offset, k.copy_src, out, k.copy_dst, k.copy_shape);
+    case KernelOp::unary:
+      return run_unary(k, in[0], out, x);
+    case KernelOp::binary:
+      return run_binary_on(k, k.fn, in[0] + k.in[0].offset, k.bcast[0], in[1] + k.in[1].offset,
+                           k.bcast[1], out, x);
+    case KernelOp::reduce:
+      return run_reduce(k, in[0], out, x);
+    case KernelOp::rotary:
+      return run_rotary(k, v, in[0], out, x);
+    case KernelOp::synthetic:
+      return run_synthetic(k, in, out, x);
+    case KernelOp::conv2d:
+      return run_conv(k, in, out, x);
+    case KernelOp::maxpool2d:
+    case KernelOp::avgpool2d:
+      return run_pool(k, in, out, x);
+    case KernelOp::empty:
+      return;
+  }
+}
+
+void check_device_plan(const Plan& plan) {
+  for (std::size_t v = 0; v < plan.kernels.size(); ++v) {
+    const KernelPlan& k = plan.kernels[v];
+    if (k.op != KernelOp::einsum_loop) continue;
+    if (k.loop.op_strides.size() > static_cast<std::size_t>(dev::kMaxLoopOperands) ||
+        k.loop.extents.size() > static_cast<std::size_t>(dev::kMaxLabels))
+      throw InputError("node " + std::to_string(v) + ": an einsum of " +
+                       std::to_string(k.loop.op_strides.size()) +
+                       " operands that is not one GEMM (the device kernels take at most " +
+                       std::to_string(dev::kMaxLoopOperands) + ")");
+  }
+}
+
+}  // namespace doppler::engine_detail

@@ -1,0 +1,160 @@
+// The Engine on the CUDA backend (Backend::cuda). Without a driver or GPU (CI) asking for it is
+// the one-line "no CUDA driver or GPU" error and the GPU checks skip with it. With a GPU: every
+// node's output equals the CPU engine's within f32 rounding (the kernels' math is checked on the
+// host by tests/engine/test_device_ops.cpp; here the launches, copies and memory), the times
+// come from the device and make a valid dataflow execution, and bad requests are InputErrors.
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/cuda/driver_api.hpp"
+
+#include "doppler/engine/engine.hpp"
+#include "doppler/engine/gpus.hpp"
+#include "doppler/util/error.hpp"
+#include "doppler/workloads/workload.hpp"
+
+namespace doppler {
+namespace {
+
+#define DOPPLER_REQUIRE_GPU() \
+  if (const std::string why = cuda_detail::no_gpu_reason(); !why.empty()) GTEST_SKIP() << why
+
+Graph workload(const std::string& name, bool training, int devices) {
+  workloads::WorkloadSpec s;
+  s.name = name;
+  s.params = {{"dim", "64"}, {"heads", "4"}, {"ffn", "96"}, {"seq", "32"}};
+  if (name == "ffnn") s.params = {{"batch", "64"}, {"dim", "16"}, {"hidden", "64"}};
+  s.dtype = "f32";
+  s.devices = devices;
+  s.training = training;
+  return workloads::generate_workload(s);
+}
+
+EngineOptions cuda_options(int devices, int partitions) {
+  enable_cuda_backend();
+  EngineOptions o;
+  o.devices = devices;
+  o.backend = Backend::cuda;
+  o.gpu.partitions = partitions;
+  return o;
+}
+
+Assignment random_assignment(const Graph& g, int devices, unsigned seed) {
+  std::mt19937 rng(seed);
+  Assignment a;
+  a.devices = devices;
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    a.device_of.push_back(static_cast<DeviceId>(rng() % static_cast<unsigned>(devices)));
+  return a;
+}
+
+// L2 error of `got` relative to `want`.
+double rel_error(std::span<const float> got, std::span<const float> want) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    num += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
+    den += double{want[i]} * want[i];
+  }
+  return num == 0 ? 0.0 : std::sqrt(num / std::max(den, 1e-300));
+}
+
+TEST(CudaEngine, WithoutAGpuItIsTheDriversOneLineError) {
+  const std::string why = cuda_detail::no_gpu_reason();
+  if (why.empty()) GTEST_SKIP() << "a GPU is present";
+  const Graph g = workload("ffnn", false, 2);
+  try {
+    Engine e(g, cuda_options(2, 2));
+    FAIL() << "an Engine on the CUDA backend was made without a GPU";
+  } catch (const EngineError& e) {
+    EXPECT_EQ(std::string(e.what()), why);
+  }
+}
+
+// Every node's output against the CPU engine on one device; op times inside the run, and each
+// op starts after its inputs arrived.
+void expect_matches_cpu(const Graph& g, const EngineOptions& o, unsigned seed,
+                        double tolerance = 1e-4) {
+  EngineOptions cpu;
+  cpu.devices = 1;
+  Engine ref(g, cpu);
+  Assignment one;
+  one.devices = 1;
+  one.device_of.assign(static_cast<std::size_t>(g.num_nodes()), 0);
+  ref.run(one);
+  Engine gpu(g, o);
+  const Assignment a = random_assignment(g, o.devices, seed);
+  const EngineResult r = gpu.run(a);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto want = ref.output(v);
+    const auto got = gpu.output(v);
+    ASSERT_EQ(got.size(), want.size()) << g.label(v);
+    EXPECT_LE(rel_error(got, want), tolerance) << g.label(v);
+    const auto i = static_cast<std::size_t>(v);
+    EXPECT_LE(0.0, r.schedule.start[i]) << g.label(v);
+    EXPECT_LE(r.schedule.start[i], r.schedule.finish[i]) << g.label(v);
+    EXPECT_LE(r.schedule.finish[i], r.makespan_seconds * (1 + 1e-9)) << g.label(v);
+    for (NodeId u : g.predecessors(v))
+      EXPECT_LE(r.schedule.finish[static_cast<std::size_t>(u)], r.schedule.start[i] + 1e-6)
+          << g.label(u) << " -> " << g.label(v);
+  }
+  EXPECT_GT(r.makespan_seconds, 0);
+}
+
+TEST(CudaEngine, PartitionsComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  expect_matches_cpu(workload("ffnn", false, 2), cuda_options(2, 2), 1);
+  expect_matches_cpu(workload("llama-block", false, 4), cuda_options(4, 4), 2);
+  expect_matches_cpu(workload("llama-block", true, 2), cuda_options(2, 2), 3);
+}
+
+TEST(CudaEngine, AWholeGpuComputesWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  expect_matches_cpu(workload("llama-block", false, 1), cuda_options(1, 0), 4);
+}
+
+// Tensor Core GEMMs (operands rounded to tf32 or bf16) within the tolerances of --verify.
+TEST(CudaEngine, TensorCoreGemmsStayWithinTheirTolerance) {
+  DOPPLER_REQUIRE_GPU();
+  const Graph g = workload("llama-block", false, 2);
+  EngineOptions o = cuda_options(2, 2);
+  o.gpu.math = GpuDevices::Math::tf32;
+  expect_matches_cpu(g, o, 6, 1e-2);
+  o.gpu.math = GpuDevices::Math::bf16;
+  expect_matches_cpu(g, o, 7, 5e-2);
+}
+
+TEST(CudaEngine, RepeatedRunsGiveTheSameOutputs) {
+  DOPPLER_REQUIRE_GPU();
+  const Graph g = workload("llama-block", false, 2);
+  Engine e(g, cuda_options(2, 2));
+  const Assignment a = random_assignment(g, 2, 5);
+  e.run(a);
+  std::vector<std::vector<float>> first;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto s = e.output(v);
+    first.emplace_back(s.begin(), s.end());
+  }
+  e.run(a);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto s = e.output(v);
+    EXPECT_EQ(std::vector<float>(s.begin(), s.end()), first[static_cast<std::size_t>(v)])
+        << g.label(v);
+  }
+}
+
+TEST(CudaEngine, FewerPartitionsThanDevicesAreABadRequest) {
+  DOPPLER_REQUIRE_GPU();
+  const Graph g = workload("ffnn", false, 2);
+  EXPECT_THROW(Engine(g, cuda_options(4, 2)), InputError);
+  EXPECT_NO_THROW(Engine(g, cuda_options(2, 4)));  // the first two of four
+  EngineOptions o = cuda_options(2, 0);
+  o.gpu.gpus = {0, 999};
+  EXPECT_THROW(Engine(g, o), InputError);
+}
+
+}  // namespace
+}  // namespace doppler

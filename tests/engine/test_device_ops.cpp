@@ -1,0 +1,266 @@
+// The device path of kernel plans (src/engine/kernel_driver.hpp, device_ops.hpp), run on the
+// host: every node of every small workload, of a blocked CNN (convolutions on the GEMM, direct
+// and 1x1 paths, windows in several pieces, pools), of looped einsums and of a synthetic graph is
+// run through run_with() with a host KernelExec (the element functions in loops, a plain loop for
+// the GEMM calls) on the inputs the CPU engine's kernels computed, and must give run_kernel's
+// output within f32 rounding. The GPU runs the same element functions and GEMM calls
+// (src/engine/cuda/); what this cannot check is the launches themselves.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/kernel_driver.hpp"
+#include "engine/runtime.hpp"
+#include "engine_support.hpp"
+
+#include "doppler/util/error.hpp"
+#include "doppler/workloads/blocked_program.hpp"
+
+namespace doppler {
+namespace {
+
+using engine_detail::GemmCall;
+using engine_detail::KernelOp;
+using engine_detail::Plan;
+namespace dev = engine_detail::dev;
+
+// Runs every call at once on the host: element functions in loops, GEMMs as plain loops.
+class HostExec : public engine_detail::KernelExec {
+public:
+  explicit HostExec(const Plan& plan) : plan_(plan) {}
+  void copy(const dev::CopyArgs& a, const float* s, float* d) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::copy_element(a, i, s, d);
+  }
+  void unary(const dev::UnaryArgs& a, const float* x, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::unary_element(a, i, x, o);
+  }
+  void binary(const dev::BinaryArgs& a, const float* x, const float* y, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::binary_element(a, i, x, y, o);
+  }
+  void reduce(const dev::ReduceArgs& a, const float* x, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::reduce_element(a, i, x, o);
+  }
+  void rotary(const dev::RotaryArgs& a, const float* x, const float* t, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::rotary_element(a, i, x, t, o);
+  }
+  void loop(const dev::LoopArgs& a, const dev::Operands& in, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);
+  }
+  void checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* o) override {
+    dev::checksum_element(a, in, o);
+  }
+  void bias(const dev::BiasArgs& a, const float* b, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::bias_element(a, i, b, o);
+  }
+  void im2col(const dev::Im2colArgs& a, const float* x, float* c) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::im2col_element(a, i, x, c);
+  }
+  void direct_conv(const dev::DirectConvArgs& a, const float* x, const float* w,
+                   float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::direct_conv_element(a, i, x, w, o);
+  }
+  void pool(const dev::PoolArgs& a, const float* w, float* o) override {
+    for (dev::I64 i = 0; i < a.n; ++i) dev::pool_element(a, i, w, o);
+  }
+  // A plain row-major GEMM (double sums), independent of the BLAS the CPU kernels use.
+  void gemm(const GemmCall& g) override {
+    ++gemms;
+    for (dev::I64 t = 0; t < g.batch; ++t) {
+      const float* a = g.a + t * g.sa;
+      const float* b = g.b + t * g.sb;
+      float* c = g.c + t * g.sc;
+      for (dev::I64 i = 0; i < g.m; ++i)
+        for (dev::I64 j = 0; j < g.n; ++j) {
+          double acc = g.accumulate ? c[i * g.ldc + j] : 0.0;
+          for (dev::I64 p = 0; p < g.k; ++p)
+            acc += double{g.ta ? a[p * g.lda + i] : a[i * g.lda + p]} *
+                   (g.tb ? b[j * g.ldb + p] : b[p * g.ldb + j]);
+          c[i * g.ldc + j] = static_cast<float>(acc);
+        }
+    }
+  }
+  float* scratch(dev::I64 floats) override {
+    // A fresh area each time, poisoned: a step that read scratch it did not write would show.
+    scratch_.assign(static_cast<std::size_t>(floats), std::nanf(""));
+    return scratch_.data();
+  }
+  const float* values(NodeId v) override {
+    return plan_.kernels[static_cast<std::size_t>(v)].values.data();
+  }
+  const float* syn_a() override { return plan_.syn_a.data(); }
+  const float* syn_b() override { return plan_.syn_b.data(); }
+
+  int gemms = 0;  ///< GEMM calls made
+
+private:
+  const Plan& plan_;
+  std::vector<float> scratch_;
+};
+
+// Every node's output by the CPU kernels (in topological order), then each node again through
+// run_with() on the same inputs; returns the kernel kinds seen. Expects agreement within f32
+// rounding.
+std::set<KernelOp> expect_device_path_agrees(const Graph& g, KernelMode mode,
+                                             const std::string& label, double scale = 1.0) {
+  engine_detail::limit_blas_threads();
+  const Plan plan = engine_detail::compile_plan(g, mode, scale);
+  engine_detail::check_device_plan(plan);
+  const auto n = static_cast<std::size_t>(g.num_nodes());
+  std::vector<std::vector<float>> ref(n);
+  std::vector<float> scratch;
+  const auto inputs_of = [&](NodeId v) {
+    std::vector<const float*> in;
+    for (const auto& view : plan.kernels[static_cast<std::size_t>(v)].in)
+      in.push_back(ref[static_cast<std::size_t>(view.src)].data());
+    return in;
+  };
+  for (NodeId v : g.topo_order()) {
+    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
+    ref[static_cast<std::size_t>(v)].assign(
+        static_cast<std::size_t>(std::max<std::int64_t>(k.numel, 1)), 0.0f);
+    const auto in = inputs_of(v);
+    engine_detail::run_kernel(plan, v, in.data(), ref[static_cast<std::size_t>(v)].data(), scratch);
+  }
+  HostExec exec(plan);
+  std::set<KernelOp> seen;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
+    const auto& want = ref[static_cast<std::size_t>(v)];
+    std::vector<float> got(want.size(), 0.0f);
+    const auto in = inputs_of(v);
+    engine_detail::run_with(plan, v, in, got.data(), exec);
+    seen.insert(k.op);
+    const std::size_t check = k.op == KernelOp::empty ? 0 : static_cast<std::size_t>(k.numel);
+    for (std::size_t i = 0; i < check; ++i) {
+      if (std::fabs(got[i] - want[i]) <= 2e-5f * (1.0f + std::fabs(want[i]))) continue;
+      ADD_FAILURE() << label << ": node " << v << " (" << g.node(v).name << ", kernel op "
+                    << static_cast<int>(k.op) << "), element " << i << ": " << got[i]
+                    << " instead of " << want[i];
+      break;  // one line per node
+    }
+  }
+  return seen;
+}
+
+TEST(DeviceOps, EveryNodeOfTheSmallWorkloadsAgreesWithTheCpuKernels) {
+  std::set<KernelOp> seen;
+  for (const auto& w : test::small_workloads(3)) {
+    const auto s = expect_device_path_agrees(w.graph, KernelMode::real, w.label);
+    seen.insert(s.begin(), s.end());
+  }
+  // The workloads cover these kinds; each was checked above.
+  for (KernelOp op : {KernelOp::constant, KernelOp::gemm, KernelOp::aggregate, KernelOp::pieces,
+                      KernelOp::unary, KernelOp::binary, KernelOp::reduce, KernelOp::rotary})
+    EXPECT_TRUE(seen.count(op)) << "kernel op " << static_cast<int>(op) << " not covered";
+}
+
+// A small blocked CNN: a 3x3 conv with bias whose output rows are cut (windows in several
+// pieces, halo rows), a strided depthwise conv (direct kernel), a 1x1 conv on a relayout (GEMM
+// on the window rows), max and average pooling with padding.
+Graph blocked_cnn() {
+  using workloads::Window2d;
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {2, 8, 10, 10});
+  const auto& w1 = p.input("w1", {16, 8, 3, 3}, 0.3);
+  const auto& b1 = p.input("b1", {16});
+  Window2d pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  const auto& c1 =
+      p.conv2d("c1", x, w1, &b1, pad1, 10, 10, {{0, 1, 2}, {0, 16}, {0, 4, 10}, {0, 10}});
+  const auto& r1 = p.map("r1", "relu", {&c1}, {{0, 1, 2}, {0, 16}, {0, 4, 10}, {0, 10}});
+  const auto& wd = p.input("wd", {16, 1, 3, 3}, 0.5);
+  Window2d dw = pad1;
+  dw.groups = 16;
+  dw.stride_h = dw.stride_w = 2;
+  const auto& c2 = p.conv2d("c2", r1, wd, nullptr, dw, 5, 5, {{0, 2}, {0, 8, 16}, {0, 5}, {0, 5}});
+  const auto& w3 = p.input("w3", {12, 16, 1, 1}, 0.4);
+  const auto& c3 =
+      p.conv2d("c3", c2, w3, nullptr, Window2d{}, 5, 5, {{0, 2}, {0, 12}, {0, 5}, {0, 5}});
+  Window2d mp;
+  mp.kernel_h = mp.kernel_w = 3;
+  mp.stride_h = mp.stride_w = 2;
+  mp.pad_h = mp.pad_w = 1;
+  p.pool2d("mp", "maxpool2d", c3, mp, 3, 3, {{0, 2}, {0, 12}, {0, 3}, {0, 3}});
+  Window2d ap;
+  ap.kernel_h = ap.kernel_w = 2;
+  ap.pad_h = ap.pad_w = 1;
+  p.pool2d("ap", "avgpool2d", c3, ap, 6, 6, {{0, 2}, {0, 12}, {0, 3, 6}, {0, 6}});
+  return p.build({"blocked-cnn", "test", {}});
+}
+
+TEST(DeviceOps, ConvolutionsAndPoolsAgreeWithTheCpuKernels) {
+  const auto seen = expect_device_path_agrees(blocked_cnn(), KernelMode::real, "blocked-cnn");
+  for (KernelOp op : {KernelOp::conv2d, KernelOp::maxpool2d, KernelOp::avgpool2d})
+    EXPECT_TRUE(seen.count(op)) << "kernel op " << static_cast<int>(op) << " not covered";
+}
+
+// Einsums that are not one GEMM, GEMMs whose operands are gathered or whose output is
+// scattered, transposes and reshapes.
+TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& a = p.input("a", {6, 7});
+  const auto& b = p.input("b", {7, 5});
+  const auto& c = p.input("c", {5, 4});
+  const auto& t = p.input("t", {3, 4, 5, 2});
+  p.einsum("sum_c", "ab,bc->a", {&a, &b}, {});                // c summed over one operand only
+  p.einsum("chain3", "ab,bc,cd->ad", {&a, &b, &c}, {});       // three operands
+  p.einsum("mm", "ab,bc->ac", {&a, &b}, {{'b', {0, 3, 7}}});  // a GEMM with aggregated parts
+  p.einsum("gather", "hbkm,kn->nhmb", {&t, &c}, {});          // packed A, C transposed
+  p.einsum("scatter", "hbkm,kn->hnmb", {&t, &c}, {});         // packed A, C scattered
+  const auto& tt = p.transpose("tt", t, {2, 0, 3, 1});
+  p.reshape("flat", tt, {5, 3, 8});
+  const auto seen =
+      expect_device_path_agrees(p.build({"einsums", "test", {}}), KernelMode::real, "einsums");
+  for (KernelOp op : {KernelOp::einsum_loop, KernelOp::gemm, KernelOp::copy})
+    EXPECT_TRUE(seen.count(op)) << "kernel op " << static_cast<int>(op) << " not covered";
+}
+
+TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
+  const Graph g = test::small_workloads(2)[3].graph;  // llama-block
+  const auto seen =
+      expect_device_path_agrees(g, KernelMode::synthetic, "synthetic llama-block", 1e-3);
+  EXPECT_TRUE(seen.count(KernelOp::synthetic));
+}
+
+// The batch of a GEMM whose batch labels collapse goes as one strided-batched call; one that
+// does not, or whose operands are packed, as one call per batch element.
+TEST(DeviceOps, CollapsibleBatchesAreOneGemmCall) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& a = p.input("a", {3, 4, 5, 6});
+  const auto& b = p.input("b", {3, 4, 6, 2});
+  p.einsum("batched", "hbmk,hbkn->hbmn", {&a, &b}, {});
+  const Graph g = p.build({"batched", "test", {}});
+  const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
+  NodeId mm = -1;
+  for (NodeId v = 0; v < g.num_nodes(); ++v)
+    if (plan.kernels[static_cast<std::size_t>(v)].op == KernelOp::gemm) mm = v;
+  ASSERT_GE(mm, 0);
+  HostExec exec(plan);
+  std::vector<float> xa(3 * 4 * 5 * 6, 1.0f), xb(3 * 4 * 6 * 2, 2.0f), out(3 * 4 * 5 * 2, 0.0f);
+  const std::vector<const float*> in = {xa.data(), xb.data()};
+  engine_detail::run_with(plan, mm, in, out.data(), exec);
+  EXPECT_EQ(exec.gemms, 1);
+  for (float y : out) ASSERT_EQ(y, 12.0f);  // 6 products of 1 x 2
+}
+
+// This test program links no CUDA backend: an Engine asked for one is a bad request that says
+// what is missing, and nothing is started.
+TEST(DeviceOps, AnEngineOnAnUnregisteredCudaBackendIsABadRequest) {
+  const Graph g = test::small_workloads(2)[0].graph;
+  EngineOptions o;
+  o.devices = 2;
+  o.backend = Backend::cuda;
+  try {
+    Engine e(g, o);
+    FAIL() << "an Engine was made on a CUDA backend nobody registered";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--backend cuda"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace doppler
