@@ -31,8 +31,9 @@ count=$(ls ./*.deb | wc -l)
 echo "gpu-bundle: $count packages, $(du -sh . | cut -f1) in .gpu/debs"
 
 # The two ONNX rows of scripts/threads-check.sh (issue 51's many-thread figure), which the GPU
-# machine's build cannot import: made here with BUILD's import (default build/doppler) when it
-# has one, gzipped into .gpu/graphs. Skipped with a message otherwise.
+# machine's build cannot import: made here with the import of DOPPLER (default build/doppler)
+# when it has one, without their weights, gzipped into .gpu/graphs. Skipped with a message
+# otherwise.
 cd ../..
 D=${DOPPLER:-build/doppler}
 if [ -x "$D" ] && "$D" import --help >/dev/null 2>&1; then
@@ -41,12 +42,21 @@ if [ -x "$D" ] && "$D" import --help >/dev/null 2>&1; then
   mkdir -p .gpu/graphs/src
   for g in gpt12 inception; do
     [ -f ".gpu/graphs/$g.json.gz" ] && continue
+    # Placement needs the ops, costs and edges only: the weights ("constants") and the
+    # executable descriptions (which load them) are dropped, from hundreds of MB to a few.
     large_graph "$g" .gpu/graphs/src "$D" >/dev/null &&
-      gzip -9 -c ".gpu/graphs/src/$g.json" >".gpu/graphs/$g.json.gz.tmp" &&
+      /usr/bin/python3 -c '
+import json, sys
+g = json.load(open(sys.argv[1]))
+g.pop("constants", None)
+for n in g["nodes"]:
+    n.pop("exec", None)
+json.dump(g, sys.stdout, separators=(",", ":"))' ".gpu/graphs/src/$g.json" |
+      gzip -9 >".gpu/graphs/$g.json.gz.tmp" &&
       mv ".gpu/graphs/$g.json.gz.tmp" ".gpu/graphs/$g.json.gz"
   done
   rm -rf .gpu/graphs/src
-  echo "gpu-bundle: $(du -sh .gpu/graphs | cut -f1) in .gpu/graphs ($(ls .gpu/graphs))"
+  echo "gpu-bundle: $(du -sh .gpu/graphs | cut -f1) in .gpu/graphs ($(ls .gpu/graphs | tr "\n" " "))"
 else
   echo "gpu-bundle: no $D with the ONNX import: .gpu/graphs not made (threads-check.sh skips gpt12 and inception)"
 fi
