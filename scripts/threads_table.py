@@ -9,13 +9,7 @@ time), and `auto` on N threads where it ran. Writes OUT/threads.md and OUT/threa
 import json
 import sys
 
-
-def reached(curve, target):
-    """Seconds at which a curve of [seconds, calls, makespan] first reached `target`, or None."""
-    for seconds, _calls, makespan in curve:
-        if makespan <= target * (1 + 1e-12):
-            return seconds
-    return None
+from parallel_table import reached  # when a curve first reached a makespan
 
 
 def show(x, reference_model):

@@ -62,24 +62,25 @@ DOPPLER_HD void copy_element(const CopyArgs& a, I64 i, const float* src, float* 
 
 // ---- unary and binary elementwise functions (the values of engine_detail::Fn) ----
 
-/// Elementwise functions, numbered as engine_detail::Fn (kernel_driver.cpp checks it).
+/// Elementwise or reduction function of unary / binary / aggregate / reduce kernels (the CPU
+/// engine's engine_detail::Fn is this type).
 enum class Fn : std::uint8_t {
   relu,
   exp,
   silu,
-  scale,
-  rsqrt,
+  scale,  ///< p0 = scale
+  rsqrt,  ///< 1 / sqrt(p0 x + p1)
   sqrt,
   sigmoid,
   tanh,
   erf,
   gelu,
   neg,
-  pow,
+  pow,  ///< p0 = exponent
   identity,
-  clip,
-  hardsigmoid,
-  hardswish,
+  clip,         ///< p0 = min, p1 = max
+  hardsigmoid,  ///< p0 = alpha, p1 = beta
+  hardswish,    // unary
   add,
   sub,
   mul,
@@ -87,10 +88,10 @@ enum class Fn : std::uint8_t {
   relu_grad,
   silu_grad,
   rsqrt_grad,
-  sumsq_grad,
+  sumsq_grad,  // binary (the gradients take (dy, x))
   sum,
   max,
-  sumsq,
+  sumsq,  // aggregate / reduce
 };
 
 /// exp in f32 saturating as the CPU engine's: 0 below -87.3, about 1.7e38 above 88.7.

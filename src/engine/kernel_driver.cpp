@@ -16,20 +16,8 @@ namespace {
 
 using dev::I64;
 
-static_assert(static_cast<int>(Fn::relu) == static_cast<int>(dev::Fn::relu) &&
-                  static_cast<int>(Fn::hardswish) == static_cast<int>(dev::Fn::hardswish) &&
-                  static_cast<int>(Fn::add) == static_cast<int>(dev::Fn::add) &&
-                  static_cast<int>(Fn::sumsq_grad) == static_cast<int>(dev::Fn::sumsq_grad) &&
-                  static_cast<int>(Fn::sum) == static_cast<int>(dev::Fn::sum) &&
-                  static_cast<int>(Fn::sumsq) == static_cast<int>(dev::Fn::sumsq),
-              "dev::Fn must number the functions as Fn");
-
 // Runs of output channels of one group at least this long take a GEMM (as on the CPU).
 constexpr I64 kMinGemmRows = 8;
-
-dev::Fn fn_of(Fn f) {
-  return static_cast<dev::Fn>(f);
-}
 
 dev::Shape shape_of(const Dims& d) {
   dev::Shape s;
@@ -156,7 +144,7 @@ void run_unary(const KernelPlan& k, const float* in, float* out, KernelExec& x) 
   dev::UnaryArgs a;
   a.shape = shape_of(k.shape);
   put(k.in[0].strides, a.in);
-  a.n = k.numel, a.fn = fn_of(k.fn), a.p0 = k.p0, a.p1 = k.p1;
+  a.n = k.numel, a.fn = k.fn, a.p0 = k.p0, a.p1 = k.p1;
   if (a.n > 0) x.unary(a, in + k.in[0].offset, out);
 }
 
@@ -167,7 +155,7 @@ void run_binary_on(const KernelPlan& k, Fn f, const float* p, const Dims& sp, co
   a.shape = shape_of(k.shape);
   put(sp, a.a);
   put(sq, a.b);
-  a.n = k.numel, a.fn = fn_of(f), a.p0 = k.p0, a.p1 = k.p1;
+  a.n = k.numel, a.fn = f, a.p0 = k.p0, a.p1 = k.p1;
   if (a.n > 0) x.binary(a, p, q, out);
 }
 
@@ -195,7 +183,7 @@ void run_reduce(const KernelPlan& k, const float* in, float* out, KernelExec& x)
   dev::ReduceArgs a;
   a.rows = shape_of(rows);
   put(v.strides, a.in);
-  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = fn_of(k.fn);
+  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = k.fn;
   if (a.n > 0) x.reduce(a, in + v.offset, out);
 }
 

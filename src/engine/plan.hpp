@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "device_ops.hpp"
 #include "strided.hpp"
 
 #include "doppler/engine/options.hpp"
@@ -40,36 +41,9 @@ enum class KernelOp : std::uint8_t {
   empty,        ///< nothing
 };
 
-/// Elementwise or reduction function of unary / binary / aggregate / reduce kernels.
-enum class Fn : std::uint8_t {
-  relu,
-  exp,
-  silu,
-  scale,
-  rsqrt,
-  sqrt,
-  sigmoid,
-  tanh,
-  erf,
-  gelu,
-  neg,
-  pow,
-  identity,
-  clip,         ///< p0 = min, p1 = max
-  hardsigmoid,  ///< p0 = alpha, p1 = beta
-  hardswish,    // unary
-  add,
-  sub,
-  mul,
-  div,
-  relu_grad,
-  silu_grad,
-  rsqrt_grad,
-  sumsq_grad,  // binary
-  sum,
-  max,
-  sumsq,  // aggregate / reduce
-};
+/// Elementwise or reduction function of unary / binary / aggregate / reduce kernels (defined
+/// with the element functions that a GPU backend shares, device_ops.hpp).
+using Fn = dev::Fn;
 
 /// One operand of a GEMM as a row-major matrix per batch element.
 struct GemmOperand {
