@@ -85,8 +85,9 @@ engine_tests() {
 # The engine on the GPU (issue 49): a Llama layer placed by critical-path on P = 1 (the whole
 # GPU), 2 and 4 SM partitions, `execute --backend cuda --verify` (every node against the CPU
 # engine), beside the CPU engine on the same placement (this machine's cores); then the
-# engine's own cost per op with empty kernels on the whole GPU, and tf32 / bf16 Tensor Core GEMMs
-# on 4 partitions. Each run's JSON is kept.
+# engine's own cost per op with empty kernels on the whole GPU; on 4 partitions tf32 / bf16
+# Tensor Core GEMMs, and copies staged through the host or paced to NVLink and PCIe. Each run's
+# JSON is kept.
 cuda_engine() {
   local d=build-gpu/doppler g=$out/llama-layer.json rc=0
   $d -q generate llama-layer -p dim=1024 -p heads=16 -p ffn=2048 -p seq=512 -p vocab=2000 \
@@ -100,6 +101,10 @@ cuda_engine() {
   for m in tf32 bf16; do  # Tensor Core GEMMs on 4 partitions
     $d execute "$g" -a "$out/assignment-4.json" --backend cuda --gpu-math "$m" --verify \
       --repeat 5 --json >"$out/execute-cuda-4-$m.json" || rc=1
+  done
+  for l in host nvlink pcie; do  # what a copy between partitions costs
+    $d execute "$g" -a "$out/assignment-4.json" --backend cuda --gpu-link "$l" --verify \
+      --repeat 5 --json >"$out/execute-cuda-4-$l.json" || rc=1
   done
   $d execute "$g" -a "$out/assignment-1.json" --backend cuda --kernels empty --repeat 5 --json \
     >"$out/execute-cuda-empty.json" || rc=1
@@ -139,7 +144,7 @@ if os.path.exists(f"{out}/test_cuda.json"):
                           "seconds": float(str(t.get("time", "0")).rstrip("s") or 0)})
 engine = []  # the cuda_engine step's runs
 for name in ["cuda-1", "cpu-1", "cuda-2", "cpu-2", "cuda-4", "cpu-4", "cuda-4-tf32",
-             "cuda-4-bf16", "cuda-empty"]:
+             "cuda-4-bf16", "cuda-4-host", "cuda-4-nvlink", "cuda-4-pcie", "cuda-empty"]:
     path = f"{out}/execute-{name}.json"
     try:
         j = json.load(open(path))

@@ -64,7 +64,8 @@ std::string file_safe(std::string s) {
 // Runs every seed's assignment of every row on the CPU engine, interleaved (o.measure_*
 // repeats, adaptive); identical placements are run once and share their measurement.
 void measure_rows(const Graph& g, const CompareOptions& o, std::vector<Row>& rows) {
-  Engine engine(g, engine_options(o.engine, o.devices));
+  Engine engine(
+      g, engine_options(o.engine, o.devices, o.backend == "cuda" ? Backend::cuda : Backend::cpu));
   for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
   const RepeatPolicy policy{o.measure_repeat, std::max(o.measure_repeat, o.measure_max_repeat),
                             o.measure_target, o.measure_seconds};
@@ -525,6 +526,11 @@ void add_compare(CLI::App& app) {
       ->check(non_negative())
       ->capture_default_str();
   add_engine_options(*cmd, o->engine);
+  cmd->add_option("--backend", o->backend,
+                  "--measure on: local (threads) or cuda (GPU partitions or GPUs: "
+                  "--gpu-partitions, --gpus; doppler-sys trains on the CPU engine)")
+      ->check(CLI::IsMember({"local", "cuda"}))
+      ->capture_default_str();
   cmd->footer(methods_help());
   cmd->callback([o, cmd] {
     if (o->time_budget > 0 && cmd->count("--budget") == 0) o->budget = 0;  // seconds alone

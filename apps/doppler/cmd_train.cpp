@@ -41,7 +41,8 @@ struct TrainCmdOptions {
 class MeasuredCost {
 public:
   MeasuredCost(const Graph& g, const TrainCmdOptions& o) : repeat_(o.repeat) {
-    const EngineOptions eo = engine_options(o.engine_flags, o.devices);
+    const EngineOptions eo = engine_options(o.engine_flags, o.devices,
+                                            o.engine == "cuda" ? Backend::cuda : Backend::cpu);
     if (o.engine == "mpi") {
       mpi_ = std::make_unique<MpiEngine>(g, eo);
       for (const auto& w : mpi_->warnings()) spdlog::warn("{}", w);
@@ -275,8 +276,9 @@ void add_train(CLI::App& app) {
       ->check(CLI::IsMember({"il", "sim", "real"}))
       ->capture_default_str();
   cmd->add_option("--engine", o->engine,
-                  "Stage III engine: cpu (threads) or mpi (start the command with mpirun -np R)")
-      ->check(CLI::IsMember({"cpu", "mpi"}))
+                  "Stage III engine: cpu (threads), mpi (start the command with mpirun -np R) "
+                  "or cuda (GPU partitions or GPUs: --gpu-partitions, --gpus)")
+      ->check(CLI::IsMember({"cpu", "mpi", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--repeat", o->repeat,
                   "Stage III: measured runs per episode (the reward is their median)")

@@ -22,13 +22,14 @@ struct CompareOptions {
   int threads = 1;  ///< threads of each search (0: every core)
   int lanes = 0;    ///< speculative lanes per annealing chain (0: the rule)
   bool json = false;
-  bool markdown = false;         ///< print the table as Markdown
-  bool measure = false;          ///< also run every assignment on the engine
-  int measure_repeat = 5;        ///< measured runs per assignment at least (median)
-  int measure_max_repeat = 41;   ///< at most (more while the 95% interval is wider than target)
-  double measure_target = 0.01;  ///< relative half-width of the median's 95% interval to reach
-  double measure_seconds = 2;    ///< seconds of measured runs per assignment before stopping
-  EngineCliOptions engine;       ///< engine flags for --measure and doppler-sys
+  bool markdown = false;          ///< print the table as Markdown
+  bool measure = false;           ///< also run every assignment on the engine
+  int measure_repeat = 5;         ///< measured runs per assignment at least (median)
+  int measure_max_repeat = 41;    ///< at most (more while the 95% interval is wider than target)
+  double measure_target = 0.01;   ///< relative half-width of the median's 95% interval to reach
+  double measure_seconds = 2;     ///< seconds of measured runs per assignment before stopping
+  EngineCliOptions engine;        ///< engine flags for --measure and doppler-sys
+  std::string backend = "local";  ///< --measure on: local (threads) or cuda
 };
 
 /// Runs every method of `o.methods` on `g` and prints the table (or JSON), writing the

@@ -59,6 +59,13 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which) {
                  "(operands rounded, f32 accumulation; tensors stay f32 in memory)")
       ->check(CLI::IsMember({"f32", "tf32", "bf16"}))
       ->capture_default_str();
+  cmd.add_option("--gpu-link", o.gpu_link,
+                 "--backend cuda: what a copy between devices costs: peer (the raw copy inside "
+                 "the GPU), host (staged through pinned host memory: a real PCIe round trip), "
+                 "nvlink or pcie (peer copies paced to 450 GB/s + 1 us or 50 GB/s + 5 us, as "
+                 "--link-bandwidth / --link-latency would)")
+      ->check(CLI::IsMember({"peer", "host", "nvlink", "pcie"}))
+      ->capture_default_str();
 }
 
 namespace {
@@ -86,6 +93,7 @@ GpuDevices gpu_devices(const EngineCliOptions& o, int devices) {
   if (!o.gpus.empty()) g.gpus = parse_gpus(o.gpus);
   g.partitions = o.gpu_partitions;
   g.math = parse_gpu_math(o.gpu_math);
+  g.link = o.gpu_link == "host" ? GpuDevices::Link::host : GpuDevices::Link::peer;
   if (g.partitions == 0 && o.gpus.empty() && devices > 1) g.partitions = devices;
   return g;
 }
@@ -93,8 +101,9 @@ GpuDevices gpu_devices(const EngineCliOptions& o, int devices) {
 }  // namespace
 
 EngineOptions engine_options(const EngineCliOptions& o, int devices, Backend backend) {
-  if (backend != Backend::cuda && (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32"))
-    throw InputError("--gpu-partitions, --gpus and --gpu-math need --backend cuda");
+  if (backend != Backend::cuda &&
+      (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32" || o.gpu_link != "peer"))
+    throw InputError("--gpu-partitions, --gpus, --gpu-math and --gpu-link need --backend cuda");
   EngineOptions eo;
   eo.backend = backend;
   if (backend == Backend::cuda) eo.gpu = gpu_devices(o, devices);
@@ -102,6 +111,14 @@ EngineOptions engine_options(const EngineCliOptions& o, int devices, Backend bac
   eo.kernels = parse_kernel_mode(o.kernels);
   eo.synthetic_scale = o.scale;
   eo.link = LinkEmulation::from(o.link_bandwidth, o.link_latency, o.link_profile);
+  if (o.gpu_link == "nvlink" || o.gpu_link == "pcie") {
+    if (eo.link.enabled())
+      throw InputError("--gpu-link " + o.gpu_link +
+                       " paces the copies itself: leave out --link-bandwidth, --link-latency and "
+                       "--link-profile");
+    eo.link = o.gpu_link == "nvlink" ? LinkEmulation::from(kNvlinkBandwidth, kNvlinkLatency, "")
+                                     : LinkEmulation::from(kPcieBandwidth, kPcieLatency, "");
+  }
   eo.pin_threads = !o.no_pin;
   eo.copies = parse_copy_mode(o.copies);
   eo.timeout_seconds = o.timeout;

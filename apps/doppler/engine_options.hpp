@@ -22,7 +22,14 @@ struct EngineCliOptions {
   int gpu_partitions = 0;         ///< --backend cuda: SM partitions of one GPU (0: the rule)
   std::string gpus;               ///< --backend cuda: comma-separated GPU ordinals ("": 0)
   std::string gpu_math = "f32";   ///< --backend cuda: GEMM math (f32, tf32, bf16)
+  std::string gpu_link = "peer";  ///< --backend cuda: peer, host, nvlink or pcie
 };
+
+/// --gpu-link nvlink: one H100 SXM's NVLink 4 (the shipped h100 profile's port), bytes/s and s.
+inline constexpr double kNvlinkBandwidth = 450e9, kNvlinkLatency = 1e-6;
+/// --gpu-link pcie: a PCIe 5.0 x16 link's achieved copy rate per direction and a copy's
+/// latency (assumptions, to be calibrated), bytes/s and s.
+inline constexpr double kPcieBandwidth = 50e9, kPcieLatency = 5e-6;
 
 /// Which engine flags a command takes.
 enum class EngineFlags {

@@ -130,7 +130,15 @@ TEST(CliComponents, CudaBackendSaysWhatIsMissing) {
                                  " --gpu-partitions 2");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_EQ(bad.err,
-            "doppler: error: --gpu-partitions, --gpus and --gpu-math need --backend cuda\n");
+            "doppler: error: --gpu-partitions, --gpus, --gpu-math and --gpu-link need --backend "
+            "cuda\n");
+  // --gpu-link nvlink|pcie paces the copies: it excludes the link flags.
+  const auto both = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                                  " --backend cuda --gpu-link pcie --link-bandwidth 1e9");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err,
+            "doppler: error: --gpu-link pcie paces the copies itself: leave out "
+            "--link-bandwidth, --link-latency and --link-profile\n");
 }
 
 TEST(CliComponents, DotWithoutGraphvizNamesTheFile) {

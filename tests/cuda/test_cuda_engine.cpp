@@ -111,6 +111,13 @@ TEST(CudaEngine, PartitionsComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(workload("llama-block", true, 2), cuda_options(2, 2), 3);
 }
 
+TEST(CudaEngine, CopiesStagedThroughTheHostDeliverTheSameBlocks) {
+  DOPPLER_REQUIRE_GPU();
+  EngineOptions o = cuda_options(4, 4);
+  o.gpu.link = GpuDevices::Link::host;
+  expect_matches_cpu(workload("llama-block", false, 4), o, 8);
+}
+
 TEST(CudaEngine, AWholeGpuComputesWhatTheCpuEngineComputes) {
   DOPPLER_REQUIRE_GPU();
   expect_matches_cpu(workload("llama-block", false, 1), cuda_options(1, 0), 4);

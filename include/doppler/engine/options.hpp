@@ -86,6 +86,11 @@ struct GpuDevices {
   /// How the GEMMs compute (operands and results stay f32 in memory): f32 (exact f32 FMA),
   /// tf32 or bf16 (Tensor Cores with operands rounded to that type, f32 accumulation).
   enum class Math { f32, tf32, bf16 } math = Math::f32;
+  /// How a block moves between two devices: `peer`, the raw device-to-device copy (partitions
+  /// of one GPU share its memory: far faster than any interconnect); `host`, staged through
+  /// pinned host memory (a real PCIe round trip). To pace copies to an NVLink or PCIe link, the
+  /// CLI's --gpu-link nvlink|pcie sets EngineOptions::link instead.
+  enum class Link { peer, host } link = Link::peer;
 };
 
 /// "f32", "tf32" or "bf16".

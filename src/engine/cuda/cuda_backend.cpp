@@ -39,6 +39,8 @@ struct Device {
   std::vector<std::size_t> sizes;  // per node, floats
   std::vector<float*> values;      // per node: cached values (constant, rotary), or null
   ExecResources exec;
+  float* staging = nullptr;  // --gpu-link host: pinned host memory for incoming copies
+  std::size_t staging_floats = 0;
 };
 
 // One GPU's clock: the origin event of the current run and when the host recorded it.
@@ -66,6 +68,10 @@ cublasComputeType_t compute_type(GpuDevices::Math m) {
     default:
       return CUBLAS_COMPUTE_32F;
   }
+}
+
+const char* link_name(GpuDevices::Link l) {
+  return l == GpuDevices::Link::host ? "host-staged" : "peer";
 }
 
 // Floats of scratch the plan's largest kernel needs.
@@ -100,6 +106,8 @@ public:
     try {
       make_devices(o);
       for (Device& d : devs_) set_up(d, o.gpu.math);
+      staged_ = o.gpu.link == GpuDevices::Link::host;
+      staging_mu_ = std::make_unique<std::mutex[]>(devs_.size());
       make_clocks();
     } catch (...) {
       release();
@@ -145,6 +153,13 @@ public:
     }
     const std::vector<float>& vals = plan_.kernels[i].values;
     if (!vals.empty() && !x.values[i]) x.values[i] = upload(vals, "uploading a node's values");
+    if (staged_ && floats > x.staging_floats) {  // room for the largest block it receives
+      if (x.staging) cudaFreeHost(x.staging);
+      x.staging = nullptr;
+      check(cudaMallocHost(reinterpret_cast<void**>(&x.staging), floats * sizeof(float)),
+            "allocating pinned host memory for staged copies");
+      x.staging_floats = floats;
+    }
   }
 
   float* buffer(DeviceId d, NodeId v) override { return dev(d).bufs[static_cast<std::size_t>(v)]; }
@@ -174,6 +189,15 @@ public:
     cudaStream_t stream = s.device == to ? dst.copy_in : dev(s.device).compute;
     const auto i = static_cast<std::size_t>(v);
     const std::size_t bytes = floats * sizeof(float);
+    if (staged_) {  // through the receiver's pinned buffer, one copy at a time
+      std::lock_guard lk(staging_mu_[static_cast<std::size_t>(to)]);
+      check(cudaEventRecord(s.start, stream), "cudaEventRecord");
+      check(cudaMemcpyAsync(dst.staging, src.bufs[i], bytes, cudaMemcpyDefault, stream),
+            "cudaMemcpyAsync (device to pinned host)");
+      check(cudaMemcpyAsync(dst.bufs[i], dst.staging, bytes, cudaMemcpyDefault, stream),
+            "cudaMemcpyAsync (pinned host to device)");
+      return finish_copy(s, stream);
+    }
     check(cudaEventRecord(s.start, stream), "cudaEventRecord");
     if (src.gpu == dst.gpu)
       check(cudaMemcpyAsync(dst.bufs[i], src.bufs[i], bytes, cudaMemcpyDeviceToDevice, stream),
@@ -181,9 +205,7 @@ public:
     else
       check(cudaMemcpyPeerAsync(dst.bufs[i], dst.gpu, src.bufs[i], src.gpu, bytes, stream),
             "cudaMemcpyPeerAsync");
-    check(cudaEventRecord(s.end, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(s.end), "copying between devices");
-    return interval(dev(s.device).gpu, s);
+    return finish_copy(s, stream);
   }
 
   void read(DeviceId d, NodeId v, std::span<float> out) override {
@@ -226,9 +248,10 @@ private:
         d.compute = (*parts_)[i].compute, d.copy_in = (*parts_)[i].copy_in;
       }
       label_ = fmt::format(
-          "cuda engine, {} devices: partitions of {} SMs of GPU {} ({}, {} SMs), {} GEMMs",
+          "cuda engine, {} devices: partitions of {} SMs of GPU {} ({}, {} SMs), {} GEMMs, {} "
+          "copies",
           o.devices, devs_[0].sms, spec.gpus[0], prop.name, parts_->gpu_sms(),
-          gpu_math_name(spec.math));
+          gpu_math_name(spec.math), link_name(spec.link));
       return;
     }
     if (static_cast<int>(spec.gpus.size()) != o.devices)
@@ -250,8 +273,8 @@ private:
       }
       cudaGetLastError();  // clear a peer-access error: copies then go through the host
     }
-    label_ = fmt::format("cuda engine, {} devices: whole GPUs ({}), {} GEMMs", o.devices, prop.name,
-                         gpu_math_name(spec.math));
+    label_ = fmt::format("cuda engine, {} devices: whole GPUs ({}), {} GEMMs, {} copies", o.devices,
+                         prop.name, gpu_math_name(spec.math), link_name(spec.link));
   }
 
   // cuBLAS, scratch and the synthetic operands of one device.
@@ -287,6 +310,13 @@ private:
     }
   }
 
+  // Records the slot's end event after a copy, waits for it, and returns the copy's times.
+  DeviceInterval finish_copy(const Slot& s, cudaStream_t stream) {
+    check(cudaEventRecord(s.end, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(s.end), "copying between devices");
+    return interval(dev(s.device).gpu, s);
+  }
+
   // A slot's two events as seconds since the Runtime's origin, on GPU `gpu`'s clock.
   DeviceInterval interval(int gpu, const Slot& s) const {
     const Clock& c =
@@ -305,6 +335,7 @@ private:
       for (float* p : d.bufs) cudaFree(p);
       for (float* p : d.values) cudaFree(p);
       for (float* p : {d.scratch, d.syn_a, d.syn_b}) cudaFree(p);
+      if (d.staging) cudaFreeHost(d.staging);
       if (d.own_streams) {
         cudaStreamDestroy(d.compute);
         cudaStreamDestroy(d.copy_in);
@@ -333,6 +364,8 @@ private:
   std::mutex events_mu_;
   std::vector<std::pair<int, cudaEvent_t>> events_;  // every worker's, with its GPU
   std::string label_;
+  bool staged_ = false;                       // --gpu-link host
+  std::unique_ptr<std::mutex[]> staging_mu_;  // per receiving device
 };
 
 }  // namespace
