@@ -53,14 +53,7 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   // MPI: every rank runs the same benchmarks (each engine is collective); rank 0 writes.
   std::unique_ptr<MpiWorld> world;
-  if (backend == Backend::cuda) {  // every benchmark on the same GPU devices (its first P)
-    co.engines = [gpu = eo.gpu](const Graph& graph, const EngineOptions& bench) {
-      EngineOptions on_gpu = bench;
-      on_gpu.backend = Backend::cuda;
-      on_gpu.gpu = gpu;
-      return local_engine_factory()(graph, on_gpu);
-    };
-  }
+  if (backend == Backend::cuda) co.engines = engine_factory(eo);  // every benchmark on the GPU
   if (o.backend == "mpi") {
     world = std::make_unique<MpiWorld>();
     co.engines = MpiEngine::factory();

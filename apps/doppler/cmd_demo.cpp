@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "engine_options.hpp"
 #include "measured_winner.hpp"
 #include "methods.hpp"
 
@@ -46,7 +47,25 @@ struct DemoOptions {
   double target = 0.01;
   std::string out = "build/demo", json_file;
   std::uint64_t seed = 0;
+  std::string backend = "auto";  // auto: cuda when a GPU is usable, else cpu
 };
+
+// The demo's engine (o.backend resolved): the CPU's threads, or P partitions of GPU 0 (the
+// whole GPU for P = 1).
+EngineOptions demo_engine(const DemoOptions& o) {
+  EngineOptions eo;
+  eo.devices = o.devices;
+  if (o.backend == "cuda") {
+    eo.backend = Backend::cuda;
+    eo.gpu.partitions = o.devices > 1 ? o.devices : 0;
+  }
+  return eo;
+}
+
+// "cpu-engine" or "cuda-engine": the calibrated profile's name.
+std::string engine_name(const EngineOptions& eo) {
+  return std::string(backend_name(eo.backend)) + "-engine";
+}
 
 struct DemoRow {
   std::string method, trained;
@@ -80,7 +99,7 @@ void guard_stage3(Engine& engine, const DemoRow& sim_row, DemoRow& sys_row, int 
 void resimulate_before_measuring(const Graph& g, const CalibrationOptions& co, const DemoOptions& o,
                                  std::vector<DemoRow>& rows) {
   const Calibration cal = calibrate(co);
-  const std::string json = calibration_profile_json(cal, "cpu-engine", co.topology);
+  const std::string json = calibration_profile_json(cal, engine_name(demo_engine(o)), co.topology);
   write_file_atomic(std::filesystem::path(o.out) / "hw-measure.json", json);
   const Problem now(g, Platform::hardware(parse_hardware_profile(json, "calibration"), o.devices));
   double first = 0, again = 0;
@@ -178,7 +197,8 @@ Graph demo_workload(const DemoOptions& o) {
 // hw.json.
 HardwareProfile calibrate_engine(const CalibrationOptions& co, const DemoOptions& o) {
   const Calibration cal = calibrate(co);
-  const std::string profile_json = calibration_profile_json(cal, "cpu-engine", co.topology);
+  const std::string profile_json =
+      calibration_profile_json(cal, engine_name(demo_engine(o)), co.topology);
   write_file_atomic(std::filesystem::path(o.out) / "hw.json", profile_json);
   std::cout << fmt::format(
       "2. calibrate  {:.3g} GFLOP/s per device, {:.3g} us per op, copies {:.3g} GB/s -> "
@@ -316,24 +336,30 @@ void report_demo(const std::vector<DemoRow>& rows, const MeasuredWinner& mw, con
 void draw_winner(Engine& engine, const Graph& g, const DemoRow& winner, const DemoOptions& o) {
   const EngineResult run = engine.run(winner.assignment);
   const auto svg = std::filesystem::path(o.out) / "winner.svg";
-  const std::string title = fmt::format("{}: {} on {} devices (measured on the CPU engine)",
-                                        g.meta().name, winner.method, o.devices);
+  const std::string title =
+      fmt::format("{}: {} on {} devices (measured on the {} engine)", g.meta().name, winner.method,
+                  o.devices, backend_name(demo_engine(o).backend));
   write_file_atomic(svg, format_gantt_svg(g, run.schedule, {title, 1400, true}));
   std::cout << fmt::format("Gantt chart of {}'s engine run: {}\n", winner.method, svg.string());
 }
 
-void run_demo(const DemoOptions& o) {
+void run_demo(const DemoOptions& asked) {
+  DemoOptions o = asked;  // "auto" resolved once: whether a GPU is usable does not change
+  if (o.backend == "auto") o.backend = cuda_usable() ? "cuda" : "cpu";
   check_json_file(o);
   const Graph g = demo_workload(o);
+  const EngineOptions eo = demo_engine(o);
+  std::cout << fmt::format("   engine      {}\n", eo.backend == Backend::cuda
+                                                      ? "cuda (SM partitions of GPU 0)"
+                                                      : "cpu (one thread per device)");
   CalibrationOptions co;
   co.devices = o.devices;
+  if (eo.backend == Backend::cuda) co.engines = engine_factory(eo);
   const Problem problem(g, Platform::hardware(calibrate_engine(co, o), o.devices));
   std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices,
                            format_time(problem.lower_bound(), CostUnit::seconds));
   std::vector<DemoRow> rows;
   place_heuristics(problem, o, rows);
-  EngineOptions eo;
-  eo.devices = o.devices;
   Engine engine(g, eo);
   for (const auto& w : engine.warnings()) spdlog::warn("{}", w);
   train_doppler(engine, problem, o, rows);
@@ -356,6 +382,11 @@ void add_demo(CLI::App& app) {
                                  "placement on the engine beside its simulation with the "
                                  "second profile and draw the winner's Gantt chart");
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
+  cmd->add_option("--backend", o->backend,
+                  "engine: cpu (threads), cuda (SM partitions of GPU 0) or auto (cuda when a GPU "
+                  "is usable)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("--il", o->il, "Stage I episodes")->capture_default_str();
   cmd->add_option("--sim", o->sim, "Stage II episodes")->capture_default_str();
   cmd->add_option("--real", o->real, "Stage III episodes (on the engine)")->capture_default_str();

@@ -70,4 +70,12 @@ void register_backends() {
   enable_cuda_backend();
 }
 
+bool cuda_usable() {
+  try {
+    return !list_gpus().empty();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace doppler::cli

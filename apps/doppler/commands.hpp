@@ -25,5 +25,7 @@ void add_gpus(CLI::App& app);          ///< doppler gpus
 /// Makes the engine backends this build has available (CUDA: enable_cuda_backend()); a no-op
 /// without them.
 void register_backends();
+/// True when this build has the CUDA backend and this process sees a GPU (no error otherwise).
+bool cuda_usable();
 
 }  // namespace doppler::cli

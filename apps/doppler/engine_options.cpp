@@ -100,6 +100,15 @@ GpuDevices gpu_devices(const EngineCliOptions& o, int devices) {
 
 }  // namespace
 
+EngineFactory engine_factory(const EngineOptions& eo) {
+  return [backend = eo.backend, gpu = eo.gpu](const Graph& g, const EngineOptions& asked) {
+    EngineOptions on = asked;
+    on.backend = backend;
+    on.gpu = gpu;
+    return local_engine_factory()(g, on);
+  };
+}
+
 EngineOptions engine_options(const EngineCliOptions& o, int devices, Backend backend) {
   if (backend != Backend::cuda &&
       (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32" || o.gpu_link != "peer"))

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "doppler/engine/options.hpp"
+#include "doppler/engine/runner.hpp"
 
 namespace doppler::cli {
 
@@ -43,6 +44,10 @@ enum class EngineFlags {
 /// --copies and --timeout (`which` = links: the link, pinning and copy flags alone), and the
 /// CUDA backend's --gpu-partitions and --gpus.
 void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which = EngineFlags::all);
+
+/// Builds every engine a command makes (calibrate's benchmarks, the demo's) on eo's backend and
+/// GPU devices, whatever the device count each asks for (partitions: the first ones).
+EngineFactory engine_factory(const EngineOptions& eo);
 
 /// EngineOptions for `devices` devices on `backend` (InputError on bad values). For CUDA
 /// without --gpu-partitions or --gpus: P > 1 devices are P partitions of GPU 0, one device is

@@ -11,4 +11,8 @@ void add_gpus(CLI::App& app) {
 // No backend to register: an Engine asked for CUDA says the build has none (exit 2).
 void register_backends() {}
 
+bool cuda_usable() {
+  return false;
+}
+
 }  // namespace doppler::cli
