@@ -153,6 +153,24 @@ TEST(CudaEngine, RepeatedRunsGiveTheSameOutputs) {
   }
 }
 
+// Synthetic kernels scaled so that the buffers exceed any GPU's memory: the run fails with the
+// allocation's error, and the GPU still serves the next engine.
+TEST(CudaEngine, OutOfDeviceMemoryIsAnErrorAndTheNextEngineWorks) {
+  DOPPLER_REQUIRE_GPU();
+  const Graph g = workload("ffnn", false, 2);
+  EngineOptions huge = cuda_options(2, 2);
+  huge.kernels = KernelMode::synthetic;
+  huge.synthetic_scale = 1e7;  // tens of GB per block
+  try {
+    Engine e(g, huge);
+    e.run(random_assignment(g, 2, 9));
+    FAIL() << "a run allocated more than the GPU holds";
+  } catch (const EngineError& e) {
+    EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
+  }
+  expect_matches_cpu(g, cuda_options(2, 2), 10);
+}
+
 TEST(CudaEngine, FewerPartitionsThanDevicesAreABadRequest) {
   DOPPLER_REQUIRE_GPU();
   const Graph g = workload("ffnn", false, 2);
