@@ -118,17 +118,23 @@ public:
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
 
+  // On a worker thread, where an exception would end the process: a failure is kept and
+  // thrown by the thread's first launch or copy (slot()), which fails the run with it.
   void attach(DeviceId d) override {
-    check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
-    Slot s{this, d, nullptr, nullptr};
-    check(cudaEventCreate(&s.start), "cudaEventCreate");
-    check(cudaEventCreate(&s.end), "cudaEventCreate");
-    {
+    tl_slot = Slot{};
+    try {
+      check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
+      Slot s{this, d, nullptr, nullptr};
       std::lock_guard lk(events_mu_);
+      check(cudaEventCreate(&s.start), "cudaEventCreate");
       events_.push_back({dev(d).gpu, s.start});
+      check(cudaEventCreate(&s.end), "cudaEventCreate");
       events_.push_back({dev(d).gpu, s.end});
+      tl_slot = s;
+    } catch (const std::exception& e) {
+      std::lock_guard lk(events_mu_);
+      if (attach_error_.empty()) attach_error_ = e.what();
     }
-    tl_slot = s;
   }
 
   void begin_run(std::chrono::steady_clock::time_point origin) override {
@@ -220,9 +226,13 @@ public:
 private:
   Device& dev(DeviceId d) { return devs_[static_cast<std::size_t>(d)]; }
 
-  const Slot& slot() const {
-    if (tl_slot.owner != this)
-      throw EngineError("CUDA backend: a worker thread used it before attach()");
+  const Slot& slot() {
+    if (tl_slot.owner != this) {
+      std::lock_guard lk(events_mu_);
+      throw EngineError(attach_error_.empty()
+                            ? "CUDA backend: a worker thread used it before attach()"
+                            : "setting up a worker thread: " + attach_error_);
+    }
     return tl_slot;
   }
 
@@ -363,6 +373,7 @@ private:
   std::vector<Clock> clocks_;
   std::mutex events_mu_;
   std::vector<std::pair<int, cudaEvent_t>> events_;  // every worker's, with its GPU
+  std::string attach_error_;                         // the first failure of attach()
   std::string label_;
   bool staged_ = false;                       // --gpu-link host
   std::unique_ptr<std::mutex[]> staging_mu_;  // per receiving device
