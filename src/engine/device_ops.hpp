@@ -33,11 +33,23 @@ inline constexpr int kChecksumOperands = 32;
 struct Shape {
   int rank = 0;
   I64 ext[kMaxRank] = {};
+  /// True when the shape has fewer than 2^31 elements: indices then take 32-bit divisions,
+  /// several times cheaper than 64-bit ones on a GPU.
+  bool narrow = true;
 };
 
 /// Offset of element i (row-major over `s`) in a view with strides `st`.
 DOPPLER_HD I64 offset_at(I64 i, const Shape& s, const I64* st) {
   I64 off = 0;
+  if (s.narrow) {
+    auto j = static_cast<std::uint32_t>(i);
+    for (int d = s.rank - 1; d >= 0; --d) {
+      const auto e = static_cast<std::uint32_t>(s.ext[d]);
+      off += static_cast<I64>(j % e) * st[d];
+      j /= e;
+    }
+    return off;
+  }
   for (int d = s.rank - 1; d >= 0; --d) {
     const I64 e = s.ext[d];
     off += (i % e) * st[d];

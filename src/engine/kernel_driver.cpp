@@ -23,6 +23,7 @@ dev::Shape shape_of(const Dims& d) {
   dev::Shape s;
   s.rank = static_cast<int>(d.size());
   std::copy(d.begin(), d.end(), s.ext);
+  s.narrow = numel_of(d) < (I64{1} << 31);
   return s;
 }
 

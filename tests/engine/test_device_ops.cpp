@@ -247,6 +247,22 @@ TEST(DeviceOps, CollapsibleBatchesAreOneGemmCall) {
   for (float y : out) ASSERT_EQ(y, 12.0f);  // 6 products of 1 x 2
 }
 
+// The 32-bit index path (shapes under 2^31 elements) and the 64-bit one give every element the
+// offset of its row-major index, computed here digit by digit.
+TEST(DeviceOps, NarrowAndWideIndicesGiveTheSameOffsets) {
+  dev::Shape s;
+  s.rank = 3;
+  s.ext[0] = 3, s.ext[1] = 5, s.ext[2] = 7;
+  const dev::I64 st[3] = {1000, -20, 3};
+  for (dev::I64 i = 0; i < 3 * 5 * 7; ++i) {
+    const dev::I64 want = (i / 35) * 1000 + (i / 7 % 5) * -20 + (i % 7) * 3;
+    s.narrow = true;
+    ASSERT_EQ(dev::offset_at(i, s, st), want) << i;
+    s.narrow = false;
+    ASSERT_EQ(dev::offset_at(i, s, st), want) << i;
+  }
+}
+
 // This test program links no CUDA backend: an Engine asked for one is a bad request that says
 // what is missing, and nothing is started.
 TEST(DeviceOps, AnEngineOnAnUnregisteredCudaBackendIsABadRequest) {
