@@ -30,8 +30,8 @@ fi
 count=$(ls ./*.deb | wc -l)
 echo "gpu-bundle: $count packages, $(du -sh . | cut -f1) in .gpu/debs"
 
-# The two ONNX rows of scripts/threads-check.sh (issue 51's many-thread figure), which the GPU
-# machine's build cannot import: made here with the import of DOPPLER (default build/doppler)
+# The two ONNX rows of scripts/threads-check.sh (issue 51's many-thread figure), and two small
+# models for gpu-check.sh, which the GPU machine's build cannot import: made here with the import of DOPPLER (default build/doppler)
 # when it has one, without their weights, gzipped into .gpu/graphs. Skipped with a message
 # otherwise.
 cd ../..
@@ -57,6 +57,19 @@ json.dump(g, sys.stdout, separators=(",", ":"))' ".gpu/graphs/src/$g.json" |
   done
   rm -rf .gpu/graphs/src
   echo "gpu-bundle: $(du -sh .gpu/graphs | cut -f1) in .gpu/graphs ($(ls .gpu/graphs | tr "\n" " "))"
+  # Two small imported ONNX models with their weights (gpu-check.sh runs them on the GPU with
+  # --verify): mobilenet_v3_small at 64 x 64 and the GPT block of tests/onnx/models.py.
+  mkdir -p .gpu/models/src
+  for m in mobilenet_v3_small gpt; do
+    [ -f ".gpu/models/$m.json.gz" ] && continue
+    /usr/bin/python3 tests/onnx/models.py export "$m" small ".gpu/models/src/$m" >/dev/null &&
+      "$D" -q import ".gpu/models/src/$m/model.onnx" --devices 2 -o ".gpu/models/src/$m.json" &&
+      gzip -9 -c ".gpu/models/src/$m.json" >".gpu/models/$m.json.gz.tmp" &&
+      mv ".gpu/models/$m.json.gz.tmp" ".gpu/models/$m.json.gz"
+  done
+  rm -rf .gpu/models/src
+  echo "gpu-bundle: $(du -sh .gpu/models | cut -f1) in .gpu/models ($(ls .gpu/models | tr "\n" " "))"
 else
-  echo "gpu-bundle: no $D with the ONNX import: .gpu/graphs not made (threads-check.sh skips gpt12 and inception)"
+  echo "gpu-bundle: no $D with the ONNX import: .gpu/graphs and .gpu/models not made" \
+    "(threads-check.sh skips gpt12 and inception, gpu-check.sh the ONNX models)"
 fi

@@ -111,6 +111,21 @@ cuda_engine() {
   return $rc
 }
 
+# Imported ONNX models (scripts/gpu-bundle.sh's .gpu/models, weights inside) on 2 partitions with
+# --verify: every node against the CPU engine on this machine.
+onnx_models() {
+  local d=build-gpu/doppler rc=0 f m
+  ls .gpu/models/*.json.gz >/dev/null || { echo "no .gpu/models: run scripts/gpu-bundle.sh"; return 1; }
+  for f in .gpu/models/*.json.gz; do
+    m=$(basename "$f" .json.gz)
+    gunzip -c "$f" >"$out/$m.json" || return 1
+    $d -q place "$out/$m.json" --devices 2 --method critical-path -o "$out/assignment-$m.json" || return 1
+    $d execute "$out/$m.json" -a "$out/assignment-$m.json" --backend cuda --verify --repeat 3 \
+      --json >"$out/execute-cuda-$m.json" || rc=1
+  done
+  return $rc
+}
+
 export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PKG_CONFIG_LIBDIR=$L/pkgconfig:$S/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$S
 export PATH=$PATH:$S/usr/bin
@@ -120,6 +135,7 @@ step unpack unpack && step configure configure && step build build && {
   step cuda_tests cuda_tests
   step engine_tests engine_tests
   step cuda_engine cuda_engine
+  step onnx_models onnx_models
 }
 
 python3 - "$out" "$steps" "${DOPPLER_COMMIT:-unknown}" "$(nproc)" <<'PY'
@@ -144,7 +160,8 @@ if os.path.exists(f"{out}/test_cuda.json"):
                           "seconds": float(str(t.get("time", "0")).rstrip("s") or 0)})
 engine = []  # the cuda_engine step's runs
 for name in ["cuda-1", "cpu-1", "cuda-2", "cpu-2", "cuda-4", "cpu-4", "cuda-4-tf32",
-             "cuda-4-bf16", "cuda-4-host", "cuda-4-nvlink", "cuda-4-pcie", "cuda-empty"]:
+             "cuda-4-bf16", "cuda-4-host", "cuda-4-nvlink", "cuda-4-pcie", "cuda-empty",
+             "cuda-mobilenet_v3_small", "cuda-gpt"]:
     path = f"{out}/execute-{name}.json"
     try:
         j = json.load(open(path))

@@ -13,8 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "device_ops_check.hpp"
 #include "engine/kernel_driver.hpp"
-#include "engine/runtime.hpp"
 #include "engine_support.hpp"
 
 #include "doppler/util/error.hpp"
@@ -23,128 +23,11 @@
 namespace doppler {
 namespace {
 
-using engine_detail::GemmCall;
 using engine_detail::KernelOp;
 using engine_detail::Plan;
+using test::expect_device_path_agrees;
+using test::HostExec;
 namespace dev = engine_detail::dev;
-
-// Runs every call at once on the host: element functions in loops, GEMMs as plain loops.
-class HostExec : public engine_detail::KernelExec {
-public:
-  explicit HostExec(const Plan& plan) : plan_(plan) {}
-  void copy(const dev::CopyArgs& a, const float* s, float* d) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::copy_element(a, i, s, d);
-  }
-  void unary(const dev::UnaryArgs& a, const float* x, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::unary_element(a, i, x, o);
-  }
-  void binary(const dev::BinaryArgs& a, const float* x, const float* y, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::binary_element(a, i, x, y, o);
-  }
-  void reduce(const dev::ReduceArgs& a, const float* x, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::reduce_element(a, i, x, o);
-  }
-  void rotary(const dev::RotaryArgs& a, const float* x, const float* t, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::rotary_element(a, i, x, t, o);
-  }
-  void loop(const dev::LoopArgs& a, const dev::Operands& in, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);
-  }
-  void checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* o) override {
-    dev::checksum_element(a, in, o);
-  }
-  void bias(const dev::BiasArgs& a, const float* b, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::bias_element(a, i, b, o);
-  }
-  void im2col(const dev::Im2colArgs& a, const float* x, float* c) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::im2col_element(a, i, x, c);
-  }
-  void direct_conv(const dev::DirectConvArgs& a, const float* x, const float* w,
-                   float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::direct_conv_element(a, i, x, w, o);
-  }
-  void pool(const dev::PoolArgs& a, const float* w, float* o) override {
-    for (dev::I64 i = 0; i < a.n; ++i) dev::pool_element(a, i, w, o);
-  }
-  // A plain row-major GEMM (double sums), independent of the BLAS the CPU kernels use.
-  void gemm(const GemmCall& g) override {
-    ++gemms;
-    for (dev::I64 t = 0; t < g.batch; ++t) {
-      const float* a = g.a + t * g.sa;
-      const float* b = g.b + t * g.sb;
-      float* c = g.c + t * g.sc;
-      for (dev::I64 i = 0; i < g.m; ++i)
-        for (dev::I64 j = 0; j < g.n; ++j) {
-          double acc = g.accumulate ? c[i * g.ldc + j] : 0.0;
-          for (dev::I64 p = 0; p < g.k; ++p)
-            acc += double{g.ta ? a[p * g.lda + i] : a[i * g.lda + p]} *
-                   (g.tb ? b[j * g.ldb + p] : b[p * g.ldb + j]);
-          c[i * g.ldc + j] = static_cast<float>(acc);
-        }
-    }
-  }
-  float* scratch(dev::I64 floats) override {
-    // A fresh area each time, poisoned: a step that read scratch it did not write would show.
-    scratch_.assign(static_cast<std::size_t>(floats), std::nanf(""));
-    return scratch_.data();
-  }
-  const float* values(NodeId v) override {
-    return plan_.kernels[static_cast<std::size_t>(v)].values.data();
-  }
-  const float* syn_a() override { return plan_.syn_a.data(); }
-  const float* syn_b() override { return plan_.syn_b.data(); }
-
-  int gemms = 0;  ///< GEMM calls made
-
-private:
-  const Plan& plan_;
-  std::vector<float> scratch_;
-};
-
-// Every node's output by the CPU kernels (in topological order), then each node again through
-// run_with() on the same inputs; returns the kernel kinds seen. Expects agreement within f32
-// rounding.
-std::set<KernelOp> expect_device_path_agrees(const Graph& g, KernelMode mode,
-                                             const std::string& label, double scale = 1.0) {
-  engine_detail::limit_blas_threads();
-  const Plan plan = engine_detail::compile_plan(g, mode, scale);
-  engine_detail::check_device_plan(plan);
-  const auto n = static_cast<std::size_t>(g.num_nodes());
-  std::vector<std::vector<float>> ref(n);
-  std::vector<float> scratch;
-  const auto inputs_of = [&](NodeId v) {
-    std::vector<const float*> in;
-    for (const auto& view : plan.kernels[static_cast<std::size_t>(v)].in)
-      in.push_back(ref[static_cast<std::size_t>(view.src)].data());
-    return in;
-  };
-  for (NodeId v : g.topo_order()) {
-    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
-    ref[static_cast<std::size_t>(v)].assign(
-        static_cast<std::size_t>(std::max<std::int64_t>(k.numel, 1)), 0.0f);
-    const auto in = inputs_of(v);
-    engine_detail::run_kernel(plan, v, in.data(), ref[static_cast<std::size_t>(v)].data(), scratch);
-  }
-  HostExec exec(plan);
-  std::set<KernelOp> seen;
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
-    const auto& want = ref[static_cast<std::size_t>(v)];
-    std::vector<float> got(want.size(), 0.0f);
-    const auto in = inputs_of(v);
-    engine_detail::run_with(plan, v, in, got.data(), exec);
-    seen.insert(k.op);
-    const std::size_t check = k.op == KernelOp::empty ? 0 : static_cast<std::size_t>(k.numel);
-    for (std::size_t i = 0; i < check; ++i) {
-      if (std::fabs(got[i] - want[i]) <= 2e-5f * (1.0f + std::fabs(want[i]))) continue;
-      ADD_FAILURE() << label << ": node " << v << " (" << g.node(v).name << ", kernel op "
-                    << static_cast<int>(k.op) << "), element " << i << ": " << got[i]
-                    << " instead of " << want[i];
-      break;  // one line per node
-    }
-  }
-  return seen;
-}
 
 TEST(DeviceOps, EveryNodeOfTheSmallWorkloadsAgreesWithTheCpuKernels) {
   std::set<KernelOp> seen;

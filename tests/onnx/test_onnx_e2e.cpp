@@ -3,7 +3,9 @@
 // for 1, 2 and 4 devices; the FLOPs it reports must equal the independent counts of models.py
 // (onnx-flops: onnx's shape inference and the conventions of its docstring; einsum FLOPs from the
 // module's sizes) and, for the small sizes, the model output computed by the engine after a HEFT
-// placement must equal PyTorch's. Skipped when /usr/bin/python3 cannot import torch and onnx.
+// placement must equal PyTorch's, and every block must give the same output through the GPU
+// backend's steps run on the host (tests/engine/device_ops_check.hpp). Skipped when
+// /usr/bin/python3 cannot import torch and onnx.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -18,8 +20,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "device_ops_check.hpp"
 #include "support/support.hpp"
 
+#include "doppler/graph/io/graph_file.hpp"
 #include "doppler/util/npy.hpp"
 
 namespace doppler {
@@ -119,6 +123,8 @@ TEST_P(OnnxEndToEnd, ImportFlopsAndOutputMatchPyTorch) {
     EXPECT_EQ(j["ops_before"].get<int>(), onnx_nodes);
     EXPECT_GE(j["blocks"].get<int>(), 1);
     if (size != "small") continue;  // the large sizes: import and FLOPs only
+    // The GPU backend's steps for every block, run on the host (device_ops_check.hpp).
+    test::expect_device_path_agrees(load_graph(graph), KernelMode::real, model + " " + p);
 
     const auto assignment = dir / ("a" + p + ".json");
     r = test::run_cli("place " + q(graph) + " --devices " + p +
@@ -201,6 +207,7 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
     EXPECT_EQ(j["total_flops"].get<double>(), total_flops) << devices;
     EXPECT_EQ(j["conv_flops"].get<double>(), conv_flops) << devices;
   }
+  test::expect_device_path_agrees(load_graph(graph), KernelMode::real, model);  // 4 devices
   EXPECT_GE(conv_flops, module_conv);
   EXPECT_LE(conv_flops, module_conv * 1.06);  // a bias adds 1 per output, >= 18 per MAC term
   const auto assignment = dir / "a.json";
