@@ -49,7 +49,8 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which) {
   cmd.add_option("--gpu-partitions", o.gpu_partitions,
                  "--backend cuda: the devices are this many equal SM partitions of one GPU "
                  "(CUDA green contexts; Hopper: multiples of 8 SMs; `doppler gpus` lists the "
-                 "splits); default: the device count when it is above 1")
+                 "splits); default: the device count when it is above 1 and --gpus names one "
+                 "GPU or none")
       ->check(CLI::Range(1, kMaxDevices));
   cmd.add_option("--gpus", o.gpus,
                  "--backend cuda: GPU ordinals, comma-separated: with --gpu-partitions the GPU "
@@ -94,7 +95,7 @@ GpuDevices gpu_devices(const EngineCliOptions& o, int devices) {
   g.partitions = o.gpu_partitions;
   g.math = parse_gpu_math(o.gpu_math);
   g.link = o.gpu_link == "host" ? GpuDevices::Link::host : GpuDevices::Link::peer;
-  if (g.partitions == 0 && o.gpus.empty() && devices > 1) g.partitions = devices;
+  if (g.partitions == 0 && g.gpus.size() == 1 && devices > 1) g.partitions = devices;
   return g;
 }
 

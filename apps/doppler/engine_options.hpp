@@ -50,8 +50,8 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which = 
 EngineFactory engine_factory(const EngineOptions& eo);
 
 /// EngineOptions for `devices` devices on `backend` (InputError on bad values). For CUDA
-/// without --gpu-partitions or --gpus: P > 1 devices are P partitions of GPU 0, one device is
-/// the whole GPU 0.
+/// without --gpu-partitions: P > 1 devices are P partitions of the one GPU --gpus names (0 by
+/// default); one device is that whole GPU; several GPUs named are one device each.
 EngineOptions engine_options(const EngineCliOptions& o, int devices,
                              Backend backend = Backend::cpu);
 
