@@ -50,16 +50,11 @@ struct DemoOptions {
   std::string backend = "auto";  // auto: cuda when a GPU is usable, else cpu
 };
 
-// The demo's engine (o.backend resolved): the CPU's threads, or P partitions of GPU 0 (the
-// whole GPU for P = 1).
+// The demo's engine (o.backend resolved) with the engine flags' defaults: the CPU's threads, or
+// P partitions of GPU 0 (the whole GPU for P = 1), by the rule of engine_options().
 EngineOptions demo_engine(const DemoOptions& o) {
-  EngineOptions eo;
-  eo.devices = o.devices;
-  if (o.backend == "cuda") {
-    eo.backend = Backend::cuda;
-    eo.gpu.partitions = o.devices > 1 ? o.devices : 0;
-  }
-  return eo;
+  return engine_options(EngineCliOptions{}, o.devices,
+                        o.backend == "cuda" ? Backend::cuda : Backend::cpu);
 }
 
 // "cpu-engine" or "cuda-engine": the calibrated profile's name.

@@ -5,8 +5,6 @@
 // the GEMM calls) on the inputs the CPU engine's kernels computed, and must give run_kernel's
 // output within f32 rounding. The GPU runs the same element functions and GEMM calls
 // (src/engine/cuda/); what this cannot check is the launches themselves.
-#include <algorithm>
-#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
