@@ -6,6 +6,7 @@ prints, per graph and method, the mean at each budget and whether it ever rose (
     scripts/anytime_results.py [BUILD=build] GRAPH[:DEVICES[:HARDWARE]]...
     env: METHODS="local-search,multilevel,multilevel:inner=dsc" CALLS="1000 4000 20000 200000"
          SECONDS_LIST="" (e.g. "1 10 60": also time budgets) SEEDS=5
+         RAW_DIR="" (a folder: keep each `compare --json` output there, per graph and budget)
 """
 import json
 import os
@@ -38,8 +39,17 @@ for spec in sys.argv[2:]:
                seeds, "--threads", "1", "--json", flag, value]
         if hardware:
             cmd += ["--hardware", hardware]
-        j = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-        scale = 1e-10 if j["unit"] == "reference" else 1e3
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        if env("RAW_DIR"):
+            os.makedirs(env("RAW_DIR"), exist_ok=True)
+            stem = os.path.basename(path).rsplit(".", 1)[0]
+            with open(os.path.join(env("RAW_DIR"), f"{stem}-{devices}-{flag[2:]}-{value}.json"), "w") as f:
+                f.write(out)
+        j = json.loads(out)
+        # ms for hardware models; / 1e10 for the reference graphs' large units, raw for DOT
+        # task graphs (single-digit weights)
+        big = max(m["mean"] for m in j["methods"]) > 1e6
+        scale = 1e3 if j["unit"] != "reference" else (1e-10 if big else 1)
         for m in j["methods"]:
             means.setdefault(m["method"], []).append(m["mean"] * scale)
     name = os.path.basename(path).rsplit(".", 1)[0]

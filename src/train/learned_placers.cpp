@@ -130,7 +130,10 @@ std::vector<PlacerOption> search_options() {
       {"focus", number, "0",
        "fraction in [0, 1] of one-op moves that pick their op from the critical chain (train=0 "
        "only)"},
-      {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"}};
+      {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
+      {"dsc", integer, "0",
+       "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "
+       "call; train=0 only)"}};
   for (PlacerOption& o : sample_options()) out.push_back(std::move(o));
   std::vector<PlacerOption> training = stage_options(true);
   for (PlacerOption& o : hyper_options()) training.push_back(std::move(o));

@@ -1,10 +1,10 @@
 // The learned methods as Placers of the one registry: every name is made and places within its
 // budget of simulator calls (counted by the simulator itself), unknown options are InputErrors
 // naming the option, doppler-search (with the shipped policy, no training) is never worse than
-// local-search's list schedulers and is exactly the annealer from the best of them and the
-// policy's samples, doppler-search:train= improves on its own start and on random placement,
-// doppler:policy= takes a run directory as well as its checkpoint, and a rewritten checkpoint is
-// reloaded.
+// local-search's list schedulers (with dsc=1 never worse than DSC) and is exactly the annealer
+// from the best of them and the policy's samples, doppler-search:train= improves on its own start
+// and on random placement, doppler:policy= takes a run directory as well as its checkpoint, and a
+// rewritten checkpoint is reloaded.
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +23,7 @@
 #include "doppler/train/learned_placers.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/workloads/random_dag.hpp"
 
 namespace doppler {
 namespace {
@@ -235,6 +236,27 @@ TEST(LearnedPlacers, DopplerSearchIsNeverWorseThanTheListSchedulers) {
       EXPECT_GE(in.problem->simulator().makespan(a.device_of), in.problem->lower_bound());
     }
   }
+}
+
+// With dsc=1 DSC's clustering is one more start: on a layered DAG with more devices than its
+// widest layer (300 ops, 64 devices, transfers as costly as compute) DSC beats every list
+// scheduler, and with a budget too small for the annealer to catch up doppler-search:dsc=1 is
+// never worse than DSC's own placement, while the default (no DSC start) is.
+TEST(LearnedPlacers, DopplerSearchWithDscStartsIsNeverWorseThanDsc) {
+  register_learned_placers();
+  const Graph g = workloads::generate_random_dag({300, 32, 0.2, 1.0, 7});
+  const Problem problem(g, Platform::reference(64));
+  const Simulator& sim = problem.simulator();
+  const PlaceOptions opt{3, {12, 0}};
+  const double dsc = sim.makespan(make_placer("dsc")->place(problem, opt).assignment.device_of);
+  ASSERT_LT(dsc, best_list_start(problem, opt).second) << "the case needs DSC ahead of the lists";
+  const double with =
+      sim.makespan(make_placer("doppler-search:dsc=1")->place(problem, opt).assignment.device_of);
+  const double without =
+      sim.makespan(make_placer("doppler-search")->place(problem, opt).assignment.device_of);
+  EXPECT_LE(with, dsc);
+  EXPECT_GT(without, dsc) << "12 calls should not reach DSC's placement from the list starts";
+  EXPECT_NE(test::error_of([] { make_placer("doppler-search:dsc=2"); }), "");
 }
 
 // Within its call budget, counted by the simulator: the calls spent are the simulator's own count,
