@@ -31,8 +31,12 @@ constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
 constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
-constexpr double kStarvedCallsPerOp = 1;       // below: the cold learned search alone
-constexpr double kColdCallsPerOp = 200;        // below: the annealing members start cold
+// Below: the cold learned search alone. On the 20,000-op DAG on 64 devices at 60 s it beat the
+// portfolio on one thread (256.0-256.2 at 0.9-1.0 calls per op against 257.7 at 1.3) and on two
+// (255.96-255.97 at 1.6-1.7 against 257.1-257.3): docs/results/parallel.md, section "Never worse
+// with more seconds".
+constexpr double kStarvedCallsPerOp = 3;
+constexpr double kColdCallsPerOp = 200;  // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
 // The learned search alone under kStarvedCallsPerOp: cold, 80% of its one-op moves from the
 // critical chain (a random op of 60,000 is rarely one that shortens the makespan), and DSC's

@@ -195,6 +195,9 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   EXPECT_NEAR(calls_per_op(f), 2 * 60 / 0.007 / 30000, 1e-12);
   EXPECT_EQ(plan_auto(f).members,
             (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1"}));
+  f.call_seconds = 0.002;  // 2 calls per op: still alone (under three: the 20,000-op DAG)
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1"}));
   f.call_seconds = 0.001;  // 4 calls per op: the portfolio, cold
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                                             "doppler-search:t0=0.0001"}));
