@@ -163,7 +163,7 @@ TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
 }
 
 // Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
-// of a call) the annealing members and the refinement start cold; under one call per op on a
+// of a call) the annealing members and the refinement start cold; under three calls per op on a
 // large graph the cold learned search runs alone, without refinement.
 TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   AutoFeatures f = timed_features(1000, 8, 10, 1e-4);  // 10 / 1e-4 / 1000 = 100 calls per op
