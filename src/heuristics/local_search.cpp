@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "doppler/heuristics/anneal.hpp"
+#include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
 #include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/search_placers.hpp"
@@ -47,6 +48,17 @@ ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions&
     }
   }
   return out;
+}
+
+void improve_with_dsc(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
+                      ListScheduleStart& start) {
+  std::vector<DeviceId> a = DscPlacer().place_within(problem, options, eval).assignment.device_of;
+  SimWorkspace ws;
+  const std::optional<double> ms = eval.makespan(a, ws);
+  if (ms && *ms < start.makespan) {
+    start.device_of = std::move(a);
+    start.makespan = *ms;
+  }
 }
 
 PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceOptions& options,

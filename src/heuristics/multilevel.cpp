@@ -163,15 +163,7 @@ PlaceResult MultilevelPlacer::place_within(const Problem& problem, const PlaceOp
   SimWorkspace ws;
   ListScheduleStart list = best_list_schedule(problem, options, eval);
   if (p == 1 || n == 0) return Assignment{p, list.device_of, {}, name()};
-  {  // DSC is a start too: it wins by far where transfers dominate
-    const DscPlacer dsc;
-    std::vector<DeviceId> a = dsc.place_within(problem, options, eval).assignment.device_of;
-    const std::optional<double> ms = eval.makespan(a, ws);
-    if (ms && *ms < list.makespan) {
-      list.device_of = std::move(a);
-      list.makespan = *ms;
-    }
-  }
+  improve_with_dsc(problem, options, eval, list);  // it wins by far where transfers dominate
 
   const std::vector<Coarsening> steps = build_hierarchy(problem, s_, options.seed);
   const std::size_t depth = steps.size();

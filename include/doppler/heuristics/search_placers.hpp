@@ -23,6 +23,12 @@ struct ListScheduleStart {
 ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions& options,
                                      BudgetedEvaluator& eval, int limit = 5);
 
+/// Replaces `start` by DSC's placement when that is shorter (one call through `eval`; kept as
+/// it was when the call is refused): the best cheap start where transfers dominate, which no
+/// list scheduler is (multilevel's start; doppler-search's with dsc=1).
+void improve_with_dsc(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
+                      ListScheduleStart& start);
+
 /// The enumerative optimiser in the spirit of einsummable's placer: tensor ops (groups) in
 /// topological order; for each, every mapping of its blocks to devices (all permutations when
 /// blocks == devices, else all balanced mappings: device counts differ by at most one) up to

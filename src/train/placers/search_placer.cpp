@@ -10,7 +10,6 @@
 #include "learned_support.hpp"
 
 #include "doppler/heuristics/anneal.hpp"
-#include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/policy/policy_cache.hpp"
 #include "doppler/util/error.hpp"
@@ -50,10 +49,10 @@ public:
     const std::int64_t n = eval.limits().evaluations;
     const int samples = n > 0 ? samples_within(s_.samples, n / 16) : s_.samples;
     Best best;
-    const ListScheduleStart start =
+    ListScheduleStart start =
         best_list_schedule(problem, options, eval, static_cast<int>(n > 0 ? n - samples : 5));
+    if (dsc_) improve_with_dsc(problem, options, eval, start);
     best.offer(start.device_of, start.makespan);
-    if (dsc_) offer_dsc(problem, options, eval, best);
     if (problem.devices() > 1 && problem.graph().num_nodes() > 0) {
       const std::shared_ptr<SharedPolicy> policy = shared_policy(policy_);
       const SampledPlacement sp =
@@ -76,16 +75,6 @@ public:
   }
 
 private:
-  // DSC's placement as one more start (one call): the best cheap start where transfers
-  // dominate, which none of the list schedulers is (the 20,000-op DAG: 258.2 against 260.3).
-  static void offer_dsc(const Problem& problem, const PlaceOptions& options,
-                        BudgetedEvaluator& eval, Best& best) {
-    const std::vector<DeviceId> a =
-        DscPlacer().place_within(problem, options, eval).assignment.device_of;
-    SimWorkspace ws;
-    if (const std::optional<double> ms = eval.makespan(a, ws)) best.offer(a, *ms);
-  }
-
   // The best of `k` samples (rollout 0 greedy). With a time budget, sampling stops at about a
   // sixteenth of it (the load included): a first batch of 2 rollouts times them, a second batch
   // (its own greedy rollout included) draws as many of the rest as fit.
