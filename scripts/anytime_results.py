@@ -33,6 +33,7 @@ for spec in sys.argv[2:]:
     path = parts[0]
     devices = parts[1] if len(parts) > 1 else "4"
     hardware = parts[2] if len(parts) > 2 else ""
+    name = os.path.basename(path).rsplit(".", 1)[0]
     means = {}
     for flag, value in budgets:
         cmd = [doppler, "compare", path, "--devices", devices, "--methods", methods, "--seeds",
@@ -42,8 +43,7 @@ for spec in sys.argv[2:]:
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         if env("RAW_DIR"):
             os.makedirs(env("RAW_DIR"), exist_ok=True)
-            stem = os.path.basename(path).rsplit(".", 1)[0]
-            with open(os.path.join(env("RAW_DIR"), f"{stem}-{devices}-{flag[2:]}-{value}.json"), "w") as f:
+            with open(os.path.join(env("RAW_DIR"), f"{name}-{devices}-{flag[2:]}-{value}.json"), "w") as f:
                 f.write(out)
         j = json.loads(out)
         # ms for hardware models; / 1e10 for the reference graphs' large units, raw for DOT
@@ -52,7 +52,6 @@ for spec in sys.argv[2:]:
         scale = 1e3 if j["unit"] != "reference" else (1e-10 if big else 1)
         for m in j["methods"]:
             means.setdefault(m["method"], []).append(m["mean"] * scale)
-    name = os.path.basename(path).rsplit(".", 1)[0]
     for m, xs in means.items():
         rises = [label(*budgets[i + 1]) for i in range(len(xs) - 1) if xs[i + 1] > xs[i] * (1 + 1e-9)]
         print(f"| {name} ({devices}) | {m} | " + " | ".join(f"{x:.4g}" for x in xs) +

@@ -126,14 +126,12 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   const double mix = take_number(p, name, "mix", 0.5);
   const double focus = take_number(p, name, "focus", 0);
   const double t0 = take_start_temperature(p, name, AnnealSettings{}.t0);
-  const double dsc = take_number(p, name, "dsc", 0);
+  const bool dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
   if (train < 0 || mix < 0 || mix > 1 || focus < 0 || focus > 1)
     throw InputError(fmt::format("method {}: train, mix and focus must be in [0, 1]", name));
-  if (dsc != 0 && dsc != 1)
-    throw InputError(fmt::format("method {}: dsc must be 0 or 1, got {}", name, dsc));
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
   return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix, focus, t0,
-                                               dsc == 1);
+                                               dsc);
 }
 
 }  // namespace doppler::learned
