@@ -43,6 +43,7 @@ public:
   // left for the refresh.
   NodeId pick(const std::vector<DeviceId>& cur, bool may_refresh, BudgetedEvaluator& eval,
               std::mt19937_64& rng) {
+    culprit_ = -1;
     ++moves_;
     if (may_refresh && (chain_.empty() || (stale_ && moves_ >= gap_))) {
       const Assignment a{problem_.devices(), cur, {}, {}};
@@ -52,8 +53,13 @@ public:
       moves_ = 0;
     }
     if (chain_.empty()) return -1;
-    return chain_[std::uniform_int_distribution<std::size_t>(0, chain_.size() - 1)(rng)];
+    const std::size_t i = std::uniform_int_distribution<std::size_t>(0, chain_.size() - 1)(rng);
+    culprit_ = i + 1 < chain_.size() ? chain_[i + 1] : -1;
+    return chain_[i];
   }
+  // What delayed the last pick's op in the chain when it was computed (the next op of the
+  // chain: an input that arrived last, or the op that held its device); -1: none.
+  NodeId culprit() const { return culprit_; }
 
 private:
   const Problem& problem_;
@@ -61,6 +67,7 @@ private:
   int moves_ = 0;
   bool stale_ = true;
   std::vector<NodeId> chain_;
+  NodeId culprit_ = -1;
 };
 
 }  // namespace doppler::detail

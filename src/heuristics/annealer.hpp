@@ -69,8 +69,14 @@ private:
   void move_swap();
 
   // Reassigns one op (from the critical chain with probability focus): to the proposal's
-  // device, half the time to a neighbour's device, else to a uniform other device.
+  // device, half the time to a neighbour's device, else to a uniform other device. With
+  // probability aim a focused pick mends its chain link instead, where repair() can.
   void move_reassign();
+
+  // A focused move that mends the chain link from v to u (what delayed v): when u is an input
+  // of v on another device, v joins u's device or u joins v's (one draw, undo_ as above).
+  // False (nothing moved, nothing drawn) otherwise: u held v's device, or there is no u.
+  bool repair(NodeId v, NodeId u);
 
   // One Metropolis step at temperature `temp`: accept when ms <= cur_ms, else draw u and accept
   // when u < exp(-(ms - cur_ms) / temp). Peeking at u gives the threshold before the simulation;

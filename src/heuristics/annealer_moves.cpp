@@ -1,5 +1,6 @@
 // The annealer's moves (a group shift, a swap, a reassignment), their Metropolis steps, one at a
 // time or side by side on speculative lanes, and its evaluations.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -129,6 +130,7 @@ void Annealer::move_reassign() {
   if (s_.focus > 0 && unit_(rng_) < s_.focus) {
     const NodeId c = focus_.pick(cur_, budget_.allows(2), budget_, rng_);
     if (c >= 0) v = static_cast<std::size_t>(c);
+    if (c >= 0 && s_.aim > 0 && unit_(rng_) < s_.aim && repair(c, focus_.culprit())) return;
   }
   undo_.push_back({static_cast<NodeId>(v), cur_[v]});
   DeviceId target = (cur_[v] + pick_shift_(rng_)) % p_;
@@ -139,6 +141,19 @@ void Annealer::move_reassign() {
     if (nd != cur_[v]) target = nd;
   }
   cur_[v] = target;
+}
+
+bool Annealer::repair(NodeId v, NodeId u) {
+  if (u < 0) return false;
+  const auto vi = static_cast<std::size_t>(v), ui = static_cast<std::size_t>(u);
+  const auto preds = g_.predecessors(v);
+  if (cur_[ui] == cur_[vi] || std::find(preds.begin(), preds.end(), u) == preds.end()) return false;
+  // u's data reached v last, over a transfer: put the two on one device.
+  const NodeId w = unit_(rng_) < 0.5 ? v : u;
+  const auto wi = static_cast<std::size_t>(w);
+  undo_.push_back({w, cur_[wi]});
+  cur_[wi] = cur_[w == v ? ui : vi];
+  return true;
 }
 
 void Annealer::metropolis(double temp) {

@@ -77,6 +77,7 @@ PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceO
   settings.t0 = t0_;
   settings.polish = polish_;
   settings.focus = focus_;
+  settings.aim = aim_;
   settings.threads = options.threads;
   settings.lanes = options.lanes;
   BudgetedEvaluator rest = eval.part(eval.left());

@@ -41,6 +41,7 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
   s.t0 = take_number(p, "multilevel", "t0", s.t0);
   s.focus = take_number(p, "multilevel", "focus", s.focus);
+  s.aim = take_number(p, "multilevel", "aim", s.aim);
   s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
   s.tied = take_number(p, "multilevel", "tied", s.tied);
   s.tied_proxy = static_cast<int>(take_integer(p, "multilevel", "proxy", 0, 0, 1 << 20));
@@ -50,10 +51,11 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   std::replace(inner.begin(), inner.end(), ';', ',');
   make_placer(inner);  // fails now, naming the method or option, rather than mid-run
   if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0 ||
-      !(s.focus >= 0 && s.focus <= 1) || !(s.tied >= 0 && s.tied < 1))
+      !(s.focus >= 0 && s.focus <= 1) || !(s.aim >= 0 && s.aim <= 1) ||
+      !(s.tied >= 0 && s.tied < 1))
     throw InputError(
-        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0, focus in [0, 1] and tied "
-        "in [0, 1)");
+        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0, focus and aim in [0, 1] "
+        "and tied in [0, 1)");
   return std::make_unique<MultilevelPlacer>(s);
 }
 
@@ -147,6 +149,14 @@ PlacerOption focus_option(const std::string& which) {
               "one-op moves that pick their op from the current critical chain (0: uniform)"};
 }
 
+// The chain-mending share of focused moves (AnnealSettings::aim), shared like focus_option.
+PlacerOption aim_option() {
+  return {"aim", OptionType::number, "0",
+          "fraction in [0, 1] of the focused moves that mend the chain: an op that waited for an "
+          "input sent from another device joins that input's device, or the input joins the op's "
+          "(needs focus > 0)"};
+}
+
 // The searches and the exact methods.
 std::vector<Entry> search_entries() {
   using enum OptionType;
@@ -157,15 +167,17 @@ std::vector<Entry> search_entries() {
         {{"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
          {"polish", number, "0.15",
           "fraction of the budget left, at the end, to descent and iterated local search"},
-         focus_option("")},
+         focus_option(""),
+         aim_option()},
         false},
        [](PlacerParams& p) {
          const double focus = take_number(p, "local-search", "focus", 0);
-         if (!(focus >= 0 && focus <= 1))
-           throw InputError("method local-search: focus must be in [0, 1]");
+         const double aim = take_number(p, "local-search", "aim", 0);
+         if (!(focus >= 0 && focus <= 1) || !(aim >= 0 && aim <= 1))
+           throw InputError("method local-search: focus and aim must be in [0, 1]");
          return std::make_unique<LocalSearchPlacer>(take_number(p, "local-search", "t0", 0.03),
                                                     take_number(p, "local-search", "polish", 0.15),
-                                                    focus);
+                                                    focus, aim);
        }},
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
@@ -184,6 +196,7 @@ std::vector<Entry> search_entries() {
           "passes of refinement (V-cycles); each after the first coarsens again within the "
           "devices of the placement so far, with other clusters (>= 1)"},
          focus_option("the refinement's "),
+         aim_option(),
          {"tied", number, "0",
           "on graphs with repeated layers (names such as layers.3.wq): share of the budget, in "
           "[0, 1), after which a search that places every layer alike (moves of one role in "

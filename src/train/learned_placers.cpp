@@ -130,6 +130,10 @@ std::vector<PlacerOption> search_options() {
       {"focus", number, "0",
        "fraction in [0, 1] of one-op moves that pick their op from the critical chain (train=0 "
        "only)"},
+      {"aim", number, "0",
+       "fraction in [0, 1] of the focused moves that mend the chain: an op that waited for an "
+       "input sent from another device joins that input's device, or the input joins the op's "
+       "(needs focus > 0; train=0 only)"},
       {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
       {"dsc", integer, "0",
        "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "

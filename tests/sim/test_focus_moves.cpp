@@ -1,7 +1,8 @@
 // Critical-chain focused moves in the annealer (AnnealSettings::focus, `local-search:focus=F`):
 // incremental evaluation and early abort still make the same decisions as full simulation, the
 // chain refreshes count against the call budget, the same seed gives the same result, and on
-// random DAGs at equal calls focused moves beat uniform ones.
+// random DAGs at equal calls focused moves beat uniform ones; moves that mend the chain
+// (AnnealSettings::aim) beat plain focused ones where a transfer decides most links.
 #include <random>
 
 #include <gtest/gtest.h>
@@ -36,6 +37,21 @@ TEST(FocusMoves, FullAndIncrementalEvaluationAgree) {
   }
 }
 
+TEST(FocusMoves, MendingMovesAgreeUnderFullAndIncrementalEvaluation) {
+  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+    const Graph g = dag(300, seed);
+    const Problem problem(g, Platform::reference(16));
+    std::mt19937_64 rng(seed);
+    const auto start = test::random_assignment(rng, problem.graph().num_nodes(), 16);
+    AnnealSettings with, without;
+    with.focus = without.focus = 0.8;
+    with.aim = without.aim = 0.5;
+    without.incremental = false;
+    without.early_abort = false;
+    test::expect_same_anneal(problem, start, with, without, 3000, seed);
+  }
+}
+
 TEST(FocusMoves, RefreshesCountAgainstTheBudgetAndSeedsReproduce) {
   const Graph g = dag(400, 5);
   const Problem problem(g, Platform::reference(8));
@@ -63,6 +79,29 @@ TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
     }
     RecordProperty("ratio_" + std::to_string(gs), std::to_string(focused / uniform));
     EXPECT_LT(focused, 0.99 * uniform) << "graph seed " << gs;
+  }
+}
+
+// Many devices and few calls per op (the 20,000-op DAG on 64 devices in miniature: 1,000 ops,
+// 64 devices, 2 calls per op, 3 seeds each): nearly every edge crosses devices and most links
+// of the chain are transfers, so mending them (half the focused moves) beats picking a random
+// device or neighbour for the chain's op (by 0.4-0.5% here; on the 20,000-op DAG at 60 s by
+// 0.5%, docs/results/parallel.md).
+TEST(FocusMoves, MendingBeatsPlainFocusWhereTransfersDecide) {
+  for (std::uint64_t gs = 1; gs <= 2; ++gs) {
+    const Graph g = dag(1000, gs);
+    const Problem problem(g, Platform::reference(64));
+    double plain = 0, mending = 0;
+    for (std::uint64_t seed = 0; seed < 3; ++seed) {
+      const PlaceOptions o{seed, {2000, 0}};
+      const auto makespan = [&](const LocalSearchPlacer& placer) {
+        return problem.simulator().makespan(placer.place(problem, o).assignment.device_of);
+      };
+      plain += makespan(LocalSearchPlacer(0.0001, 0.15, 0.8));
+      mending += makespan(LocalSearchPlacer(0.0001, 0.15, 0.8, 0.5));
+    }
+    RecordProperty("ratio_" + std::to_string(gs), std::to_string(mending / plain));
+    EXPECT_LT(mending, 0.998 * plain) << "graph seed " << gs;
   }
 }
 

@@ -55,6 +55,11 @@ struct AnnealSettings {
   /// chain (critical_chain of its schedule) instead of uniformly; 0 draws no extra random number,
   /// so results equal those without the option.
   double focus = 0;
+  /// Probability that a focused reassignment mends its op's link in the chain instead: when the
+  /// op waited for an input's data sent from another device, the op joins that input's device
+  /// or the input joins the op's (even odds); otherwise the move is the usual reassignment.
+  /// 0 draws no extra random number, so results equal those without the option.
+  double aim = 0;
   /// The chain is recomputed (one simulation, counted as a simulator call) before a focused pick
   /// once the assignment has changed and at least this many moves have passed since the last time.
   int focus_refresh = 16;

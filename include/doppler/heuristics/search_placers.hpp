@@ -56,16 +56,16 @@ private:
 /// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
-  /// `focus`: see AnnealSettings::focus (0: uniform op picks).
-  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0)
-      : t0_(t0), polish_(polish), focus_(focus) {}
+  /// `focus`, `aim`: see AnnealSettings::focus and ::aim (0: uniform op picks, no mending).
+  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0, double aim = 0)
+      : t0_(t0), polish_(polish), focus_(focus), aim_(aim) {}
   std::string name() const override { return "local-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
                            BudgetedEvaluator& eval) const override;
 
 private:
-  double t0_, polish_, focus_;
+  double t0_, polish_, focus_, aim_;
 };
 
 /// The true optimum (minimum simulated makespan) by enumerating every assignment; under the

@@ -36,11 +36,19 @@ SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
   return b.best_makespan < a.best_makespan ? std::move(b) : std::move(a);
 }
 
+// doppler-search's own options beside the sampling ones.
+struct SearchKnobs {
+  double mix = 0.5;  // MoveProposal::mix
+  double focus = 0;  // AnnealSettings::focus
+  double aim = 0;    // AnnealSettings::aim
+  double t0 = AnnealSettings{}.t0;
+  bool dsc = false;  // DSC's placement is a start too
+};
+
 class DopplerSearchPlacer : public Placer {
 public:
-  DopplerSearchPlacer(std::string policy, SampleSpec s, double mix, double focus, double t0,
-                      bool dsc)
-      : policy_(std::move(policy)), s_(s), mix_(mix), focus_(focus), t0_(t0), dsc_(dsc) {}
+  DopplerSearchPlacer(std::string policy, SampleSpec s, SearchKnobs k)
+      : policy_(std::move(policy)), s_(s), k_(k) {}
   std::string name() const override { return "doppler-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
 
@@ -51,7 +59,7 @@ public:
     Best best;
     ListScheduleStart start =
         best_list_schedule(problem, options, eval, static_cast<int>(n > 0 ? n - samples : 5));
-    if (dsc_) improve_with_dsc(problem, options, eval, start);
+    if (k_.dsc) improve_with_dsc(problem, options, eval, start);
     best.offer(start.device_of, start.makespan);
     if (problem.devices() > 1 && problem.graph().num_nodes() > 0) {
       const std::shared_ptr<SharedPolicy> policy = shared_policy(policy_);
@@ -59,11 +67,12 @@ public:
           eval.metered([&] { return sample(*policy, problem, options, samples, eval); });
       best.offer(sp.best.device_of, sp.best_makespan);
       if (!eval.spent()) {
-        const MoveProposal proposal{sp.proposal, mix_};
+        const MoveProposal proposal{sp.proposal, k_.mix};
         AnnealSettings as;
         as.proposal = &proposal;
-        as.focus = focus_;
-        as.t0 = t0_;
+        as.focus = k_.focus;
+        as.aim = k_.aim;
+        as.t0 = k_.t0;
         as.threads = options.threads;
         as.lanes = options.lanes;
         BudgetedEvaluator rest = eval.part(eval.left());
@@ -102,10 +111,7 @@ private:
 
   std::string policy_;
   SampleSpec s_;
-  double mix_;
-  double focus_;  // AnnealSettings::focus
-  double t0_;     // AnnealSettings::t0
-  bool dsc_;      // DSC's placement is a start too
+  SearchKnobs k_;
 };
 
 }  // namespace
@@ -123,15 +129,17 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
           "searches with the loaded policy)",
           name, key));
   const double train = take_number(p, name, "train", 0);
-  const double mix = take_number(p, name, "mix", 0.5);
-  const double focus = take_number(p, name, "focus", 0);
-  const double t0 = take_start_temperature(p, name, AnnealSettings{}.t0);
-  const bool dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
-  if (train < 0 || mix < 0 || mix > 1 || focus < 0 || focus > 1)
-    throw InputError(fmt::format("method {}: train, mix and focus must be in [0, 1]", name));
+  SearchKnobs k;
+  k.mix = take_number(p, name, "mix", k.mix);
+  k.focus = take_number(p, name, "focus", k.focus);
+  k.aim = take_number(p, name, "aim", k.aim);
+  k.t0 = take_start_temperature(p, name, k.t0);
+  k.dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
+  const auto unit = [](double x) { return x >= 0 && x <= 1; };
+  if (train < 0 || !unit(k.mix) || !unit(k.focus) || !unit(k.aim))
+    throw InputError(fmt::format("method {}: train, mix, focus and aim must be in [0, 1]", name));
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
-  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), mix, focus, t0,
-                                               dsc);
+  return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), k);
 }
 
 }  // namespace doppler::learned
