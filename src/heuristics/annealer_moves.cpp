@@ -195,7 +195,7 @@ void Annealer::propose_move() {
   const double gs = s_.group_share;
   if (r < gs && !groups_.empty())
     move_group();
-  else if (r < gs + (1 - gs) / 3)
+  else if (r < gs + (1 - gs) / 3 && s_.swaps)
     move_swap();
   if (undo_.empty()) move_reassign();
 }

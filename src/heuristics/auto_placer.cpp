@@ -38,14 +38,14 @@ constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a sh
 constexpr double kStarvedCallsPerOp = 3;
 constexpr double kColdCallsPerOp = 200;  // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
-// The learned search alone under kStarvedCallsPerOp: cold, 80% of its one-op moves from the
-// critical chain (a random op of 60,000 is rarely one that shortens the makespan), half of those
-// mending the chain's transfers (the 20,000-op DAG at 60 s on two threads: 254.1-254.3 against
-// 255.96-255.97; section "Mending the chain"), and DSC's placement among its starts: with so few
-// calls the start decides, and without it `auto` at 10 s ended above its own 1 s result on the
-// 20,000-op DAG (258.8 against DSC's 258.2, three seeds; docs/results/parallel.md, section
-// "Never worse with more seconds").
-constexpr const char* kStarvedSearch = "doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5";
+// The learned search alone under kStarvedCallsPerOp: cold, every one-op move from the critical
+// chain (a random op of 60,000 is rarely one that shortens the makespan) and mending its
+// transfers where it can, no swap moves (the 20,000-op DAG at 60 s on two threads: 251.7 against
+// 256.0 with 80% focus and swaps; section "Mending the chain"), and DSC's placement among its
+// starts: with so few calls the start decides, and without it `auto` at 10 s ended above its own
+// 1 s result on the 20,000-op DAG (258.8 against DSC's 258.2, three seeds;
+// docs/results/parallel.md, section "Never worse with more seconds").
+constexpr const char* kStarvedSearch = "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1";
 // Seconds of the policy's first rollout per op, and per op and device (loading the graph into
 // the policy, encoding it, placing it once): one rollout of the shipped policy took 0.57 s on
 // 14,194 ops on 8 devices, 3.9 s on 61,846 on 16, 2.2 s on 20,000 on 64 and 13.9 s on 100,000

@@ -78,6 +78,7 @@ PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceO
   settings.polish = polish_;
   settings.focus = focus_;
   settings.aim = aim_;
+  settings.swaps = swaps_;
   settings.threads = options.threads;
   settings.lanes = options.lanes;
   BudgetedEvaluator rest = eval.part(eval.left());

@@ -103,6 +103,7 @@ void MultilevelPlacer::refine(const Problem& problem, const PlaceOptions& option
       as.t0 = s_.t0;
       as.focus = s_.focus;
       as.aim = s_.aim;
+      as.swaps = s_.swaps;
       as.groups = i > 0 ? &groups[i - 1] : (depth > 0 ? &groups[0] : nullptr);
       as.gather_groups = true;
       as.group_share = i > 0 ? 0.7 : 0.25;

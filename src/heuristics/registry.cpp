@@ -42,6 +42,7 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.t0 = take_number(p, "multilevel", "t0", s.t0);
   s.focus = take_number(p, "multilevel", "focus", s.focus);
   s.aim = take_number(p, "multilevel", "aim", s.aim);
+  s.swaps = take_integer(p, "multilevel", "swaps", 1, 0, 1) == 1;
   s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
   s.tied = take_number(p, "multilevel", "tied", s.tied);
   s.tied_proxy = static_cast<int>(take_integer(p, "multilevel", "proxy", 0, 0, 1 << 20));
@@ -157,6 +158,13 @@ PlacerOption aim_option() {
           "(needs focus > 0)"};
 }
 
+// Whether the annealing swaps two ops' devices among its moves (AnnealSettings::swaps).
+PlacerOption swaps_option() {
+  return {"swaps", OptionType::integer, "1",
+          "0: no moves that swap two random ops' devices (one-op moves take their share; on many "
+          "lightly loaded devices a random swap nearly always adds transfers)"};
+}
+
 // The searches and the exact methods.
 std::vector<Entry> search_entries() {
   using enum OptionType;
@@ -168,16 +176,18 @@ std::vector<Entry> search_entries() {
          {"polish", number, "0.15",
           "fraction of the budget left, at the end, to descent and iterated local search"},
          focus_option(""),
-         aim_option()},
+         aim_option(),
+         swaps_option()},
         false},
        [](PlacerParams& p) {
          const double focus = take_number(p, "local-search", "focus", 0);
          const double aim = take_number(p, "local-search", "aim", 0);
          if (!(focus >= 0 && focus <= 1) || !(aim >= 0 && aim <= 1))
            throw InputError("method local-search: focus and aim must be in [0, 1]");
-         return std::make_unique<LocalSearchPlacer>(take_number(p, "local-search", "t0", 0.03),
-                                                    take_number(p, "local-search", "polish", 0.15),
-                                                    focus, aim);
+         return std::make_unique<LocalSearchPlacer>(
+             take_number(p, "local-search", "t0", 0.03),
+             take_number(p, "local-search", "polish", 0.15), focus, aim,
+             take_integer(p, "local-search", "swaps", 1, 0, 1) == 1);
        }},
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
@@ -197,6 +207,7 @@ std::vector<Entry> search_entries() {
           "devices of the placement so far, with other clusters (>= 1)"},
          focus_option("the refinement's "),
          aim_option(),
+         swaps_option(),
          {"tied", number, "0",
           "on graphs with repeated layers (names such as layers.3.wq): share of the budget, in "
           "[0, 1), after which a search that places every layer alike (moves of one role in "

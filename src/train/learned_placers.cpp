@@ -134,6 +134,9 @@ std::vector<PlacerOption> search_options() {
        "fraction in [0, 1] of the focused moves that mend the chain: an op that waited for an "
        "input sent from another device joins that input's device, or the input joins the op's "
        "(needs focus > 0; train=0 only)"},
+      {"swaps", integer, "1",
+       "0: no moves that swap two random ops' devices (one-op moves take their share; train=0 "
+       "only)"},
       {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
       {"dsc", integer, "0",
        "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "

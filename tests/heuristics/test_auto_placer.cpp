@@ -155,11 +155,11 @@ TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
   EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
   f.seconds = 32;
   EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5"}));
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
   f.seconds = 0;
   f.calls = 1000;
   EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5"}));
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
 }
 
 // Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
@@ -187,7 +187,7 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   f.ops = 30000;  // 0.67 calls per op on a large graph: the cold learned search alone
   plan = plan_auto(f);
   EXPECT_EQ(plan.members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5"}));
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
   EXPECT_EQ(plan.refine_share, 0);
   f.calls = 0;  // the same from the seconds: 2 x 60 / 0.007 = 17,143 calls for 30,000 ops
   f.seconds = 60;
@@ -195,10 +195,10 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   f.call_seconds = 0.007;
   EXPECT_NEAR(calls_per_op(f), 2 * 60 / 0.007 / 30000, 1e-12);
   EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5"}));
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
   f.call_seconds = 0.002;  // 2 calls per op: still alone (under three: the 20,000-op DAG)
   EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5"}));
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
   f.call_seconds = 0.001;  // 4 calls per op: the portfolio, cold
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                                             "doppler-search:t0=0.0001"}));
@@ -222,7 +222,7 @@ TEST(Auto, StarvedGraphsWithRepeatedLayersRunTheTiedSearchAlone) {
   f.learned = true;
   f.repeated = 0.49;  // under half: the learned search alone, as before
   EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5"}));
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
   f.repeated = 0.5;
   f.call_seconds = 0.0004;  // 2.4 calls per op: still the tied search
   EXPECT_EQ(plan_auto(f).members, tied);

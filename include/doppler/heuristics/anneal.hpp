@@ -60,6 +60,11 @@ struct AnnealSettings {
   /// or the input joins the op's (even odds); otherwise the move is the usual reassignment.
   /// 0 draws no extra random number, so results equal those without the option.
   double aim = 0;
+  /// Swap moves (two random ops on different devices exchange devices) among the moves; false:
+  /// their share goes to one-op reassignments, with the same random draws otherwise. On many
+  /// lightly loaded devices a random swap nearly always adds two transfers (the 20,000-op DAG on
+  /// 64 devices: docs/results/parallel.md, section "Mending the chain").
+  bool swaps = true;
   /// The chain is recomputed (one simulation, counted as a simulator call) before a focused pick
   /// once the assignment has changed and at least this many moves have passed since the last time.
   int focus_refresh = 16;

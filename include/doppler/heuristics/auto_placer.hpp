@@ -48,8 +48,9 @@ struct AutoPlan {
 /// (calls_per_op) the annealing starts cold: the multilevel members and the refinement at t0 =
 /// 0.0005, `doppler-search` at 0.0001 (the hot phase pays only with many calls per op). From 20,000
 /// ops with a policy and under three calls per op,
-/// `doppler-search:t0=0.0001,focus=0.8,dsc=1,aim=0.5` alone on every thread (DSC's placement
-/// among its starts, half its focused moves mending the chain), without refinement:
+/// `doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1` alone on every thread (DSC's
+/// placement among its starts, every one-op move from the critical chain and mending it, no
+/// swaps), without refinement:
 /// multilevel's finest level starves there. Before that rule: from 10,000
 /// ops under ten calls per op with at least half of the ops in repeated layers,
 /// `multilevel:inner=dsc,tied=0.8,t0=0.0005,proxy=4` alone (its tied search moves one role in

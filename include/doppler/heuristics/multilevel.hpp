@@ -16,6 +16,7 @@ struct MultilevelSettings {
   double t0 = 0.005;         ///< refinement annealing start temperature (fraction of makespan)
   double focus = 0;          ///< refinement's critical-chain focus (AnnealSettings::focus)
   double aim = 0;            ///< share of focused moves that mend the chain (AnnealSettings::aim)
+  bool swaps = true;         ///< refinement's swap moves (AnnealSettings::swaps)
   int cycles = 1;            ///< V-cycles: passes of refinement; each after the first coarsens
                              ///< anew within the devices of the placement so far (>= 1)
   /// Share of the budget, in [0, 1), after which the tied search ends (0: none): on graphs with

@@ -56,9 +56,10 @@ private:
 /// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
-  /// `focus`, `aim`: see AnnealSettings::focus and ::aim (0: uniform op picks, no mending).
-  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0, double aim = 0)
-      : t0_(t0), polish_(polish), focus_(focus), aim_(aim) {}
+  /// `focus`, `aim`, `swaps`: see AnnealSettings (0: uniform op picks, no mending; swaps on).
+  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0, double aim = 0,
+                    bool swaps = true)
+      : t0_(t0), polish_(polish), focus_(focus), aim_(aim), swaps_(swaps) {}
   std::string name() const override { return "local-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
@@ -66,6 +67,7 @@ public:
 
 private:
   double t0_, polish_, focus_, aim_;
+  bool swaps_;
 };
 
 /// The true optimum (minimum simulated makespan) by enumerating every assignment; under the

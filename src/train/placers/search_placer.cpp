@@ -38,9 +38,10 @@ SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
 
 // doppler-search's own options beside the sampling ones.
 struct SearchKnobs {
-  double mix = 0.5;  // MoveProposal::mix
-  double focus = 0;  // AnnealSettings::focus
-  double aim = 0;    // AnnealSettings::aim
+  double mix = 0.5;   // MoveProposal::mix
+  double focus = 0;   // AnnealSettings::focus
+  double aim = 0;     // AnnealSettings::aim
+  bool swaps = true;  // AnnealSettings::swaps
   double t0 = AnnealSettings{}.t0;
   bool dsc = false;  // DSC's placement is a start too
 };
@@ -72,6 +73,7 @@ public:
         as.proposal = &proposal;
         as.focus = k_.focus;
         as.aim = k_.aim;
+        as.swaps = k_.swaps;
         as.t0 = k_.t0;
         as.threads = options.threads;
         as.lanes = options.lanes;
@@ -135,6 +137,7 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   k.aim = take_number(p, name, "aim", k.aim);
   k.t0 = take_start_temperature(p, name, k.t0);
   k.dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
+  k.swaps = take_integer(p, name, "swaps", 1, 0, 1) == 1;
   const auto unit = [](double x) { return x >= 0 && x <= 1; };
   if (train < 0 || !unit(k.mix) || !unit(k.focus) || !unit(k.aim))
     throw InputError(fmt::format("method {}: train, mix, focus and aim must be in [0, 1]", name));
