@@ -24,33 +24,42 @@ Graph dag(int ops, std::uint64_t seed) {
   return workloads::generate_random_dag(params);
 }
 
-TEST(FocusMoves, FullAndIncrementalEvaluationAgree) {
-  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+// On 300-op DAGs of graph seeds 1..seeds on `devices` devices, from a random start, 3,000 calls:
+// `s` (incremental, early abort) anneals exactly as the same settings with full simulations.
+void expect_full_evaluation_agrees(const AnnealSettings& s, int devices, std::uint64_t seeds) {
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     const Graph g = dag(300, seed);
-    const Problem problem(g, Platform::reference(4));
+    const Problem problem(g, Platform::reference(devices));
     std::mt19937_64 rng(seed);
-    const auto start = test::random_assignment(rng, problem.graph().num_nodes(), 4);
-    AnnealSettings with, without;
-    with.focus = without.focus = 0.6;
-    without.incremental = false;
-    without.early_abort = false;
-    test::expect_same_anneal(problem, start, with, without, 3000, seed);
+    const auto start = test::random_assignment(rng, problem.graph().num_nodes(), devices);
+    AnnealSettings full = s;
+    full.incremental = false;
+    full.early_abort = false;
+    test::expect_same_anneal(problem, start, s, full, 3000, seed);
   }
 }
 
+// The sum over seeds 0..seeds-1 of `placer`'s makespans on `problem` under `calls` calls.
+double total_makespan(const Problem& problem, const LocalSearchPlacer& placer, std::int64_t calls,
+                      std::uint64_t seeds) {
+  double total = 0;
+  for (std::uint64_t seed = 0; seed < seeds; ++seed)
+    total += problem.simulator().makespan(
+        placer.place(problem, {seed, {calls, 0}}).assignment.device_of);
+  return total;
+}
+
+TEST(FocusMoves, FullAndIncrementalEvaluationAgree) {
+  AnnealSettings s;
+  s.focus = 0.6;
+  expect_full_evaluation_agrees(s, 4, 3);
+}
+
 TEST(FocusMoves, MendingMovesAgreeUnderFullAndIncrementalEvaluation) {
-  for (std::uint64_t seed = 1; seed <= 2; ++seed) {
-    const Graph g = dag(300, seed);
-    const Problem problem(g, Platform::reference(16));
-    std::mt19937_64 rng(seed);
-    const auto start = test::random_assignment(rng, problem.graph().num_nodes(), 16);
-    AnnealSettings with, without;
-    with.focus = without.focus = 0.8;
-    with.aim = without.aim = 0.5;
-    without.incremental = false;
-    without.early_abort = false;
-    test::expect_same_anneal(problem, start, with, without, 3000, seed);
-  }
+  AnnealSettings s;
+  s.focus = 0.8;
+  s.aim = 0.5;
+  expect_full_evaluation_agrees(s, 16, 2);
 }
 
 TEST(FocusMoves, RefreshesCountAgainstTheBudgetAndSeedsReproduce) {
@@ -70,14 +79,8 @@ TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
   for (std::uint64_t gs = 1; gs <= 2; ++gs) {
     const Graph g = dag(400, gs);
     const Problem problem(g, Platform::reference(8));
-    double uniform = 0, focused = 0;
-    for (std::uint64_t seed = 0; seed < 3; ++seed) {
-      const PlaceOptions o{seed, {5000, 0}};
-      uniform +=
-          problem.simulator().makespan(LocalSearchPlacer().place(problem, o).assignment.device_of);
-      focused += problem.simulator().makespan(
-          LocalSearchPlacer(0.03, 0.15, 0.5).place(problem, o).assignment.device_of);
-    }
+    const double uniform = total_makespan(problem, LocalSearchPlacer(), 5000, 3);
+    const double focused = total_makespan(problem, LocalSearchPlacer(0.03, 0.15, 0.5), 5000, 3);
     RecordProperty("ratio_" + std::to_string(gs), std::to_string(focused / uniform));
     EXPECT_LT(focused, 0.99 * uniform) << "graph seed " << gs;
   }
@@ -92,15 +95,9 @@ TEST(FocusMoves, MendingBeatsPlainFocusWhereTransfersDecide) {
   for (std::uint64_t gs = 1; gs <= 2; ++gs) {
     const Graph g = dag(1000, gs);
     const Problem problem(g, Platform::reference(64));
-    double plain = 0, mending = 0;
-    for (std::uint64_t seed = 0; seed < 3; ++seed) {
-      const PlaceOptions o{seed, {2000, 0}};
-      const auto makespan = [&](const LocalSearchPlacer& placer) {
-        return problem.simulator().makespan(placer.place(problem, o).assignment.device_of);
-      };
-      plain += makespan(LocalSearchPlacer(0.0001, 0.15, 0.8));
-      mending += makespan(LocalSearchPlacer(0.0001, 0.15, 0.8, 0.5));
-    }
+    const double plain = total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 0.8), 2000, 3);
+    const double mending =
+        total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 0.8, 0.5), 2000, 3);
     RecordProperty("ratio_" + std::to_string(gs), std::to_string(mending / plain));
     EXPECT_LT(mending, 0.998 * plain) << "graph seed " << gs;
   }
@@ -116,14 +113,8 @@ TEST(FocusMoves, WithoutSwapsTheCallsGoFurtherOnManyDevices) {
   for (std::uint64_t gs = 1; gs <= 4; ++gs) {
     const Graph g = dag(1000, gs);
     const Problem problem(g, Platform::reference(64));
-    for (std::uint64_t seed = 0; seed < 3; ++seed) {
-      const PlaceOptions o{seed, {2000, 0}};
-      const auto makespan = [&](const LocalSearchPlacer& placer) {
-        return problem.simulator().makespan(placer.place(problem, o).assignment.device_of);
-      };
-      with += makespan(LocalSearchPlacer(0.0001, 0.15, 1, 1, true));
-      without += makespan(LocalSearchPlacer(0.0001, 0.15, 1, 1, false));
-    }
+    with += total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 1, 1, true), 2000, 3);
+    without += total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 1, 1, false), 2000, 3);
   }
   RecordProperty("ratio", std::to_string(without / with));
   EXPECT_LT(without, 0.999 * with);

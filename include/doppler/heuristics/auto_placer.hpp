@@ -50,9 +50,8 @@ struct AutoPlan {
 /// ops with a policy and under three calls per op,
 /// `doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1` alone on every thread (DSC's
 /// placement among its starts, every one-op move from the critical chain and mending it, no
-/// swaps), without refinement:
-/// multilevel's finest level starves there. Before that rule: from 10,000
-/// ops under ten calls per op with at least half of the ops in repeated layers,
+/// swaps), without refinement: multilevel's finest level starves there. Before that rule: from
+/// 10,000 ops under ten calls per op with at least half of the ops in repeated layers,
 /// `multilevel:inner=dsc,tied=0.8,t0=0.0005,proxy=4` alone (its tied search moves one role in
 /// every layer at once, so a call goes 32 times as far on 32 layers, and runs first on a
 /// stand-in of 4 layers, 6-10 x cheaper to simulate).
