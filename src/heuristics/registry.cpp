@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "doppler/heuristics/anneal_options.hpp"
 #include "doppler/heuristics/auto_placer.hpp"
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
@@ -40,8 +41,8 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.cap = take_number(p, "multilevel", "cap", s.cap);
   s.inner_share = take_number(p, "multilevel", "share", s.inner_share);
   s.t0 = take_number(p, "multilevel", "t0", s.t0);
-  s.focus = take_number(p, "multilevel", "focus", s.focus);
-  s.aim = take_number(p, "multilevel", "aim", s.aim);
+  s.focus = take_fraction(p, "multilevel", "focus", s.focus);
+  s.aim = take_fraction(p, "multilevel", "aim", s.aim);
   s.swaps = take_integer(p, "multilevel", "swaps", 1, 0, 1) == 1;
   s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
   s.tied = take_number(p, "multilevel", "tied", s.tied);
@@ -52,11 +53,9 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   std::replace(inner.begin(), inner.end(), ';', ',');
   make_placer(inner);  // fails now, naming the method or option, rather than mid-run
   if (!(s.cap > 0) || !(s.inner_share > 0 && s.inner_share < 1) || s.t0 < 0 ||
-      !(s.focus >= 0 && s.focus <= 1) || !(s.aim >= 0 && s.aim <= 1) ||
       !(s.tied >= 0 && s.tied < 1))
     throw InputError(
-        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0, focus and aim in [0, 1] "
-        "and tied in [0, 1)");
+        "method multilevel: cap must be > 0, share in (0, 1), t0 >= 0 and tied in [0, 1)");
   return std::make_unique<MultilevelPlacer>(s);
 }
 
@@ -143,28 +142,6 @@ std::vector<Entry> constructive_entries() {
   };
 }
 
-// local-search's critical-chain focus, shared by the searches that anneal.
-PlacerOption focus_option(const std::string& which) {
-  return {"focus", OptionType::number, "0",
-          "fraction in [0, 1] of " + which +
-              "one-op moves that pick their op from the current critical chain (0: uniform)"};
-}
-
-// The chain-mending share of focused moves (AnnealSettings::aim), shared like focus_option.
-PlacerOption aim_option() {
-  return {"aim", OptionType::number, "0",
-          "fraction in [0, 1] of the focused moves that mend the chain: an op that waited for an "
-          "input sent from another device joins that input's device, or the input joins the op's "
-          "(needs focus > 0)"};
-}
-
-// Whether the annealing swaps two ops' devices among its moves (AnnealSettings::swaps).
-PlacerOption swaps_option() {
-  return {"swaps", OptionType::integer, "1",
-          "0: no moves that swap two random ops' devices (one-op moves take their share; on many "
-          "lightly loaded devices a random swap nearly always adds transfers)"};
-}
-
 // The searches and the exact methods.
 std::vector<Entry> search_entries() {
   using enum OptionType;
@@ -175,15 +152,13 @@ std::vector<Entry> search_entries() {
         {{"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
          {"polish", number, "0.15",
           "fraction of the budget left, at the end, to descent and iterated local search"},
-         focus_option(""),
+         focus_option(),
          aim_option(),
          swaps_option()},
         false},
        [](PlacerParams& p) {
-         const double focus = take_number(p, "local-search", "focus", 0);
-         const double aim = take_number(p, "local-search", "aim", 0);
-         if (!(focus >= 0 && focus <= 1) || !(aim >= 0 && aim <= 1))
-           throw InputError("method local-search: focus and aim must be in [0, 1]");
+         const double focus = take_fraction(p, "local-search", "focus", 0);
+         const double aim = take_fraction(p, "local-search", "aim", 0);
          return std::make_unique<LocalSearchPlacer>(
              take_number(p, "local-search", "t0", 0.03),
              take_number(p, "local-search", "polish", 0.15), focus, aim,
@@ -295,6 +270,18 @@ double take_number(PlacerParams& params, const std::string& method, const std::s
   if (!parse_finite_double(it->second, x, why))
     throw InputError(fmt::format("method {}: option {}: {}", method, key, why));
   params.erase(it);
+  return x;
+}
+
+double take_fraction(PlacerParams& params, const std::string& method, const std::string& key,
+                     double fallback) {
+  const auto it = params.find(key);
+  if (it == params.end()) return fallback;
+  const std::string text = it->second;
+  const double x = take_number(params, method, key, fallback);
+  if (!(x >= 0 && x <= 1))
+    throw InputError(
+        fmt::format("method {}: option {} must be in [0, 1], found '{}'", method, key, text));
   return x;
 }
 

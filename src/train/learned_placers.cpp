@@ -8,6 +8,7 @@
 
 #include "placers/learned_support.hpp"
 
+#include "doppler/heuristics/anneal_options.hpp"
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
@@ -127,16 +128,9 @@ std::vector<PlacerOption> search_options() {
                    "the loaded policy; > 0: the default budget is {} calls)",
                    kDefaultTrainingCalls)},
       {"mix", number, "0.5", "fraction in [0, 1] of reassignments drawn from PLC's distribution"},
-      {"focus", number, "0",
-       "fraction in [0, 1] of one-op moves that pick their op from the critical chain (train=0 "
-       "only)"},
-      {"aim", number, "0",
-       "fraction in [0, 1] of the focused moves that mend the chain: an op that waited for an "
-       "input sent from another device joins that input's device, or the input joins the op's "
-       "(needs focus > 0; train=0 only)"},
-      {"swaps", integer, "1",
-       "0: no moves that swap two random ops' devices (one-op moves take their share; train=0 "
-       "only)"},
+      focus_option("", "; train=0 only"),
+      aim_option("; train=0 only"),
+      swaps_option("; train=0 only"),
       {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
       {"dsc", integer, "0",
        "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "

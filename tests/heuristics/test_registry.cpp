@@ -53,6 +53,14 @@ TEST(Registry, SpecsAndErrors) {
   EXPECT_EQ(err("critical-path:ties=max"),
             "method critical-path: option ties must be lowest or random, found 'max'");
   EXPECT_EQ(err("enumopt:limit"), "method enumopt: expected key=value options, found 'limit'");
+  // Fractions (take_fraction): the option and its value named, 0 and 1 accepted.
+  EXPECT_EQ(err("local-search:aim=2"),
+            "method local-search: option aim must be in [0, 1], found '2'");
+  EXPECT_EQ(err("multilevel:focus=-0.1"),
+            "method multilevel: option focus must be in [0, 1], found '-0.1'");
+  EXPECT_EQ(err("local-search:focus=x"),
+            "method local-search: option focus: expected a number, found 'x'");
+  EXPECT_EQ(make_placer("local-search:focus=1,aim=0")->name(), "local-search");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 """doppler.methods(): every method's options as structured params, checked against the registry's
-source (the factories' take_number / take_integer fallbacks) and against placing with them."""
+source (the factories' take_number / take_integer / take_fraction fallbacks) and against placing
+with them."""
 import re
 
 import pytest
@@ -45,10 +46,10 @@ def test_known_defaults_and_choices(methods):
 
 
 def factory_fallbacks():
-    """(method, option, fallback) of every take_number / take_integer call with literal method
-    and fallback in the registry's source."""
+    """(method, option, fallback) of every take_number / take_integer / take_fraction call with
+    literal method and fallback in the registry's source."""
     text = (SOURCE / "src/heuristics/registry.cpp").read_text()
-    call = re.compile(r'take_(?:number|integer)\(\s*p,\s*"([\w-]+)",\s*"(\w+)",\s*([-0-9.e]+)[,)]')
+    call = re.compile(r'take_(?:number|integer|fraction)\(\s*p,\s*"([\w-]+)",\s*"(\w+)",\s*([-0-9.e]+)[,)]')
     return [(m, k, float(v)) for m, k, v in call.findall(text)]
 
 

@@ -74,7 +74,7 @@ struct OptionRead {
   std::string key;     ///< the option
 };
 
-/// Every take_number / take_integer / take_string call in the source file `file`.
+/// Every take_number / take_integer / take_fraction / take_string call in the source file `file`.
 inline std::vector<OptionRead> options_read(const std::filesystem::path& file) {
   std::ifstream in(file);
   std::stringstream text;
@@ -82,7 +82,7 @@ inline std::vector<OptionRead> options_read(const std::filesystem::path& file) {
   const std::string s = text.str();
   std::vector<OptionRead> out;
   const std::regex numeric(
-      R"re(take_(?:number|integer)\(\s*\w+,\s*(?:"([\w-]+)"|\w+),\s*"(\w+)")re");
+      R"re(take_(?:number|integer|fraction)\(\s*\w+,\s*(?:"([\w-]+)"|\w+),\s*"(\w+)")re");
   for (auto it = std::sregex_iterator(s.begin(), s.end(), numeric); it != std::sregex_iterator();
        ++it)
     out.push_back({(*it)[1].str(), (*it)[2].str()});

@@ -144,6 +144,10 @@ std::pair<std::string, PlacerParams> parse_placer_spec(const std::string& spec);
 /// naming the method and option otherwise.
 double take_number(PlacerParams& params, const std::string& method, const std::string& key,
                    double fallback);
+/// Reads and removes option `key` as a fraction: a finite number in [0, 1] (`fallback` when
+/// absent); InputError naming the method, option and value otherwise.
+double take_fraction(PlacerParams& params, const std::string& method, const std::string& key,
+                     double fallback);
 /// Reads and removes option `key` as an integer in [lo, hi] (`fallback` when absent).
 std::int64_t take_integer(PlacerParams& params, const std::string& method, const std::string& key,
                           std::int64_t fallback, std::int64_t lo, std::int64_t hi);

@@ -130,17 +130,14 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
           "method {}: {}= is a training option; it needs train=F > 0 (train=0, the default, "
           "searches with the loaded policy)",
           name, key));
-  const double train = take_number(p, name, "train", 0);
+  take_fraction(p, name, "train", 0);  // > 0 went to training above; here it is 0
   SearchKnobs k;
-  k.mix = take_number(p, name, "mix", k.mix);
-  k.focus = take_number(p, name, "focus", k.focus);
-  k.aim = take_number(p, name, "aim", k.aim);
+  k.mix = take_fraction(p, name, "mix", k.mix);
+  k.focus = take_fraction(p, name, "focus", k.focus);
+  k.aim = take_fraction(p, name, "aim", k.aim);
   k.t0 = take_start_temperature(p, name, k.t0);
   k.dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
   k.swaps = take_integer(p, name, "swaps", 1, 0, 1) == 1;
-  const auto unit = [](double x) { return x >= 0 && x <= 1; };
-  if (train < 0 || !unit(k.mix) || !unit(k.focus) || !unit(k.aim))
-    throw InputError(fmt::format("method {}: train, mix, focus and aim must be in [0, 1]", name));
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
   return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), k);
 }

@@ -205,10 +205,8 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   s.pipeline.repeat = static_cast<int>(take_integer(p, name, "repeat", 3, 1, 1000));
   s.pipeline.init = take_string(p, "policy", "");
   s.sample = take_sample_spec(p, name);
-  s.train_fraction = take_number(p, name, "train", 0.5);
-  s.mix = take_number(p, name, "mix", 0.5);
-  if (s.train_fraction < 0 || s.train_fraction > 1 || s.mix < 0 || s.mix > 1)
-    throw InputError(fmt::format("method {}: train and mix must be in [0, 1]", name));
+  s.train_fraction = take_fraction(p, name, "train", 0.5);
+  s.mix = take_fraction(p, name, "mix", 0.5);
   if (name == "doppler-search") s.t0 = take_start_temperature(p, name, s.t0);
   b.policy.hidden = static_cast<int>(take_integer(p, name, "hidden", b.policy.hidden, 1, 4096));
   b.policy.steps = static_cast<int>(take_integer(p, name, "mp_steps", b.policy.steps, 0, 64));

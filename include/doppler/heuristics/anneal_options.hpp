@@ -1,0 +1,19 @@
+#pragma once
+// The option listings of the annealing moves (AnnealSettings::focus, aim, swaps), shared by every
+// method that anneals (local-search, multilevel's refinement, doppler-search).
+#include <string>
+
+#include "doppler/heuristics/placer.hpp"
+
+namespace doppler {
+
+/// `focus`: the fraction in [0, 1] of `which` one-op moves ("" or e.g. "the refinement's ") that
+/// pick their op from the critical chain; `note` is appended inside the parentheses (e.g.
+/// "; train=0 only").
+PlacerOption focus_option(const std::string& which = "", const std::string& note = "");
+/// `aim`: the fraction in [0, 1] of the focused moves that mend the chain; `note` as above.
+PlacerOption aim_option(const std::string& note = "");
+/// `swaps`: 0 turns off the moves that swap two random ops' devices; `note` as above.
+PlacerOption swaps_option(const std::string& note = "");
+
+}  // namespace doppler

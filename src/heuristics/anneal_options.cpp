@@ -1,0 +1,27 @@
+#include "doppler/heuristics/anneal_options.hpp"
+
+namespace doppler {
+
+PlacerOption focus_option(const std::string& which, const std::string& note) {
+  return {"focus", OptionType::number, "0",
+          "fraction in [0, 1] of " + which +
+              "one-op moves that pick their op from the current critical chain (0: uniform" + note +
+              ")"};
+}
+
+PlacerOption aim_option(const std::string& note) {
+  return {"aim", OptionType::number, "0",
+          "fraction in [0, 1] of the focused moves that mend the chain: an op that waited for an "
+          "input sent from another device joins that input's device, or the input joins the op's "
+          "(needs focus > 0" +
+              note + ")"};
+}
+
+PlacerOption swaps_option(const std::string& note) {
+  return {"swaps", OptionType::integer, "1",
+          "0: no moves that swap two random ops' devices (one-op moves take their share; on many "
+          "lightly loaded devices a random swap nearly always adds transfers" +
+              note + ")"};
+}
+
+}  // namespace doppler
