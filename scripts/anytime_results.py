@@ -5,7 +5,7 @@ prints, per graph and method, the mean at each budget and whether it ever rose (
 
     scripts/anytime_results.py [BUILD=build] GRAPH[:DEVICES[:HARDWARE]]...
     env: METHODS="local-search,multilevel,multilevel:inner=dsc" CALLS="1000 4000 20000 200000"
-         SECONDS_LIST="" (e.g. "1 10 60": also time budgets) SEEDS=5
+         SECONDS_LIST="" (e.g. "1 10 60": also time budgets) SEEDS=5 FIRST_SEED=0
          RAW_DIR="" (a folder: keep each `compare --json` output there, per graph and budget)
 """
 import json
@@ -20,6 +20,7 @@ methods = env("METHODS", "local-search,multilevel,multilevel:inner=dsc")
 budgets = [("--budget", c) for c in env("CALLS", "1000 4000 20000 200000").split()]
 budgets += [("--time-budget", s) for s in env("SECONDS_LIST", "").split()]
 seeds = env("SEEDS", "5")
+first_seed = env("FIRST_SEED", "0")
 
 
 def label(flag, value):
@@ -37,7 +38,7 @@ for spec in sys.argv[2:]:
     means = {}
     for flag, value in budgets:
         cmd = [doppler, "compare", path, "--devices", devices, "--methods", methods, "--seeds",
-               seeds, "--threads", "1", "--json", flag, value]
+               seeds, "--first-seed", first_seed, "--threads", "1", "--json", flag, value]
         if hardware:
             cmd += ["--hardware", hardware]
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

@@ -1,6 +1,7 @@
 #include "doppler/heuristics/anneal.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <limits>
 #include <thread>
@@ -24,17 +25,29 @@ std::int64_t cycle_calls(const Problem& problem, const AnnealSettings& s) {
                                 10 * std::int64_t{problem.graph().num_nodes()});
 }
 
+// The calls of prefix cycle k: doubling from cycle / kPrefixCycleSplit up to `cycle`.
+constexpr std::int64_t kPrefixCycleSplit = 20;
+std::int64_t prefix_cycle(std::int64_t cycle, std::uint64_t k) {
+  std::int64_t c = std::max<std::int64_t>(1, cycle / kPrefixCycleSplit);
+  for (std::uint64_t i = 0; i < k && c < cycle; ++i) c *= 2;
+  return std::min(c, cycle);
+}
+
 // One chain: cycles of at most `cycle` calls until `chain` is spent, each an annealing run (with
-// its temperature schedule over its own cycle) from the best assignment so far.
+// its temperature schedule over its own cycle) from the best assignment so far. Prefix cycles
+// (s.prefix_cycles, no time limit) have budget-free lengths, the last one cut short.
 AnnealResult run_chain(const Problem& problem, AnnealResult from, BudgetedEvaluator& chain,
                        const AnnealSettings& s, std::uint64_t seed, std::int64_t cycle,
                        const detail::ChainLink* link) {
+  const bool prefix = s.prefix_cycles && !std::isfinite(chain.seconds_left());
   for (std::uint64_t k = 0; !chain.spent(); ++k) {
     Budget b = chain.left();
-    if (b.evaluations <= 0 || b.evaluations > cycle) b.evaluations = cycle;
+    const std::int64_t length = prefix ? prefix_cycle(cycle, k) : cycle;
+    if (b.evaluations <= 0 || b.evaluations > length) b.evaluations = length;
     BudgetedEvaluator part = chain.part(b);
     detail::Annealer annealer(problem, part, s, seed + k * kCycleSeedStep);
     annealer.join(link);
+    if (prefix) annealer.span(length);
     auto [best, ms] = annealer.run(std::move(from.best), from.best_makespan);
     from.best = std::move(best);
     from.best_makespan = ms;
@@ -66,9 +79,12 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
   const std::int64_t left = run.calls_left();
   const bool limited = left < std::numeric_limits<std::int64_t>::max();  // a call limit applies
   const std::int64_t each = limited ? left / t : 0;
+  // Prefix cycles meet at budget-free intervals too, so a chain's run stays the start of its run
+  // under any larger budget.
+  const bool prefix = s.prefix_cycles && !std::isfinite(run.seconds_left());
   SimWorkspace merge_ws;
-  detail::Exchange exchange(t, meeting_plan(each, cycle, run.left()), from.best, from.best_makespan,
-                            [&](const std::vector<DeviceId>& d) {
+  detail::Exchange exchange(t, meeting_plan(prefix ? 0 : each, cycle, run.left()), from.best,
+                            from.best_makespan, [&](const std::vector<DeviceId>& d) {
                               const std::optional<double> ms = run.makespan(d, merge_ws);
                               if (!ms) return std::numeric_limits<double>::infinity();
                               run.improved(*ms);

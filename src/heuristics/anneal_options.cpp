@@ -24,4 +24,12 @@ PlacerOption swaps_option(const std::string& note) {
               note + ")"};
 }
 
+PlacerOption prefix_option(const std::string& note) {
+  return {"prefix", OptionType::integer, kPrefixCycles ? "1" : "0",
+          "1: under a call budget, anneal in cycles of budget-free lengths (doubling from 1/20 of "
+          "a cycle), the last cut short, so that a larger budget never ends worse for the same "
+          "seed; 0: the first cycle's schedule fits the budget" +
+              note};
+}
+
 }  // namespace doppler

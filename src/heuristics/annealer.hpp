@@ -33,6 +33,10 @@ public:
   // Joins a parallel run: meets the other chains through `link` (null: runs alone).
   void join(const ChainLink* link) { link_ = link; }
 
+  // Spreads the schedule over `calls` calls (> 0) instead of the budget's limits: a budget with
+  // fewer calls ends the run within its schedule (prefix cycles).
+  void span(std::int64_t calls) { span_ = calls; }
+
   // Anneals from `start`, then polishes; the best assignment found and its makespan.
   std::pair<std::vector<DeviceId>, double> run(std::vector<DeviceId> start, double start_ms);
 
@@ -106,6 +110,9 @@ private:
   // proposal order is taken, the others are dropped. Returns the moves made (all charged).
   std::int64_t step_lanes(double temp);
 
+  // The share of the schedule done, in [0, 1]: of span() calls when set, else of the budget.
+  double progress() const;
+
   // Annealing until the polish share of the budget: a move, its Metropolis step, and a restart
   // from the best after restart_after moves without improvement.
   void anneal_phase();
@@ -154,6 +161,7 @@ private:
   std::vector<NodeId> changed_, ops_;
   std::int64_t since_improvement_ = 0;
   const ChainLink* link_ = nullptr;
+  std::int64_t span_ = 0;  // calls the schedule spans (0: the budget's limits)
 };
 
 }  // namespace doppler::detail

@@ -24,8 +24,8 @@ void Annealer::anneal_phase() {
   constexpr std::int64_t restart_after = 2000;
   const double polish = s_.polish;
   const double t_start = s_.t0 * best_ms_, t_end = t_start * 1e-4;
-  while (!budget_.spent() && budget_.fraction() < 1 - polish) {
-    const double temp = t_start * std::pow(t_end / t_start, budget_.fraction() / (1 - polish));
+  while (!budget_.spent() && progress() < 1 - polish) {
+    const double temp = t_start * std::pow(t_end / t_start, progress() / (1 - polish));
     if (lanes_) {
       since_improvement_ += step_lanes(temp);
     } else {
@@ -36,6 +36,11 @@ void Annealer::anneal_phase() {
     if (since_improvement_ >= restart_after) restart();
     if (meet()) restart();
   }
+}
+
+double Annealer::progress() const {
+  if (span_ <= 0) return budget_.fraction();
+  return std::min(1.0, static_cast<double>(budget_.calls()) / static_cast<double>(span_));
 }
 
 void Annealer::restart() {

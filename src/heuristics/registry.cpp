@@ -44,6 +44,7 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.focus = take_fraction(p, "multilevel", "focus", s.focus);
   s.aim = take_fraction(p, "multilevel", "aim", s.aim);
   s.swaps = take_integer(p, "multilevel", "swaps", 1, 0, 1) == 1;
+  s.prefix = take_integer(p, "multilevel", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1;
   s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
   s.tied = take_number(p, "multilevel", "tied", s.tied);
   s.tied_proxy = static_cast<int>(take_integer(p, "multilevel", "proxy", 0, 0, 1 << 20));
@@ -154,22 +155,24 @@ std::vector<Entry> search_entries() {
           "fraction of the budget left, at the end, to descent and iterated local search"},
          focus_option(),
          aim_option(),
-         swaps_option()},
+         swaps_option(),
+         prefix_option()},
         false},
        [](PlacerParams& p) {
          const double focus = take_fraction(p, "local-search", "focus", 0);
          const double aim = take_fraction(p, "local-search", "aim", 0);
+         const bool swaps = take_integer(p, "local-search", "swaps", 1, 0, 1) == 1;
          return std::make_unique<LocalSearchPlacer>(
              take_number(p, "local-search", "t0", 0.03),
-             take_number(p, "local-search", "polish", 0.15), focus, aim,
-             take_integer(p, "local-search", "swaps", 1, 0, 1) == 1);
+             take_number(p, "local-search", "polish", 0.15), focus, aim, swaps,
+             take_integer(p, "local-search", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1);
        }},
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
         "by level with cluster and op moves (budget: evaluations or seconds)",
         {{"inner", string, "local-search",
           "spec of the method placing the coarsest graph, its options joined by ';' (e.g. "
-          "doppler;samples=16); not multilevel"},
+          "doppler:samples=16;temperature=0.5); not multilevel"},
          {"coarse", integer, "0",
           "stop coarsening at or below this many nodes (0: max(256, 16 P))"},
          {"cap", number, "0.5",
@@ -183,6 +186,7 @@ std::vector<Entry> search_entries() {
          focus_option("the refinement's "),
          aim_option(),
          swaps_option(),
+         prefix_option(" (the refinement's; the inner method takes its own)"),
          {"tied", number, "0",
           "on graphs with repeated layers (names such as layers.3.wq): share of the budget, in "
           "[0, 1), after which a search that places every layer alike (moves of one role in "

@@ -21,6 +21,9 @@ struct MoveProposal {
   double mix = 0.5;                          ///< in [0, 1]
 };
 
+/// Whether the searches anneal in prefix cycles (AnnealSettings::prefix_cycles) when not told.
+inline constexpr bool kPrefixCycles = false;
+
 /// Settings of one annealing run.
 struct AnnealSettings {
   double t0 = 0.03;      ///< start temperature, as a fraction of the start makespan
@@ -88,6 +91,13 @@ struct AnnealSettings {
   /// a cycle and the best is kept. 0: max(kDefaultSearchCalls, 10 x ops). A budget within one
   /// cycle gives the same result as without cycles.
   std::int64_t cycle_calls = 0;
+  /// Cycles whose lengths do not depend on the budget (under a call limit alone): cycle k has
+  /// min(cycle_calls, cycle_calls / 20 x 2^k) calls, and a budget that ends within a cycle cuts
+  /// it short instead of fitting its schedule to what is left. With one chain the run of budget B
+  /// is then the first B calls of the run of any larger budget (same seed): a larger budget never
+  /// ends worse. false: the first cycle's schedule spans min(budget, cycle_calls), every cycle
+  /// ends with its polish. Under a time limit both are the same (cycles of cycle_calls).
+  bool prefix_cycles = false;
   /// Told of each new best assignment an annealing move finds (device per op, and its makespan),
   /// on the finding chain's thread: the callee synchronises chains. It must not touch the run's
   /// random streams; calls it makes on an evaluator of its own are its affair. Empty: nobody.

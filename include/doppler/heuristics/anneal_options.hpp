@@ -3,6 +3,7 @@
 // method that anneals (local-search, multilevel's refinement, doppler-search).
 #include <string>
 
+#include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
@@ -15,5 +16,8 @@ PlacerOption focus_option(const std::string& which = "", const std::string& note
 PlacerOption aim_option(const std::string& note = "");
 /// `swaps`: 0 turns off the moves that swap two random ops' devices; `note` as above.
 PlacerOption swaps_option(const std::string& note = "");
+/// `prefix`: 1 anneals in cycles whose lengths do not depend on the call budget, so that a larger
+/// budget never ends worse (AnnealSettings::prefix_cycles); `note` as above.
+PlacerOption prefix_option(const std::string& note = "");
 
 }  // namespace doppler

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
@@ -17,8 +18,9 @@ struct MultilevelSettings {
   double focus = 0;          ///< refinement's critical-chain focus (AnnealSettings::focus)
   double aim = 0;            ///< share of focused moves that mend the chain (AnnealSettings::aim)
   bool swaps = true;         ///< refinement's swap moves (AnnealSettings::swaps)
-  int cycles = 1;            ///< V-cycles: passes of refinement; each after the first coarsens
-                             ///< anew within the devices of the placement so far (>= 1)
+  bool prefix = kPrefixCycles;  ///< refinement's prefix cycles (AnnealSettings::prefix_cycles)
+  int cycles = 1;               ///< V-cycles: passes of refinement; each after the first coarsens
+                                ///< anew within the devices of the placement so far (>= 1)
   /// Share of the budget, in [0, 1), after which the tied search ends (0: none): on graphs with
   /// repeated layers (repeat_classes) the start is tied (each class on one device) and annealed
   /// by moves of whole classes, so every layer is placed alike; refinement takes the rest.

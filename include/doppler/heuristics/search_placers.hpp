@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
@@ -56,10 +57,11 @@ private:
 /// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
-  /// `focus`, `aim`, `swaps`: see AnnealSettings (0: uniform op picks, no mending; swaps on).
+  /// `focus`, `aim`, `swaps`, `prefix` (prefix_cycles): see AnnealSettings (0: uniform op
+  /// picks, no mending; swaps on).
   LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0, double aim = 0,
-                    bool swaps = true)
-      : t0_(t0), polish_(polish), focus_(focus), aim_(aim), swaps_(swaps) {}
+                    bool swaps = true, bool prefix = kPrefixCycles)
+      : t0_(t0), polish_(polish), focus_(focus), aim_(aim), swaps_(swaps), prefix_(prefix) {}
   std::string name() const override { return "local-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
@@ -67,7 +69,7 @@ public:
 
 private:
   double t0_, polish_, focus_, aim_;
-  bool swaps_;
+  bool swaps_, prefix_;
 };
 
 /// The true optimum (minimum simulated makespan) by enumerating every assignment; under the

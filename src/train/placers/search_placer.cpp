@@ -38,10 +38,11 @@ SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
 
 // doppler-search's own options beside the sampling ones.
 struct SearchKnobs {
-  double mix = 0.5;   // MoveProposal::mix
-  double focus = 0;   // AnnealSettings::focus
-  double aim = 0;     // AnnealSettings::aim
-  bool swaps = true;  // AnnealSettings::swaps
+  double mix = 0.5;             // MoveProposal::mix
+  double focus = 0;             // AnnealSettings::focus
+  double aim = 0;               // AnnealSettings::aim
+  bool swaps = true;            // AnnealSettings::swaps
+  bool prefix = kPrefixCycles;  // AnnealSettings::prefix_cycles
   double t0 = AnnealSettings{}.t0;
   bool dsc = false;  // DSC's placement is a start too
 };
@@ -74,6 +75,7 @@ public:
         as.focus = k_.focus;
         as.aim = k_.aim;
         as.swaps = k_.swaps;
+        as.prefix_cycles = k_.prefix;
         as.t0 = k_.t0;
         as.threads = options.threads;
         as.lanes = options.lanes;
@@ -138,6 +140,7 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   k.t0 = take_start_temperature(p, name, k.t0);
   k.dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
   k.swaps = take_integer(p, name, "swaps", 1, 0, 1) == 1;
+  k.prefix = take_integer(p, name, "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1;
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
   return std::make_unique<DopplerSearchPlacer>(policy, take_sample_spec(p, name), k);
 }
