@@ -207,7 +207,7 @@ std::vector<Entry> search_entries() {
         "threads, then annealing from the best (the note names the winner); under 200 "
         "simulator calls per op the annealing starts cold; from 10,000 ops mostly in repeated "
         "layers under ten calls per op multilevel's tied search runs alone, and on other large "
-        "graphs under ten calls per op doppler-search",
+        "graphs under 32 calls per op doppler-search",
         {{"refine", number, "(rule)",
           "fraction of the budget, in [0, 1), for the final annealing from the best member "
           "(by the rule: 0.25, or 0 up to 30 ops and where doppler-search runs alone)"},

@@ -163,7 +163,7 @@ TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
 }
 
 // Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
-// of a call) the annealing members and the refinement start cold; under ten calls per op on a
+// of a call) the annealing members and the refinement start cold; under 32 calls per op on a
 // large graph the cold learned search runs alone, without refinement.
 TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   AutoFeatures f = timed_features(1000, 8, 10, 1e-4);  // 10 / 1e-4 / 1000 = 100 calls per op
@@ -202,7 +202,13 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   f.call_seconds = 0.0005;  // 8 calls per op: still alone (the DAG at 240 s on two threads)
   EXPECT_EQ(plan_auto(f).members,
             (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
-  f.call_seconds = 0.0003;  // 13.3 calls per op: the portfolio, cold
+  f.call_seconds = 0.0003;  // 13.3 calls per op: still alone
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  f.call_seconds = 0.00016;  // 25 calls per op: still alone (the DAG at 400 s on a faster VM)
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  f.call_seconds = 0.0001;  // 40 calls per op: the portfolio, cold
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                                             "doppler-search:t0=0.0001"}));
   f.learned = false;  // no policy: no learned search alone either

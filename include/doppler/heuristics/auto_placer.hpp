@@ -47,7 +47,7 @@ struct AutoPlan {
 /// graphs, worse on the Llama forward pass: the portfolio takes both). Under 200 calls per op
 /// (calls_per_op) the annealing starts cold: the multilevel members and the refinement at t0 =
 /// 0.0005, `doppler-search` at 0.0001 (the hot phase pays only with many calls per op). From 20,000
-/// ops with a policy and under ten calls per op,
+/// ops with a policy and under 32 calls per op (ten on graphs the tied rule below takes),
 /// `doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1` alone on every thread (DSC's
 /// placement among its starts, every one-op move from the critical chain and mending it, no
 /// swaps), without refinement: multilevel's finest level starves there. Before that rule: from
