@@ -25,6 +25,11 @@ std::int64_t cycle_calls(const Problem& problem, const AnnealSettings& s) {
                                 10 * std::int64_t{problem.graph().num_nodes()});
 }
 
+// True when a run metered by `e` anneals in prefix cycles: asked for, and no time limit.
+bool prefix_cycles(const AnnealSettings& s, const BudgetedEvaluator& e) {
+  return s.prefix_cycles && !std::isfinite(e.seconds_left());
+}
+
 // The calls of prefix cycle k: doubling from cycle / kPrefixCycleSplit up to `cycle`.
 constexpr std::int64_t kPrefixCycleSplit = 20;
 std::int64_t prefix_cycle(std::int64_t cycle, std::uint64_t k) {
@@ -39,7 +44,7 @@ std::int64_t prefix_cycle(std::int64_t cycle, std::uint64_t k) {
 AnnealResult run_chain(const Problem& problem, AnnealResult from, BudgetedEvaluator& chain,
                        const AnnealSettings& s, std::uint64_t seed, std::int64_t cycle,
                        const detail::ChainLink* link) {
-  const bool prefix = s.prefix_cycles && !std::isfinite(chain.seconds_left());
+  const bool prefix = prefix_cycles(s, chain);
   for (std::uint64_t k = 0; !chain.spent(); ++k) {
     Budget b = chain.left();
     const std::int64_t length = prefix ? prefix_cycle(cycle, k) : cycle;
@@ -81,10 +86,9 @@ AnnealResult run_chains(const Problem& problem, const AnnealResult& from, Budget
   const std::int64_t each = limited ? left / t : 0;
   // Prefix cycles meet at budget-free intervals too, so a chain's run stays the start of its run
   // under any larger budget.
-  const bool prefix = s.prefix_cycles && !std::isfinite(run.seconds_left());
   SimWorkspace merge_ws;
-  detail::Exchange exchange(t, meeting_plan(prefix ? 0 : each, cycle, run.left()), from.best,
-                            from.best_makespan, [&](const std::vector<DeviceId>& d) {
+  detail::Exchange exchange(t, meeting_plan(prefix_cycles(s, run) ? 0 : each, cycle, run.left()),
+                            from.best, from.best_makespan, [&](const std::vector<DeviceId>& d) {
                               const std::optional<double> ms = run.makespan(d, merge_ws);
                               if (!ms) return std::numeric_limits<double>::infinity();
                               run.improved(*ms);
