@@ -32,4 +32,17 @@ PlacerOption prefix_option(const std::string& note) {
               note};
 }
 
+PlacerOption tiebreak_option(const std::string& note) {
+  return {"tiebreak", OptionType::integer, "0",
+          "a move that keeps the makespan, judged by the sum of the ops' finish times: 0 taken; 1 "
+          "taken when that sum does not rise; 2 when it rises, taken with the Metropolis "
+          "probability of its rise per op; 1 and 2: the final descent also takes moves that keep "
+          "the makespan and lower the sum (one lane only" +
+              note + ")"};
+}
+
+TieBreak take_tiebreak(PlacerParams& p, const std::string& method) {
+  return static_cast<TieBreak>(take_integer(p, method, "tiebreak", 0, 0, 2));
+}
+
 }  // namespace doppler

@@ -163,7 +163,8 @@ void Annealer::metropolis(double temp) {
   for (const auto& [v, old] : undo_) changed_.push_back(v);
   const double ms = eval_below(cur_, changed_, cutoff);
   const bool accept =
-      ms <= cutoff && (ms <= cur_ms_ || unit_(rng_) < std::exp(-(ms - cur_ms_) / temp));
+      ms <= cutoff && (ms < cur_ms_ || (ms == cur_ms_ && take_tie(temp)) ||
+                       (ms > cur_ms_ && unit_(rng_) < std::exp(-(ms - cur_ms_) / temp)));
   if (ms > cutoff) unit_(rng_);  // the draw the full simulation's rejection makes
   if (accept) {
     accept_base();
@@ -171,6 +172,25 @@ void Annealer::metropolis(double temp) {
   } else {
     undo();
   }
+}
+
+bool Annealer::tiebreak() const {
+  return s_.tiebreak != TieBreak::none && inc_.has_value();
+}
+
+bool Annealer::take_tie(double temp) {
+  if (!worse_tie()) return true;
+  if (s_.tiebreak != TieBreak::metropolis) return false;
+  const double rise = (inc_->finish_sum() - inc_->base_finish_sum()) / static_cast<double>(n_);
+  return unit_(rng_) < std::exp(-rise / temp);
+}
+
+bool Annealer::worse_tie() const {
+  return tiebreak() && inc_->finish_sum() > inc_->base_finish_sum();
+}
+
+bool Annealer::better_tie() const {
+  return tiebreak() && inc_->finish_sum() < inc_->base_finish_sum();
 }
 
 void Annealer::moved_to(double ms) {

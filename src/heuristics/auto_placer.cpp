@@ -178,6 +178,15 @@ bool learned_fits(const AutoFeatures& f) {
   return f.learned && (f.seconds <= 0 || 2 * learned_start_seconds(f) <= f.seconds);
 }
 
+// `spec` with the option tiebreak=T added when its method anneals (local-search, multilevel,
+// doppler-search); other specs unchanged.
+std::string with_tiebreak(const std::string& spec, TieBreak t) {
+  const std::string method = spec.substr(0, spec.find(':'));
+  if (method != "local-search" && method != "multilevel" && method != "doppler-search") return spec;
+  return fmt::format("{}{}tiebreak={}", spec, spec.size() > method.size() ? "," : ":",
+                     static_cast<int>(t));
+}
+
 }  // namespace
 
 double calls_per_op(const AutoFeatures& f) {
@@ -302,6 +311,8 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   }
   if (refine_ >= 0) plan.refine_share = refine_;
   if (t0_ >= 0) plan.refine_t0 = t0_;
+  if (tiebreak_ != TieBreak::none)
+    for (std::string& spec : plan.members) spec = with_tiebreak(spec, tiebreak_);
   if (plan.exhaustive) {
     PlaceResult r = make_placer("exhaustive")->place_within(problem, options, eval);
     r.assignment.method = name();
@@ -337,6 +348,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   } else if (!eval.spent() && std::isfinite(out_ms)) {
     AnnealSettings as;
     as.t0 = plan.refine_t0;
+    as.tiebreak = tiebreak_;
     as.threads = f.threads;
     as.lanes = options.lanes;
     BudgetedEvaluator rest = eval.part(eval.left());

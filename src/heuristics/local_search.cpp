@@ -80,6 +80,7 @@ PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceO
   settings.aim = aim_;
   settings.swaps = swaps_;
   settings.prefix_cycles = prefix_;
+  settings.tiebreak = tiebreak_;
   settings.threads = options.threads;
   settings.lanes = options.lanes;
   BudgetedEvaluator rest = eval.part(eval.left());

@@ -105,6 +105,7 @@ void MultilevelPlacer::refine(const Problem& problem, const PlaceOptions& option
       as.aim = s_.aim;
       as.swaps = s_.swaps;
       as.prefix_cycles = s_.prefix;
+      as.tiebreak = s_.tiebreak;
       as.groups = i > 0 ? &groups[i - 1] : (depth > 0 ? &groups[0] : nullptr);
       as.gather_groups = true;
       as.group_share = i > 0 ? 0.7 : 0.25;

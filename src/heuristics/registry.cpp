@@ -45,6 +45,7 @@ std::unique_ptr<Placer> make_multilevel(PlacerParams& p) {
   s.aim = take_fraction(p, "multilevel", "aim", s.aim);
   s.swaps = take_integer(p, "multilevel", "swaps", 1, 0, 1) == 1;
   s.prefix = take_integer(p, "multilevel", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1;
+  s.tiebreak = take_tiebreak(p, "multilevel");
   s.cycles = static_cast<int>(take_integer(p, "multilevel", "cycles", 1, 1, 1000));
   s.tied = take_number(p, "multilevel", "tied", s.tied);
   s.tied_proxy = static_cast<int>(take_integer(p, "multilevel", "proxy", 0, 0, 1 << 20));
@@ -156,7 +157,8 @@ std::vector<Entry> search_entries() {
          focus_option(),
          aim_option(),
          swaps_option(),
-         prefix_option()},
+         prefix_option(),
+         tiebreak_option()},
         false},
        [](PlacerParams& p) {
          const double focus = take_fraction(p, "local-search", "focus", 0);
@@ -165,7 +167,8 @@ std::vector<Entry> search_entries() {
          return std::make_unique<LocalSearchPlacer>(
              take_number(p, "local-search", "t0", 0.03),
              take_number(p, "local-search", "polish", 0.15), focus, aim, swaps,
-             take_integer(p, "local-search", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1);
+             take_integer(p, "local-search", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1,
+             take_tiebreak(p, "local-search"));
        }},
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "
@@ -187,6 +190,7 @@ std::vector<Entry> search_entries() {
          aim_option(),
          swaps_option(),
          prefix_option(" (the refinement's; the inner method takes its own)"),
+         tiebreak_option(" (the refinement's)"),
          {"tied", number, "0",
           "on graphs with repeated layers (names such as layers.3.wq): share of the budget, in "
           "[0, 1), after which a search that places every layer alike (moves of one role in "
@@ -213,7 +217,8 @@ std::vector<Entry> search_entries() {
           "(by the rule: 0.25, or 0 up to 30 ops and where doppler-search runs alone)"},
          {"t0", number, "(rule)",
           "final annealing's start temperature, as a fraction of the makespan (>= 0; by the "
-          "rule: 0.005, or 0.0005 under 200 simulator calls per op)"}},
+          "rule: 0.005, or 0.0005 under 200 simulator calls per op)"},
+         tiebreak_option(" of every annealing member and of the final annealing")},
         false},
        [](PlacerParams& p) {
          constexpr double by_rule = -1;  // AutoPlacer: absent, the rule's value
@@ -222,7 +227,7 @@ std::vector<Entry> search_entries() {
          const double t0 = take_number(p, "auto", "t0", by_rule);
          if ((refine_given && !(refine >= 0 && refine < 1)) || (t0_given && !(t0 >= 0)))
            throw InputError("method auto: refine must be in [0, 1) and t0 >= 0");
-         return std::make_unique<AutoPlacer>(refine, t0);
+         return std::make_unique<AutoPlacer>(refine, t0, take_tiebreak(p, "auto"));
        }},
       {{"exhaustive",
         "the optimum by enumeration (tiny graphs only: <= 12 ops, <= 3 devices)",

@@ -42,6 +42,7 @@ struct IncrementalSim::Impl {
   std::size_t cand_kept = 0;
   bool cand_complete = false;
   double cand_ms = 0;
+  double base_sum = 0, cand_sum = 0;  // sums of op finish times (cand_sum: of the last run)
   RunRecord rec;
   std::int64_t ops_run = 0, ops_full = 0;
 
@@ -74,6 +75,7 @@ struct IncrementalSim::Impl {
     const double ms =
         detail::SimRun<false, false, true>(sim, dev, ws, {}, nullptr, cutoff, &hooks).run();
     rec.n_saves = hooks.n_saves;
+    cand_sum = hooks.finish_sum;
     ops_run += static_cast<std::int64_t>(rec.started.size());
     ops_full += static_cast<std::int64_t>(n);
     return ms;
@@ -173,6 +175,7 @@ void IncrementalSim::accept() {
   m.base_ops = m.loads_ops;
   m.base_work = m.loads_work;
   m.base_ms = m.cand_ms;
+  m.base_sum = m.cand_sum;
   for (NodeId v : m.rec.started)
     m.finish[static_cast<std::size_t>(v)] = m.rec.finish[static_cast<std::size_t>(v)];
   // Checkpoints: the base's kept ones, then the candidate's (storage swapped, not copied).
@@ -188,6 +191,14 @@ void IncrementalSim::accept() {
 
 double IncrementalSim::base_makespan() const {
   return impl_->base_ms;
+}
+
+double IncrementalSim::base_finish_sum() const {
+  return impl_->base_sum;
+}
+
+double IncrementalSim::finish_sum() const {
+  return impl_->cand_sum;
 }
 
 double IncrementalSim::work_share() const {

@@ -41,6 +41,7 @@ inline constexpr std::int32_t kEdgeBase = -3;
 struct SimState {
   double after = 0;                             ///< the last instant applied and dispatched
   int finished = 0;                             ///< ops finished by then
+  double finish_sum = 0;                        ///< sum of their finish times
   double makespan = 0;                          ///< latest finish of the ops started by then
   std::vector<int> pending;                     ///< N: inputs still missing
   EventHeap<SimWorkspace::Event> events;        ///< pending events
@@ -61,6 +62,8 @@ struct ResumeHooks {
   std::vector<SimState>* saves = nullptr;  ///< checkpoints taken by this run (storage reused)
   std::size_t n_saves = 0;                 ///< checkpoints written to *saves
   int save_every = 1;                      ///< finished ops between two checkpoints
+  double finish_sum = 0;                   ///< out: sum of the finish times of every op (when
+                                           ///< the run was not stopped early)
 };
 
 template <bool kRecord, bool kPriority, bool kResume>
@@ -102,6 +105,7 @@ public:
       if constexpr (kResume) save_if_due(t);
     }
     if constexpr (kRecord) out_->makespan = makespan_;
+    if constexpr (kResume) hooks_->finish_sum = finish_sum_;
     return aborted_ ? bound_ : makespan_;
   }
 
@@ -144,6 +148,7 @@ private:
       ws_.dev_work[d] = hooks_->device_work[d] - st.started_work[d];
     makespan_ = st.makespan;
     finished_ = st.finished;
+    finish_sum_ = st.finish_sum;
     next_save_ = (finished_ / hooks_->save_every + 1) * hooks_->save_every;
   }
 
@@ -155,6 +160,7 @@ private:
     SimState& st = saves[hooks_->n_saves++];
     st.after = t;
     st.finished = finished_;
+    st.finish_sum = finish_sum_;
     st.makespan = makespan_;
     st.pending.assign(pending_, pending_ + n_);
     st.events = ws_.events;
@@ -556,7 +562,10 @@ private:
       return;
     ++free_slots_[src];
     if (s_.contended_) stop_contended(static_cast<std::size_t>(src), t);
-    if constexpr (kResume) ++finished_;
+    if constexpr (kResume) {
+      ++finished_;
+      finish_sum_ += t;
+    }
     touch(static_cast<std::size_t>(src));
     bool remote = false;
     for (std::size_t e = e0; e < e1; ++e) {
@@ -683,6 +692,7 @@ private:
   // Resumable runs: their hooks, ops finished so far and the count that triggers a checkpoint.
   ResumeHooks* hooks_;
   int finished_ = 0;
+  double finish_sum_ = 0;  // sum of the finish times of the ops finished so far
   int next_save_ = 0;
 };
 

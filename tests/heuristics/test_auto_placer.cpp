@@ -16,18 +16,23 @@
 namespace doppler {
 namespace {
 
-TEST(Auto, AChainGoesOnOneDevice) {
-  // 40 ops in a chain with transfers: any cut adds a transfer, so the optimum is the sum of
-  // the compute costs, on one device.
+// 40 ops in a chain with transfers: any cut adds a transfer, so the optimum is the sum of the
+// compute costs (`sum`), on one device.
+Graph transfer_chain(double& sum) {
   std::vector<test::RefNode> nodes;
   std::vector<std::pair<int, int>> edges;
-  double sum = 0;
+  sum = 0;
   for (int i = 0; i < 40; ++i) {
     nodes.push_back({1.0 + i % 5, 3});
     sum += 1.0 + i % 5;
     if (i > 0) edges.emplace_back(i - 1, i);
   }
-  const Graph g = test::ref_graph(nodes, edges);
+  return test::ref_graph(nodes, edges);
+}
+
+TEST(Auto, AChainGoesOnOneDevice) {
+  double sum = 0;
+  const Graph g = transfer_chain(sum);
   const Problem problem(g, Platform::reference(4));
   for (int threads : {1, 2}) {
     PlaceOptions o;
@@ -37,6 +42,20 @@ TEST(Auto, AChainGoesOnOneDevice) {
     EXPECT_DOUBLE_EQ(problem.simulator().makespan(r.assignment.device_of), sum);
     EXPECT_NE(r.note.find("multilevel"), std::string::npos) << r.note;
   }
+}
+
+// tiebreak=T reaches every annealing member (the note names their specs) and leaves the chain's
+// optimum in reach.
+TEST(Auto, TheTieRuleReachesEveryAnnealingMember) {
+  double sum = 0;
+  const Graph g = transfer_chain(sum);
+  const Problem problem(g, Platform::reference(4));
+  PlaceOptions o;
+  o.budget = {4000, 0};
+  const PlaceResult r = AutoPlacer(-1, -1, TieBreak::metropolis).place(problem, o);
+  EXPECT_DOUBLE_EQ(problem.simulator().makespan(r.assignment.device_of), sum);
+  EXPECT_NE(r.note.find("multilevel:inner=dsc,t0=0.0005,tiebreak=2 "), std::string::npos) << r.note;
+  EXPECT_NE(r.note.find("search:tiebreak=2 "), std::string::npos) << r.note;  // local- or doppler-
 }
 
 TEST(Auto, AnIndependentSetIsSpreadEvenly) {

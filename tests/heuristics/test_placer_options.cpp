@@ -127,12 +127,12 @@ TEST(PlacerOptions, EveryOptionTheFactoriesReadIsDeclared) {
 TEST(PlacerOptions, CompactTextIsTheListingsForm) {
   std::map<std::string, std::string> text;
   for (const PlacerInfo& info : non_learned()) text[info.name] = options_text(info);
-  EXPECT_EQ(text["local-search"], "t0=0.03,polish=0.15,focus=0,aim=0,swaps=1,prefix=0");
+  EXPECT_EQ(text["local-search"], "t0=0.03,polish=0.15,focus=0,aim=0,swaps=1,prefix=0,tiebreak=0");
   EXPECT_EQ(text["critical-path"], "ties=lowest|random");
   EXPECT_EQ(text["dsc"], "merge=best|glb|lpt|eft|comm");
   EXPECT_EQ(text["multilevel"],
             "inner=local-search,coarse=0,cap=0.5,share=0.3,t0=0.005,cycles=1,"
-            "focus=0,aim=0,swaps=1,prefix=0,tied=0,proxy=0");
+            "focus=0,aim=0,swaps=1,prefix=0,tiebreak=0,tied=0,proxy=0");
   EXPECT_EQ(text["heft"], "");
   // Derived or absent defaults: "(derived)" kept, a choice lists its values, a path says PATH.
   using enum OptionType;

@@ -1,15 +1,24 @@
 #pragma once
-// Helpers shared by the evaluation tests of tests/sim: random assignments, and the check that
-// two annealer settings that must make the same decisions (early abort, incremental
-// evaluation) return the same result.
+// Helpers shared by the evaluation tests of tests/sim: generated DAGs, random assignments, and
+// the check that two annealer settings that must make the same decisions (early abort,
+// incremental evaluation) return the same result.
 #include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "doppler/heuristics/anneal.hpp"
+#include "doppler/workloads/random_dag.hpp"
 
 namespace doppler::test {
+
+/// The generator's random DAG of `ops` ops (its other parameters at their defaults) from `seed`.
+inline Graph generated_dag(int ops, std::uint64_t seed) {
+  workloads::RandomDagParams params;
+  params.ops = ops;
+  params.seed = seed;
+  return workloads::generate_random_dag(params);
+}
 
 /// A uniformly random device for each of `n` ops on `p` devices.
 inline std::vector<DeviceId> random_assignment(std::mt19937_64& rng, int n, int p) {

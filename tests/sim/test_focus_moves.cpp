@@ -12,23 +12,15 @@
 
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/heuristics/search_placers.hpp"
-#include "doppler/workloads/random_dag.hpp"
 
 namespace doppler {
 namespace {
-
-Graph dag(int ops, std::uint64_t seed) {
-  workloads::RandomDagParams params;
-  params.ops = ops;
-  params.seed = seed;
-  return workloads::generate_random_dag(params);
-}
 
 // On 300-op DAGs of graph seeds 1..seeds on `devices` devices, from a random start, 3,000 calls:
 // `s` (incremental, early abort) anneals exactly as the same settings with full simulations.
 void expect_full_evaluation_agrees(const AnnealSettings& s, int devices, std::uint64_t seeds) {
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
-    const Graph g = dag(300, seed);
+    const Graph g = test::generated_dag(300, seed);
     const Problem problem(g, Platform::reference(devices));
     std::mt19937_64 rng(seed);
     const auto start = test::random_assignment(rng, problem.graph().num_nodes(), devices);
@@ -63,7 +55,7 @@ TEST(FocusMoves, MendingMovesAgreeUnderFullAndIncrementalEvaluation) {
 }
 
 TEST(FocusMoves, RefreshesCountAgainstTheBudgetAndSeedsReproduce) {
-  const Graph g = dag(400, 5);
+  const Graph g = test::generated_dag(400, 5);
   const Problem problem(g, Platform::reference(8));
   const LocalSearchPlacer focused(0.03, 0.15, 0.5);
   const PlaceResult placed = focused.place(problem, {3, {2500, 0}});
@@ -77,7 +69,7 @@ TEST(FocusMoves, RefreshesCountAgainstTheBudgetAndSeedsReproduce) {
 // which cannot shorten the schedule.
 TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
   for (std::uint64_t gs = 1; gs <= 2; ++gs) {
-    const Graph g = dag(400, gs);
+    const Graph g = test::generated_dag(400, gs);
     const Problem problem(g, Platform::reference(8));
     const double uniform = total_makespan(problem, LocalSearchPlacer(), 5000, 3);
     const double focused = total_makespan(problem, LocalSearchPlacer(0.03, 0.15, 0.5), 5000, 3);
@@ -93,7 +85,7 @@ TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
 // 0.5%, docs/results/parallel.md).
 TEST(FocusMoves, MendingBeatsPlainFocusWhereTransfersDecide) {
   for (std::uint64_t gs = 1; gs <= 2; ++gs) {
-    const Graph g = dag(1000, gs);
+    const Graph g = test::generated_dag(1000, gs);
     const Problem problem(g, Platform::reference(64));
     const double plain = total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 0.8), 2000, 3);
     const double mending =
@@ -111,7 +103,7 @@ TEST(FocusMoves, MendingBeatsPlainFocusWhereTransfersDecide) {
 TEST(FocusMoves, WithoutSwapsTheCallsGoFurtherOnManyDevices) {
   double with = 0, without = 0;
   for (std::uint64_t gs = 1; gs <= 4; ++gs) {
-    const Graph g = dag(1000, gs);
+    const Graph g = test::generated_dag(1000, gs);
     const Problem problem(g, Platform::reference(64));
     with += total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 1, 1, true), 2000, 3);
     without += total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 1, 1, false), 2000, 3);

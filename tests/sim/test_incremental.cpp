@@ -1,7 +1,8 @@
 // Incremental move evaluation (IncrementalSim): over long random sequences of moves, swaps and
 // group moves, with cutoffs, on the reference model (zero-cost ops included), per-edge costs and
 // hardware profiles, every result equals the full simulator's bit for bit and every decision
-// "at most the cutoff" is the same; it skips real work; misuse is refused.
+// "at most the cutoff" is the same, and a complete run's sum of op finish times (the tiebreak's
+// secondary objective) equals the full schedule's; it skips real work; misuse is refused.
 #include <random>
 
 #include <gtest/gtest.h>
@@ -17,6 +18,14 @@
 
 namespace doppler {
 namespace {
+
+// The sum of the op finish times of `a`'s full schedule (seconds).
+double finish_sum(const Simulator& sim, const std::vector<DeviceId>& a) {
+  const Schedule s = sim.simulate(Assignment{sim.devices(), a, {}, {}});
+  double sum = 0;
+  for (double f : s.finish) sum += f;
+  return sum;
+}
 
 // Moves `rng`-chosen ops of `a` (one op, a swap, or a group of up to 6 gathered on one device);
 // returns the ops it touched.
@@ -53,6 +62,7 @@ double check_sequence(const Simulator& sim, std::mt19937_64& rng, int steps, int
   std::vector<DeviceId> base = test::random_assignment(rng, sim.graph().num_nodes(), p);
   IncrementalSim inc(sim, checkpoints);
   EXPECT_EQ(inc.reset(base), sim.makespan(base));
+  EXPECT_NEAR(inc.base_finish_sum(), finish_sum(sim, base), 1e-9 * finish_sum(sim, base));
   std::uniform_real_distribution<double> scale(0.97, 1.03);
   for (int s = 0; s < steps; ++s) {
     std::vector<DeviceId> cand = base;
@@ -65,10 +75,13 @@ double check_sequence(const Simulator& sim, std::mt19937_64& rng, int steps, int
     EXPECT_EQ(got <= cutoff, full <= cutoff) << "step " << s;
     if (full <= cutoff) {
       EXPECT_EQ(got, full) << "step " << s;  // bit for bit
+      const double sum = finish_sum(sim, cand);
+      EXPECT_NEAR(inc.finish_sum(), sum, 1e-9 * sum) << "step " << s;
       if (rng() % 2) {
         inc.accept();
         base = cand;
         EXPECT_EQ(inc.base_makespan(), full);
+        EXPECT_NEAR(inc.base_finish_sum(), sum, 1e-9 * sum) << "step " << s;
       }
     }
     if (::testing::Test::HasFailure()) break;

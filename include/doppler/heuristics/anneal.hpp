@@ -24,6 +24,16 @@ struct MoveProposal {
 /// Whether the searches anneal in prefix cycles (AnnealSettings::prefix_cycles) when not told.
 inline constexpr bool kPrefixCycles = false;
 
+/// How the annealer judges a move that keeps the makespan exactly, by a secondary objective: the
+/// sum of the ops' finish times (lower: the ops finish earlier on the whole, leaving slack).
+/// With `strict` or `metropolis` the polish's descent also takes moves that keep the makespan
+/// and lower that sum. Needs incremental evaluation and one lane (none otherwise).
+enum class TieBreak {
+  none,        ///< taken (a random walk on the plateau)
+  strict,      ///< taken only when the sum does not rise
+  metropolis,  ///< when the sum rises by r x N seconds (N ops), taken with probability e^(-r/T)
+};
+
 /// Settings of one annealing run.
 struct AnnealSettings {
   double t0 = 0.03;      ///< start temperature, as a fraction of the start makespan
@@ -63,6 +73,8 @@ struct AnnealSettings {
   /// or the input joins the op's (even odds); otherwise the move is the usual reassignment.
   /// 0 draws no extra random number, so results equal those without the option.
   double aim = 0;
+  /// How a move that keeps the makespan is judged (TieBreak; none: always taken).
+  TieBreak tiebreak = TieBreak::none;
   /// Swap moves (two random ops on different devices exchange devices) among the moves; false:
   /// their share goes to one-op reassignments, with the same random draws otherwise. On many
   /// lightly loaded devices a random swap nearly always adds two transfers (the 20,000-op DAG on

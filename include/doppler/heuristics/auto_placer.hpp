@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
@@ -64,8 +65,10 @@ AutoPlan plan_auto(const AutoFeatures& f);
 class AutoPlacer : public Placer {
 public:
   /// `refine`: overrides AutoPlan::refine_share when >= 0; `t0`: overrides AutoPlan::refine_t0
-  /// (the refinement's AnnealSettings::t0) when >= 0.
-  explicit AutoPlacer(double refine = -1, double t0 = -1) : refine_(refine), t0_(t0) {}
+  /// (the refinement's AnnealSettings::t0) when >= 0; `tiebreak`: the tie rule of every annealing
+  /// member (local-search, multilevel, doppler-search) and of the refinement.
+  explicit AutoPlacer(double refine = -1, double t0 = -1, TieBreak tiebreak = TieBreak::none)
+      : refine_(refine), t0_(t0), tiebreak_(tiebreak) {}
   std::string name() const override { return "auto"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
@@ -73,6 +76,7 @@ public:
 
 private:
   double refine_, t0_;
+  TieBreak tiebreak_;
 };
 
 /// The features of a problem as plan_auto reads them, for `threads` threads and a run within

@@ -19,8 +19,9 @@ struct MultilevelSettings {
   double aim = 0;            ///< share of focused moves that mend the chain (AnnealSettings::aim)
   bool swaps = true;         ///< refinement's swap moves (AnnealSettings::swaps)
   bool prefix = kPrefixCycles;  ///< refinement's prefix cycles (AnnealSettings::prefix_cycles)
-  int cycles = 1;               ///< V-cycles: passes of refinement; each after the first coarsens
-                                ///< anew within the devices of the placement so far (>= 1)
+  TieBreak tiebreak = TieBreak::none;  ///< refinement's ties (AnnealSettings::tiebreak)
+  int cycles = 1;  ///< V-cycles: passes of refinement; each after the first coarsens
+                   ///< anew within the devices of the placement so far (>= 1)
   /// Share of the budget, in [0, 1), after which the tied search ends (0: none): on graphs with
   /// repeated layers (repeat_classes) the start is tied (each class on one device) and annealed
   /// by moves of whole classes, so every layer is placed alike; refinement takes the rest.

@@ -57,11 +57,18 @@ private:
 /// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
-  /// `focus`, `aim`, `swaps`, `prefix` (prefix_cycles): see AnnealSettings (0: uniform op
-  /// picks, no mending; swaps on).
+  /// `focus`, `aim`, `swaps`, `prefix` (prefix_cycles), `tiebreak`: see AnnealSettings (0:
+  /// uniform op picks, no mending; swaps on; ties of the makespan taken).
   LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0, double aim = 0,
-                    bool swaps = true, bool prefix = kPrefixCycles)
-      : t0_(t0), polish_(polish), focus_(focus), aim_(aim), swaps_(swaps), prefix_(prefix) {}
+                    bool swaps = true, bool prefix = kPrefixCycles,
+                    TieBreak tiebreak = TieBreak::none)
+      : t0_(t0),
+        polish_(polish),
+        focus_(focus),
+        aim_(aim),
+        swaps_(swaps),
+        prefix_(prefix),
+        tiebreak_(tiebreak) {}
   std::string name() const override { return "local-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
@@ -70,6 +77,7 @@ public:
 private:
   double t0_, polish_, focus_, aim_;
   bool swaps_, prefix_;
+  TieBreak tiebreak_;
 };
 
 /// The true optimum (minimum simulated makespan) by enumerating every assignment; under the

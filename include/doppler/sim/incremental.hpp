@@ -47,6 +47,12 @@ public:
 
   /// Makespan of the base.
   double base_makespan() const;
+  /// Sum of the base's op finish times (seconds; a secondary objective that breaks ties of the
+  /// makespan: lower means the ops finish earlier on the whole).
+  double base_finish_sum() const;
+  /// The same sum for the last evaluate()'s candidate when that run was complete (returned a
+  /// value <= its cutoff); unspecified otherwise.
+  double finish_sum() const;
   /// Ops started by the evaluations so far over the ops a full re-simulation would have
   /// started: the share of simulation work done (1 = no saving).
   double work_share() const;

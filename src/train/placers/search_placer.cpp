@@ -10,6 +10,7 @@
 #include "learned_support.hpp"
 
 #include "doppler/heuristics/anneal.hpp"
+#include "doppler/heuristics/anneal_options.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/policy/policy_cache.hpp"
 #include "doppler/util/error.hpp"
@@ -38,11 +39,12 @@ SampledPlacement better_of(SampledPlacement a, SampledPlacement b) {
 
 // doppler-search's own options beside the sampling ones.
 struct SearchKnobs {
-  double mix = 0.5;             // MoveProposal::mix
-  double focus = 0;             // AnnealSettings::focus
-  double aim = 0;               // AnnealSettings::aim
-  bool swaps = true;            // AnnealSettings::swaps
-  bool prefix = kPrefixCycles;  // AnnealSettings::prefix_cycles
+  double mix = 0.5;                    // MoveProposal::mix
+  double focus = 0;                    // AnnealSettings::focus
+  double aim = 0;                      // AnnealSettings::aim
+  TieBreak tiebreak = TieBreak::none;  // AnnealSettings::tiebreak
+  bool swaps = true;                   // AnnealSettings::swaps
+  bool prefix = kPrefixCycles;         // AnnealSettings::prefix_cycles
   double t0 = AnnealSettings{}.t0;
   bool dsc = false;  // DSC's placement is a start too
 };
@@ -74,6 +76,7 @@ public:
         as.proposal = &proposal;
         as.focus = k_.focus;
         as.aim = k_.aim;
+        as.tiebreak = k_.tiebreak;
         as.swaps = k_.swaps;
         as.prefix_cycles = k_.prefix;
         as.t0 = k_.t0;
@@ -137,6 +140,7 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   k.mix = take_fraction(p, name, "mix", k.mix);
   k.focus = take_fraction(p, name, "focus", k.focus);
   k.aim = take_fraction(p, name, "aim", k.aim);
+  k.tiebreak = take_tiebreak(p, name);
   k.t0 = take_start_temperature(p, name, k.t0);
   k.dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
   k.swaps = take_integer(p, name, "swaps", 1, 0, 1) == 1;
