@@ -87,14 +87,15 @@ private:
   // a run stopped above it is rejected with u drawn, exactly as the full simulation would be.
   void metropolis(double temp);
 
-  // Whether ties of the makespan are broken by the sum of finish times (AnnealSettings::tiebreak
-  // with incremental evaluation).
-  bool tiebreak() const;
-  // With tiebreak(): the last complete evaluation's sum of finish times is above (worse_tie) or
-  // below (better_tie) the incremental base's; false without tiebreak().
-  bool worse_tie() const;
+  // How much the last complete evaluation's sum of op finish times rose over the incremental
+  // base's, per op (seconds; negative: fell); 0 unless ties are broken by it
+  // (AnnealSettings::tiebreak with incremental evaluation).
+  double tie_rise() const;
+
+  // Whether a move that kept the makespan is taken at temperature `temp` (AnnealSettings::
+  // tiebreak): always without the rule, when the sum did not rise, or by the Metropolis rule on
+  // tie_rise() (one draw, only then).
   bool take_tie(double temp);
-  bool better_tie() const;
 
   // cur_ has taken an accepted move (makespan ms): the chain focus goes stale, a new best is
   // kept and reported.

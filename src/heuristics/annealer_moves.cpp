@@ -174,23 +174,15 @@ void Annealer::metropolis(double temp) {
   }
 }
 
-bool Annealer::tiebreak() const {
-  return s_.tiebreak != TieBreak::none && inc_.has_value();
+double Annealer::tie_rise() const {
+  if (s_.tiebreak == TieBreak::none || !inc_) return 0;
+  return (inc_->finish_sum() - inc_->base_finish_sum()) / static_cast<double>(n_);
 }
 
 bool Annealer::take_tie(double temp) {
-  if (!worse_tie()) return true;
-  if (s_.tiebreak != TieBreak::metropolis) return false;
-  const double rise = (inc_->finish_sum() - inc_->base_finish_sum()) / static_cast<double>(n_);
-  return unit_(rng_) < std::exp(-rise / temp);
-}
-
-bool Annealer::worse_tie() const {
-  return tiebreak() && inc_->finish_sum() > inc_->base_finish_sum();
-}
-
-bool Annealer::better_tie() const {
-  return tiebreak() && inc_->finish_sum() < inc_->base_finish_sum();
+  const double rise = tie_rise();
+  if (!(rise > 0)) return true;
+  return s_.tiebreak == TieBreak::metropolis && unit_(rng_) < std::exp(-rise / temp);
 }
 
 void Annealer::moved_to(double ms) {

@@ -74,7 +74,7 @@ void Annealer::descend(std::vector<DeviceId>& a, double& a_ms) {
         if (d == old) continue;
         a[static_cast<std::size_t>(v)] = d;
         const double ms = eval_below(a, std::span<const NodeId>(&v, 1), a_ms);
-        if (ms < a_ms || (ms == a_ms && better_tie())) {
+        if (ms < a_ms || (ms == a_ms && tie_rise() < 0)) {
           accept_base();
           a_ms = ms;
           improved = true;
