@@ -190,7 +190,7 @@ std::vector<Entry> search_entries() {
          aim_option(),
          swaps_option(),
          prefix_option(" (the refinement's; the inner method takes its own)"),
-         tiebreak_option(" (the refinement's)"),
+         tiebreak_option("; the refinement's"),
          {"tied", number, "0",
           "on graphs with repeated layers (names such as layers.3.wq): share of the budget, in "
           "[0, 1), after which a search that places every layer alike (moves of one role in "
@@ -218,7 +218,7 @@ std::vector<Entry> search_entries() {
          {"t0", number, "(rule)",
           "final annealing's start temperature, as a fraction of the makespan (>= 0; by the "
           "rule: 0.005, or 0.0005 under 200 simulator calls per op)"},
-         tiebreak_option(" of every annealing member and of the final annealing")},
+         tiebreak_option("; for every annealing member and the final annealing")},
         false},
        [](PlacerParams& p) {
          constexpr double by_rule = -1;  // AutoPlacer: absent, the rule's value

@@ -132,7 +132,7 @@ std::vector<PlacerOption> search_options() {
       aim_option("; train=0 only"),
       swaps_option("; train=0 only"),
       prefix_option(" (train=0 only)"),
-      tiebreak_option(" (train=0 only)"),
+      tiebreak_option("; train=0 only"),
       {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
       {"dsc", integer, "0",
        "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "
