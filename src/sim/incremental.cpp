@@ -40,11 +40,13 @@ struct IncrementalSim::Impl {
   std::vector<int> loads_ops;
   std::vector<double> loads_work;
   std::size_t cand_kept = 0;
+  std::ptrdiff_t cand_met = -1;  // the base checkpoint whose state the last run met (-1: none)
   bool cand_complete = false;
   double cand_ms = 0;
   double base_sum = 0, cand_sum = 0;  // sums of op finish times (cand_sum: of the last run)
   RunRecord rec;
-  std::int64_t ops_run = 0, ops_full = 0;
+  detail::ResumeHooks hooks;  // kept across runs for its scratch storage
+  std::int64_t ops_run = 0, ops_full = 0, runs = 0, runs_met = 0;
 
   Impl(const Simulator& s, int k)
       : sim(s),
@@ -61,24 +63,61 @@ struct IncrementalSim::Impl {
   }
 
   // Runs `dev` (loads in loads_*) from `from` (null: time 0) into rec; returns the makespan, or
-  // a bound above `cutoff` when it stopped early.
-  double run(std::span<const DeviceId> dev, const detail::SimState* from, double cutoff) {
+  // a bound above `cutoff` when it stopped early. `meet`: the run may stop on meeting a state
+  // of the base's checkpoints after cand_kept (then the base's makespan is the result).
+  double run(std::span<const DeviceId> dev, const detail::SimState* from, double cutoff,
+             bool meet) {
     rec.started.clear();
-    detail::ResumeHooks hooks;
     hooks.from = from;
     hooks.device_ops = loads_ops.data();
     hooks.device_work = loads_work.data();
     hooks.finish = rec.finish.data();
     hooks.started = &rec.started;
     hooks.saves = &rec.saves;
+    hooks.n_saves = 0;
     hooks.save_every = std::max(1, static_cast<int>(n) / checkpoints);
-    const double ms =
-        detail::SimRun<false, false, true>(sim, dev, ws, {}, nullptr, cutoff, &hooks).run();
+    hooks.base_saves = meet ? ckpts.data() + cand_kept : nullptr;
+    hooks.n_base_saves = meet ? n_ckpts - cand_kept : 0;
+    hooks.moved_mark = meet ? mark.data() : nullptr;
+    hooks.moved_stamp = stamp;
+    hooks.moved_left = static_cast<int>(moved.size());
+    hooks.met = -1;
+    double ms = detail::SimRun<false, false, true>(sim, dev, ws, {}, nullptr, cutoff, &hooks).run();
     rec.n_saves = hooks.n_saves;
     cand_sum = hooks.finish_sum;
+    cand_met = hooks.met < 0 ? -1 : static_cast<std::ptrdiff_t>(cand_kept) + hooks.met;
+    if (cand_met >= 0) {  // the rest is the base's: its last finish, its later finish times
+      ms = base_ms;
+      cand_sum += base_sum - ckpts[static_cast<std::size_t>(cand_met)].finish_sum;
+      ++runs_met;
+    }
+    ++runs;
     ops_run += static_cast<std::int64_t>(rec.started.size());
     ops_full += static_cast<std::int64_t>(n);
     return ms;
+  }
+
+  // Checkpoints after accepting a candidate that met the base at checkpoint cand_met: the
+  // base's kept ones, the candidate's, then the base's from cand_met on (their states are the
+  // candidate's but for the finish-time sums and the compute started per device, adjusted by
+  // the moved ops' finish times and work). Storage is moved, not copied.
+  void splice_met_checkpoints() {
+    const auto met = static_cast<std::size_t>(cand_met);
+    const std::size_t len = n_ckpts - met, tail_at = cand_kept + rec.n_saves;
+    const double d_sum = cand_sum - base_sum;
+    const auto at = [&](std::size_t i) { return ckpts.begin() + static_cast<std::ptrdiff_t>(i); };
+    if (ckpts.size() < tail_at + len) ckpts.resize(tail_at + len);
+    if (tail_at <= met)
+      std::rotate(at(tail_at), at(met), at(n_ckpts));
+    else
+      std::rotate(at(met), at(n_ckpts), at(tail_at + len));
+    for (std::size_t i = 0; i < rec.n_saves; ++i) std::swap(ckpts[cand_kept + i], rec.saves[i]);
+    for (std::size_t i = tail_at; i < tail_at + len; ++i) {
+      detail::SimState& st = ckpts[i];
+      st.finish_sum += d_sum;
+      for (std::size_t d = 0; d < p; ++d) st.started_work[d] += loads_work[d] - base_work[d];
+    }
+    n_ckpts = tail_at + len;
   }
 
   // The ops the candidate moves (each once) and its ops and work per device.
@@ -134,7 +173,7 @@ double IncrementalSim::reset(std::span<const DeviceId> base, bool count) {
   }
   m.moved.clear();
   m.cand_kept = 0;
-  m.cand_ms = m.run(base, nullptr, std::numeric_limits<double>::infinity());
+  m.cand_ms = m.run(base, nullptr, std::numeric_limits<double>::infinity(), false);
   m.cand_complete = true;
   accept();
   return m.base_ms;
@@ -162,7 +201,7 @@ double IncrementalSim::evaluate(std::span<const DeviceId> candidate,
                                    [](const detail::SimState& s, double x) { return s.after < x; });
   m.cand_kept = static_cast<std::size_t>(it - m.ckpts.begin());
   const detail::SimState* from = m.cand_kept > 0 ? &m.ckpts[m.cand_kept - 1] : nullptr;
-  m.cand_ms = m.run(candidate, from, cutoff);
+  m.cand_ms = m.run(candidate, from, cutoff, true);
   m.cand_complete = m.cand_ms <= cutoff;
   return m.cand_ms;
 }
@@ -172,19 +211,24 @@ void IncrementalSim::accept() {
   if (!m.cand_complete)
     throw std::logic_error("IncrementalSim::accept: the last evaluation did not run to the end");
   for (const auto& [v, to] : m.moved) m.base[static_cast<std::size_t>(v)] = to;
+  for (NodeId v : m.rec.started)
+    m.finish[static_cast<std::size_t>(v)] = m.rec.finish[static_cast<std::size_t>(v)];
+  if (m.cand_met >= 0) {
+    m.splice_met_checkpoints();
+  } else {
+    // Checkpoints: the base's kept ones, then the candidate's (storage swapped, not copied).
+    std::size_t k = m.cand_kept;
+    for (std::size_t i = 0; i < m.rec.n_saves; ++i, ++k) {
+      if (k == m.ckpts.size()) m.ckpts.emplace_back();
+      std::swap(m.ckpts[k], m.rec.saves[i]);
+    }
+    m.n_ckpts = k;
+  }
   m.base_ops = m.loads_ops;
   m.base_work = m.loads_work;
   m.base_ms = m.cand_ms;
   m.base_sum = m.cand_sum;
-  for (NodeId v : m.rec.started)
-    m.finish[static_cast<std::size_t>(v)] = m.rec.finish[static_cast<std::size_t>(v)];
-  // Checkpoints: the base's kept ones, then the candidate's (storage swapped, not copied).
-  std::size_t k = m.cand_kept;
-  for (std::size_t i = 0; i < m.rec.n_saves; ++i, ++k) {
-    if (k == m.ckpts.size()) m.ckpts.emplace_back();
-    std::swap(m.ckpts[k], m.rec.saves[i]);
-  }
-  m.n_ckpts = k;
+  m.cand_met = -1;
   m.cand_complete = false;
   m.has_base = true;
 }
@@ -199,6 +243,11 @@ double IncrementalSim::base_finish_sum() const {
 
 double IncrementalSim::finish_sum() const {
   return impl_->cand_sum;
+}
+
+double IncrementalSim::met_share() const {
+  return impl_->runs > 0 ? static_cast<double>(impl_->runs_met) / static_cast<double>(impl_->runs)
+                         : 0.0;
 }
 
 double IncrementalSim::work_share() const {

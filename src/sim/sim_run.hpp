@@ -63,7 +63,18 @@ struct ResumeHooks {
   std::size_t n_saves = 0;                 ///< checkpoints written to *saves
   int save_every = 1;                      ///< finished ops between two checkpoints
   double finish_sum = 0;                   ///< out: sum of the finish times of every op (when
-                                           ///< the run was not stopped early)
+                                           ///< the run was not stopped early; when it met the
+                                           ///< base, of the ops finished by then)
+  // Meeting the base (IncrementalSim::evaluate): once every moved op has finished, the run
+  // compares its state with the base's checkpoints of the same instants; on the first equal one
+  // it stops, its future being the base's.
+  const SimState* base_saves = nullptr;  ///< the base's checkpoints after `from`, in time order
+  std::size_t n_base_saves = 0;          ///< how many (0: no meeting)
+  const int* moved_mark = nullptr;       ///< N: op v moved iff moved_mark[v] == moved_stamp
+  int moved_stamp = 0;
+  int moved_left = 0;       ///< in: ops moved; counts down as they finish
+  std::ptrdiff_t met = -1;  ///< out: the index in base_saves of the state met (-1: none)
+  std::vector<EventHeap<SimWorkspace::Event>::Entry> sort_a, sort_b;  ///< scratch
 };
 
 template <bool kRecord, bool kPriority, bool kResume>
@@ -102,7 +113,10 @@ public:
       const double t = ws_.events.top_time();
       apply_instant(t);
       dispatch(t);
-      if constexpr (kResume) save_if_due(t);
+      if constexpr (kResume) {
+        if (hooks_->moved_left == 0 && next_base_ < hooks_->n_base_saves && meets_base(t)) break;
+        save_if_due(t);
+      }
     }
     if constexpr (kRecord) out_->makespan = makespan_;
     if constexpr (kResume) hooks_->finish_sum = finish_sum_;
@@ -180,6 +194,70 @@ private:
       st.copy_charged = ws_.copy_charged;
     }
     if (s_.contended_) st.contention = ws_.contention;
+  }
+
+  // --- meeting the base (resumable runs) ---------------------------------------------------------
+  // After instant t, with every moved op finished: whether the state equals the base's
+  // checkpoint of the same instant (the next one not yet passed; each is tried once). The
+  // future of a run is a function of its state and of the devices of the ops not yet finished
+  // (an event of a moved op, which reads that op's device, must not be pending), so from an
+  // equal state the rest of this run is the base's.
+  bool meets_base(double t) {
+    const SimState* b = hooks_->base_saves;
+    const std::size_t n = hooks_->n_base_saves;
+    while (next_base_ < n && b[next_base_].after < t) ++next_base_;
+    if (next_base_ == n || b[next_base_].after != t) return false;
+    const std::size_t k = next_base_++;
+    if (!same_state(b[k])) return false;
+    hooks_->met = static_cast<std::ptrdiff_t>(k);
+    return true;
+  }
+
+  // The state after this instant equals `st` (the fields the future depends on; events as
+  // multisets, queues device by device).
+  bool same_state(const SimState& st) {
+    if (st.finished != finished_ || st.events.size() != ws_.events.size()) return false;
+    if (!std::equal(free_slots_, free_slots_ + p_, st.free_slots.begin()) ||
+        !std::equal(q_size_, q_size_ + p_, st.q_size.begin()) || st.link_free != ws_.link_free)
+      return false;
+    std::size_t k = 0;
+    for (std::size_t d = 0; d < p_; ++d) {
+      const Ready* q = queue_ + q_begin_[d] + q_head_[d];
+      for (int i = 0; i < q_size_[d]; ++i, ++k)
+        if (q[i].key != st.queued[k].key || q[i].op != st.queued[k].op) return false;
+    }
+    if (!std::equal(pending_, pending_ + n_, st.pending.begin())) return false;
+    if (s_.copies_charged_ && (st.copy_sent != ws_.copy_sent || st.copy_prior != ws_.copy_prior ||
+                               st.copy_at != ws_.copy_at || st.copy_charged != ws_.copy_charged))
+      return false;
+    if (s_.contended_ && !same_contention(st.contention, ws_.contention)) return false;
+    return same_events(st.events);
+  }
+
+  static bool same_contention(const SimWorkspace::Contention& a,
+                              const SimWorkspace::Contention& b) {
+    return a.busy == b.busy && a.integral == b.integral && a.at == b.at &&
+           a.start_integral == b.start_integral && a.start_time == b.start_time &&
+           a.charged == b.charged;
+  }
+
+  // Pending events equal as multisets, none of a moved op.
+  bool same_events(const EventHeap<Event>& base) {
+    auto& a = hooks_->sort_a;
+    auto& b = hooks_->sort_b;
+    a.assign(ws_.events.begin(), ws_.events.end());
+    for (const auto& e : a)
+      if (hooks_->moved_mark[e.item.op] == hooks_->moved_stamp) return false;
+    b.assign(base.begin(), base.end());
+    const auto by_key = [](const auto& x, const auto& y) {
+      if (x.time != y.time) return x.time < y.time;
+      return x.item.op != y.item.op ? x.item.op < y.item.op : x.item.aux < y.item.aux;
+    };
+    std::sort(a.begin(), a.end(), by_key);
+    std::sort(b.begin(), b.end(), by_key);
+    return std::equal(a.begin(), a.end(), b.begin(), [](const auto& x, const auto& y) {
+      return x.time == y.time && x.item.op == y.item.op && x.item.aux == y.item.aux;
+    });
   }
 
   // --- preparation ---------------------------------------------------------------------------
@@ -565,6 +643,7 @@ private:
     if constexpr (kResume) {
       ++finished_;
       finish_sum_ += t;
+      if (hooks_->moved_mark && hooks_->moved_mark[u] == hooks_->moved_stamp) --hooks_->moved_left;
     }
     touch(static_cast<std::size_t>(src));
     bool remote = false;
@@ -694,6 +773,7 @@ private:
   int finished_ = 0;
   double finish_sum_ = 0;  // sum of the finish times of the ops finished so far
   int next_save_ = 0;
+  std::size_t next_base_ = 0;  // the first of the base's checkpoints not yet passed
 };
 
 }  // namespace doppler::detail

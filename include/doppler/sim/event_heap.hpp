@@ -9,6 +9,11 @@ namespace doppler::detail {
 template <typename Item>
 class EventHeap {
 public:
+  /// A pending item and its time.
+  struct Entry {
+    double time;
+    Item item;
+  };
   /// Forgets every item; keeps the storage.
   void clear() { size_ = 0; }
   /// True when no item is left.
@@ -49,11 +54,12 @@ public:
     return top;
   }
 
+  /// The pending items in heap order (not sorted; ties of time in no particular order).
+  const Entry* begin() const { return heap_.data(); }
+  /// One past the last pending item.
+  const Entry* end() const { return heap_.data() + size_; }
+
 private:
-  struct Entry {
-    double time;
-    Item item;
-  };
   std::vector<Entry> heap_;
   std::size_t size_ = 0;
 };

@@ -18,9 +18,15 @@ namespace doppler {
 /// identical: a changed op cannot be ready, nor can data reach it. Every result equals
 /// Simulator::makespan() / makespan_below() of the candidate bit for bit (tested).
 ///
-/// Cost: a resumed run copies O(N) state and simulates only the events after the checkpoint;
-/// memory is O(checkpoints x N). Each evaluate() counts as one call of the simulator; reset()
-/// counts one when asked to.
+/// Once every moved op has finished, the candidate's run compares its state with the base's
+/// checkpoints of the same instants (events, queues, inputs pending, links, free slots, copy and
+/// contention state); on the first equal one it stops: from there its run is the base's, so its
+/// makespan is the base's and its finish-time sum the base's remainder plus its own prefix. A
+/// move whose delay the schedule's slack absorbs costs only the events until then.
+///
+/// Cost: a resumed run copies O(N) state and simulates only the events after the checkpoint
+/// (until it meets the base); memory is O(checkpoints x N). Each evaluate() counts as one call of
+/// the simulator; reset() counts one when asked to.
 class IncrementalSim {
 public:
   /// Evaluates against `sim` (which must outlive this object), keeping up to `checkpoints`
@@ -56,6 +62,8 @@ public:
   /// Ops started by the evaluations so far over the ops a full re-simulation would have
   /// started: the share of simulation work done (1 = no saving).
   double work_share() const;
+  /// Share of the runs so far (reset() and evaluate()) that stopped on meeting the base's state.
+  double met_share() const;
 
 private:
   struct Impl;
