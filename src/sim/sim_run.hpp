@@ -230,15 +230,8 @@ private:
     if (s_.copies_charged_ && (st.copy_sent != ws_.copy_sent || st.copy_prior != ws_.copy_prior ||
                                st.copy_at != ws_.copy_at || st.copy_charged != ws_.copy_charged))
       return false;
-    if (s_.contended_ && !same_contention(st.contention, ws_.contention)) return false;
+    if (s_.contended_ && st.contention != ws_.contention) return false;
     return same_events(st.events);
-  }
-
-  static bool same_contention(const SimWorkspace::Contention& a,
-                              const SimWorkspace::Contention& b) {
-    return a.busy == b.busy && a.integral == b.integral && a.at == b.at &&
-           a.start_integral == b.start_integral && a.start_time == b.start_time &&
-           a.charged == b.charged;
   }
 
   // Pending events equal as multisets, none of a moved op.

@@ -65,6 +65,8 @@ public:
     int busy = 0;
     double integral = 0, at = 0;
     std::vector<double> start_integral, start_time, charged;
+    /// Equal states, field by field (IncrementalSim's meeting test).
+    bool operator==(const Contention&) const = default;
   };
 
 private:
