@@ -3,7 +3,6 @@
 // hardware profiles, every result equals the full simulator's bit for bit and every decision
 // "at most the cutoff" is the same, and a complete run's sum of op finish times (the tiebreak's
 // secondary objective) equals the full schedule's; it skips real work; misuse is refused.
-#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -53,6 +52,18 @@ std::vector<NodeId> random_move(std::mt19937_64& rng, std::vector<DeviceId>& a, 
     }
   }
   return changed;
+}
+
+// The platform of a shipped profile on at most `max_devices` of its devices; "+copy_share" (charged
+// copies) and "+contention" (slowed by the others' compute) after the name change every device.
+Platform profile_platform(const std::string& name, int max_devices) {
+  HardwareProfile hw = load_hardware_profile(name.substr(0, name.find('+')));
+  for (DeviceSpec& d : hw.devices) {
+    if (name.find("+copy_share") != std::string::npos) d.copy_share = 1;
+    if (name.ends_with("+contention")) d.contention = 0.3;
+  }
+  const int p = std::min(max_devices, hw.num_devices());
+  return Platform::hardware(std::move(hw), p);
 }
 
 // `steps` random moves from a random start: each evaluated incrementally and in full, with a
@@ -128,14 +139,7 @@ TEST(Incremental, ExactWithPerEdgeCostsAndOnHardwareProfiles) {
     params.ccr = 0.3;
     params.seed = rng();
     const Graph g = workloads::generate_random_dag(params);
-    const std::string name = profile;
-    HardwareProfile hw = load_hardware_profile(name.substr(0, name.find('+')));
-    for (DeviceSpec& d : hw.devices) {
-      if (name.find("+copy_share") != std::string::npos) d.copy_share = 1;  // charged copies
-      if (name.ends_with("+contention")) d.contention = 0.3;  // slowed by the others' compute
-    }
-    const int p = std::min(4, hw.num_devices());
-    check_sequence(Simulator(g, Platform::hardware(std::move(hw), p)), rng, 150, 12);
+    check_sequence(Simulator(g, profile_platform(profile, 4)), rng, 150, 12);
   }
 }
 
@@ -167,24 +171,14 @@ TEST(Incremental, MeetsTheBaseWhereSlackAbsorbsTheMove) {
     params.seed = rng();
     const Graph g = workloads::generate_random_dag(params);
     const std::string name = profile;
-    std::optional<Simulator> sim;
-    if (name == "reference") {
-      sim.emplace(g, Platform::reference(16));
-    } else {
-      HardwareProfile hw = load_hardware_profile(name.substr(0, name.find('+')));
-      for (DeviceSpec& d : hw.devices) {
-        if (name.find("+copy_share") != std::string::npos) d.copy_share = 1;
-        if (name.ends_with("+contention")) d.contention = 0.3;
-      }
-      const int p = std::min(16, hw.num_devices());
-      sim.emplace(g, Platform::hardware(std::move(hw), p));
-    }
+    const Simulator sim(g,
+                        name == "reference" ? Platform::reference(16) : profile_platform(name, 16));
     // Start: ops in blocks of 25 consecutive ids per device (a clustering of sorts).
     std::vector<DeviceId> start(static_cast<std::size_t>(g.num_nodes()));
     for (std::size_t v = 0; v < start.size(); ++v)
-      start[v] = static_cast<DeviceId>(v / 25 % static_cast<std::size_t>(sim->devices()));
+      start[v] = static_cast<DeviceId>(v / 25 % static_cast<std::size_t>(sim.devices()));
     double met = 0;
-    check_sequence(*sim, rng, 300, 20, &met, start);
+    check_sequence(sim, rng, 300, 20, &met, start);
     RecordProperty(std::string("met_") + profile, std::to_string(met));
     if (name == "reference") {
       EXPECT_GT(met, 0.05);
