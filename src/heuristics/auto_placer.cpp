@@ -51,8 +51,10 @@ constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
 // 256.0 with 80% focus and swaps; section "Mending the chain"), and DSC's placement among its
 // starts: with so few calls the start decides, and without it `auto` at 10 s ended above its own
 // 1 s result on the 20,000-op DAG (258.8 against DSC's 258.2, three seeds;
-// docs/results/parallel.md, section "Never worse with more seconds").
-constexpr const char* kStarvedSearch = "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1";
+// docs/results/parallel.md, section "Never worse with more seconds"); and the level placer's
+// (250.9 there in under a second, against DSC's 258.2; section "Level by level").
+constexpr const char* kStarvedSearch =
+    "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
 // Seconds of the policy's first rollout per op, and per op and device (loading the graph into
 // the policy, encoding it, placing it once): one rollout of the shipped policy took 0.57 s on
 // 14,194 ops on 8 devices, 3.9 s on 61,846 on 16, 2.2 s on 20,000 on 64 and 13.9 s on 100,000
@@ -133,6 +135,21 @@ void run_members(std::vector<Member>& members, const Problem& problem, const Pla
     run_member(members[static_cast<std::size_t>(first)], problem, options, eval, share, false,
                each);
   }
+}
+
+// The level placer's placement (levels.hpp), a candidate start for the refinement beside the
+// members, placed first within a sixteenth of what is left (a pass per call; it ends far sooner
+// on most graphs): cheap, and on some graphs ahead of every member at short budgets (the
+// reference ffnn: 56.7 at once, where `auto` reached 61.1 in a second without it).
+Member level_candidate(const Problem& problem, const PlaceOptions& options,
+                       BudgetedEvaluator& eval) {
+  Member m{"levels", {}, kInf, {}, {}};
+  const Budget left = eval.left();
+  Budget share;
+  if (left.evaluations > 0) share.evaluations = std::max<std::int64_t>(2, left.evaluations / 16);
+  if (left.seconds > 0) share.seconds = left.seconds / 16;
+  run_member(m, problem, options, eval, share, false, 1);
+  return m;
 }
 
 // "spec 12.3 (4000 calls)" per member, for the note.
@@ -320,9 +337,12 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
     return r;
   }
 
-  // The members, side by side, then annealing from the best of them.
+  // The members, side by side (after the level placer's candidate when a refinement follows),
+  // then annealing from the best of them.
   std::vector<Member> members;
   for (const std::string& s : plan.members) members.push_back({s, {}, kInf, {}, {}});
+  std::optional<Member> levels;
+  if (plan.refine_share > 0) levels = level_candidate(problem, options, eval);
   const Budget left = eval.left();
   Budget phase;
   if (left.evaluations > 0)
@@ -331,6 +351,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   // 2% of the time stays for scoring the members and refining (a member ends at its limit).
   if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * 0.98 * left.seconds;
   run_members(members, problem, options, eval, phase, f.threads);
+  if (levels) members.push_back(std::move(*levels));
   // The shortest placement; a member that placed but could not be scored (its budget ended at
   // the limit) still beats one that failed.
   const auto best =

@@ -50,15 +50,20 @@ ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions&
   return out;
 }
 
-void improve_with_dsc(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
-                      ListScheduleStart& start) {
-  std::vector<DeviceId> a = DscPlacer().place_within(problem, options, eval).assignment.device_of;
+void improve_start(const Placer& placer, const Problem& problem, const PlaceOptions& options,
+                   BudgetedEvaluator& eval, ListScheduleStart& start) {
+  std::vector<DeviceId> a = placer.place_within(problem, options, eval).assignment.device_of;
   SimWorkspace ws;
   const std::optional<double> ms = eval.makespan(a, ws);
   if (ms && *ms < start.makespan) {
     start.device_of = std::move(a);
     start.makespan = *ms;
   }
+}
+
+void improve_with_dsc(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
+                      ListScheduleStart& start) {
+  improve_start(DscPlacer(), problem, options, eval, start);
 }
 
 PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceOptions& options,

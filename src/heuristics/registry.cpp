@@ -9,6 +9,7 @@
 #include "doppler/heuristics/auto_placer.hpp"
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
+#include "doppler/heuristics/levels.hpp"
 #include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/multilevel.hpp"
 #include "doppler/heuristics/optimal.hpp"
@@ -128,6 +129,38 @@ std::vector<Entry> constructive_entries() {
        [](PlacerParams& p) {
          return std::make_unique<DscPlacer>(take_string(p, "merge", "best"));
        }},
+      {{"levels",
+        "level by level: each topological level's ops matched to devices at once by estimated "
+        "finish plus the time after it, that time taken from the previous pass's schedule",
+        {{"passes", integer, "20", "passes, each scored by one simulator call"},
+         {"tau", number, "0.05",
+          "softness of a level's objective (a soft minimum of its latest finish), in mean op "
+          "compute times"},
+         {"blend", number, "0.8",
+          "weight of the last pass's own tails against the ones it was given"},
+         {"sweeps",
+          choice,
+          "both",
+          "which way the passes go: forward from the sources, alternating with the reversed "
+          "graph from the sinks, or half of them each way (a new sequence)",
+          {"both", "forward", "alternate"}}},
+        true},
+       [](PlacerParams& p) {
+         LevelSettings s;
+         s.passes = static_cast<int>(take_integer(p, "levels", "passes", s.passes, 1, 1000000));
+         s.tau = take_number(p, "levels", "tau", s.tau);
+         s.blend = take_number(p, "levels", "blend", s.blend);
+         const std::string sweeps = take_string(p, "sweeps", "both");
+         if (sweeps == "forward")
+           s.sweeps = LevelSweeps::forward;
+         else if (sweeps == "alternate")
+           s.sweeps = LevelSweeps::alternate;
+         else if (sweeps != "both")
+           throw InputError(
+               "method levels: option sweeps must be both, forward or alternate, found '" + sweeps +
+               "'");
+         return std::make_unique<LevelsPlacer>(s);
+       }},
       {{"enumopt",
         "enumerative optimiser: per tensor op, the best block-to-device mapping by simulation",
         {{"limit", integer, "720",
@@ -208,7 +241,8 @@ std::vector<Entry> search_entries() {
         "available on large graphs and on small ones under short budgets, else local-search on "
         "small ones; "
         "multilevel:inner=dsc,cycles=2 in between) run side by side on the "
-        "threads, then annealing from the best (the note names the winner); under 200 "
+        "threads after the level placer's placement (a sixteenth of the budget at most), then "
+        "annealing from the best (the note names the winner); under 200 "
         "simulator calls per op the annealing starts cold; from 10,000 ops mostly in repeated "
         "layers under ten calls per op multilevel's tied search runs alone, and on other large "
         "graphs under 32 calls per op doppler-search",

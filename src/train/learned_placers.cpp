@@ -136,7 +136,10 @@ std::vector<PlacerOption> search_options() {
       {"t0", number, "0.03", "annealing start temperature, as a fraction of the start makespan"},
       {"dsc", integer, "0",
        "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "
-       "call; train=0 only)"}};
+       "call; train=0 only)"},
+      {"levels", integer, "0",
+       "1: the level placer's placement (levels: twenty passes, one call each) is a start too "
+       "(train=0 only)"}};
   for (PlacerOption& o : sample_options()) out.push_back(std::move(o));
   std::vector<PlacerOption> training = stage_options(true);
   for (PlacerOption& o : hyper_options()) training.push_back(std::move(o));

@@ -12,9 +12,13 @@
 #include "support/support.hpp"
 
 #include "doppler/heuristics/auto_placer.hpp"
+#include "doppler/workloads/random_dag.hpp"
 
 namespace doppler {
 namespace {
+
+// The starved rule's search (auto_placer.cpp's kStarvedSearch).
+const std::string kStarved = "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
 
 // 40 ops in a chain with transfers: any cut adds a transfer, so the optimum is the sum of the
 // compute costs (`sum`), on one device.
@@ -66,6 +70,24 @@ TEST(Auto, AnIndependentSetIsSpreadEvenly) {
   o.budget = {2000, 0};
   const PlaceResult r = AutoPlacer().place(problem, o);
   EXPECT_DOUBLE_EQ(problem.simulator().makespan(r.assignment.device_of), 8.0);
+}
+
+// Where the level placer is far ahead of every member at a short budget (a deep DAG on 64
+// devices, 400 calls: a sixteenth is 25, room for its 20 passes), `auto` starts its refinement
+// from that placement: never worse than it, and the note names it.
+TEST(Auto, TheLevelPlacersCandidateStartsTheRefinementWhereItLeads) {
+  workloads::RandomDagParams dag;
+  dag.ops = 2000;
+  dag.seed = 1;
+  const Graph g = workloads::generate_random_dag(dag);
+  const Problem problem(g, Platform::reference(64));
+  const double levels =
+      problem.simulator().makespan(make_placer("levels")->place(problem, {}).assignment.device_of);
+  PlaceOptions o;
+  o.budget = {400, 0};
+  const PlaceResult r = AutoPlacer().place(problem, o);
+  EXPECT_LE(problem.simulator().makespan(r.assignment.device_of), levels);
+  EXPECT_NE(r.note.find("best levels"), std::string::npos) << r.note;
 }
 
 // The least makespan over every assignment of `problem`, ops before `first` kept on device 0
@@ -173,12 +195,10 @@ TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
   f.seconds = 31;  // 2 x 15.8 s = 31.6 s: still too short
   EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
   f.seconds = 32;
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.seconds = 0;
   f.calls = 1000;
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
 }
 
 // Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
@@ -205,28 +225,22 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   f.learned = true;
   f.ops = 30000;  // 0.67 calls per op on a large graph: the cold learned search alone
   plan = plan_auto(f);
-  EXPECT_EQ(plan.members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan.members, (std::vector<std::string>{kStarved}));
   EXPECT_EQ(plan.refine_share, 0);
   f.calls = 0;  // the same from the seconds: 2 x 60 / 0.007 = 17,143 calls for 30,000 ops
   f.seconds = 60;
   f.threads = 2;
   f.call_seconds = 0.007;
   EXPECT_NEAR(calls_per_op(f), 2 * 60 / 0.007 / 30000, 1e-12);
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.call_seconds = 0.002;  // 2 calls per op: still alone (the 20,000-op DAG at 60 s)
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.call_seconds = 0.0005;  // 8 calls per op: still alone (the DAG at 240 s on two threads)
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.call_seconds = 0.0003;  // 13.3 calls per op: still alone
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.call_seconds = 0.00016;  // 25 calls per op: still alone (the DAG at 400 s on a faster VM)
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.call_seconds = 0.0001;  // 40 calls per op: the portfolio, cold
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                                             "doppler-search:t0=0.0001"}));
@@ -249,8 +263,7 @@ TEST(Auto, StarvedGraphsWithRepeatedLayersRunTheTiedSearchAlone) {
   EXPECT_EQ(plan_auto(f).members, tied);
   f.learned = true;
   f.repeated = 0.49;  // under half: the learned search alone, as before
-  EXPECT_EQ(plan_auto(f).members,
-            (std::vector<std::string>{"doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1"}));
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.repeated = 0.5;
   f.call_seconds = 0.0004;  // 2.4 calls per op: still the tied search
   EXPECT_EQ(plan_auto(f).members, tied);

@@ -1,5 +1,4 @@
-// DAgger labels from a best-known assignment (policy/nn/expert_label.hpp): the device matching
-// is the optimal one (against brute force over permutations), a label that is a device
+// DAgger labels from a best-known assignment (policy/nn/expert_label.hpp): a label that is a device
 // permutation of the rollout's own choices labels every step with the device the rollout chose
 // (zero imitation loss at the optimum) while the unrelabelled label does not, and SEL's labels
 // follow the start order of the label's simulated schedule (hand-computed).
@@ -21,32 +20,6 @@
 
 namespace doppler::nn {
 namespace {
-
-TEST(ExpertLabel, MatchingIsTheBruteForceOptimum) {
-  std::mt19937_64 rng(3);
-  for (int p = 1; p <= 6; ++p)
-    for (int trial = 0; trial < 20; ++trial) {
-      std::vector<double> cost(static_cast<std::size_t>(p * p));
-      for (auto& c : cost) c = std::uniform_int_distribution<int>(-9, 9)(rng);
-      const auto total = [&](const std::vector<int>& m) {
-        double s = 0;
-        for (int r = 0; r < p; ++r)
-          s += cost[static_cast<std::size_t>(r * p + m[static_cast<std::size_t>(r)])];
-        return s;
-      };
-      std::vector<int> perm(static_cast<std::size_t>(p));
-      std::iota(perm.begin(), perm.end(), 0);
-      double best = 1e300;
-      do best = std::min(best, total(perm));
-      while (std::next_permutation(perm.begin(), perm.end()));
-      const std::vector<int> m = min_cost_matching(cost, p);
-      std::vector<int> sorted = m;
-      std::sort(sorted.begin(), sorted.end());
-      std::iota(perm.begin(), perm.end(), 0);
-      ASSERT_EQ(sorted, perm) << "not a permutation";
-      EXPECT_EQ(total(m), best) << "p = " << p;
-    }
-}
 
 TEST(ExpertLabel, RelabellingFollowsAPermutationAndFreshGroupsGoToUnusedDevices) {
   const int p = 4;

@@ -24,9 +24,9 @@ namespace doppler {
 namespace {
 
 // doppler-search's own options; its others are training options, accepted with train > 0 only.
-const std::set<std::string> kSearchOwn = {"policy", "train",   "mix",        "focus",
-                                          "aim",    "swaps",   "prefix",     "tiebreak",
-                                          "dsc",    "samples", "temperature"};
+const std::set<std::string> kSearchOwn = {"policy", "train",  "mix",     "focus",
+                                          "aim",    "swaps",  "prefix",  "tiebreak",
+                                          "dsc",    "levels", "samples", "temperature"};
 
 // Options a factory accepts although they change nothing for that method, left undeclared:
 // doppler-search's train= and mix= (and doppler-sys's repeat=) in the other trained methods,

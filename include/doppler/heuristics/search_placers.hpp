@@ -30,6 +30,12 @@ ListScheduleStart best_list_schedule(const Problem& problem, const PlaceOptions&
 void improve_with_dsc(const Problem& problem, const PlaceOptions& options, BudgetedEvaluator& eval,
                       ListScheduleStart& start);
 
+/// Replaces `start` by `placer`'s placement when that is shorter (the placer's own calls, and
+/// one more to score its placement, through `eval`; kept as it was when the call is refused).
+/// doppler-search's levels=1 passes LevelsPlacer.
+void improve_start(const Placer& placer, const Problem& problem, const PlaceOptions& options,
+                   BudgetedEvaluator& eval, ListScheduleStart& start);
+
 /// The enumerative optimiser in the spirit of einsummable's placer: tensor ops (groups) in
 /// topological order; for each, every mapping of its blocks to devices (all permutations when
 /// blocks == devices, else all balanced mappings: device counts differ by at most one) up to

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "doppler/heuristics/critical_path.hpp"
+#include "doppler/util/min_cost_matching.hpp"
 
 namespace doppler::nn {
 
@@ -80,7 +81,7 @@ void Relabelling::record(DeviceId label, DeviceId device) {
 std::vector<DeviceId> Relabelling::targets(DeviceId label) const {
   std::vector<double> cost(count_.size());
   for (std::size_t i = 0; i < cost.size(); ++i) cost[i] = -static_cast<double>(count_[i]);
-  const std::vector<int> match = min_cost_matching(cost, p_);
+  const std::vector<int> match = min_cost_matching(cost, p_, p_);
   const auto l = static_cast<std::size_t>(label);
   if (row_total_[l] > 0) return {match[l]};
   // A label device without ops yet: any unused device no used label device is matched to.
@@ -94,55 +95,6 @@ std::vector<DeviceId> Relabelling::targets(DeviceId label) const {
       out.push_back(d);
   if (out.empty()) out.push_back(match[l]);
   return out;
-}
-
-std::vector<int> min_cost_matching(const std::vector<double>& cost, int p) {
-  // Hungarian algorithm with potentials (rows 1..p, columns 1..p; column 0 is a sentinel).
-  const auto n = static_cast<std::size_t>(p);
-  const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> u(n + 1, 0), v(n + 1, 0);
-  std::vector<std::size_t> col_row(n + 1, 0), way(n + 1, 0);
-  for (std::size_t i = 1; i <= n; ++i) {
-    col_row[0] = i;
-    std::size_t j0 = 0;
-    std::vector<double> minv(n + 1, inf);
-    std::vector<bool> used(n + 1, false);
-    do {
-      used[j0] = true;
-      const std::size_t i0 = col_row[j0];
-      double delta = inf;
-      std::size_t j1 = 0;
-      for (std::size_t j = 1; j <= n; ++j) {
-        if (used[j]) continue;
-        const double cur = cost[(i0 - 1) * n + (j - 1)] - u[i0] - v[j];
-        if (cur < minv[j]) {
-          minv[j] = cur;
-          way[j] = j0;
-        }
-        if (minv[j] < delta) {
-          delta = minv[j];
-          j1 = j;
-        }
-      }
-      for (std::size_t j = 0; j <= n; ++j) {
-        if (used[j]) {
-          u[col_row[j]] += delta;
-          v[j] -= delta;
-        } else {
-          minv[j] -= delta;
-        }
-      }
-      j0 = j1;
-    } while (col_row[j0] != 0);
-    do {
-      const std::size_t j1 = way[j0];
-      col_row[j0] = col_row[j1];
-      j0 = j1;
-    } while (j0 != 0);
-  }
-  std::vector<int> match(n, 0);
-  for (std::size_t j = 1; j <= n; ++j) match[col_row[j] - 1] = static_cast<int>(j - 1);
-  return match;
 }
 
 }  // namespace doppler::nn

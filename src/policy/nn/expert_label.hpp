@@ -54,8 +54,4 @@ private:
   std::vector<int> row_total_, col_total_;
 };
 
-/// Minimum-cost perfect matching of a square P x P cost matrix (row-major): match[row] = column.
-/// Hungarian algorithm, O(P^3).
-std::vector<int> min_cost_matching(const std::vector<double>& cost, int p);
-
 }  // namespace doppler::nn

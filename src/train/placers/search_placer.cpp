@@ -1,6 +1,6 @@
 // doppler-search (train=0): local-search's annealer started from the best of the loaded policy's
-// samples and local-search's list schedulers (and DSC's clustering with dsc=1), with
-// reassignments drawn from PLC.
+// samples and local-search's list schedulers (and DSC's clustering with dsc=1, the level
+// placer's placement with levels=1), with reassignments drawn from PLC.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,6 +11,7 @@
 
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/anneal_options.hpp"
+#include "doppler/heuristics/levels.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/policy/policy_cache.hpp"
 #include "doppler/util/error.hpp"
@@ -46,7 +47,8 @@ struct SearchKnobs {
   bool swaps = true;                   // AnnealSettings::swaps
   bool prefix = kPrefixCycles;         // AnnealSettings::prefix_cycles
   double t0 = AnnealSettings{}.t0;
-  bool dsc = false;  // DSC's placement is a start too
+  bool dsc = false;     // DSC's placement is a start too
+  bool levels = false;  // the level placer's placement is a start too
 };
 
 class DopplerSearchPlacer : public Placer {
@@ -64,6 +66,7 @@ public:
     ListScheduleStart start =
         best_list_schedule(problem, options, eval, static_cast<int>(n > 0 ? n - samples : 5));
     if (k_.dsc) improve_with_dsc(problem, options, eval, start);
+    if (k_.levels) improve_start(LevelsPlacer(), problem, options, eval, start);
     best.offer(start.device_of, start.makespan);
     if (problem.devices() > 1 && problem.graph().num_nodes() > 0) {
       const std::shared_ptr<SharedPolicy> policy = shared_policy(policy_);
@@ -143,6 +146,7 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
   k.tiebreak = take_tiebreak(p, name);
   k.t0 = take_start_temperature(p, name, k.t0);
   k.dsc = take_integer(p, name, "dsc", 0, 0, 1) == 1;
+  k.levels = take_integer(p, name, "levels", 0, 0, 1) == 1;
   k.swaps = take_integer(p, name, "swaps", 1, 0, 1) == 1;
   k.prefix = take_integer(p, name, "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1;
   const std::string policy = policy_path(name, take_string(p, "policy", ""));
