@@ -76,10 +76,7 @@ TEST(Auto, AnIndependentSetIsSpreadEvenly) {
 // devices, 400 calls: a sixteenth is 25, room for its 20 passes), `auto` starts its refinement
 // from that placement: never worse than it, and the note names it.
 TEST(Auto, TheLevelPlacersCandidateStartsTheRefinementWhereItLeads) {
-  workloads::RandomDagParams dag;
-  dag.ops = 2000;
-  dag.seed = 1;
-  const Graph g = workloads::generate_random_dag(dag);
+  const Graph g = workloads::generate_random_dag({2000, 32, 0.2, 1.0, 1});
   const Problem problem(g, Platform::reference(64));
   const double levels =
       problem.simulator().makespan(make_placer("levels")->place(problem, {}).assignment.device_of);

@@ -43,11 +43,9 @@ TEST(Levels, SpreadsOneLevelEvenly) {
   EXPECT_EQ(levels_makespan(Problem(equal, Platform::reference(4))), 6.0);
 }
 
+// 2,000 ops in about 120 layers of 1-32 ops (seed 1).
 Graph deep_dag() {
-  workloads::RandomDagParams p;
-  p.ops = 2000;
-  p.seed = 1;
-  return workloads::generate_random_dag(p);
+  return workloads::generate_random_dag({2000, 32, 0.2, 1.0, 1});
 }
 
 // On a deep layered DAG on 64 devices (transfers as costly as compute) the level placer beats
