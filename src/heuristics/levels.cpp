@@ -92,8 +92,12 @@ public:
     }
     if (backward_)
       std::reverse(plan.order.begin() + static_cast<std::ptrdiff_t>(inputs), plan.order.end());
-    follow_first_consumers(plan.order);
-    plan.device_of = std::move(dev_);
+    // Each input op on the device of its consumer placed first (device 0 without consumers).
+    for (std::size_t i = 0; i < inputs; ++i) dev_[static_cast<std::size_t>(plan.order[i])] = 0;
+    Assignment a{static_cast<int>(p_), std::move(dev_), std::move(plan.order), {}};
+    colocate_inputs(g_, a);
+    plan.device_of = std::move(a.device_of);
+    plan.order = std::move(a.order);
     return plan;
   }
 
@@ -113,10 +117,11 @@ private:
     }
   }
 
-  // Transfer time of edge e between the devices of its two ends, a of the op on this side.
-  double transfer(EdgeId e, DeviceId from_pass_input, DeviceId to) const {
-    return backward_ ? cost_.transfer(e, to, from_pass_input)
-                     : cost_.transfer(e, from_pass_input, to);
+  // Transfer time of edge e between the device of its end the pass placed first (`earlier`)
+  // and that of the other (`later`): the data flows from earlier to later, the other way when
+  // the pass goes backward.
+  double transfer(EdgeId e, DeviceId earlier, DeviceId later) const {
+    return backward_ ? cost_.transfer(e, later, earlier) : cost_.transfer(e, earlier, later);
   }
 
   // Earliest arrival of every input of v on each device (producers already placed).
@@ -200,21 +205,6 @@ private:
       }
       own[vi] = t;
       rest[vi] = blend_ * t + (1 - blend_) * rest[vi];
-    }
-  }
-
-  // Each input op on the device of its consumer placed first (device 0 without consumers).
-  void follow_first_consumers(const std::vector<NodeId>& order) {
-    std::vector<std::size_t> rank(dev_.size(), 0);
-    for (std::size_t i = 0; i < order.size(); ++i) rank[static_cast<std::size_t>(order[i])] = i;
-    for (NodeId v = 0; v < g_.num_nodes(); ++v) {
-      if (!is_input(g_, v)) continue;
-      NodeId first = -1;
-      for (NodeId w : g_.successors(v))
-        if (!is_input(g_, w) && (first < 0 || rank[static_cast<std::size_t>(w)] <
-                                                  rank[static_cast<std::size_t>(first)]))
-          first = w;
-      dev_[static_cast<std::size_t>(v)] = first < 0 ? 0 : dev_[static_cast<std::size_t>(first)];
     }
   }
 
