@@ -56,11 +56,12 @@ std::vector<std::vector<NodeId>> levels_by_rest(const Graph& g, const std::vecto
 class Pass {
 public:
   Pass(const Problem& problem, const LevelSettings& s, const std::vector<double>& rest,
-       bool backward)
+       bool backward, const std::vector<DeviceId>& previous)
       : g_(problem.graph()),
         cost_(problem.cost()),
         p_(static_cast<std::size_t>(problem.devices())),
         rest_(rest),
+        previous_(previous),
         backward_(backward),
         blend_(s.blend),
         dev_(static_cast<std::size_t>(g_.num_nodes()), -1),
@@ -135,6 +136,19 @@ private:
     });
   }
 
+  // The time after v on each device d, were its successors where the previous pass put them.
+  void follow_tails(NodeId v) {
+    follow_.assign(p_, 0.0);
+    for_neighbours(v, true, [&](NodeId w, EdgeId e) {
+      const auto wi = static_cast<std::size_t>(w);
+      if (is_input(g_, w)) return;
+      const DeviceId dw = previous_[wi];
+      const double after = cost_.compute(w, dw) + rest_[wi];
+      for (std::size_t d = 0; d < p_; ++d)
+        follow_[d] = std::max(follow_[d], transfer(e, static_cast<DeviceId>(d), dw) + after);
+    });
+  }
+
   // Matches the batch's ops to device slots (see level_pass) and schedules them.
   void place_batch(std::span<const NodeId> batch, std::vector<NodeId>& order) {
     const std::size_t k = batch.size(), slots = (k + p_ - 1) / p_, cols = p_ * slots;
@@ -146,13 +160,15 @@ private:
     double ref = -std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < k; ++i) {
       arrivals(batch[i], arr_.data() + i * p_);
+      if (!previous_.empty()) follow_tails(batch[i]);
       double best = std::numeric_limits<double>::infinity();
       for (std::size_t d = 0; d < p_; ++d)
         for (std::size_t j = 0; j < slots; ++j) {
           const double start =
               std::max(arr_[i * p_ + d], avail_[d] + static_cast<double>(j) * step);
-          const double s = start + cost_.compute(batch[i], static_cast<DeviceId>(d)) +
-                           rest_[static_cast<std::size_t>(batch[i])];
+          const double s =
+              start + cost_.compute(batch[i], static_cast<DeviceId>(d)) +
+              (previous_.empty() ? rest_[static_cast<std::size_t>(batch[i])] : follow_[d]);
           score_[i * cols + d * slots + j] = s;
           best = std::min(best, s);
         }
@@ -212,6 +228,8 @@ private:
   const CostModel& cost_;
   std::size_t p_;
   const std::vector<double>& rest_;
+  const std::vector<DeviceId>& previous_;
+  std::vector<double> follow_;
   bool backward_;
   double blend_, tau_ = 1;
   std::vector<DeviceId> dev_;
@@ -225,15 +243,34 @@ private:
 }  // namespace
 
 LevelPlan level_pass(const Problem& problem, const LevelSettings& s, std::vector<double>& rest,
-                     std::vector<double>& heads, bool backward) {
+                     std::vector<double>& heads, bool backward,
+                     const std::vector<DeviceId>& previous) {
   const std::vector<double> given = rest;
-  return Pass(problem, s, given, backward).run(rest, heads);
+  return Pass(problem, s, given, backward, previous).run(rest, heads);
 }
 
 LevelsPlacer::LevelsPlacer(LevelSettings s) : s_(s) {
   if (s.passes < 1 || !(s.tau > 0) || !std::isfinite(s.tau) || !(s.blend >= 0 && s.blend <= 1))
     throw InputError("method levels: passes must be >= 1, tau > 0 and blend in [0, 1]");
 }
+
+namespace {
+
+// A sequence of passes from the nominal times: forward, forward following the successors'
+// devices of the previous pass, or forward and backward by turns.
+enum class Sequence { forward, follow, alternate };
+
+std::vector<Sequence> sequences_of(const LevelSettings& s) {
+  std::vector<Sequence> out;
+  if (s.sweeps != LevelSweeps::alternate) {
+    out.push_back(Sequence::forward);
+    if (s.follow) out.push_back(Sequence::follow);
+  }
+  if (s.sweeps != LevelSweeps::forward) out.push_back(Sequence::alternate);
+  return out;
+}
+
+}  // namespace
 
 PlaceResult LevelsPlacer::place_within(const Problem& problem, const PlaceOptions&,
                                        BudgetedEvaluator& eval) const {
@@ -243,29 +280,28 @@ PlaceResult LevelsPlacer::place_within(const Problem& problem, const PlaceOption
   std::vector<double> nominal_after = problem.analysis().b_level();
   for (NodeId v = 0; v < g.num_nodes(); ++v)
     nominal_after[static_cast<std::size_t>(v)] -= problem.cost().compute(v);
-  std::vector<double> after, before;
   Assignment best{problem.devices(), {}, {}, name()};
   double best_ms = std::numeric_limits<double>::infinity();
   SimWorkspace ws;
-  const int forward_only = s_.sweeps == LevelSweeps::both      ? (s_.passes + 1) / 2
-                           : s_.sweeps == LevelSweeps::forward ? s_.passes
-                                                               : 0;
-  for (int pass = 0; pass < s_.passes; ++pass) {
-    const int k = pass < forward_only ? pass : pass - forward_only;  // within its sequence
-    if (k == 0) {  // a sequence starts from the nominal times
-      after = nominal_after;
-      before = problem.analysis().t_level();
-    }
-    const bool backward = pass >= forward_only && k % 2 == 1;
-    LevelPlan plan = backward ? level_pass(problem, s_, before, after, true)
-                              : level_pass(problem, s_, after, before, false);
-    const std::optional<double> ms = eval.makespan(plan.device_of, ws);
-    if (!ms && !best.device_of.empty()) break;  // the budget is spent
-    if (!ms || *ms < best_ms) {                 // the first plan is kept even unscored
-      best.device_of = std::move(plan.device_of);
-      best.order = std::move(plan.order);
-      if (!ms) break;
-      best_ms = *ms;
+  const std::vector<Sequence> seqs = sequences_of(s_);
+  const auto n_seqs = static_cast<int>(seqs.size());
+  for (int q = 0; q < n_seqs; ++q) {
+    std::vector<double> after = nominal_after, before = problem.analysis().t_level();
+    std::vector<DeviceId> previous;
+    const int passes = s_.passes / n_seqs + (q < s_.passes % n_seqs ? 1 : 0);
+    for (int k = 0; k < passes; ++k) {
+      const bool backward = seqs[q] == Sequence::alternate && k % 2 == 1;
+      LevelPlan plan = backward ? level_pass(problem, s_, before, after, true)
+                                : level_pass(problem, s_, after, before, false, previous);
+      if (seqs[q] == Sequence::follow) previous = plan.device_of;
+      const std::optional<double> ms = eval.makespan(plan.device_of, ws);
+      if (!ms && !best.device_of.empty()) return best;  // the budget is spent
+      if (!ms || *ms < best_ms) {                       // the first plan is kept even unscored
+        best.device_of = std::move(plan.device_of);
+        best.order = std::move(plan.order);
+        if (!ms) return best;
+        best_ms = *ms;
+      }
     }
   }
   return best;

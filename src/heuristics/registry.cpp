@@ -132,17 +132,21 @@ std::vector<Entry> constructive_entries() {
       {{"levels",
         "level by level: each topological level's ops matched to devices at once by estimated "
         "finish plus the time after it, that time taken from the previous pass's schedule",
-        {{"passes", integer, "20", "passes, each scored by one simulator call"},
+        {{"passes", integer, "30",
+          "passes, each scored by one simulator call, split evenly over the sequences"},
          {"tau", number, "0.05",
           "softness of a level's objective (a soft minimum of its latest finish), in mean op "
           "compute times"},
          {"blend", number, "0.8",
           "weight of the last pass's own tails against the ones it was given"},
+         {"follow", integer, "1",
+          "1: one more forward sequence, whose passes score each op by where the previous pass "
+          "put its successors, so that it can join them"},
          {"sweeps",
           choice,
           "both",
           "which way the passes go: forward from the sources, alternating with the reversed "
-          "graph from the sinks, or half of them each way (a new sequence)",
+          "graph from the sinks, or a sequence of each",
           {"both", "forward", "alternate"}}},
         true},
        [](PlacerParams& p) {
@@ -150,6 +154,7 @@ std::vector<Entry> constructive_entries() {
          s.passes = static_cast<int>(take_integer(p, "levels", "passes", s.passes, 1, 1000000));
          s.tau = take_number(p, "levels", "tau", s.tau);
          s.blend = take_number(p, "levels", "blend", s.blend);
+         s.follow = take_integer(p, "levels", "follow", 1, 0, 1) == 1;
          const std::string sweeps = take_string(p, "sweeps", "both");
          if (sweeps == "forward")
            s.sweeps = LevelSweeps::forward;

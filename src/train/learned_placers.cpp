@@ -138,7 +138,7 @@ std::vector<PlacerOption> search_options() {
        "1: DSC's clustering is a start too, beside the samples and the list schedulers (one "
        "call; train=0 only)"},
       {"levels", integer, "0",
-       "1: the level placer's placement (levels: twenty passes, one call each) is a start too "
+       "1: the level placer's placement (levels: thirty passes, one call each) is a start too "
        "(train=0 only)"}};
   for (PlacerOption& o : sample_options()) out.push_back(std::move(o));
   std::vector<PlacerOption> training = stage_options(true);

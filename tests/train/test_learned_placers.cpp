@@ -259,7 +259,7 @@ TEST(LearnedPlacers, DopplerSearchWithDscStartsIsNeverWorseThanDsc) {
   EXPECT_NE(test::error_of([] { make_placer("doppler-search:dsc=2"); }), "");
 }
 
-// levels=1 makes the level placer's placement a start too (21 of the calls): on a deep DAG on 64
+// levels=1 makes the level placer's placement a start too (31 of the calls): on a deep DAG on 64
 // devices, where it beats DSC, the search given 60 calls ends at most at that placement, while
 // the same search with DSC's start alone ends above it.
 TEST(LearnedPlacers, DopplerSearchWithLevelsStartsIsNeverWorseThanLevels) {

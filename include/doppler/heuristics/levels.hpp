@@ -13,15 +13,20 @@ namespace doppler {
 enum class LevelSweeps {
   forward,    ///< every pass forward, from the sources
   alternate,  ///< forward, backward (the reversed graph, from the sinks), forward, ...
-  both,       ///< the first half of the passes forward, then the rest alternating, anew
+  both,       ///< a forward sequence of passes, then a new, alternating one
 };
 
 /// Settings of level-by-level placement (LevelsPlacer).
 struct LevelSettings {
-  int passes = 20;  ///< passes, each scored by one simulator call (>= 1)
+  int passes = 30;     ///< passes, each scored by one simulator call (>= 1)
   double tau = 0.05;   ///< softness of a level's objective, in mean nominal op compute times (> 0)
   double blend = 0.8;  ///< weight of the last pass's own tails in the next pass's ([0, 1])
   LevelSweeps sweeps = LevelSweeps::both;  ///< which way the passes go
+  /// One more forward sequence (where `sweeps` has one), whose passes after the first score an
+  /// op on device d with the time after it were its successors on the devices the previous pass
+  /// gave them (a transfer to each one elsewhere), instead of the one time after it: an op can
+  /// follow its successors, and so join a sibling that feeds the same successor.
+  bool follow = true;
 };
 
 /// What one forward pass planned.
@@ -46,18 +51,24 @@ struct LevelPlan {
 /// With `backward` the pass places the reversed graph (levels from the sinks, an op's inputs
 /// being its successors), whose schedule run backwards in time is one of the graph; `rest` is
 /// then the time before each op. Either way `heads` (size N) gets the other direction's times,
-/// blended alike: each op's estimated start in the pass's schedule.
+/// blended alike: each op's estimated start in the pass's schedule. With `previous` (the last
+/// pass's devices, size N; empty: none) an op's score on device d takes, in place of rest, the
+/// largest over its successors w of the transfer from d to previous[w] (0 on the same device)
+/// plus w's compute there and rest[w] (LevelSettings::follow).
 LevelPlan level_pass(const Problem& problem, const LevelSettings& s, std::vector<double>& rest,
-                     std::vector<double>& heads, bool backward = false);
+                     std::vector<double>& heads, bool backward = false,
+                     const std::vector<DeviceId>& previous = {});
 
 /// The level placer: `passes` passes, each scored by one simulator call, the shortest simulated
-/// placement kept (ties: the earlier pass). A sequence of passes starts from the nominal times
-/// (after each op: b-level - nominal compute; before it: the t-level) and each pass gives the
-/// next its own; with LevelSweeps::both the second half starts a new, alternating sequence
-/// (forward-backward improvement, as in project scheduling: on the reference ffnn it finds 56.7
-/// where forward passes stay at the list schedulers' 84.2; on the transformer layer forward
-/// passes do better). Deterministic; O(passes x (E x P + N x 64 x
-/// max(P, 64))) time (one matching of at most 64 rows per batch).
+/// placement kept (ties: the earlier pass), split evenly over its sequences: forward; forward
+/// following the successors (`follow`); alternating forward and backward (forward-backward
+/// improvement, as in project scheduling); `sweeps` and `follow` choose which run. A sequence
+/// starts from the nominal times (after each op: b-level - nominal compute; before it: the
+/// t-level) and each pass gives the next its own. Measured (docs/scale.md): alternating finds
+/// 56.7 on the reference ffnn where forward passes stay at the list schedulers' 84.2; following
+/// finds chain_mm's 1200 (others 1500) and gains 4-8% on the Llama graphs; plain forward passes
+/// do best on the transformer layer. Deterministic; O(passes x (E x P + N x 64 x max(P, 64)))
+/// time (one matching of at most 64 rows per batch).
 class LevelsPlacer : public Placer {
 public:
   explicit LevelsPlacer(LevelSettings s = {});
