@@ -52,7 +52,7 @@ constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
 // starts: with so few calls the start decides, and without it `auto` at 10 s ended above its own
 // 1 s result on the 20,000-op DAG (258.8 against DSC's 258.2, three seeds;
 // docs/results/parallel.md, section "Never worse with more seconds"); and the level placer's
-// (250.9 there in under a second, against DSC's 258.2; section "Level by level").
+// (249.8 there in about 2 s, against DSC's 258.2; section "Level by level").
 constexpr const char* kStarvedSearch =
     "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
 // Seconds of the policy's first rollout per op, and per op and device (loading the graph into

@@ -66,9 +66,9 @@ LevelPlan level_pass(const Problem& problem, const LevelSettings& s, std::vector
 /// starts from the nominal times (after each op: b-level - nominal compute; before it: the
 /// t-level) and each pass gives the next its own. Measured (docs/scale.md): alternating finds
 /// 56.7 on the reference ffnn where forward passes stay at the list schedulers' 84.2; following
-/// finds chain_mm's 1200 (others 1500) and gains 4-8% on the Llama graphs; plain forward passes
-/// do best on the transformer layer. Deterministic; O(passes x (E x P + N x 64 x max(P, 64)))
-/// time (one matching of at most 64 rows per batch).
+/// finds chain_mm's 1200 (others 1300-1700) and gains 4-8% on the Llama graphs; plain forward
+/// passes do best on the transformer layer. Deterministic; O(passes x (E x P + N x 64 x max(P,
+/// 64))) time (one matching of at most 64 rows per batch).
 class LevelsPlacer : public Placer {
 public:
   explicit LevelsPlacer(LevelSettings s = {});
