@@ -29,7 +29,7 @@ struct LevelSettings {
   bool follow = true;
 };
 
-/// What one forward pass planned.
+/// What one pass (forward or backward) planned.
 struct LevelPlan {
   std::vector<DeviceId> device_of;  ///< device of every op (size N)
   std::vector<NodeId> order;        ///< input ops, then the others in the order they were placed
