@@ -10,6 +10,7 @@
 #include <span>
 
 #include "doppler/graph/analysis.hpp"
+#include "doppler/heuristics/chain_refine.hpp"
 #include "doppler/heuristics/problem.hpp"
 #include "doppler/sim/simulator.hpp"
 #include "doppler/util/error.hpp"
@@ -250,8 +251,10 @@ LevelPlan level_pass(const Problem& problem, const LevelSettings& s, std::vector
 }
 
 LevelsPlacer::LevelsPlacer(LevelSettings s) : s_(s) {
-  if (s.passes < 1 || !(s.tau > 0) || !std::isfinite(s.tau) || !(s.blend >= 0 && s.blend <= 1))
-    throw InputError("method levels: passes must be >= 1, tau > 0 and blend in [0, 1]");
+  if (s.passes < 1 || !(s.tau > 0) || !std::isfinite(s.tau) || !(s.blend >= 0 && s.blend <= 1) ||
+      s.chains < 0)
+    throw InputError(
+        "method levels: passes must be >= 1, tau > 0, blend in [0, 1] and chains >= 0");
 }
 
 namespace {
@@ -268,6 +271,21 @@ std::vector<Sequence> sequences_of(const LevelSettings& s) {
   }
   if (s.sweeps != LevelSweeps::forward) out.push_back(Sequence::alternate);
   return out;
+}
+
+// Replaces `best` by its chain refinement (chain_refine.hpp) where that applies and simulates
+// shorter (one call).
+void refine_as_chains(const Problem& problem, const LevelSettings& s, BudgetedEvaluator& eval,
+                      SimWorkspace& ws, Assignment& best, double best_ms) {
+  if (s.chains == 0) return;
+  ChainSettings cs;
+  cs.sweeps = s.chains;
+  std::optional<std::vector<DeviceId>> refined = refine_chains(problem, best.device_of, cs);
+  if (!refined) return;
+  const std::optional<double> ms = eval.makespan(*refined, ws);
+  if (!ms || !(*ms < best_ms)) return;
+  best.device_of = std::move(*refined);
+  best.order.clear();
 }
 
 }  // namespace
@@ -304,6 +322,7 @@ PlaceResult LevelsPlacer::place_within(const Problem& problem, const PlaceOption
       }
     }
   }
+  refine_as_chains(problem, s_, eval, ws, best, best_ms);
   return best;
 }
 

@@ -142,6 +142,10 @@ std::vector<Entry> constructive_entries() {
          {"follow", integer, "1",
           "1: one more forward sequence, whose passes score each op by where the previous pass "
           "put its successors, so that it can join them"},
+         {"chains", integer, "8",
+          "sweeps of chain refinement of the best placement where devices are plentiful (no "
+          "level wider than half of them, identical devices and links): one more simulator "
+          "call; 0: none"},
          {"sweeps",
           choice,
           "both",
@@ -155,6 +159,7 @@ std::vector<Entry> constructive_entries() {
          s.tau = take_number(p, "levels", "tau", s.tau);
          s.blend = take_number(p, "levels", "blend", s.blend);
          s.follow = take_integer(p, "levels", "follow", 1, 0, 1) == 1;
+         s.chains = static_cast<int>(take_integer(p, "levels", "chains", s.chains, 0, 1000));
          const std::string sweeps = take_string(p, "sweeps", "both");
          if (sweeps == "forward")
            s.sweeps = LevelSweeps::forward;

@@ -73,8 +73,8 @@ TEST(Auto, AnIndependentSetIsSpreadEvenly) {
 }
 
 // Where the level placer is far ahead of every member at a short budget (a deep DAG on 64
-// devices, 600 calls: a sixteenth is 37, room for its 30 passes), `auto` starts its refinement
-// from that placement: never worse than it, and the note names it.
+// devices, 600 calls: a sixteenth is 37, room for its 30 passes and the chain refinement),
+// `auto` starts its refinement from that placement: never worse than it, and the note names it.
 TEST(Auto, TheLevelPlacersCandidateStartsTheRefinementWhereItLeads) {
   const Graph g = workloads::generate_random_dag({2000, 32, 0.2, 1.0, 1});
   const Problem problem(g, Platform::reference(64));
