@@ -15,6 +15,7 @@
 #include "doppler/sim/simulator.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/min_cost_matching.hpp"
+#include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
 
@@ -274,10 +275,11 @@ std::vector<Sequence> sequences_of(const LevelSettings& s) {
 }
 
 // Replaces `best` by its chain refinement (chain_refine.hpp) where that applies and simulates
-// shorter (one call).
+// shorter (one call). Under a time limit, only where the seconds left exceed four passes' (a
+// refinement took one to four passes' time on the random DAGs measured).
 void refine_as_chains(const Problem& problem, const LevelSettings& s, BudgetedEvaluator& eval,
-                      SimWorkspace& ws, Assignment& best, double best_ms) {
-  if (s.chains == 0) return;
+                      SimWorkspace& ws, Assignment& best, double best_ms, double pass_seconds) {
+  if (s.chains == 0 || eval.seconds_left() < 4 * pass_seconds) return;
   ChainSettings cs;
   cs.sweeps = s.chains;
   std::optional<std::vector<DeviceId>> refined = refine_chains(problem, best.device_of, cs);
@@ -292,6 +294,7 @@ void refine_as_chains(const Problem& problem, const LevelSettings& s, BudgetedEv
 
 PlaceResult LevelsPlacer::place_within(const Problem& problem, const PlaceOptions&,
                                        BudgetedEvaluator& eval) const {
+  const Stopwatch clock;
   const Graph& g = problem.graph();
   // Forward passes read the time after each op (nominally b-level - compute), backward passes
   // the time before it (nominally the t-level); each pass refreshes both.
@@ -322,7 +325,8 @@ PlaceResult LevelsPlacer::place_within(const Problem& problem, const PlaceOption
       }
     }
   }
-  refine_as_chains(problem, s_, eval, ws, best, best_ms);
+  refine_as_chains(problem, s_, eval, ws, best, best_ms,
+                   clock.seconds() / std::max(1, s_.passes));
   return best;
 }
 
