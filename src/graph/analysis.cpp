@@ -99,4 +99,13 @@ double GraphAnalysis::lower_bound(int p) const {
   return std::max(longest_path(g, fastest), work / slots);
 }
 
+std::vector<int> hop_levels(const Graph& g) {
+  std::vector<int> level(static_cast<std::size_t>(g.num_nodes()), 0);
+  for (NodeId v : g.topo_order())
+    for (NodeId u : g.predecessors(v))
+      level[static_cast<std::size_t>(v)] =
+          std::max(level[static_cast<std::size_t>(v)], level[static_cast<std::size_t>(u)] + 1);
+  return level;
+}
+
 }  // namespace doppler

@@ -9,6 +9,7 @@
 #include <queue>
 #include <utility>
 
+#include "doppler/graph/analysis.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/min_cost_matching.hpp"
 
@@ -17,17 +18,8 @@ namespace doppler {
 namespace {
 
 constexpr NodeId kNone = -1;
-constexpr double kMaxExponent = 60;  // exp() argument clamp: finite costs
+constexpr double kMaxExponent = 60;      // exp() argument clamp: finite costs
 constexpr std::size_t kMaxInputs = 256;  // a level with more candidate inputs keeps its matching
-
-std::vector<int> level_of(const Graph& g) {
-  std::vector<int> level(static_cast<std::size_t>(g.num_nodes()), 0);
-  for (NodeId v : g.topo_order())
-    for (NodeId u : g.predecessors(v))
-      level[static_cast<std::size_t>(v)] =
-          std::max(level[static_cast<std::size_t>(v)], level[static_cast<std::size_t>(u)] + 1);
-  return level;
-}
 
 // The matchings and the longest-path times they give.
 class ChainModel {
@@ -35,7 +27,7 @@ public:
   ChainModel(const Problem& problem, double tau)
       : g_(problem.graph()),
         cost_(problem.cost()),
-        level_(level_of(g_)),
+        level_(hop_levels(g_)),
         in_(static_cast<std::size_t>(g_.num_nodes()), kNone),
         out_(in_.size(), kNone),
         head_(in_.size(), 0.0),
@@ -108,9 +100,8 @@ public:
   // (ties: the lowest id).
   std::vector<DeviceId> devices(int p) const {
     std::vector<NodeId> by_start(g_.topo_order());
-    std::stable_sort(by_start.begin(), by_start.end(), [&](NodeId a, NodeId b) {
-      return start(a) < start(b);
-    });
+    std::stable_sort(by_start.begin(), by_start.end(),
+                     [&](NodeId a, NodeId b) { return start(a) < start(b); });
     using Free = std::pair<double, DeviceId>;  // (free from, device)
     std::priority_queue<Free, std::vector<Free>, std::greater<>> free;
     for (DeviceId d = 0; d < p; ++d) free.emplace(-std::numeric_limits<double>::infinity(), d);
@@ -218,7 +209,7 @@ private:
 
 bool chains_apply(const Problem& problem) {
   if (!problem.cost().uniform() || problem.devices() < 2) return false;
-  const std::vector<int> level = level_of(problem.graph());
+  const std::vector<int> level = hop_levels(problem.graph());
   std::vector<int> width;
   for (int l : level) {
     if (width.size() <= static_cast<std::size_t>(l)) width.resize(static_cast<std::size_t>(l) + 1);

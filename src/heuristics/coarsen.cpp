@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "doppler/graph/analysis.hpp"
 #include "doppler/graph/cost_model.hpp"
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/util/error.hpp"
@@ -10,16 +11,6 @@
 namespace doppler {
 
 namespace {
-
-// Longest path from a source, in edges, of every node.
-std::vector<int> hop_levels(const Graph& g) {
-  std::vector<int> level(static_cast<std::size_t>(g.num_nodes()), 0);
-  for (NodeId v : g.topo_order())
-    for (NodeId u : g.predecessors(v))
-      level[static_cast<std::size_t>(v)] =
-          std::max(level[static_cast<std::size_t>(v)], level[static_cast<std::size_t>(u)] + 1);
-  return level;
-}
 
 std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser: a seeded tie-break
   x += 0x9e3779b97f4a7c15ULL;

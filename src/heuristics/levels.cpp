@@ -325,8 +325,7 @@ PlaceResult LevelsPlacer::place_within(const Problem& problem, const PlaceOption
       }
     }
   }
-  refine_as_chains(problem, s_, eval, ws, best, best_ms,
-                   clock.seconds() / std::max(1, s_.passes));
+  refine_as_chains(problem, s_, eval, ws, best, best_ms, clock.seconds() / std::max(1, s_.passes));
   return best;
 }
 

@@ -1,5 +1,5 @@
-// b-level, t-level, critical path and lower bound: hand-computed small DAGs and properties on
-// random DAGs checked against a brute-force path enumeration.
+// b-level, t-level, critical path, lower bound and levels: hand-computed small DAGs and
+// properties on random DAGs checked against a brute-force path enumeration.
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -42,6 +42,14 @@ TEST(Analysis, DiamondByHand) {
   EXPECT_EQ(an.lower_bound(1), 10);  // total work
   EXPECT_EQ(an.lower_bound(2), 9);   // the zero-transfer critical path dominates
   EXPECT_EQ(an.lower_bound(64), 9);
+}
+
+// Levels in edges from a source: the diamond 0 -> {1, 2} -> 3 with a skip edge 0 -> 3 and a
+// lone node 4: 0, 1, 1, 2, 0 (the skip edge does not lower 3's level).
+TEST(Analysis, HopLevelsByHand) {
+  const Graph g =
+      make({{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}, {0, 3}});
+  EXPECT_EQ(hop_levels(g), (std::vector<int>{0, 1, 1, 2, 0}));
 }
 
 // Two independent chains 0->1->2 (costs 1, 1, 1) and 3->4 (costs 5, 5); transfers 10 each.

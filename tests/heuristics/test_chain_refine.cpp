@@ -103,10 +103,11 @@ TEST(ChainRefine, ShortensThePlacementsItStartsFrom) {
     const double after = problem.simulator().makespan(refine_chains(problem, a.device_of).value());
     EXPECT_LT(after, 0.97 * before) << m;
   }
-  const double passes =
-      problem.simulator().makespan(make_placer("levels:chains=0")->place(problem, {}).assignment.device_of);
-  EXPECT_LE(problem.simulator().makespan(make_placer("levels")->place(problem, {}).assignment.device_of),
-            passes);
+  const double passes = problem.simulator().makespan(
+      make_placer("levels:chains=0")->place(problem, {}).assignment.device_of);
+  EXPECT_LE(
+      problem.simulator().makespan(make_placer("levels")->place(problem, {}).assignment.device_of),
+      passes);
 }
 
 // Not where a level is wider than half the devices, nor on a hardware profile: nullopt, and the

@@ -52,4 +52,7 @@ private:
   const Graph* graph_;
 };
 
+/// The level of every node: the longest path to it from a source, in edges (sources 0). O(N + E).
+std::vector<int> hop_levels(const Graph& g);
+
 }  // namespace doppler
