@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
+#include <string>
 #include <utility>
 
 #include "doppler/graph/analysis.hpp"
@@ -45,6 +46,9 @@ public:
   // Matches each op, in topological order, to the input on its own device (not yet matched to
   // another op) whose data would arrive last by transfer.
   void match_from(const std::vector<DeviceId>& device_of) {
+    if (device_of.size() != in_.size())
+      throw InputError("chain model: the placement has " + std::to_string(device_of.size()) +
+                       " entries for " + std::to_string(in_.size()) + " ops");
     for (NodeId v : g_.topo_order()) {
       double latest = -1;
       const auto preds = g_.predecessors(v);

@@ -130,6 +130,8 @@ TEST(ChainRefine, RefusesSettingsOutOfRange) {
   const Problem problem(d, Platform::reference(4));
   EXPECT_THROW(refine_chains(problem, {0, 1, 2, 3}, {0, 0.05}), InputError);
   EXPECT_THROW(refine_chains(problem, {0, 1, 2, 3}, {4, 0}), InputError);
+  EXPECT_THROW(refine_chains(problem, {0, 1, 2}), InputError);  // one device short
+  EXPECT_THROW(chain_makespan(problem, {0, 1, 2, 3, 0}), InputError);
   EXPECT_THROW(make_placer("levels:chains=-1"), InputError);
 }
 
