@@ -217,7 +217,7 @@ bool chains_apply(const Problem& problem) {
   std::vector<int> width;
   for (int l : level) {
     if (width.size() <= static_cast<std::size_t>(l)) width.resize(static_cast<std::size_t>(l) + 1);
-    if (++width[static_cast<std::size_t>(l)] > problem.devices() / 2) return false;
+    if (++width[static_cast<std::size_t>(l)] > problem.devices()) return false;
   }
   return true;
 }

@@ -144,7 +144,7 @@ std::vector<Entry> constructive_entries() {
           "put its successors, so that it can join them"},
          {"chains", integer, "8",
           "sweeps of chain refinement of the best placement where devices are plentiful (no "
-          "level wider than half of them, identical devices and links): one more simulator "
+          "level wider than their count, identical devices and links): one more simulator "
           "call; 0: none"},
          {"sweeps",
           choice,

@@ -110,17 +110,18 @@ TEST(ChainRefine, ShortensThePlacementsItStartsFrom) {
       passes);
 }
 
-// Not where a level is wider than half the devices, nor on a hardware profile: nullopt, and the
-// level placer's result is its passes' alone.
+// Not where a level is wider than the device count, nor on a hardware profile, nor on one
+// device: nullopt, and the level placer's result is its passes' alone.
 TEST(ChainRefine, AppliesOnlyWhereChainsFit) {
   const Graph g = deep_dag();  // levels of up to 32 ops
-  EXPECT_FALSE(chains_apply(Problem(g, Platform::reference(32))));
-  EXPECT_FALSE(refine_chains(Problem(g, Platform::reference(32)), std::vector<DeviceId>(2000, 0)));
+  EXPECT_TRUE(chains_apply(Problem(g, Platform::reference(32))));
+  EXPECT_FALSE(chains_apply(Problem(g, Platform::reference(31))));
+  EXPECT_FALSE(refine_chains(Problem(g, Platform::reference(16)), std::vector<DeviceId>(2000, 0)));
   const Graph d = diamond();
   EXPECT_FALSE(chains_apply(Problem(d, Platform::hardware(load_hardware_profile("p100"), 4))));
-  EXPECT_FALSE(chains_apply(Problem(d, Platform::reference(3))));  // 2 ops in a level, 3 / 2 = 1
-  EXPECT_THROW(chain_makespan(Problem(d, Platform::reference(3)), {0, 0, 0, 0}), InputError);
-  const Problem narrow(g, Platform::reference(32));
+  EXPECT_FALSE(chains_apply(Problem(d, Platform::reference(1))));
+  EXPECT_THROW(chain_makespan(Problem(d, Platform::reference(1)), {0, 0, 0, 0}), InputError);
+  const Problem narrow(g, Platform::reference(16));
   EXPECT_EQ(LevelsPlacer().place(narrow, {}).assignment.device_of,
             make_placer("levels:chains=0")->place(narrow, {}).assignment.device_of);
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Chain refinement: where devices are plentiful (identical devices and links, no level wider
-// than half the devices), a placement in which each device runs one chain of ops at a time is a
+// than the device count), a placement in which each device runs one chain of ops at a time is a
 // choice, per op, of at most one input it receives on its own device (the op after it there);
 // its makespan is then a longest path. The choice is improved level by level, each level's
 // exactly (a minimum-cost matching) for a soft maximum of the paths through its inputs.
@@ -19,7 +19,8 @@ struct ChainSettings {
 
 /// Whether refine_chains applies to the problem: a uniform cost model (identical devices and
 /// links, every transfer between two devices the edge's nominal one), P >= 2, and no level
-/// (the longest path in edges from a source) with more than P / 2 ops.
+/// (the longest path in edges from a source) with more than P ops. (Chains of consecutive
+/// levels may still outnumber the devices at some instant; the model is then an estimate.)
 bool chains_apply(const Problem& problem);
 
 /// The chain model's makespan (cost-model units) of the placement that refine_chains would

@@ -28,7 +28,9 @@ struct LevelSettings {
   /// follow its successors, and so join a sibling that feeds the same successor.
   bool follow = true;
   /// Sweeps of chain refinement (chain_refine.hpp) of the best pass's placement, scored by one
-  /// more simulator call and kept where shorter; 0: none. Applies only where chains_apply().
+  /// more simulator call and kept where shorter; 0: none. Applies only where chains_apply():
+  /// 249.8 to 249.0 on the 20,000-op DAG on 32-64 devices, 23.73 to 23.63 on the 2,000-op one
+  /// on 32.
   int chains = 8;
 };
 
