@@ -22,13 +22,25 @@ constexpr NodeId kNone = -1;
 constexpr double kMaxExponent = 60;      // exp() argument clamp: finite costs
 constexpr std::size_t kMaxInputs = 256;  // a level with more candidate inputs keeps its matching
 
-// The matchings and the longest-path times they give.
+// Each op's level (hop_levels) where chains_apply(problem), else nullopt.
+std::optional<std::vector<int>> chain_levels(const Problem& problem) {
+  if (!problem.cost().uniform() || problem.devices() < 2) return std::nullopt;
+  std::vector<int> level = hop_levels(problem.graph());
+  std::vector<int> width;
+  for (int l : level) {
+    if (width.size() <= static_cast<std::size_t>(l)) width.resize(static_cast<std::size_t>(l) + 1);
+    if (++width[static_cast<std::size_t>(l)] > problem.devices()) return std::nullopt;
+  }
+  return level;
+}
+
+// The matchings and the longest-path times they give; `level`: each op's (chain_levels).
 class ChainModel {
 public:
-  ChainModel(const Problem& problem, double tau)
+  ChainModel(const Problem& problem, std::vector<int> level, double tau)
       : g_(problem.graph()),
         cost_(problem.cost()),
-        level_(hop_levels(g_)),
+        level_(std::move(level)),
         in_(static_cast<std::size_t>(g_.num_nodes()), kNone),
         out_(in_.size(), kNone),
         head_(in_.size(), 0.0),
@@ -212,19 +224,13 @@ private:
 }  // namespace
 
 bool chains_apply(const Problem& problem) {
-  if (!problem.cost().uniform() || problem.devices() < 2) return false;
-  const std::vector<int> level = hop_levels(problem.graph());
-  std::vector<int> width;
-  for (int l : level) {
-    if (width.size() <= static_cast<std::size_t>(l)) width.resize(static_cast<std::size_t>(l) + 1);
-    if (++width[static_cast<std::size_t>(l)] > problem.devices()) return false;
-  }
-  return true;
+  return chain_levels(problem).has_value();
 }
 
 double chain_makespan(const Problem& problem, const std::vector<DeviceId>& device_of) {
-  if (!chains_apply(problem)) throw InputError("chain model: the problem has no room for chains");
-  ChainModel model(problem, 1);
+  std::optional<std::vector<int>> level = chain_levels(problem);
+  if (!level) throw InputError("chain model: the problem has no room for chains");
+  ChainModel model(problem, std::move(*level), 1);
   model.match_from(device_of);
   return model.makespan();
 }
@@ -234,8 +240,9 @@ std::optional<std::vector<DeviceId>> refine_chains(const Problem& problem,
                                                    const ChainSettings& s) {
   if (s.sweeps < 1 || !(s.tau > 0) || !std::isfinite(s.tau))
     throw InputError("chain refinement: sweeps must be >= 1 and tau > 0");
-  if (!chains_apply(problem)) return std::nullopt;
-  ChainModel model(problem, s.tau);
+  std::optional<std::vector<int>> level = chain_levels(problem);
+  if (!level) return std::nullopt;
+  ChainModel model(problem, std::move(*level), s.tau);
   model.match_from(device_of);
   double best = model.makespan();
   auto best_matching = model.matching();

@@ -259,9 +259,9 @@ TEST(LearnedPlacers, DopplerSearchWithDscStartsIsNeverWorseThanDsc) {
   EXPECT_NE(test::error_of([] { make_placer("doppler-search:dsc=2"); }), "");
 }
 
-// levels=1 makes the level placer's placement a start too (31 of the calls): on a deep DAG on 64
-// devices, where it beats DSC, the search given 60 calls ends at most at that placement, while
-// the same search with DSC's start alone ends above it.
+// levels=1 makes the level placer's placement a start too (32 of the calls with its chain
+// refinement): on a deep DAG on 64 devices, where it beats DSC, the search given 60 calls ends
+// at most at that placement, while the same search with DSC's start alone ends above it.
 TEST(LearnedPlacers, DopplerSearchWithLevelsStartsIsNeverWorseThanLevels) {
   register_learned_placers();
   const Graph g = workloads::generate_random_dag({2000, 32, 0.2, 1.0, 1});
