@@ -31,7 +31,7 @@ constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
 constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
-// Below: the cold learned search alone. On the 20,000-op DAG on 64 devices at 60 s it beat the
+// Below: the cold focused search alone (kStarvedSearch). On the 20,000-op DAG on 64 devices at 60 s it beat the
 // portfolio on one thread (256.0-256.2 at 0.9-1.0 calls per op against 257.7 at 1.3) and on two
 // (255.96-255.97 at 1.6-1.7 against 257.1-257.3): docs/results/parallel.md, section "Never worse
 // with more seconds". With the focused search of the thirty-sixth session the portfolio lost by
@@ -40,21 +40,27 @@ constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a sh
 // the threshold went from 3 to 10. On a faster VM (thirty-eighth session) auto at 400 s on two
 // threads estimated 16 calls per op (it made 25), ran the portfolio and ended at 256.57 against
 // the search's 250.65 by name, so it is 32; above that, unmeasured on graphs this large. Graphs
-// the tied rule takes below its threshold keep the portfolio above it (as before: the learned
+// the tied rule takes below its threshold keep the portfolio above it (as before: the focused
 // search alone was never measured on them above it).
 constexpr double kStarvedCallsPerOp = 32;
 constexpr double kColdCallsPerOp = 200;  // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";
-// The learned search alone under kStarvedCallsPerOp: cold, every one-op move from the critical
-// chain (a random op of 60,000 is rarely one that shortens the makespan) and mending its
-// transfers where it can, no swap moves (the 20,000-op DAG at 60 s on two threads: 251.7 against
-// 256.0 with 80% focus and swaps; section "Mending the chain"), and DSC's placement among its
-// starts: with so few calls the start decides, and without it `auto` at 10 s ended above its own
-// 1 s result on the 20,000-op DAG (258.8 against DSC's 258.2, three seeds;
-// docs/results/parallel.md, section "Never worse with more seconds"); and the level placer's
-// (249.8 there in about 2 s, against DSC's 258.2; section "Level by level").
+// The focused search alone under kStarvedCallsPerOp on graphs of kStarvedMinOps or more: cold,
+// every one-op move from the critical chain (a random op of 60,000 is rarely one that shortens
+// the makespan) and mending its transfers where it can, no swap moves (the 20,000-op DAG at 60 s
+// on two threads: 251.7 against 256.0 with 80% focus and swaps; section "Mending the chain"),
+// and DSC's placement among its starts: with so few calls the start decides, and without it
+// `auto` at 10 s ended above its own 1 s result on the 20,000-op DAG (258.8 against DSC's 258.2,
+// three seeds; docs/results/parallel.md, section "Never worse with more seconds"); and the level
+// placer's (249.8 there in about 2 s, against DSC's 258.2; section "Level by level"). Until the
+// forty-fourth session it was doppler-search with the same options: with every move focused
+// and mending, the policy only proposed the devices of the moves whose mending failed, and its
+// samples never beat the level placer's start, so local-search does the same without torch or
+// a policy and without the rollouts' seconds (at 20,000 calls, seeds 0 and 1: 247.88 and 247.85
+// against 247.86 and 247.83, in 26 s instead of 56; section "A torch-free starved search").
 constexpr const char* kStarvedSearch =
-    "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
+    "local-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
+constexpr int kStarvedMinOps = 20000;
 // Seconds of the policy's first rollout per op, and per op and device (loading the graph into
 // the policy, encoding it, placing it once): one rollout of the shipped policy took 0.57 s on
 // 14,194 ops on 8 devices, 3.9 s on 61,846 on 16, 2.2 s on 20,000 on 64 and 13.9 s on 100,000
@@ -179,7 +185,7 @@ double measure_call_seconds(const Problem& problem, BudgetedEvaluator& eval) {
 }
 
 // Whether plan_auto reads the time of a call for `f`: every budget of seconds alone (the members'
-// start temperature, and whether the learned search runs alone, follow the calls per op).
+// start temperature, and whether the focused search runs alone, follow the calls per op).
 bool reads_call_time(const AutoFeatures& f) {
   return f.calls == 0 && f.seconds > 0;
 }
@@ -246,15 +252,15 @@ AutoPlan plan_auto(const AutoFeatures& f) {
         kTiedSearch, kTiedMinOps, 100 * f.repeated, per_op);
     return plan;
   }
-  const bool learned = learned_fits(f);
   const double starved = tied_graph ? kTiedCallsPerOp : kStarvedCallsPerOp;
-  if (learned && f.ops >= kLearnedMinOps && per_op < starved) {
+  if (f.ops >= kStarvedMinOps && per_op < starved) {
     plan.members.push_back(kStarvedSearch);
     plan.refine_share = 0;
     plan.why = fmt::format("{} alone as N >= {} and the budget leaves {:.2g} calls per op",
-                           kStarvedSearch, kLearnedMinOps, per_op);
+                           kStarvedSearch, kStarvedMinOps, per_op);
     return plan;
   }
+  const bool learned = learned_fits(f);
   // Under kColdCallsPerOp the annealing members and the refinement start cold (the hot phase
   // does not pay: docs/results/parallel.md, section "Start temperature").
   const bool cold = per_op < kColdCallsPerOp;

@@ -6,6 +6,7 @@
 #include "doppler/heuristics/anneal.hpp"
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
+#include "doppler/heuristics/levels.hpp"
 #include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/search_placers.hpp"
 #include "doppler/heuristics/simple_placers.hpp"
@@ -72,20 +73,23 @@ PlaceResult LocalSearchPlacer::place_within(const Problem& problem, const PlaceO
   const int p = problem.devices();
   const auto n = static_cast<std::size_t>(g.num_nodes());
 
-  // Start from the best list scheduler; its simulations and time count against the budget.
+  // Start from the best list scheduler (and DSC's and the level placer's placements where asked);
+  // their simulations and time count against the budget.
   ListScheduleStart start = best_list_schedule(problem, options, eval);
+  if (s_.dsc) improve_with_dsc(problem, options, eval, start);
+  if (s_.levels) improve_start(LevelsPlacer(), problem, options, eval, start);
   std::vector<DeviceId> best = std::move(start.device_of);
   const double best_ms = start.makespan;
   if (p == 1 || n == 0 || eval.spent()) return Assignment{p, best, {}, name()};
 
   AnnealSettings settings;
-  settings.t0 = t0_;
-  settings.polish = polish_;
-  settings.focus = focus_;
-  settings.aim = aim_;
-  settings.swaps = swaps_;
-  settings.prefix_cycles = prefix_;
-  settings.tiebreak = tiebreak_;
+  settings.t0 = s_.t0;
+  settings.polish = s_.polish;
+  settings.focus = s_.focus;
+  settings.aim = s_.aim;
+  settings.swaps = s_.swaps;
+  settings.prefix_cycles = s_.prefix;
+  settings.tiebreak = s_.tiebreak;
   settings.threads = options.threads;
   settings.lanes = options.lanes;
   BudgetedEvaluator rest = eval.part(eval.left());

@@ -201,17 +201,24 @@ std::vector<Entry> search_entries() {
          aim_option(),
          swaps_option(),
          prefix_option(),
-         tiebreak_option()},
+         tiebreak_option(),
+         {"dsc", integer, "0", "1: DSC's clustering is a start too (one more call)"},
+         {"levels", integer, "0",
+          "1: the level placer's placement is a start too (its own calls, about thirty, and one "
+          "more)"}},
         false},
        [](PlacerParams& p) {
-         const double focus = take_fraction(p, "local-search", "focus", 0);
-         const double aim = take_fraction(p, "local-search", "aim", 0);
-         const bool swaps = take_integer(p, "local-search", "swaps", 1, 0, 1) == 1;
-         return std::make_unique<LocalSearchPlacer>(
-             take_number(p, "local-search", "t0", 0.03),
-             take_number(p, "local-search", "polish", 0.15), focus, aim, swaps,
-             take_integer(p, "local-search", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1,
-             take_tiebreak(p, "local-search"));
+         LocalSearchSettings s;
+         s.t0 = take_number(p, "local-search", "t0", 0.03);
+         s.polish = take_number(p, "local-search", "polish", 0.15);
+         s.focus = take_fraction(p, "local-search", "focus", 0);
+         s.aim = take_fraction(p, "local-search", "aim", 0);
+         s.swaps = take_integer(p, "local-search", "swaps", 1, 0, 1) == 1;
+         s.prefix = take_integer(p, "local-search", "prefix", kPrefixCycles ? 1 : 0, 0, 1) == 1;
+         s.tiebreak = take_tiebreak(p, "local-search");
+         s.dsc = take_integer(p, "local-search", "dsc", 0, 0, 1) == 1;
+         s.levels = take_integer(p, "local-search", "levels", 0, 0, 1) == 1;
+         return std::make_unique<LocalSearchPlacer>(s);
        }},
       {{"multilevel",
         "coarsen (acyclic heavy-edge matching), place the coarse graph with `inner`, refine level "

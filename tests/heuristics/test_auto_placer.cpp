@@ -17,8 +17,8 @@
 namespace doppler {
 namespace {
 
-// The starved rule's search (auto_placer.cpp's kStarvedSearch).
-const std::string kStarved = "doppler-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
+// The starved rule's search (auto_placer.cpp's kStarvedSearch): torch-free, no policy needed.
+const std::string kStarved = "local-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1";
 
 // 40 ops in a chain with transfers: any cut adds a transfer, so the optimum is the sum of the
 // compute costs (`sum`), on one device.
@@ -180,27 +180,32 @@ AutoFeatures timed_features(int ops, int devices, double seconds, double call_se
 }
 
 // With a time budget the learned search runs only where its first rollout (estimated at N x
-// (30 us + 2 us x P)) takes at most half of it: on 100,000 ops on 64 devices (15.8 s) not at 5 s,
-// where it ran alone for 15.7 s before, but at 60 s; under a call budget alone, as before.
+// (30 us + 2 us x P)) takes at most half of it: on 5,000 ops on 64 devices (0.79 s) not at 1 s,
+// but at 2 s; under a call budget alone, as before. The starved rule needs no policy: on
+// 100,000 ops on 64 devices at 5 s (where the learned search once ran alone for 15.7 s) the
+// focused search runs, policy or not.
 TEST(Auto, TheLearnedSearchRunsOnlyWhereItsFirstRolloutFits) {
-  AutoFeatures f = timed_features(100000, 64, 5, 0.02);  // 0.005 calls per op: starved
-  f.threads = 2;
+  AutoFeatures f = timed_features(5000, 64, 1, 1e-5);  // 20 calls per op: a short, cold budget
   AutoPlan plan = plan_auto(f);
-  EXPECT_EQ(plan.members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
-                                                    "multilevel:inner=dsc,cycles=2,t0=0.0005"}));
+  EXPECT_EQ(plan.members,
+            (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005", "local-search"}));
   EXPECT_NE(plan.why.find("no learned search"), std::string::npos) << plan.why;
-  f.seconds = 31;  // 2 x 15.8 s = 31.6 s: still too short
-  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
-  f.seconds = 32;
-  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
+  f.seconds = 1.5;  // 2 x 0.79 s = 1.58 s: still too short
+  EXPECT_EQ(plan_auto(f).members.back(), "local-search");
+  f.seconds = 2;
+  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search:t0=0.0001");
   f.seconds = 0;
-  f.calls = 1000;
+  f.calls = 100000;
+  EXPECT_EQ(plan_auto(f).members.back(), "doppler-search:t0=0.0001");
+  f = timed_features(100000, 64, 5, 0.02);  // 0.0025 calls per op: starved
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
+  f.learned = false;
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
 }
 
 // Under 200 calls per op (from a call budget, or from the seconds, threads and the measured time
 // of a call) the annealing members and the refinement start cold; under 32 calls per op on a
-// large graph the cold learned search runs alone, without refinement.
+// large graph the cold focused search runs alone, without refinement.
 TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   AutoFeatures f = timed_features(1000, 8, 10, 1e-4);  // 10 / 1e-4 / 1000 = 100 calls per op
   EXPECT_NEAR(calls_per_op(f), 100, 1e-9);
@@ -220,7 +225,7 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
             (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                       "multilevel:inner=dsc,cycles=2,t0=0.0005"}));
   f.learned = true;
-  f.ops = 30000;  // 0.67 calls per op on a large graph: the cold learned search alone
+  f.ops = 30000;  // 0.67 calls per op on a large graph: the cold focused search alone
   plan = plan_auto(f);
   EXPECT_EQ(plan.members, (std::vector<std::string>{kStarved}));
   EXPECT_EQ(plan.refine_share, 0);
@@ -241,9 +246,12 @@ TEST(Auto, FewCallsPerOpStartTheAnnealingCold) {
   f.call_seconds = 0.0001;  // 40 calls per op: the portfolio, cold
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
                                                             "doppler-search:t0=0.0001"}));
-  f.learned = false;  // no policy: no learned search alone either
-  f.call_seconds = 0.007;
-  EXPECT_EQ(plan_auto(f).members.front(), "multilevel:inner=dsc,t0=0.0005");
+  f.learned = false;  // no policy: the portfolio without the learned search
+  EXPECT_EQ(plan_auto(f).members,
+            (std::vector<std::string>{"multilevel:inner=dsc,t0=0.0005",
+                                      "multilevel:inner=dsc,cycles=2,t0=0.0005"}));
+  f.call_seconds = 0.007;  // and the focused search alone under 32 calls per op
+  EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
 }
 
 // Under one call per op on a large graph with half of its ops or more in repeated layers, the
@@ -259,7 +267,7 @@ TEST(Auto, StarvedGraphsWithRepeatedLayersRunTheTiedSearchAlone) {
   f.learned = false;
   EXPECT_EQ(plan_auto(f).members, tied);
   f.learned = true;
-  f.repeated = 0.49;  // under half: the learned search alone, as before
+  f.repeated = 0.49;  // under half: the focused search alone, as before
   EXPECT_EQ(plan_auto(f).members, (std::vector<std::string>{kStarved}));
   f.repeated = 0.5;
   f.call_seconds = 0.0004;  // 2.4 calls per op: still the tied search

@@ -132,10 +132,10 @@ TEST(CriticalPath, TheIncrementalSelectionIsTheScanOfEveryCandidate) {
   ffnn.hidden = 512;
   ffnn.training = true;
   ffnn.set_partition_for(4);
+  const Graph g = workloads::generate_ffnn(ffnn);
   for (bool colocate : {true, false})
-    check(Problem(workloads::generate_ffnn(ffnn),
-                  Platform::hardware(load_hardware_profile("p100"), 4)),
-          colocate, "ffnn on p100");
+    check(Problem(g, Platform::hardware(load_hardware_profile("p100"), 4)), colocate,
+          "ffnn on p100");
 }
 
 // ETF by its definition, independently of the placer's incremental queue: at every step every

@@ -127,7 +127,8 @@ TEST(PlacerOptions, EveryOptionTheFactoriesReadIsDeclared) {
 TEST(PlacerOptions, CompactTextIsTheListingsForm) {
   std::map<std::string, std::string> text;
   for (const PlacerInfo& info : non_learned()) text[info.name] = options_text(info);
-  EXPECT_EQ(text["local-search"], "t0=0.03,polish=0.15,focus=0,aim=0,swaps=1,prefix=0,tiebreak=0");
+  EXPECT_EQ(text["local-search"],
+            "t0=0.03,polish=0.15,focus=0,aim=0,swaps=1,prefix=0,tiebreak=0,dsc=0,levels=0");
   EXPECT_EQ(text["critical-path"], "ties=lowest|random");
   EXPECT_EQ(text["dsc"], "merge=best|glb|lpt|eft|comm");
   EXPECT_EQ(text["multilevel"],

@@ -57,7 +57,7 @@ TEST(FocusMoves, MendingMovesAgreeUnderFullAndIncrementalEvaluation) {
 TEST(FocusMoves, RefreshesCountAgainstTheBudgetAndSeedsReproduce) {
   const Graph g = test::generated_dag(400, 5);
   const Problem problem(g, Platform::reference(8));
-  const LocalSearchPlacer focused(0.03, 0.15, 0.5);
+  const LocalSearchPlacer focused({.focus = 0.5});
   const PlaceResult placed = focused.place(problem, {3, {2500, 0}});
   const Assignment& a = placed.assignment;
   EXPECT_EQ(placed.spent.calls, 2500);
@@ -72,7 +72,7 @@ TEST(FocusMoves, BeatUniformPicksAtEqualCalls) {
     const Graph g = test::generated_dag(400, gs);
     const Problem problem(g, Platform::reference(8));
     const double uniform = total_makespan(problem, LocalSearchPlacer(), 5000, 3);
-    const double focused = total_makespan(problem, LocalSearchPlacer(0.03, 0.15, 0.5), 5000, 3);
+    const double focused = total_makespan(problem, LocalSearchPlacer({.focus = 0.5}), 5000, 3);
     RecordProperty("ratio_" + std::to_string(gs), std::to_string(focused / uniform));
     EXPECT_LT(focused, 0.99 * uniform) << "graph seed " << gs;
   }
@@ -87,9 +87,10 @@ TEST(FocusMoves, MendingBeatsPlainFocusWhereTransfersDecide) {
   for (std::uint64_t gs = 1; gs <= 2; ++gs) {
     const Graph g = test::generated_dag(1000, gs);
     const Problem problem(g, Platform::reference(64));
-    const double plain = total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 0.8), 2000, 3);
-    const double mending =
-        total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 0.8, 0.5), 2000, 3);
+    const double plain =
+        total_makespan(problem, LocalSearchPlacer({.t0 = 0.0001, .focus = 0.8}), 2000, 3);
+    const double mending = total_makespan(
+        problem, LocalSearchPlacer({.t0 = 0.0001, .focus = 0.8, .aim = 0.5}), 2000, 3);
     RecordProperty("ratio_" + std::to_string(gs), std::to_string(mending / plain));
     EXPECT_LT(mending, 0.998 * plain) << "graph seed " << gs;
   }
@@ -105,8 +106,10 @@ TEST(FocusMoves, WithoutSwapsTheCallsGoFurtherOnManyDevices) {
   for (std::uint64_t gs = 1; gs <= 4; ++gs) {
     const Graph g = test::generated_dag(1000, gs);
     const Problem problem(g, Platform::reference(64));
-    with += total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 1, 1, true), 2000, 3);
-    without += total_makespan(problem, LocalSearchPlacer(0.0001, 0.15, 1, 1, false), 2000, 3);
+    with +=
+        total_makespan(problem, LocalSearchPlacer({.t0 = 0.0001, .focus = 1, .aim = 1}), 2000, 3);
+    without += total_makespan(
+        problem, LocalSearchPlacer({.t0 = 0.0001, .focus = 1, .aim = 1, .swaps = false}), 2000, 3);
   }
   RecordProperty("ratio", std::to_string(without / with));
   EXPECT_LT(without, 0.999 * with);

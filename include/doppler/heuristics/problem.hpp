@@ -19,6 +19,8 @@ public:
   /// Builds the cost model, analyses and simulator (InputError when the platform cannot model
   /// the graph).
   Problem(const Graph& g, Platform platform);
+  /// A temporary graph would dangle: keep the graph in a variable that outlives the problem.
+  Problem(Graph&& g, Platform platform) = delete;
   Problem(const Problem&) = delete;
   Problem& operator=(const Problem&) = delete;
 

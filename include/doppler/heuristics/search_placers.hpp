@@ -54,8 +54,22 @@ private:
   bool infer_;
 };
 
+/// LocalSearchPlacer's options (the registry's `local-search:` keys of the same names).
+struct LocalSearchSettings {
+  double t0 = 0.03;             ///< start temperature, a fraction of the start makespan
+  double polish = 0.15;         ///< share of the budget left to descent and iterated local search
+  double focus = 0;             ///< AnnealSettings::focus (0: uniform op picks)
+  double aim = 0;               ///< AnnealSettings::aim (0: no mending)
+  bool swaps = true;            ///< AnnealSettings::swaps
+  bool prefix = kPrefixCycles;  ///< AnnealSettings::prefix_cycles
+  TieBreak tiebreak = TieBreak::none;  ///< AnnealSettings::tiebreak
+  bool dsc = false;                    ///< DSC's placement is a start too (one more call)
+  bool levels = false;  ///< LevelsPlacer's placement is a start too (its calls and one more)
+};
+
 /// Simulated annealing over assignments, scored by the simulator. Starts from the best of the
-/// list schedulers (critical-path, heft, etf, m-etf, balanced); moves reassign one op, swap the
+/// list schedulers (critical-path, heft, etf, m-etf, balanced; with `dsc` and `levels` also DSC's
+/// and the level placer's placements); moves reassign one op, swap the
 /// devices of two ops, or shift a whole tensor-op group by a device offset; the temperature falls
 /// geometrically from `t0` x the initial makespan; the last `polish` fraction of the budget is
 /// a first-improvement descent from the best assignment followed, while budget remains, by
@@ -63,27 +77,14 @@ private:
 /// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
-  /// `focus`, `aim`, `swaps`, `prefix` (prefix_cycles), `tiebreak`: see AnnealSettings (0:
-  /// uniform op picks, no mending; swaps on; ties of the makespan taken).
-  LocalSearchPlacer(double t0 = 0.03, double polish = 0.15, double focus = 0, double aim = 0,
-                    bool swaps = true, bool prefix = kPrefixCycles,
-                    TieBreak tiebreak = TieBreak::none)
-      : t0_(t0),
-        polish_(polish),
-        focus_(focus),
-        aim_(aim),
-        swaps_(swaps),
-        prefix_(prefix),
-        tiebreak_(tiebreak) {}
+  explicit LocalSearchPlacer(LocalSearchSettings s = {}) : s_(s) {}
   std::string name() const override { return "local-search"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
                            BudgetedEvaluator& eval) const override;
 
 private:
-  double t0_, polish_, focus_, aim_;
-  bool swaps_, prefix_;
-  TieBreak tiebreak_;
+  LocalSearchSettings s_;
 };
 
 /// The true optimum (minimum simulated makespan) by enumerating every assignment; under the
