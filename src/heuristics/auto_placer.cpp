@@ -31,17 +31,17 @@ constexpr int kLocalSearchMaxOps = 5000;
 constexpr int kLearnedMinOps = 20000;
 constexpr double kShortSeconds = 30;           // below: a short budget (the learned start pays)
 constexpr std::int64_t kShortCalls = 2000000;  // at most, without seconds: a short budget
-// Below: the cold focused search alone (kStarvedSearch). On the 20,000-op DAG on 64 devices at 60 s it beat the
-// portfolio on one thread (256.0-256.2 at 0.9-1.0 calls per op against 257.7 at 1.3) and on two
-// (255.96-255.97 at 1.6-1.7 against 257.1-257.3): docs/results/parallel.md, section "Never worse
-// with more seconds". With the focused search of the thirty-sixth session the portfolio lost by
-// more, also at 120 s and 240 s on two threads (3.8 and 7.1 calls per op: 256.85 and 256.81
-// against the search's 251.14 and 251.06; section "More seconds on the 20,000-op DAG"), so
-// the threshold went from 3 to 10. On a faster VM (thirty-eighth session) auto at 400 s on two
-// threads estimated 16 calls per op (it made 25), ran the portfolio and ended at 256.57 against
-// the search's 250.65 by name, so it is 32; above that, unmeasured on graphs this large. Graphs
-// the tied rule takes below its threshold keep the portfolio above it (as before: the focused
-// search alone was never measured on them above it).
+// Below: the cold focused search alone (kStarvedSearch). On the 20,000-op DAG on 64 devices at 60 s
+// it beat the portfolio on one thread (256.0-256.2 at 0.9-1.0 calls per op against 257.7 at 1.3)
+// and on two (255.96-255.97 at 1.6-1.7 against 257.1-257.3): docs/results/parallel.md, section
+// "Never worse with more seconds". With the focused search of the thirty-sixth session the
+// portfolio lost by more, also at 120 s and 240 s on two threads (3.8 and 7.1 calls per op: 256.85
+// and 256.81 against the search's 251.14 and 251.06; section "More seconds on the 20,000-op DAG"),
+// so the threshold went from 3 to 10. On a faster VM (thirty-eighth session) auto at 400 s on two
+// threads estimated 16 calls per op (it made 25), ran the portfolio and ended at 256.57 against the
+// search's 250.65 by name, so it is 32; above that, unmeasured on graphs this large. Graphs the
+// tied rule takes below its threshold keep the portfolio above it (as before: the focused search
+// alone was never measured on them above it).
 constexpr double kStarvedCallsPerOp = 32;
 constexpr double kColdCallsPerOp = 200;  // below: the annealing members start cold
 constexpr const char* kColdSearch = "doppler-search:t0=0.0001";

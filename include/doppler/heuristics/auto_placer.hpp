@@ -49,14 +49,13 @@ struct AutoPlan {
 /// (calls_per_op) the annealing starts cold: the multilevel members and the refinement at t0 =
 /// 0.0005, `doppler-search` at 0.0001 (the hot phase pays only with many calls per op). From 20,000
 /// ops under 32 calls per op (ten on graphs the tied rule below takes),
-/// `local-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1` alone on every thread (DSC's
-/// and the level placer's placements among its starts, every one-op move from the critical chain
-/// and mending it, no swaps; no policy needed), without refinement: multilevel's finest level
-/// starves there. Before that rule: from
-/// 10,000 ops under ten calls per op with at least half of the ops in repeated layers,
-/// `multilevel:inner=dsc,tied=0.8,t0=0.0005,proxy=4` alone (its tied search moves one role in
-/// every layer at once, so a call goes 32 times as far on 32 layers, and runs first on a
-/// stand-in of 4 layers, 6-10 x cheaper to simulate).
+/// `local-search:t0=0.0001,focus=1,aim=1,swaps=0,dsc=1,levels=1` alone on every thread (DSC's and
+/// the level placer's placements among its starts, every one-op move from the critical chain and
+/// mending it, no swaps; no policy needed), without refinement: multilevel's finest level starves
+/// there. Before that rule: from 10,000 ops under ten calls per op with at least half of the ops in
+/// repeated layers, `multilevel:inner=dsc,tied=0.8,t0=0.0005,proxy=4` alone (its tied search moves
+/// one role in every layer at once, so a call goes 32 times as far on 32 layers, and runs first on
+/// a stand-in of 4 layers, 6-10 x cheaper to simulate).
 AutoPlan plan_auto(const AutoFeatures& f);
 
 /// The `auto` method: its plan (plan_auto) on the problem's features, within the budget (calls

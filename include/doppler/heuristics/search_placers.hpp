@@ -67,14 +67,14 @@ struct LocalSearchSettings {
   bool levels = false;  ///< LevelsPlacer's placement is a start too (its calls and one more)
 };
 
-/// Simulated annealing over assignments, scored by the simulator. Starts from the best of the
-/// list schedulers (critical-path, heft, etf, m-etf, balanced; with `dsc` and `levels` also DSC's
-/// and the level placer's placements); moves reassign one op, swap the
-/// devices of two ops, or shift a whole tensor-op group by a device offset; the temperature falls
-/// geometrically from `t0` x the initial makespan; the last `polish` fraction of the budget is
-/// a first-improvement descent from the best assignment followed, while budget remains, by
-/// iterated local search (perturb the best local optimum, descend again). Budget: evaluations
-/// (default kDefaultSearchCalls) and/or seconds; the heuristics' simulations count.
+/// Simulated annealing over assignments, scored by the simulator. Starts from the best of the list
+/// schedulers (critical-path, heft, etf, m-etf, balanced; with `dsc` and `levels` also DSC's and
+/// the level placer's placements); moves reassign one op, swap the devices of two ops, or shift a
+/// whole tensor-op group by a device offset; the temperature falls geometrically from `t0` x the
+/// initial makespan; the last `polish` fraction of the budget is a first-improvement descent from
+/// the best assignment followed, while budget remains, by iterated local search (perturb the best
+/// local optimum, descend again). Budget: evaluations (default kDefaultSearchCalls) and/or seconds;
+/// the heuristics' simulations count.
 class LocalSearchPlacer : public Placer {
 public:
   explicit LocalSearchPlacer(LocalSearchSettings s = {}) : s_(s) {}
