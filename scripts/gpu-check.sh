@@ -62,7 +62,7 @@ configure() {
 }
 
 build() {
-  cmake --build build-gpu -j "$(nproc)" --target doppler_cli test_cuda test_engine
+  cmake --build build-gpu -j "$(nproc)" --target doppler_cli test_cuda test_engine bench_cuda_gemm
 }
 
 info() {
@@ -111,6 +111,17 @@ cuda_engine() {
   return $rc
 }
 
+# Issue 49's GEMM targets (bench/cuda/gemm_throughput.cpp): chains of 4096^3 GEMMs through the
+# engine on one of 4 partitions against cuBLAS alone on it (>= 80%), and on all 4 at once against
+# cuBLAS alone on the whole GPU (>= 90%), with f32 and bf16 (Tensor Core) math.
+gemm_targets() {
+  local rc=0 m
+  for m in f32 bf16; do
+    build-gpu/bench_cuda_gemm --partitions 4 --gpu-math "$m" --json >"$out/gemm-$m.json" || rc=1
+  done
+  return $rc
+}
+
 # Imported ONNX models (scripts/gpu-bundle.sh's .gpu/models, weights inside) on 2 partitions with
 # --verify: every node against the CPU engine on this machine.
 onnx_models() {
@@ -135,6 +146,7 @@ step unpack unpack && step configure configure && step build build && {
   step cuda_tests cuda_tests
   step engine_tests engine_tests
   step cuda_engine cuda_engine
+  step gemm_targets gemm_targets
   step onnx_models onnx_models
 }
 
@@ -172,6 +184,12 @@ for name in ["cuda-1", "cpu-1", "cuda-2", "cpu-2", "cuda-4", "cpu-4", "cuda-4-tf
                    "gflops_per_s": j.get("gflops_per_s"), "ops": j.get("ops"),
                    "seconds_per_op": j["makespan_median"] / j["ops"] if j.get("ops") else None,
                    "verify": j.get("verify")})
+gemm = []  # the gemm_targets step's measurements
+for m in ["f32", "bf16"]:
+    try:
+        gemm.append(json.load(open(f"{out}/gemm-{m}.json")))
+    except (OSError, ValueError):
+        pass
 summary = {
     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     "commit": commit, "host_cores": int(cores),
@@ -179,6 +197,7 @@ summary = {
     "steps": steps, "total_seconds": round(sum(s["seconds"] for s in steps), 1),
     "cuda_tests": tests,
     "engine": engine,
+    "gemm": gemm,
     "ok": all(s["exit"] == 0 for s in steps) and not any(t["status"] == "failed" for t in tests),
 }
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=2)
@@ -195,6 +214,14 @@ for e in engine:
     v = e["verify"]
     md.append(f"| {e['run']} | {e['devices']} | {e['makespan_median_s']} | "
               f"{e['gflops_per_s']:.1f} | {v['max_relative_error'] if v else '-'} |")
+md += ["", "| GEMM target (4 partitions) | math | cuBLAS TFLOP/s | engine TFLOP/s | ratio | target |",
+       "|---|---|---:|---:|---:|---|"]
+for g in gemm:
+    for key, what in [("one_partition", "one partition vs cuBLAS on it"),
+                      ("all_partitions", "all partitions vs cuBLAS on the whole GPU")]:
+        t = g[key]
+        md.append(f"| {what} | {g['math']} | {t['cublas_tflops']:.1f} | {t['engine_tflops']:.1f} | "
+                  f"{t['ratio']:.3f} | {t['target']} {'met' if t['met'] else 'NOT met'} |")
 open(f"{out}/summary.md", "w").write("\n".join(md) + "\n")
 print("\n".join(md))
 PY
