@@ -192,7 +192,41 @@ std::vector<Row> run_rows(const Problem& problem, const std::vector<std::string>
   return rows;
 }
 
-// Per-method files: the Gantt chart and the assignment of each method's best seed.
+// The rows of --saved NAME=FILE: FILE's assignment (validated against the graph and P) as a run
+// of row NAME, simulated once (no search: 0 calls, 0 seconds); rows in order of first mention.
+std::vector<Row> saved_rows(const Graph& g, const Problem& problem, const CompareOptions& o) {
+  std::vector<Row> rows;
+  for (const std::string& spec : o.saved) {
+    const std::size_t eq = spec.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == spec.size())
+      throw InputError("--saved '" + spec + "': expected NAME=FILE");
+    const std::string name = spec.substr(0, eq), file = spec.substr(eq + 1);
+    auto it =
+        std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.method == name; });
+    if (it == rows.end()) {
+      it = rows.insert(rows.end(), Row{});
+      it->method = name;
+    }
+    MethodRun run;
+    run.method = name;
+    run.assignment = parse_assignment_json(read_file(file), file, &g, o.devices);
+    run.assignment.validate(g, o.devices, file);
+    run.makespan = problem.simulator().simulate(run.assignment).makespan;
+    run.seed = it->runs.size();
+    it->seeds.push_back(static_cast<int>(it->runs.size()));
+    it->runs.push_back(std::move(run));
+  }
+  for (Row& r : rows) {
+    std::vector<double> sims;
+    for (const MethodRun& run : r.runs) sims.push_back(run.makespan);
+    std::tie(r.mean, r.std) = mean_std(sims);
+    r.deterministic = r.runs.size() == 1;
+  }
+  return rows;
+}
+
+// Per-method files: the Gantt chart and the assignment of each method's best seed (and, for a
+// method run on several seeds, every seed's as <method>.seed-<s>.json).
 void write_method_files(const Compared& c) {
   for (const Row& r : c.rows) {
     const MethodRun* best_run = &r.runs.front();
@@ -208,9 +242,12 @@ void write_method_files(const Compared& c) {
                                         c.o.devices, c.problem.platform().name()),
                             1400, true}));
     }
-    if (!c.o.assignments_dir.empty())
-      write_file_atomic(std::filesystem::path(c.o.assignments_dir) / (stem + ".json"),
-                        format_assignment_json(best_run->assignment));
+    if (c.o.assignments_dir.empty()) continue;
+    const std::filesystem::path dir(c.o.assignments_dir);
+    write_file_atomic(dir / (stem + ".json"), format_assignment_json(best_run->assignment));
+    for (std::size_t k = 0; r.runs.size() > 1 && k < r.runs.size(); ++k)
+      write_file_atomic(dir / fmt::format("{}.seed-{}.json", stem, r.seeds[k]),
+                        format_assignment_json(r.runs[k].assignment));
   }
 }
 
@@ -353,7 +390,7 @@ ojson row_json(const Compared& c, std::size_t idx) {
 // The "measured" object of --measure.
 ojson measured_json(const Compared& c) {
   const CompareOptions& o = c.o;
-  return {{"engine", "cpu"},
+  return {{"engine", o.backend == "cuda" ? "cuda" : "cpu"},
           {"repeat", o.measure_repeat},
           {"max_repeat", std::max(o.measure_repeat, o.measure_max_repeat)},
           {"target", o.measure_target},
@@ -431,11 +468,17 @@ void print_compare(const Compared& c) {
 void compare_graph(const Graph& g, const CompareOptions& o) {
   const Problem problem(g, platform_for(g, o.hardware, o.devices));
   warn_pricing(g, o.hardware);
-  const std::vector<std::string> methods = expand_methods(o.methods, problem);
+  const std::vector<std::string> methods =
+      o.methods == "none" ? std::vector<std::string>{} : expand_methods(o.methods, problem);
   for (const std::string& dir : {o.gantt_dir, o.assignments_dir})
     if (!dir.empty() && !std::filesystem::is_directory(dir))
       throw InputError(dir, 0, "not a directory");
+  std::vector<Row> saved = saved_rows(g, problem, o);
+  if (methods.empty() && saved.empty())
+    throw InputError("nothing to compare: no method in --methods '" + o.methods +
+                     "' and no --saved assignment");
   Compared c{g, problem, o, run_rows(problem, methods, o), 0, 0, false, false, {}};
+  std::move(saved.begin(), saved.end(), std::back_inserter(c.rows));
   if (o.measure) measure_rows(g, o, c.rows);
   c.best = c.rows.front().mean;
   for (const Row& r : c.rows) c.best = std::min(c.best, r.mean);
@@ -472,8 +515,18 @@ void add_compare(CLI::App& app) {
       "Run several placement methods on one graph and compare their simulated makespans");
   cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
   add_graph_devices_option(*cmd, o->devices);
-  cmd->add_option("--methods", o->methods, "comma-separated method specs, or all")
+  cmd->add_option("--methods", o->methods,
+                  "comma-separated method specs, all, or none (only the --saved rows)")
       ->capture_default_str();
+  cmd->add_option("--saved", o->saved,
+                  "NAME=FILE: a row NAME of the saved assignment FILE (doppler-assignment JSON, "
+                  "e.g. from --assignments-dir or place -o), simulated (no search) and with "
+                  "--measure run like the methods' placements: measure placements made elsewhere "
+                  "(another machine, a learned method) on this machine's engine; repeat a NAME "
+                  "for its seeds; repeatable")
+      ->type_name("NAME=FILE")
+      ->take_all()
+      ->allow_extra_args(false);
   cmd->add_option("--seeds", o->seeds,
                   "seeds per randomised method (deterministic methods run once)")
       ->check(CLI::Range(1, 1000))
@@ -495,7 +548,8 @@ void add_compare(CLI::App& app) {
                   "write an SVG chart of each method's best makespan against seconds (first "
                   "seed; the anytime curves, most useful with --time-budget)");
   cmd->add_option("--assignments-dir", o->assignments_dir,
-                  "write <method>.json assignments (best seed) into this directory");
+                  "write <method>.json assignments (best seed) into this directory, and "
+                  "<method>.seed-<s>.json (every seed) for a method run on several seeds");
   cmd->add_flag("--json", o->json, "print one JSON object instead of the table");
   cmd->add_flag("--markdown", o->markdown, "print the table as Markdown");
   cmd->add_flag(

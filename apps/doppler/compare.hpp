@@ -2,6 +2,7 @@
 // The body of `doppler compare`, shared with `doppler demo`.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine_options.hpp"
 
@@ -30,6 +31,10 @@ struct CompareOptions {
   double measure_seconds = 2;     ///< seconds of measured runs per assignment before stopping
   EngineCliOptions engine;        ///< engine flags for --measure and doppler-sys
   std::string backend = "local";  ///< --measure on: local (threads) or cuda
+  /// --saved NAME=FILE: rows of saved assignments (FILE's placement simulated, no search), the
+  /// files of one NAME its seeds in the order given; beside the methods, or alone with
+  /// `--methods none`.
+  std::vector<std::string> saved;
 };
 
 /// Runs every method of `o.methods` on `g` and prints the table (or JSON), writing the
