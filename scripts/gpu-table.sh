@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Issue 49's table on the GPU machine, after scripts/gpu-check.sh built BUILD (build-gpu, no
+# torch) and scripts/gpu-measure.sh calibrated PROFILE (its profile.json: 4 partitions, PCIe-paced
+# copies). For each graph (chainmm, ffnn, llama-block, llama-layer: the generators' sizes, Llama
+# at 7B dimensions with seq 2048, f32 tensors as the engine stores them):
+#   1. `doppler compare` of the paper's torch-free methods (critical-path, etf, enumopt,
+#      local-search, multilevel) on PROFILE's simulator, each search with the same simulator-call
+#      budget, SEEDS seeds; every placement then measured on 4 SM partitions (`--measure
+#      --backend cuda --gpu-link pcie`: interleaved runs, medians with 95% intervals). Placements
+#      made elsewhere, the learned methods' from a CPU machine with the same profile, join as
+#      rows: SAVED/<graph>/<method>.seed-<s>.json (`compare --assignments-dir` writes them).
+#   2. llama-layer only: the measured winner's placement run again with `peer` and `pcie` links,
+#      beside the same layer in PyTorch on the whole GPU (scripts/torch_llama_layer.py, bf16).
+# Writes OUT_DIR/table-<graph>.json (compare's JSON), OUT_DIR/torch.json, OUT_DIR/table.md and
+# OUT_DIR/gpu-table.log; exit 1 when a step failed.
+#
+#   scripts/gpu-table.sh BUILD PROFILE OUT_DIR
+#     GRAPHS="chainmm ffnn llama-block llama-layer" BUDGET=20000 SEEDS=3 MATH=bf16 SAVED=DIR
+#
+# Its own device call; unmeasured before a GPU was lent (the searches take about a minute per
+# graph on 16 cores, the measurements one to three). DRY=1 checks the script on a CPU machine:
+# small sizes, the CPU engine, PyTorch on the CPU in f32.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:?usage: scripts/gpu-table.sh BUILD PROFILE OUT_DIR}
+PROFILE=${2:?usage: scripts/gpu-table.sh BUILD PROFILE OUT_DIR}
+out=${3:?usage: scripts/gpu-table.sh BUILD PROFILE OUT_DIR}
+D=$(cd "$BUILD" && pwd)/doppler
+GRAPHS=${GRAPHS:-chainmm ffnn llama-block llama-layer}
+METHODS=critical-path,etf,enumopt,local-search,multilevel
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=$out/gpu-table.log
+: >"$log"
+gpu=(--backend cuda --gpu-partitions 4 --gpu-math "${MATH:-bf16}")
+llama=(-p dim=4096 -p heads=32 -p ffn=11008 -p seq=2048)
+sizes=(--dim 4096 --heads 32 --ffn 11008 --seq 2048)  # the same for torch_llama_layer.py
+torch=(--device cuda --dtype bf16)
+chainmm=() ffnn=()
+if [ "${DRY:-0}" = 1 ]; then
+  gpu=(--backend local)
+  llama=(-p dim=256 -p heads=4 -p ffn=512 -p seq=128)
+  sizes=(--dim 256 --heads 4 --ffn 512 --seq 128)
+  torch=(--device cpu --dtype f32)
+  chainmm=(-p n=512) ffnn=(-p batch=1024 -p hidden=2048)
+fi
+failed=0
+rows=()
+
+# link KIND: the flag that makes copies between partitions cost KIND (none with DRY=1).
+link() {
+  [ "${DRY:-0}" = 1 ] || echo "--gpu-link $1"
+}
+
+# run NAME CMD...: runs CMD (output to the log), notes its seconds and exit code.
+run() {
+  local name=$1 t0=$SECONDS rc
+  shift
+  echo "== $name: $*" >>"$log"
+  "$@" >>"$log" 2>&1
+  rc=$?
+  rows+=("| $name | $((SECONDS - t0)) | $rc |")
+  echo "gpu-table: $name: exit $rc ($((SECONDS - t0)) s)" >&2
+  [ "$rc" -eq 0 ] || failed=1
+  return "$rc"
+}
+
+# generate NAME: the graph NAME at the table's sizes, in OUT_DIR/NAME.json.
+generate() {
+  case $1 in
+    llama-block) "$D" -q generate llama-block "${llama[@]}" --dtype f32 --devices 4 -o "$out/$1.json" ;;
+    llama-layer) "$D" -q generate llama-layer "${llama[@]}" -p vocab=32000 --dtype f32 --devices 4 \
+      -o "$out/$1.json" ;;
+    chainmm) "$D" -q generate chainmm "${chainmm[@]}" --dtype f32 --devices 4 -o "$out/$1.json" ;;
+    ffnn) "$D" -q generate ffnn "${ffnn[@]}" --dtype f32 --devices 4 -o "$out/$1.json" ;;
+  esac
+}
+
+# table NAME: compare's methods and the saved placements of NAME, measured on the GPU.
+table() {
+  local saved=() f m
+  for f in "${SAVED:-/nonexistent}/$1"/*.json; do
+    [ -e "$f" ] || continue
+    m=$(basename "$f" .json)
+    [ -e "${f%.json}.seed-0.json" ] && continue  # a best-seed copy beside the seeds' files
+    saved+=(--saved "${m%.seed-*}=$f")
+  done
+  mkdir -p "$out/assignments-$1"
+  "$D" compare "$out/$1.json" --devices 4 --hardware "$PROFILE" --methods "$METHODS" \
+    --budget "${BUDGET:-20000}" --seeds "${SEEDS:-3}" --threads 1 "${saved[@]}" \
+    --assignments-dir "$out/assignments-$1" --measure "${gpu[@]}" $(link pcie) \
+    --json-file "$out/table-$1.json" --markdown
+}
+
+# versus_torch: llama-layer's measured winner with peer and pcie links, and PyTorch's layer.
+versus_torch() {
+  local best stem l
+  best=$("${PYTHON:-python3}" -c "import json,sys; print(json.load(open(sys.argv[1]))['measured']['fastest'])" \
+    "$out/table-llama-layer.json") || return 1
+  stem=$(echo "$best" | sed 's/[^A-Za-z0-9_-]/_/g')
+  for l in peer pcie; do
+    "$D" execute "$out/llama-layer.json" -a "$out/assignments-llama-layer/$stem.json" "${gpu[@]}" \
+      $(link "$l") --repeat 11 --json >"$out/ours-$l.json" || return 1
+  done
+  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 "${torch[@]}" \
+    --repeat 20 --json >"$out/torch.json"
+}
+
+for g in $GRAPHS; do
+  run "generate-$g" generate "$g" && run "table-$g" table "$g"
+done
+case " $GRAPHS " in *" llama-layer "*) run versus-torch versus_torch ;; esac
+
+"${PYTHON:-python3}" - "$out" $GRAPHS >"$out/table.md" <<'PY'
+import json, sys
+out, graphs = sys.argv[1], sys.argv[2:]
+print("| graph | method | simulated | measured median | 95% interval | runs |")
+print("|---|---|---:|---:|---|---:|")
+for g in graphs:
+    try:
+        j = json.load(open(f"{out}/table-{g}.json"))
+    except (OSError, ValueError):
+        print(f"| {g} | (no result) | | | | |")
+        continue
+    for r in j["methods"]:
+        iv = r["measured_interval"]
+        print(f"| {g} | {r['method']} | {r['mean'] * 1e3:.2f} ms | {r['measured_median'] * 1e3:.2f} ms "
+              f"| {iv['low'] * 1e3:.2f} .. {iv['high'] * 1e3:.2f} ms | {iv['runs']} |")
+    m = j["measured"]
+    print(f"| {g} | fastest: {m['fastest']} ({'significant' if m['significant'] else 'not significant'}) "
+          f"| Spearman {m['spearman']:.2f} | | | |")
+try:
+    t = json.load(open(f"{out}/torch.json"))
+    print(f"\nPyTorch {t['torch']} on the whole {t['device']} ({t['dtype']}, {t['attention']} attention): "
+          f"{t['median_s'] * 1e3:.2f} ms")
+    for link in ("peer", "pcie"):
+        o = json.load(open(f"{out}/ours-{link}.json"))
+        print(f"ours, 4 partitions, {link} links: {o['makespan_median'] * 1e3:.2f} ms = "
+              f"{o['makespan_median'] / t['median_s']:.2f} x PyTorch")
+except (OSError, ValueError, KeyError) as e:
+    print(f"\n(no PyTorch comparison: {e})")
+PY
+{
+  echo
+  echo "| step | seconds | exit |"
+  echo "|---|---:|---:|"
+  printf '%s\n' "${rows[@]}"
+} >>"$out/table.md"
+cat "$out/table.md"
+exit "$failed"
