@@ -83,7 +83,11 @@ void set_cuda_backend_factory(BackendFactory f);
 BackendFactory cuda_backend_factory();
 
 /// The CPU backend: host memory (one buffer per device and node), the plan's kernels (OpenBLAS
-/// GEMMs and loops, one scratch area per device), memcpy for copies.
-std::unique_ptr<DeviceBackend> make_cpu_backend(const Plan& plan, int devices, int nodes);
+/// GEMMs and loops, one scratch area per device), memcpy for copies. With `gpu_split` each
+/// kernel runs as the GPU backend splits it instead (host_device_exec.hpp), GEMM operands rounded
+/// as that math says.
+std::unique_ptr<DeviceBackend> make_cpu_backend(
+    const Plan& plan, int devices, int nodes,
+    std::optional<GpuDevices::Math> gpu_split = std::nullopt);
 
 }  // namespace doppler::engine_detail

@@ -84,6 +84,8 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
                                  options.devices));
   if (options.timeout_seconds < 0 || !std::isfinite(options.timeout_seconds))
     throw InputError("engine: timeout must be >= 0 seconds");
+  if (options.gpu_split && options.backend != Backend::cpu)
+    throw InputError("engine: gpu_split is the CPU backend's emulation of a GPU's kernels");
   m.options = options;
   engine_detail::limit_blas_threads();
   m.plan = engine_detail::compile_plan(g, options.kernels, options.synthetic_scale);
@@ -106,6 +108,10 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
     engine_detail::check_device_plan(m.plan);
     cfg.pin = false;  // a GPU's workers wait for it rather than compute
     backend = make(m.plan, options, g.num_nodes());
+  } else if (options.gpu_split) {
+    engine_detail::check_device_plan(m.plan);
+    backend = engine_detail::make_cpu_backend(m.plan, options.devices, g.num_nodes(),
+                                              options.gpu.math);
   }
   m.runtime = std::make_unique<Runtime>(g, m.plan, cfg, std::move(backend));
   if (options.backend == Backend::cpu && options.devices > m.runtime->cores())
@@ -205,7 +211,11 @@ std::string Engine::describe() const {
         "emulation {}",
         m.runtime->backend_label(), kernels, m.options.link.label());
   }
-  if (m.plan.mode == KernelMode::real) kernels += " (OpenBLAS, 1 thread per worker)";
+  if (m.plan.mode == KernelMode::real)
+    kernels += m.options.gpu_split
+                   ? fmt::format(" (the GPU's split, {} GEMM operands, OpenBLAS)",
+                                 gpu_math_name(m.options.gpu.math))
+                   : std::string(" (OpenBLAS, 1 thread per worker)");
   if (m.plan.mode == KernelMode::synthetic)
     kernels += fmt::format(" (scale {:.3g} FLOP and byte per cost unit)", m.plan.scale);
   return fmt::format("cpu engine, {} devices, {} kernels, workers {} ({} cores), link emulation {}",

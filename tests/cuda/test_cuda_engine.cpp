@@ -74,12 +74,15 @@ TEST(CudaEngine, WithoutAGpuItIsTheDriversOneLineError) {
   }
 }
 
-// Every node's output against the CPU engine on one device; op times inside the run, and each
-// op starts after its inputs arrived.
+// Every node's output against the CPU engine on one device (running the GPU's kernel split with
+// its GEMM rounding, as --verify does); op times inside the run, and each op starts after its
+// inputs arrived.
 void expect_matches_cpu(const Graph& g, const EngineOptions& o, unsigned seed,
                         double tolerance = 1e-4) {
   EngineOptions cpu;
   cpu.devices = 1;
+  cpu.gpu_split = true;
+  cpu.gpu.math = o.gpu.math;
   Engine ref(g, cpu);
   Assignment one;
   one.devices = 1;
@@ -123,15 +126,17 @@ TEST(CudaEngine, AWholeGpuComputesWhatTheCpuEngineComputes) {
   expect_matches_cpu(workload("llama-block", false, 1), cuda_options(1, 0), 4);
 }
 
-// Tensor Core GEMMs (operands rounded to tf32 or bf16) within the tolerances of --verify.
+// Tensor Core GEMMs (operands rounded to tf32 or bf16) within the tolerance of --verify, on a
+// forward graph and a training one (ReLU's gradient: ffnn).
 TEST(CudaEngine, TensorCoreGemmsStayWithinTheirTolerance) {
   DOPPLER_REQUIRE_GPU();
-  const Graph g = workload("llama-block", false, 2);
-  EngineOptions o = cuda_options(2, 2);
-  o.gpu.math = GpuDevices::Math::tf32;
-  expect_matches_cpu(g, o, 6, 1e-2);
-  o.gpu.math = GpuDevices::Math::bf16;
-  expect_matches_cpu(g, o, 7, 5e-2);
+  for (const Graph& g : {workload("llama-block", false, 2), workload("ffnn", true, 2)}) {
+    EngineOptions o = cuda_options(2, 2);
+    o.gpu.math = GpuDevices::Math::tf32;
+    expect_matches_cpu(g, o, 6, 1e-2);
+    o.gpu.math = GpuDevices::Math::bf16;
+    expect_matches_cpu(g, o, 7, 1e-2);
+  }
 }
 
 TEST(CudaEngine, RepeatedRunsGiveTheSameOutputs) {

@@ -14,43 +14,10 @@ using engine_detail::KernelOp;
 using engine_detail::Plan;
 namespace dev = engine_detail::dev;
 
-void HostExec::copy(const dev::CopyArgs& a, const float* s, float* d) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::copy_element(a, i, s, d);
-}
-void HostExec::unary(const dev::UnaryArgs& a, const float* x, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::unary_element(a, i, x, o);
-}
-void HostExec::binary(const dev::BinaryArgs& a, const float* x, const float* y, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::binary_element(a, i, x, y, o);
-}
-void HostExec::reduce(const dev::ReduceArgs& a, const float* x, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::reduce_element(a, i, x, o);
-}
-void HostExec::rotary(const dev::RotaryArgs& a, const float* x, const float* t, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::rotary_element(a, i, x, t, o);
-}
-void HostExec::loop(const dev::LoopArgs& a, const dev::Operands& in, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);
-}
-void HostExec::checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* o) {
-  dev::checksum_element(a, in, o);
-}
-void HostExec::bias(const dev::BiasArgs& a, const float* b, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::bias_element(a, i, b, o);
-}
-void HostExec::im2col(const dev::Im2colArgs& a, const float* x, float* c) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::im2col_element(a, i, x, c);
-}
-void HostExec::direct_conv(const dev::DirectConvArgs& a, const float* x, const float* w, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::direct_conv_element(a, i, x, w, o);
-}
-void HostExec::pool(const dev::PoolArgs& a, const float* w, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::pool_element(a, i, w, o);
-}
-
 void HostExec::gemm(const GemmCall& g) {
   ++gemms;
   std::vector<double> row(static_cast<std::size_t>(g.n));
+  const auto r = [this](float x) { return engine_detail::round_gemm_operand(math_, x); };
   for (dev::I64 t = 0; t < g.batch; ++t) {
     const float* a = g.a + t * g.sa;
     const float* b = g.b + t * g.sb;
@@ -59,9 +26,9 @@ void HostExec::gemm(const GemmCall& g) {
       for (dev::I64 j = 0; j < g.n; ++j)
         row[static_cast<std::size_t>(j)] = g.accumulate ? c[i * g.ldc + j] : 0.0;
       for (dev::I64 p = 0; p < g.k; ++p) {
-        const double av = g.ta ? a[p * g.lda + i] : a[i * g.lda + p];
+        const double av = r(g.ta ? a[p * g.lda + i] : a[i * g.lda + p]);
         for (dev::I64 j = 0; j < g.n; ++j)
-          row[static_cast<std::size_t>(j)] += av * (g.tb ? b[j * g.ldb + p] : b[p * g.ldb + j]);
+          row[static_cast<std::size_t>(j)] += av * r(g.tb ? b[j * g.ldb + p] : b[p * g.ldb + j]);
       }
       for (dev::I64 j = 0; j < g.n; ++j)
         c[i * g.ldc + j] = static_cast<float>(row[static_cast<std::size_t>(j)]);
@@ -72,10 +39,6 @@ void HostExec::gemm(const GemmCall& g) {
 float* HostExec::scratch(dev::I64 floats) {
   scratch_.assign(static_cast<std::size_t>(floats), std::nanf(""));
   return scratch_.data();
-}
-
-const float* HostExec::values(NodeId v) {
-  return plan_.kernels[static_cast<std::size_t>(v)].values.data();
 }
 
 std::set<KernelOp> expect_device_path_agrees(const Graph& g, KernelMode mode,

@@ -113,6 +113,10 @@ struct EngineOptions {
   FaultInjection fault;                ///< test hook
   Backend backend = Backend::cpu;      ///< what runs the kernels
   GpuDevices gpu;                      ///< Backend::cuda: which GPUs or partitions
+  /// Backend::cpu: run each kernel as the CUDA backend splits it (elementwise steps and GEMM
+  /// calls), GEMM operands rounded as gpu.math says (tf32, bf16): a host reference that rounds
+  /// where the GPU does, for `execute --verify --backend cuda` (InputError with another backend).
+  bool gpu_split = false;
 };
 
 }  // namespace doppler
