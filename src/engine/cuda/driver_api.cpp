@@ -1,5 +1,6 @@
 #include "driver_api.hpp"
 
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -38,8 +39,16 @@ struct Loaded {
   std::string error;  // "" when every function was found
 };
 
+// Hardware work queues per context: CUDA's default of 8 is P x 2 streams at P = 4 partitions;
+// beyond it streams of different partitions share queues and wait for each other. Read when
+// CUDA initialises, so set before the first runtime call (a value the user set is kept).
+void set_connections() {
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+}
+
 Loaded load() {
   Loaded l;
+  set_connections();
   l.error = probe_runtime();
   if (!l.error.empty()) return l;
 #define DOPPLER_CUDA_FETCH(name) \

@@ -23,9 +23,10 @@ struct DriverApi {
 #undef DOPPLER_CUDA_DRIVER_MEMBER
 };
 
-/// The driver functions, loaded on the first call (thread-safe). Throws EngineError "no CUDA
-/// driver or GPU: CAUSE" when no driver or GPU is there, or the driver lacks a function
-/// (green contexts need a CUDA 12.4+ driver).
+/// The driver functions, loaded on the first call (thread-safe), which must come before any
+/// other CUDA call of the process: it first sets CUDA_DEVICE_MAX_CONNECTIONS to 32 unless set.
+/// Throws EngineError "no CUDA driver or GPU: CAUSE" when no driver or GPU is there, or the
+/// driver lacks a function (green contexts need a CUDA 12.4+ driver).
 const DriverApi& driver_api();
 
 /// The one-line "no CUDA driver or GPU: CAUSE" message when this process cannot use a GPU,
