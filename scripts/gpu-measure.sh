@@ -22,20 +22,8 @@ out=$(cd "$out" && pwd)
 log=$out/gpu-measure.log
 : >"$log"
 gpu=(--backend cuda --gpu-partitions "$P" --gpu-link pcie)
-failed=0
-rows=()
-
-# run NAME CMD...: runs CMD (output to the log), notes its seconds and exit code.
-run() {
-  local name=$1 t0=$SECONDS rc
-  shift
-  echo "== $name: $*" >>"$log"
-  "$@" >>"$log" 2>&1
-  rc=$?
-  rows+=("| $name | $((SECONDS - t0)) | $rc |")
-  echo "gpu-measure: $name: exit $rc ($((SECONDS - t0)) s)" >&2
-  [ "$rc" -eq 0 ] || failed=1
-}
+step_prefix=gpu-measure
+. "$here/scripts/gpu-steps.sh"  # run NAME CMD...
 
 # validate NAME GRAPH: validate-sim of GRAPH on the GPU with the calibrated profile.
 validate() {

@@ -44,25 +44,12 @@ if [ "${DRY:-0}" = 1 ]; then
   torch=(--device cpu --dtype f32)
   chainmm=(-p n=512) ffnn=(-p batch=1024 -p hidden=2048)
 fi
-failed=0
-rows=()
+step_prefix=gpu-table
+. "$here/scripts/gpu-steps.sh"  # run NAME CMD...
 
 # link KIND: the flag that makes copies between partitions cost KIND (none with DRY=1).
 link() {
   [ "${DRY:-0}" = 1 ] || echo "--gpu-link $1"
-}
-
-# run NAME CMD...: runs CMD (output to the log), notes its seconds and exit code.
-run() {
-  local name=$1 t0=$SECONDS rc
-  shift
-  echo "== $name: $*" >>"$log"
-  "$@" >>"$log" 2>&1
-  rc=$?
-  rows+=("| $name | $((SECONDS - t0)) | $rc |")
-  echo "gpu-table: $name: exit $rc ($((SECONDS - t0)) s)" >&2
-  [ "$rc" -eq 0 ] || failed=1
-  return "$rc"
 }
 
 # generate NAME: the graph NAME at the table's sizes, in OUT_DIR/NAME.json.
