@@ -10,8 +10,10 @@
 #      made elsewhere, the learned methods' from a CPU machine with the same profile, join as
 #      rows: SAVED/<graph>/<method>.seed-<s>.json (`compare --assignments-dir` writes them).
 #   2. llama-layer only: the measured winner's placement run again with `peer` and `pcie` links,
-#      beside the same layer in PyTorch on the whole GPU (scripts/torch_llama_layer.py, bf16).
-# Writes OUT_DIR/table-<graph>.json (compare's JSON), OUT_DIR/torch.json, OUT_DIR/table.md and
+#      beside the same layer in PyTorch on the whole GPU (scripts/torch_llama_layer.py): in bf16,
+#      as a user would run it, and with f32 tensors and bf16 Tensor Core matmuls, as our engine
+#      runs it (it stores f32).
+# Writes OUT_DIR/table-<graph>.json (compare's JSON), OUT_DIR/torch*.json, OUT_DIR/table.md and
 # OUT_DIR/gpu-table.log; exit 1 when a step failed.
 #
 #   scripts/gpu-table.sh BUILD PROFILE OUT_DIR
@@ -90,7 +92,11 @@ versus_torch() {
       $(link "$l") --repeat 11 --json >"$out/ours-$l.json" || return 1
   done
   "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 "${torch[@]}" \
-    --repeat 20 --json >"$out/torch.json"
+    --repeat 20 --json >"$out/torch.json" || return 1
+  # like for like: f32 tensors, bf16 Tensor Core matmuls (the engine's --gpu-math bf16)
+  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 \
+    "${torch[@]:0:2}" --dtype f32 --matmul-precision medium --repeat 20 --json \
+    >"$out/torch-f32-medium.json"
 }
 
 for g in $GRAPHS; do
@@ -117,13 +123,17 @@ for g in graphs:
     print(f"| {g} | fastest: {m['fastest']} ({'significant' if m['significant'] else 'not significant'}) "
           f"| Spearman {m['spearman']:.2f} | | | |")
 try:
-    t = json.load(open(f"{out}/torch.json"))
-    print(f"\nPyTorch {t['torch']} on the whole {t['device']} ({t['dtype']}, {t['attention']} attention): "
-          f"{t['median_s'] * 1e3:.2f} ms")
+    ts = [json.load(open(f"{out}/{f}.json")) for f in ("torch", "torch-f32-medium")]
+    print()
+    for t in ts:
+        print(f"PyTorch {t['torch']} on the whole {t['device']} ({t['dtype']} tensors, matmul "
+              f"precision {t['matmul_precision']}, {t['attention']} attention): "
+              f"{t['median_s'] * 1e3:.2f} ms")
     for link in ("peer", "pcie"):
         o = json.load(open(f"{out}/ours-{link}.json"))
         print(f"ours, 4 partitions, {link} links: {o['makespan_median'] * 1e3:.2f} ms = "
-              f"{o['makespan_median'] / t['median_s']:.2f} x PyTorch")
+              + ", ".join(f"{o['makespan_median'] / t['median_s']:.2f} x PyTorch "
+                          f"{t['dtype']}/{t['matmul_precision']}" for t in ts))
 except (OSError, ValueError, KeyError) as e:
     print(f"\n(no PyTorch comparison: {e})")
 PY

@@ -6,9 +6,11 @@ a placement (issue 49's baseline, on the whole GPU). The same function as the ge
 causal softmax attention, output projection and residual, RMSNorm, SwiGLU FFN and residual, the
 final RMSNorm of the last token and its vocabulary logits.
 
-Time it (weights drawn like the generator's, seeded):
+Time it (weights drawn like the generator's, seeded), in bf16 as a user would, or with f32
+tensors and bf16 Tensor Core matmuls as doppler's engine runs `--gpu-math bf16`:
   torch_llama_layer.py --dim 4096 --heads 32 --ffn 11008 --seq 2048 --vocab 32000 \\
       --device cuda --dtype bf16 --repeat 20 --json
+  torch_llama_layer.py ... --dtype f32 --matmul-precision medium
 Compute doppler's layer (tensors saved by `doppler execute --save NAME=DIR/NAME.npy`; the
 names are WEIGHTS below) and write its logits and its block's output y:
   torch_llama_layer.py --dim 64 ... --weights DIR --logits logits.npy --hidden y.npy
@@ -162,6 +164,10 @@ def parse(argv):
     p.add_argument("--attention", choices=["auto", "sdpa", "math"], default="auto",
                    help="sdpa (fused, torch >= 2.0), math (softmax of the masked scores); "
                         "auto: sdpa where torch has it")
+    p.add_argument("--matmul-precision", choices=["highest", "high", "medium"], default="highest",
+                   help="f32 matmuls: highest (f32), high (TF32 Tensor Cores) or medium (bf16 "
+                        "Tensor Cores: operands rounded, f32 accumulation, as doppler's "
+                        "--gpu-math bf16 with f32 tensors); default highest")
     p.add_argument("--compile", action="store_true", help="torch.compile the forward pass")
     p.add_argument("--repeat", type=int, default=20, help="timed passes (default 20)")
     p.add_argument("--warmup", type=int, default=3, help="untimed passes first (default 3)")
@@ -185,6 +191,7 @@ def main(argv):
     a = parse(argv)
     import torch
 
+    torch.set_float32_matmul_precision(a.matmul_precision)
     try:
         device = torch.device(a.device)
         if device.type == "cuda" and not torch.cuda.is_available():
@@ -211,7 +218,8 @@ def main(argv):
             forward = torch.compile(forward)
         times = time_passes(torch, forward, a, device)
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
-    r = {"device": name, "dtype": a.dtype, "attention": attention, "compiled": a.compile,
+    r = {"device": name, "dtype": a.dtype, "matmul_precision": a.matmul_precision,
+         "attention": attention, "compiled": a.compile,
          "torch": torch.__version__, "gemm_flops": gemm_flops(a), "repeat": a.repeat,
          "median_s": statistics.median(times), "min_s": min(times),
          "sizes": {k: getattr(a, k) for k in ("batch", "seq", "dim", "heads", "ffn", "vocab")}}

@@ -69,7 +69,8 @@ def test_a_changed_tensor_changes_the_logits(layer, tmp_path):
 def test_gemm_flops_are_the_graphs_einsum_flops(layer):
     pytest.importorskip("torch")
     r = json.loads(script(*size_args(), "--device", "cpu", "--dtype", "f32", "--repeat", "1",
-                          "--json").stdout)
+                          "--matmul-precision", "medium", "--json").stdout)
+    assert r["matmul_precision"] == "medium" and r["dtype"] == "f32"
     g = json.load(open(layer / "g.json"))
     einsum = sum(n["flops"] for n in g["nodes"] if n.get("exec", {}).get("op") == "einsum")
     assert r["gemm_flops"] == einsum
