@@ -73,3 +73,14 @@ else
   echo "gpu-bundle: no $D with the ONNX import: .gpu/graphs and .gpu/models not made" \
     "(threads-check.sh skips gpt12 and inception, gpu-check.sh the ONNX models)"
 fi
+
+# The green-context probe of ../shared/gpu (partitions, %smid disjointness, cuBLAS per partition,
+# copy bandwidths, events across partitions): gpu-check.sh builds and runs it beside the backend,
+# evidence of its own when the backend fails. Skipped with a message when ../shared is absent.
+probe=../shared/gpu/greenctx_probe.cu
+if [ -f "$probe" ]; then
+  mkdir -p .gpu/probe && cp "$probe" .gpu/probe/
+  echo "gpu-bundle: .gpu/probe/greenctx_probe.cu"
+else
+  echo "gpu-bundle: no $probe: gpu-check.sh skips the probe"
+fi

@@ -73,6 +73,18 @@ info() {
   build-gpu/doppler gpus --json >"$out/gpus.json"
 }
 
+# The green-context probe (scripts/gpu-bundle.sh's .gpu/probe, from ../shared/gpu), P = 4: its
+# own evidence on partitions, cuBLAS on them, copies and events, whatever the backend does.
+probe() {
+  [ -f .gpu/probe/greenctx_probe.cu ] || { echo "no .gpu/probe: run scripts/gpu-bundle.sh"; return 1; }
+  local nvcc
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  "$nvcc" -std=c++17 -O2 -DPROBE_ENTRY_POINTS -gencode=arch=compute_90,code=sm_90 \
+    -Xlinker -rpath="$(dirname "$nvcc")/../lib64" .gpu/probe/greenctx_probe.cu \
+    -o "$out/greenctx_probe" -lcublas || return 1
+  timeout 90 "$out/greenctx_probe" 4 4096 256 | tee "$out/probe-p4.txt"
+}
+
 cuda_tests() {
   build-gpu/tests/test_cuda --gtest_output="json:$out/test_cuda.json"
 }
@@ -143,6 +155,7 @@ export PATH=$PATH:$S/usr/bin
 t_start=$(date +%s)
 step unpack unpack && step configure configure && step build build && {
   step gpus info
+  step probe probe
   step cuda_tests cuda_tests
   step engine_tests engine_tests
   step cuda_engine cuda_engine
