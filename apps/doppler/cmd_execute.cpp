@@ -223,9 +223,10 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
           "verify", ver->identical, ver->nodes, ver->max_relative_error, ver->worst);
     }
     if (ver->f32_error >= 0)
-      std::cout << fmt::format("{:<16}Tensor Core GEMMs move node outputs by at most {:.3g} ({}) "
-                               "from the exact f32 kernels\n",
-                               "  vs f32", ver->f32_error, ver->f32_worst);
+      std::cout << fmt::format(
+          "{:<16}Tensor Core GEMMs move node outputs by at most {:.3g} ({}) "
+          "from the exact f32 kernels\n",
+          "  vs f32", ver->f32_error, ver->f32_worst);
   }
   for (const SavedTensor& t : saved)
     std::cout << fmt::format("{:<16}{} [{}] to {}\n", "saved", t.request.name,
@@ -260,11 +261,16 @@ FaultInjection parse_fault(const std::string& spec, const Graph& g) {
   std::int64_t node = -1;
   std::string why;
   const std::string kind = spec.substr(0, colon);
-  if (colon == std::string::npos || (kind != "fail" && kind != "hang") ||
+  using Kind = FaultInjection::Kind;
+  const Kind k = kind == "fail"   ? Kind::fail
+                 : kind == "hang" ? Kind::hang
+                 : kind == "trap" ? Kind::trap
+                                  : Kind::none;
+  if (colon == std::string::npos || k == Kind::none ||
       !parse_int64(spec.substr(colon + 1), node, why) || node < 0 || node >= g.num_nodes())
-    throw InputError("--inject-fault: expected fail:NODE or hang:NODE with a node id of the graph");
-  return {kind == "fail" ? FaultInjection::Kind::fail : FaultInjection::Kind::hang,
-          static_cast<NodeId>(node)};
+    throw InputError(
+        "--inject-fault: expected fail:NODE, hang:NODE or trap:NODE with a node id of the graph");
+  return {k, static_cast<NodeId>(node)};
 }
 
 void run_execute(const ExecuteOptions& o) {
@@ -389,7 +395,10 @@ void add_execute(CLI::App& app) {
       ->take_all()
       ->allow_extra_args(false);
   cmd->add_flag("--json", o->json, "print one JSON object instead of text");
-  cmd->add_option("--inject-fault", o->fault, "test hook: fail:NODE or hang:NODE")->group("");
+  cmd->add_option("--inject-fault", o->fault,
+                  "test hook: fail:NODE, hang:NODE or trap:NODE (a faulting kernel on the "
+                  "device)")
+      ->group("");
   cmd->callback([o] { run_execute(*o); });
 }
 

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 
 #include "plan.hpp"
@@ -56,6 +57,12 @@ public:
   virtual std::optional<DeviceInterval> launch(DeviceId d, NodeId v,
                                                std::span<const float* const> inputs,
                                                float* out) = 0;
+  /// Test hook (FaultInjection::Kind::trap): runs a kernel that faults on device d in place of
+  /// v's and throws what the device reports. The default throws at once.
+  virtual std::optional<DeviceInterval> launch_trap(DeviceId d, NodeId v) {
+    (void)d, (void)v;
+    throw std::runtime_error("injected device fault (test hook)");
+  }
   /// Copies the first `floats` floats of v's output from device `from`'s buffer to device
   /// `to`'s; returns as launch(). Throws on failure.
   virtual std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,

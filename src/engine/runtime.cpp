@@ -248,6 +248,10 @@ void Runtime::execute(DeviceId d, NodeId v) {
     if (cfg_.fault.kind != FaultInjection::Kind::none && cfg_.fault.node == v) {
       if (cfg_.fault.kind == FaultInjection::Kind::fail)
         throw std::runtime_error("injected fault (test hook)");
+      if (cfg_.fault.kind == FaultInjection::Kind::trap) {
+        backend_->launch_trap(d, v);
+        throw std::runtime_error("the injected device fault did not fault (test hook)");
+      }
       while (!abort_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       dv.running = -1;
       return;

@@ -133,11 +133,16 @@ TEST(CliExecute, BadInputExitsWithCode2) {
 TEST(CliExecute, FailingKernelIsAnInternalError) {
   test::TempDir dir;
   small_layer(dir);
-  const auto r = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
-                               " --inject-fault fail:100 --trace " + q(dir / "t.json"));
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("injected fault"), std::string::npos) << r.err;
-  EXPECT_FALSE(std::filesystem::exists(dir / "t.json")) << "no output file after a failure";
+  for (const char* kind : {"fail", "trap"}) {  // trap: a faulting device kernel, a throw here
+    const auto r = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                                 " --inject-fault " + kind + ":100 --trace " + q(dir / "t.json"));
+    EXPECT_EQ(r.exit_code, 1) << kind;
+    EXPECT_NE(r.err.find(std::string(kind) == "fail" ? "injected fault" : "injected device fault"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("kernel of op 100"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "t.json")) << "no output file after a failure";
+  }
 }
 
 TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {

@@ -3,6 +3,7 @@
 // node's output equals the CPU engine's within f32 rounding (the kernels' math is checked on the
 // host by tests/engine/test_device_ops.cpp; here the launches, copies and memory), the times
 // come from the device and make a valid dataflow execution, and bad requests are InputErrors.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/cuda/driver_api.hpp"
+#include "support/support.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/gpus.hpp"
@@ -174,6 +176,27 @@ TEST(CudaEngine, OutOfDeviceMemoryIsAnErrorAndTheNextEngineWorks) {
     EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
   }
   expect_matches_cpu(g, cuda_options(2, 2), 10);
+}
+
+// A faulting kernel (a trap: CUDA's sticky error, after which the process cannot use the GPU)
+// ends the CLI's run in one line, exit 1, without hanging; in a process of its own.
+TEST(CudaEngine, AFaultingKernelEndsTheRunWithOneLine) {
+  DOPPLER_REQUIRE_GPU();
+  test::TempDir dir;
+  const std::string g = (dir / "g.json").string(), a = (dir / "a.json").string();
+  ASSERT_EQ(test::run_cli("generate llama-layer -p dim=64 -p heads=4 -p seq=32 -p ffn=96 "
+                          "-p vocab=100 --dtype f32 --devices 2 -o " +
+                          g)
+                .exit_code,
+            0);
+  ASSERT_EQ(test::run_cli("place " + g + " --devices 2 --method critical-path -o " + a).exit_code,
+            0);
+  const auto r = test::run_cli("execute " + g + " -a " + a +
+                               " --backend cuda --inject-fault trap:100 --timeout 60");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("kernel of op 100"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("running the kernel"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST(CudaEngine, FewerPartitionsThanDevicesAreABadRequest) {

@@ -49,6 +49,8 @@ struct FaultInjection {
     none,  ///< no fault
     fail,  ///< the kernel throws
     hang,  ///< the kernel blocks until the run is aborted (needs a timeout to end)
+    trap,  ///< the device runs a kernel that faults (CUDA: a trap, a sticky error that ends
+           ///< the GPU's use by the process; the CPU backend throws as with `fail`)
   };
   Kind kind = Kind::none;  ///< what to inject
   NodeId node = -1;        ///< op that fails or hangs

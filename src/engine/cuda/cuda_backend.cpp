@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cuda_exec.hpp"
+#include "cuda_kernels.hpp"
 #include "driver_api.hpp"
 #include "green_partitions.hpp"
 
@@ -180,6 +181,18 @@ public:
     check(cudaEventRecord(s.start, x.compute), "cudaEventRecord");
     CudaExec exec(x.exec);
     engine_detail::run_with(plan_, v, inputs, out, exec);
+    check(cudaEventRecord(s.end, x.compute), "cudaEventRecord");
+    check(cudaEventSynchronize(s.end), "running the kernel");
+    return interval(x.gpu, s);
+  }
+
+  // A trapping kernel between the slot's events: the synchronisation reports the fault.
+  std::optional<DeviceInterval> launch_trap(DeviceId d, NodeId v) override {
+    (void)v;
+    const Slot& s = slot();
+    Device& x = dev(d);
+    check(cudaEventRecord(s.start, x.compute), "cudaEventRecord");
+    cuda_detail::launch_trap(x.compute);
     check(cudaEventRecord(s.end, x.compute), "cudaEventRecord");
     check(cudaEventSynchronize(s.end), "running the kernel");
     return interval(x.gpu, s);

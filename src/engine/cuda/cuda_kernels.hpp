@@ -25,5 +25,7 @@ void launch_im2col(const dev::Im2colArgs& a, const float* x, float* cols, cudaSt
 void launch_direct_conv(const dev::DirectConvArgs& a, const float* x, const float* wt, float* out,
                         cudaStream_t s);
 void launch_pool(const dev::PoolArgs& a, const float* win, float* out, cudaStream_t s);
+/// Test hook: a kernel that traps (a sticky launch failure once the stream reaches it).
+void launch_trap(cudaStream_t s);
 
 }  // namespace doppler::cuda_detail
