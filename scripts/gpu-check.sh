@@ -197,6 +197,9 @@ for name in ["cuda-1", "cpu-1", "cuda-2", "cpu-2", "cuda-4", "cpu-4", "cuda-4-tf
                    "gflops_per_s": j.get("gflops_per_s"), "ops": j.get("ops"),
                    "seconds_per_op": j["makespan_median"] / j["ops"] if j.get("ops") else None,
                    "verify": j.get("verify")})
+probe = None  # the green-context probe's report (text)
+if os.path.exists(f"{out}/probe-p4.txt"):
+    probe = open(f"{out}/probe-p4.txt").read()
 gemm = []  # the gemm_targets step's measurements
 for m in ["f32", "bf16"]:
     try:
@@ -211,6 +214,7 @@ summary = {
     "cuda_tests": tests,
     "engine": engine,
     "gemm": gemm,
+    "probe_p4": probe,
     "ok": all(s["exit"] == 0 for s in steps) and not any(t["status"] == "failed" for t in tests),
 }
 json.dump(summary, open(f"{out}/summary.json", "w"), indent=2)
@@ -235,6 +239,8 @@ for g in gemm:
         t = g[key]
         md.append(f"| {what} | {g['math']} | {t['cublas_tflops']:.1f} | {t['engine_tflops']:.1f} | "
                   f"{t['ratio']:.3f} | {t['target']} {'met' if t['met'] else 'NOT met'} |")
+if probe:
+    md += ["", "Green-context probe, P = 4:", "", "```", probe.rstrip(), "```"]
 open(f"{out}/summary.md", "w").write("\n".join(md) + "\n")
 print("\n".join(md))
 PY
