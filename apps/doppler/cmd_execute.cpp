@@ -254,7 +254,7 @@ void check_verification(const Verification& v, const EngineOptions& eo) {
                     v.worst, v.reference, v.max_relative_error, verify_tolerance(eo)));
 }
 
-// "fail:NODE" or "hang:NODE" (test hook), or none when empty.
+// "fail:NODE", "hang:NODE" or "trap:NODE" (test hook), or none when empty.
 FaultInjection parse_fault(const std::string& spec, const Graph& g) {
   if (spec.empty()) return {};
   const auto colon = spec.find(':');
