@@ -434,13 +434,17 @@ ojson compare_json(const Compared& c) {
 // The table with its heading and, with --measure, the agreement and winner lines.
 void print_compare(const Compared& c) {
   const CompareOptions& o = c.o;
+  const std::string runs =
+      o.methods == "none"
+          ? std::string("saved placements only (--saved)")
+          : fmt::format("mean over {} seed(s){} for randomised methods; search budget {}{}",
+                        o.seeds, o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "",
+                        budget_text(o.budget, o.time_budget, o.threads),
+                        o.saved.empty() ? "" : "; saved placements (--saved) as given");
   std::cout << fmt::format(
-      "{} ({} ops) on {} devices, model {}; lower bound {} ({} with transfers){}; mean over {} "
-      "seed(s){} for randomised methods; search budget {}\n\n",
+      "{} ({} ops) on {} devices, model {}; lower bound {} ({} with transfers){}; {}\n\n",
       c.g.meta().name, c.g.num_nodes(), o.devices, c.problem.platform().name(), c.ms(c.lb),
-      c.ms(c.problem.transfer_lower_bound()), c.ref_scale ? " (reference units / 1e10)" : "",
-      o.seeds, o.first_seed > 0 ? fmt::format(" from seed {}", o.first_seed) : "",
-      budget_text(o.budget, o.time_budget, o.threads));
+      c.ms(c.problem.transfer_lower_bound()), c.ref_scale ? " (reference units / 1e10)" : "", runs);
   const Table table = text_table(c);
   std::cout << (o.markdown ? table.to_markdown() : table.to_text());
   bool first_note = true;
