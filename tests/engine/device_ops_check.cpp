@@ -41,27 +41,36 @@ float* HostExec::scratch(dev::I64 floats) {
   return scratch_.data();
 }
 
+std::vector<std::vector<float>> run_end_to_end(const Plan& plan, const Graph& g,
+                                               engine_detail::KernelExec* exec) {
+  std::vector<std::vector<float>> out(static_cast<std::size_t>(g.num_nodes()));
+  std::vector<float> scratch;
+  for (NodeId v : g.topo_order()) {
+    const auto i = static_cast<std::size_t>(v);
+    std::vector<const float*> in;
+    for (const auto& view : plan.kernels[i].in)
+      in.push_back(out[static_cast<std::size_t>(view.src)].data());
+    out[i].assign(static_cast<std::size_t>(std::max<std::int64_t>(plan.kernels[i].numel, 1)), 0);
+    if (exec)
+      engine_detail::run_with(plan, v, in, out[i].data(), *exec);
+    else
+      engine_detail::run_kernel(plan, v, in.data(), out[i].data(), scratch);
+  }
+  return out;
+}
+
 std::set<KernelOp> expect_device_path_agrees(const Graph& g, KernelMode mode,
                                              const std::string& label, double scale) {
   engine_detail::limit_blas_threads();
   const Plan plan = engine_detail::compile_plan(g, mode, scale);
   engine_detail::check_device_plan(plan);
-  const auto n = static_cast<std::size_t>(g.num_nodes());
-  std::vector<std::vector<float>> ref(n);
-  std::vector<float> scratch;
+  const std::vector<std::vector<float>> ref = run_end_to_end(plan, g, nullptr);
   const auto inputs_of = [&](NodeId v) {
     std::vector<const float*> in;
     for (const auto& view : plan.kernels[static_cast<std::size_t>(v)].in)
       in.push_back(ref[static_cast<std::size_t>(view.src)].data());
     return in;
   };
-  for (NodeId v : g.topo_order()) {
-    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
-    auto& out = ref[static_cast<std::size_t>(v)];
-    out.assign(static_cast<std::size_t>(std::max<std::int64_t>(k.numel, 1)), 0.0f);
-    const auto in = inputs_of(v);
-    engine_detail::run_kernel(plan, v, in.data(), out.data(), scratch);
-  }
   HostExec exec(plan);
   std::set<KernelOp> seen;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {

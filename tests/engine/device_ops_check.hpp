@@ -32,6 +32,12 @@ private:
   std::vector<float> scratch_;
 };
 
+/// Every node's output of `plan` (compiled from `g`) run end to end in topological order, each
+/// node on the outputs of the nodes before it: through run_with() with `exec`, or the CPU
+/// kernels (run_kernel) when `exec` is null.
+std::vector<std::vector<float>> run_end_to_end(const engine_detail::Plan& plan, const Graph& g,
+                                               engine_detail::KernelExec* exec);
+
 /// Every node's output by the CPU kernels (in topological order), then each node again through
 /// run_with() with a HostExec on the same inputs: a gtest failure (one per node) where the node
 /// differs by more than 1e-5 relative in L2, or an element is NaN or infinite on one side only

@@ -16,14 +16,13 @@
 #include <gtest/gtest.h>
 
 #include "device_ops_check.hpp"
-#include "engine/kernel_driver.hpp"
 #include "engine/host_device_exec.hpp"
+#include "engine/kernel_driver.hpp"
 #include "engine/runtime.hpp"
 #include "engine_support.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/util/error.hpp"
-
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler {
@@ -55,21 +54,8 @@ struct WorstNode {
 std::vector<std::vector<float>> end_to_end(const Graph& g, Math math, bool exact) {
   engine_detail::limit_blas_threads();
   const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
-  std::vector<std::vector<float>> out(static_cast<std::size_t>(g.num_nodes()));
   test::HostExec exec(plan, math);
-  std::vector<float> scratch;
-  for (NodeId v : g.topo_order()) {
-    const auto i = static_cast<std::size_t>(v);
-    std::vector<const float*> in;
-    for (const auto& view : plan.kernels[i].in)
-      in.push_back(out[static_cast<std::size_t>(view.src)].data());
-    out[i].assign(static_cast<std::size_t>(std::max<std::int64_t>(plan.kernels[i].numel, 1)), 0);
-    if (exact)
-      engine_detail::run_kernel(plan, v, in.data(), out[i].data(), scratch);
-    else
-      engine_detail::run_with(plan, v, in, out[i].data(), exec);
-  }
-  return out;
+  return test::run_end_to_end(plan, g, exact ? nullptr : &exec);
 }
 
 // The largest node error of `got` against `want`.
@@ -84,13 +70,8 @@ WorstNode worst_node(const Graph& g, const std::vector<std::vector<float>>& got,
   return worst;
 }
 
-// The largest node error of the emulation with `math` against the exact f32 kernels.
-WorstNode error_vs_f32(const Graph& g, Math math) {
-  return worst_node(g, end_to_end(g, math, false), end_to_end(g, Math::f32, true));
-}
-
-// The forward graphs of the small-workload suite (`split`: the training graphs instead), and in
-// the forward set the Llama layer at 4x its width.
+// The forward graphs of the small-workload suite (with `training`, its training graphs instead),
+// and in the forward set the Llama layer at 4x its width.
 std::vector<test::SmallWorkload> workloads(bool training) {
   std::vector<test::SmallWorkload> w;
   for (auto& x : test::small_workloads(2))
@@ -120,9 +101,13 @@ struct Errors {
   WorstNode f32, tf32, bf16;
 };
 
+// The largest node error of the emulation with each math against the exact f32 kernels.
 Errors errors(const test::SmallWorkload& w) {
-  Errors e{error_vs_f32(w.graph, Math::f32), error_vs_f32(w.graph, Math::tf32),
-           error_vs_f32(w.graph, Math::bf16)};
+  const auto exact = end_to_end(w.graph, Math::f32, true);
+  const auto vs_exact = [&](Math m) {
+    return worst_node(w.graph, end_to_end(w.graph, m, false), exact);
+  };
+  Errors e{vs_exact(Math::f32), vs_exact(Math::tf32), vs_exact(Math::bf16)};
   std::cout << w.label << ": largest node error against f32: f32 " << e.f32.error << " ("
             << e.f32.name << "), tf32 " << e.tf32.error << " (" << e.tf32.name << "), bf16 "
             << e.bf16.error << " (" << e.bf16.name << ")\n";
