@@ -159,6 +159,17 @@ struct Compared {
   }
 };
 
+// A row's simulated mean and std over its runs, their mean seconds and largest call count.
+void summarize_runs(Row& row) {
+  std::vector<double> sims;
+  for (const MethodRun& r : row.runs) {
+    sims.push_back(r.makespan);
+    row.seconds += r.seconds / static_cast<double>(row.runs.size());
+    row.evaluations = std::max(row.evaluations, r.evaluations);
+  }
+  std::tie(row.mean, row.std) = mean_std(sims);
+}
+
 // Every method on every seed it needs, each within the budget.
 std::vector<Row> run_rows(const Problem& problem, const std::vector<std::string>& methods,
                           const CompareOptions& o) {
@@ -179,13 +190,7 @@ std::vector<Row> run_rows(const Problem& problem, const std::vector<std::string>
           run_method(m, problem, search_options(s, o.budget, o.time_budget, o.threads, o.lanes)));
       ++done;
     }
-    std::vector<double> sims;
-    for (const MethodRun& r : row.runs) {
-      sims.push_back(r.makespan);
-      row.seconds += r.seconds / static_cast<double>(row.runs.size());
-      row.evaluations = std::max(row.evaluations, r.evaluations);
-    }
-    std::tie(row.mean, row.std) = mean_std(sims);
+    summarize_runs(row);
     rows.push_back(std::move(row));
   }
   progress.finish();
@@ -217,9 +222,7 @@ std::vector<Row> saved_rows(const Graph& g, const Problem& problem, const Compar
     it->runs.push_back(std::move(run));
   }
   for (Row& r : rows) {
-    std::vector<double> sims;
-    for (const MethodRun& run : r.runs) sims.push_back(run.makespan);
-    std::tie(r.mean, r.std) = mean_std(sims);
+    summarize_runs(r);
     r.deterministic = r.runs.size() == 1;
   }
   return rows;
