@@ -26,6 +26,7 @@
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/gpus.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/median_interval.hpp"
 #include "doppler/workloads/blocked_program.hpp"
 
 namespace {
@@ -43,12 +44,6 @@ struct Settings {
   std::string math = "f32";
   bool json = false;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 double gemm_flops(const Settings& s) {
   return 2.0 * static_cast<double>(s.n) * static_cast<double>(s.n) * static_cast<double>(s.n);
@@ -124,7 +119,7 @@ double time_raw(cudaStream_t stream, int sms, cublasComputeType_t math, int gemm
   }
   for (cudaEvent_t e : ev) cudaEventDestroy(e);
   cublasDestroy(blas);
-  return median(times);
+  return median_interval(times).median;
 }
 
 cublasComputeType_t compute_type(GpuDevices::Math m) {
@@ -183,7 +178,7 @@ double time_engine(int chains, GpuDevices::Math math, const Settings& s) {
     }
     if (run > 0) spans.push_back(last - first);
   }
-  return median(spans);
+  return median_interval(spans).median;
 }
 
 // ---- the two targets ----
