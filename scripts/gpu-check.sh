@@ -98,8 +98,8 @@ engine_tests() {
 # GPU), 2 and 4 SM partitions, `execute --backend cuda --verify` (every node against the CPU
 # engine), beside the CPU engine on the same placement (this machine's cores); then the
 # engine's own cost per op with empty kernels on the whole GPU; on 4 partitions tf32 / bf16
-# Tensor Core GEMMs, and copies staged through the host or paced to NVLink and PCIe. Each run's
-# JSON is kept.
+# Tensor Core GEMMs, bf16 tensors (--gpu-dtype bf16), and copies staged through the host or
+# paced to NVLink and PCIe. Each run's JSON is kept.
 cuda_engine() {
   local d=build-gpu/doppler g=$out/llama-layer.json rc=0
   $d -q generate llama-layer -p dim=1024 -p heads=16 -p ffn=2048 -p seq=512 -p vocab=2000 \
@@ -114,6 +114,8 @@ cuda_engine() {
     $d execute "$g" -a "$out/assignment-4.json" --backend cuda --gpu-math "$m" --verify \
       --repeat 5 --json >"$out/execute-cuda-4-$m.json" || rc=1
   done
+  $d execute "$g" -a "$out/assignment-4.json" --backend cuda --gpu-dtype bf16 --verify \
+    --repeat 5 --json >"$out/execute-cuda-4-bf16-tensors.json" || rc=1
   for l in host nvlink pcie; do  # what a copy between partitions costs
     $d execute "$g" -a "$out/assignment-4.json" --backend cuda --gpu-link "$l" --verify \
       --repeat 5 --json >"$out/execute-cuda-4-$l.json" || rc=1
@@ -125,12 +127,15 @@ cuda_engine() {
 
 # Issue 49's GEMM targets (bench/cuda/gemm_throughput.cpp): chains of 4096^3 GEMMs through the
 # engine on one of 4 partitions against cuBLAS alone on it (>= 80%), and on all 4 at once against
-# cuBLAS alone on the whole GPU (>= 90%), with f32 and bf16 (Tensor Core) math.
+# cuBLAS alone on the whole GPU (>= 90%), with f32 and bf16 (Tensor Core) math on f32 tensors,
+# and on bf16 tensors.
 gemm_targets() {
   local rc=0 m
   for m in f32 bf16; do
     build-gpu/bench_cuda_gemm --partitions 4 --gpu-math "$m" --json >"$out/gemm-$m.json" || rc=1
   done
+  build-gpu/bench_cuda_gemm --partitions 4 --gpu-dtype bf16 --json \
+    >"$out/gemm-bf16-tensors.json" || rc=1
   return $rc
 }
 
@@ -185,7 +190,8 @@ if os.path.exists(f"{out}/test_cuda.json"):
                           "seconds": float(str(t.get("time", "0")).rstrip("s") or 0)})
 engine = []  # the cuda_engine step's runs
 for name in ["cuda-1", "cpu-1", "cuda-2", "cpu-2", "cuda-4", "cpu-4", "cuda-4-tf32",
-             "cuda-4-bf16", "cuda-4-host", "cuda-4-nvlink", "cuda-4-pcie", "cuda-empty",
+             "cuda-4-bf16", "cuda-4-bf16-tensors", "cuda-4-host", "cuda-4-nvlink", "cuda-4-pcie",
+             "cuda-empty",
              "cuda-mobilenet_v3_small", "cuda-gpt"]:
     path = f"{out}/execute-{name}.json"
     try:
@@ -201,7 +207,7 @@ probe = None  # the green-context probe's report (text)
 if os.path.exists(f"{out}/probe-p4.txt"):
     probe = open(f"{out}/probe-p4.txt").read()
 gemm = []  # the gemm_targets step's measurements
-for m in ["f32", "bf16"]:
+for m in ["f32", "bf16", "bf16-tensors"]:
     try:
         gemm.append(json.load(open(f"{out}/gemm-{m}.json")))
     except (OSError, ValueError):
@@ -231,13 +237,14 @@ for e in engine:
     v = e["verify"]
     md.append(f"| {e['run']} | {e['devices']} | {e['makespan_median_s']} | "
               f"{e['gflops_per_s']:.1f} | {v['max_relative_error'] if v else '-'} |")
-md += ["", "| GEMM target (4 partitions) | math | cuBLAS TFLOP/s | engine TFLOP/s | ratio | target |",
-       "|---|---|---:|---:|---:|---|"]
+md += ["", "| GEMM target (4 partitions) | math | tensors | cuBLAS TFLOP/s | engine TFLOP/s | ratio | target |",
+       "|---|---|---|---:|---:|---:|---|"]
 for g in gemm:
     for key, what in [("one_partition", "one partition vs cuBLAS on it"),
                       ("all_partitions", "all partitions vs cuBLAS on the whole GPU")]:
         t = g[key]
-        md.append(f"| {what} | {g['math']} | {t['cublas_tflops']:.1f} | {t['engine_tflops']:.1f} | "
+        md.append(f"| {what} | {g['math']} | {g.get('dtype', 'f32')} | {t['cublas_tflops']:.1f} | "
+                  f"{t['engine_tflops']:.1f} | "
                   f"{t['ratio']:.3f} | {t['target']} {'met' if t['met'] else 'NOT met'} |")
 if probe:
     md += ["", "Green-context probe, P = 4:", "", "```", probe.rstrip(), "```"]

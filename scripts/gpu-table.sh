@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Issue 49's table on the GPU machine, after scripts/gpu-check.sh built BUILD (build-gpu, no
 # torch) and scripts/gpu-measure.sh calibrated PROFILE (its profile.json: 4 partitions, PCIe-paced
-# copies). For each graph (chainmm, ffnn, llama-block, llama-layer: the generators' sizes, Llama
-# at 7B dimensions with seq 2048, f32 tensors as the engine stores them):
+# copies, DTYPE tensors). For each graph (chainmm, ffnn, llama-block, llama-layer: the
+# generators' sizes, Llama at 7B dimensions with seq 2048; tensors stored as DTYPE, bf16 by
+# default: `--gpu-dtype bf16`, the graphs generated with its sizes):
 #   1. `doppler compare` of the paper's torch-free methods (critical-path, etf, enumopt,
 #      local-search, multilevel) on PROFILE's simulator, each search with the same simulator-call
 #      budget, SEEDS seeds; every placement then measured on 4 SM partitions (`--measure
@@ -10,14 +11,15 @@
 #      made elsewhere, the learned methods' from a CPU machine with the same profile, join as
 #      rows: SAVED/<graph>/<method>.seed-<s>.json (`compare --assignments-dir` writes them).
 #   2. llama-layer only: the measured winner's placement run again with `peer` and `pcie` links,
-#      beside the same layer in PyTorch on the whole GPU (scripts/torch_llama_layer.py): in bf16,
-#      as a user would run it, and with f32 tensors and bf16 Tensor Core matmuls, as our engine
-#      runs it (it stores f32).
+#      beside the same layer in PyTorch on the whole GPU (scripts/torch_llama_layer.py) in bf16,
+#      as a user would run it (and, with DTYPE=f32, with f32 tensors and bf16 Tensor Core
+#      matmuls, as our engine then runs it).
 # Writes OUT_DIR/table-<graph>.json (compare's JSON), OUT_DIR/torch*.json, OUT_DIR/table.md and
 # OUT_DIR/gpu-table.log; exit 1 when a step failed.
 #
 #   scripts/gpu-table.sh BUILD PROFILE OUT_DIR
-#     GRAPHS="chainmm ffnn llama-block llama-layer" BUDGET=20000 SEEDS=3 MATH=bf16 SAVED=DIR
+#     GRAPHS="chainmm ffnn llama-block llama-layer" BUDGET=20000 SEEDS=3 DTYPE=bf16 MATH=bf16
+#     SAVED=DIR
 #
 # Its own device call; unmeasured before a GPU was lent (the searches take about a minute per
 # graph on 16 cores, the measurements one to three). DRY=1 checks the script on a CPU machine:
@@ -34,7 +36,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-table.log
 : >"$log"
-gpu=(--backend cuda --gpu-partitions 4 --gpu-math "${MATH:-bf16}")
+DTYPE=${DTYPE:-bf16}
+gpu=(--backend cuda --gpu-partitions 4 --gpu-dtype "$DTYPE" --gpu-math "${MATH:-bf16}")
 llama=(-p dim=4096 -p heads=32 -p ffn=11008 -p seq=2048)
 sizes=(--dim 4096 --heads 32 --ffn 11008 --seq 2048)  # the same for torch_llama_layer.py
 torch=(--device cuda --dtype bf16)
@@ -44,6 +47,7 @@ if [ "${DRY:-0}" = 1 ]; then
   llama=(-p dim=256 -p heads=4 -p ffn=512 -p seq=128)
   sizes=(--dim 256 --heads 4 --ffn 512 --seq 128)
   torch=(--device cpu --dtype f32)
+  DTYPE=f32  # the CPU engine stores f32
   chainmm=(-p n=512) ffnn=(-p batch=1024 -p hidden=2048)
 fi
 step_prefix=gpu-table
@@ -57,11 +61,11 @@ link() {
 # generate NAME: the graph NAME at the table's sizes, in OUT_DIR/NAME.json.
 generate() {
   case $1 in
-    llama-block) "$D" -q generate llama-block "${llama[@]}" --dtype f32 --devices 4 -o "$out/$1.json" ;;
-    llama-layer) "$D" -q generate llama-layer "${llama[@]}" -p vocab=32000 --dtype f32 --devices 4 \
+    llama-block) "$D" -q generate llama-block "${llama[@]}" --dtype "$DTYPE" --devices 4 -o "$out/$1.json" ;;
+    llama-layer) "$D" -q generate llama-layer "${llama[@]}" -p vocab=32000 --dtype "$DTYPE" --devices 4 \
       -o "$out/$1.json" ;;
-    chainmm) "$D" -q generate chainmm "${chainmm[@]}" --dtype f32 --devices 4 -o "$out/$1.json" ;;
-    ffnn) "$D" -q generate ffnn "${ffnn[@]}" --dtype f32 --devices 4 -o "$out/$1.json" ;;
+    chainmm) "$D" -q generate chainmm "${chainmm[@]}" --dtype "$DTYPE" --devices 4 -o "$out/$1.json" ;;
+    ffnn) "$D" -q generate ffnn "${ffnn[@]}" --dtype "$DTYPE" --devices 4 -o "$out/$1.json" ;;
   esac
 }
 
@@ -93,7 +97,8 @@ versus_torch() {
   done
   "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 "${torch[@]}" \
     --repeat 20 --json >"$out/torch.json" || return 1
-  # like for like: f32 tensors, bf16 Tensor Core matmuls (the engine's --gpu-math bf16)
+  [ "$DTYPE" = f32 ] || return 0
+  # like for like with f32 tensors: bf16 Tensor Core matmuls (the engine's --gpu-math bf16)
   "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 \
     "${torch[@]:0:2}" --dtype f32 --matmul-precision medium --repeat 20 --json \
     >"$out/torch-f32-medium.json"
@@ -105,7 +110,7 @@ done
 case " $GRAPHS " in *" llama-layer "*) run versus-torch versus_torch ;; esac
 
 "${PYTHON:-python3}" - "$out" $GRAPHS >"$out/table.md" <<'PY'
-import json, sys
+import json, os, sys
 out, graphs = sys.argv[1], sys.argv[2:]
 print("| graph | method | simulated | measured median | 95% interval | runs |")
 print("|---|---|---:|---:|---|---:|")
@@ -123,7 +128,8 @@ for g in graphs:
     print(f"| {g} | fastest: {m['fastest']} ({'significant' if m['significant'] else 'not significant'}) "
           f"| Spearman {m['spearman']:.2f} | | | |")
 try:
-    ts = [json.load(open(f"{out}/{f}.json")) for f in ("torch", "torch-f32-medium")]
+    ts = [json.load(open(f"{out}/{f}.json")) for f in ("torch", "torch-f32-medium")
+          if os.path.exists(f"{out}/{f}.json")]
     print()
     for t in ts:
         print(f"PyTorch {t['torch']} on the whole {t['device']} ({t['dtype']} tensors, matmul "

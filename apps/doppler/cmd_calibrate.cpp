@@ -53,7 +53,10 @@ void run_calibrate(const CalibrateOptions& o) {
   }
   // MPI: every rank runs the same benchmarks (each engine is collective); rank 0 writes.
   std::unique_ptr<MpiWorld> world;
-  if (backend == Backend::cuda) co.engines = engine_factory(eo);  // every benchmark on the GPU
+  if (backend == Backend::cuda) {
+    co.engines = engine_factory(eo);  // every benchmark on the GPU
+    co.element_bytes = gpu_storage_bytes(eo.gpu.storage);
+  }
   if (o.backend == "mpi") {
     world = std::make_unique<MpiWorld>();
     co.engines = MpiEngine::factory();

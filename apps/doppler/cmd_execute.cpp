@@ -60,6 +60,8 @@ struct Verification {
   // Tensor Core math: the largest error against the exact f32 CPU kernels (-1: not computed).
   double f32_error = -1;
   std::string f32_worst;
+  std::string f32_cause;  // what moves the outputs: "Tensor Core GEMMs" or "bf16 tensors"
+
 };
 
 // Norm-wise relative error of a against b.
@@ -74,15 +76,17 @@ double rel_error(std::span<const float> a, std::span<const float> b) {
 }
 
 // The one-device CPU run --verify compares with: the CPU kernels, or with `split` the CUDA
-// backend's split of them with GEMM operands rounded as `math` says (where the GPU rounds).
+// backend's split of them with GEMM operands rounded as `gpu.math` says and tensors stored as
+// `gpu.storage` says (where the GPU rounds).
 std::unique_ptr<Engine> reference_run(const Graph& g, const EngineOptions& eo, bool split,
-                                      GpuDevices::Math math) {
+                                      const GpuDevices& gpu) {
   EngineOptions one = eo;
   one.devices = 1;
   one.fault = {};
   one.backend = Backend::cpu;
   one.gpu = {};
-  one.gpu.math = math;
+  one.gpu.math = gpu.math;
+  one.gpu.storage = gpu.storage;
   one.gpu_split = split;
   auto ref = std::make_unique<Engine>(g, one);
   Assignment a;
@@ -116,20 +120,22 @@ Verification compare_outputs(const Graph& g, const Engine& ref, OutputOf& output
 }
 
 // Runs `g` on one device of the CPU engine and compares `output(v)` with it for every node: with
-// --backend cuda the reference runs the GPU's split of the kernels with its GEMM rounding, and
-// Tensor Core math is also compared with the exact f32 kernels (f32_error).
+// --backend cuda the reference runs the GPU's split of the kernels with its GEMM rounding and
+// tensor storage, and Tensor Core math or bf16 tensors are also compared with the exact f32
+// kernels (f32_error).
 template <class OutputOf>
 Verification verify(const Graph& g, const EngineOptions& eo, OutputOf&& output) {
   const bool cuda = eo.backend == Backend::cuda;
-  const GpuDevices::Math math = cuda ? eo.gpu.math : GpuDevices::Math::f32;
-  Verification r = compare_outputs(g, *reference_run(g, eo, cuda, math), output);
-  r.reference = cuda ? fmt::format("the CPU engine running the GPU's kernel split ({} GEMMs)",
-                                   gpu_math_name(math))
+  const GpuDevices gpu = cuda ? eo.gpu : GpuDevices{};
+  Verification r = compare_outputs(g, *reference_run(g, eo, cuda, gpu), output);
+  r.reference = cuda ? fmt::format(
+                           "the CPU engine running the GPU's kernel split ({} GEMMs, {} tensors)",
+                           gpu_math_name(gpu.math), gpu_storage_name(gpu.storage))
                      : "the CPU engine";
-  if (math != GpuDevices::Math::f32) {
-    const Verification exact =
-        compare_outputs(g, *reference_run(g, eo, false, GpuDevices::Math::f32), output);
+  if (gpu.math != GpuDevices::Math::f32 || gpu.storage != GpuDevices::Storage::f32) {
+    const Verification exact = compare_outputs(g, *reference_run(g, eo, false, {}), output);
     r.f32_error = exact.max_relative_error;
+    r.f32_cause = gpu.storage == GpuDevices::Storage::bf16 ? "bf16 tensors" : "Tensor Core GEMMs";
     r.f32_worst = exact.worst;
   }
   return r;
@@ -224,9 +230,9 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
     }
     if (ver->f32_error >= 0)
       std::cout << fmt::format(
-          "{:<16}Tensor Core GEMMs move node outputs by at most {:.3g} ({}) "
-          "from the exact f32 kernels\n",
-          "  vs f32", ver->f32_error, ver->f32_worst);
+          "{:<16}{} move node outputs by at most {:.3g} ({}) from the exact f32 kernels\n",
+          "  vs f32",
+          ver->f32_cause, ver->f32_error, ver->f32_worst);
   }
   for (const SavedTensor& t : saved)
     std::cout << fmt::format("{:<16}{} [{}] to {}\n", "saved", t.request.name,
@@ -240,9 +246,13 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
 // ffnn's training graph with bf16, tests/engine/test_tensor_core_error.cpp), beyond any
 // tolerance that would still catch a bug. Sums in another order still put an operand across a
 // rounding boundary now and then (up to 5.4e-4 between OpenBLAS's f32 sums and double sums
-// there); 1e-2 leaves room for Tensor Cores' own accumulation (to be checked on a GPU).
+// there); 1e-2 leaves room for Tensor Cores' own accumulation (to be checked on a GPU). With bf16
+// tensors every kernel's result is rounded to bf16, so a sum in another order lands on the other
+// bf16 neighbour (2^-8 relative) now and then and carries it on: up to 5.9e-4 between OpenBLAS's
+// sums and double ones (tests/engine/test_bf16_storage.cpp); 2e-2 leaves room for the GPU's.
 double verify_tolerance(const EngineOptions& eo) {
   if (eo.backend != Backend::cuda) return 1e-5;
+  if (eo.gpu.storage == GpuDevices::Storage::bf16) return 2e-2;
   return eo.gpu.math == GpuDevices::Math::f32 ? 1e-4 : 1e-2;
 }
 
@@ -385,8 +395,9 @@ void add_execute(CLI::App& app) {
   cmd->add_flag("--verify", o->verify,
                 "compare every node's output with a single-device run of the CPU engine (exit 1 "
                 "above 1e-5 relative error); with --backend cuda the CPU engine runs the GPU's "
-                "kernel split and rounds GEMM operands as --gpu-math does (1e-4, tf32 and bf16 "
-                "1e-2), and Tensor Core math is also compared with the exact f32 kernels");
+                "kernel split, rounds GEMM operands as --gpu-math does and stores tensors as "
+                "--gpu-dtype does (1e-4; tf32 and bf16 math 1e-2; bf16 tensors 2e-2), and Tensor "
+                "Core math and bf16 tensors are also compared with the exact f32 kernels");
   cmd->add_option("--save", o->save,
                   "after the runs, write tensor NAME as a NumPy .npy file (f32), reassembled "
                   "from its blocks (nodes labelled agg:NAME[...], else NAME[...]); repeatable; "

@@ -158,7 +158,7 @@ void add_generate(CLI::App& app) {
       ->take_all()
       ->allow_extra_args(false);
   cmd->add_option("--dtype", o->dtype, "tensor storage type (default per workload)")
-      ->check(CLI::IsMember({"f32", "f16"}));
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   add_devices_option(*cmd, o->devices, false)
       ->description("devices P the default partitioning is made for (1..1024)")
       ->capture_default_str();

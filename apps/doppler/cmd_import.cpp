@@ -43,7 +43,7 @@ onnx_import::ImportOptions import_options(const ImportCliOptions& o) {
   io.devices = o.devices;
   io.partition = onnx_import::parse_partition(o.partition);
   const auto dt = workloads::parse_dtype(o.dtype);
-  if (!dt) throw InputError("--dtype: expected f32 or f16, got '" + o.dtype + "'");
+  if (!dt) throw InputError("--dtype: expected f32, f16 or bf16, got '" + o.dtype + "'");
   io.dtype = *dt;
   for (const auto& s : o.input_shapes) io.input_shapes.insert(parse_input_shape(s));
   for (const auto& s : o.inputs) {
@@ -158,7 +158,7 @@ void add_import(CLI::App& app) {
                   "auto (default): every op's output gets at least P blocks, cutting its largest "
                   "dimensions first (contracted dimensions never); or TENSOR=AxBxC,... block "
                   "counts for named ONNX tensors (the rest auto)");
-  cmd->add_option("--dtype", o->dtype, "storage type for bytes: f32 (default) or f16");
+  cmd->add_option("--dtype", o->dtype, "storage type for bytes: f32 (default), f16 or bf16");
   cmd->add_option("--input", o->input_shapes,
                   "NAME:DIMS shape of a graph input (e.g. x:1x128), required for dynamic "
                   "dimensions; repeatable");

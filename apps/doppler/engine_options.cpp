@@ -56,9 +56,15 @@ void add_engine_options(CLI::App& cmd, EngineCliOptions& o, EngineFlags which) {
                  "--backend cuda: GPU ordinals, comma-separated: with --gpu-partitions the GPU "
                  "to split (the first), else one device per GPU (default 0)");
   cmd.add_option("--gpu-math", o.gpu_math,
-                 "--backend cuda: how GEMMs compute: f32, or tf32 / bf16 on Tensor Cores "
-                 "(operands rounded, f32 accumulation; tensors stay f32 in memory)")
+                 "--backend cuda: how GEMMs on f32 tensors compute: f32, or tf32 / bf16 on Tensor "
+                 "Cores (operands rounded, f32 accumulation)")
       ->check(CLI::IsMember({"f32", "tf32", "bf16"}))
+      ->capture_default_str();
+  cmd.add_option("--gpu-dtype", o.gpu_dtype,
+                 "--backend cuda: how tensors are stored in device memory: f32, or bf16 (half "
+                 "the memory and copy bytes; every kernel rounds its result to bf16; GEMMs on "
+                 "Tensor Cores with f32 sums)")
+      ->check(CLI::IsMember({"f32", "bf16"}))
       ->capture_default_str();
   cmd.add_option("--gpu-link", o.gpu_link,
                  "--backend cuda: what a copy between devices costs: peer (the raw copy inside "
@@ -94,6 +100,8 @@ GpuDevices gpu_devices(const EngineCliOptions& o, int devices) {
   if (!o.gpus.empty()) g.gpus = parse_gpus(o.gpus);
   g.partitions = o.gpu_partitions;
   g.math = parse_gpu_math(o.gpu_math);
+  g.storage = parse_gpu_storage(o.gpu_dtype);
+  g.math = effective_gpu_math(g);  // bf16 tensors: bf16 GEMMs (tf32 is a bad request)
   g.link = o.gpu_link == "host" ? GpuDevices::Link::host : GpuDevices::Link::peer;
   if (g.partitions == 0 && g.gpus.size() == 1 && devices > 1) g.partitions = devices;
   return g;
@@ -112,8 +120,10 @@ EngineFactory engine_factory(const EngineOptions& eo) {
 
 EngineOptions engine_options(const EngineCliOptions& o, int devices, Backend backend) {
   if (backend != Backend::cuda &&
-      (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32" || o.gpu_link != "peer"))
-    throw InputError("--gpu-partitions, --gpus, --gpu-math and --gpu-link need --backend cuda");
+      (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32" || o.gpu_dtype != "f32" ||
+       o.gpu_link != "peer"))
+    throw InputError(
+        "--gpu-partitions, --gpus, --gpu-math, --gpu-dtype and --gpu-link need --backend cuda");
   EngineOptions eo;
   eo.backend = backend;
   if (backend == Backend::cuda) eo.gpu = gpu_devices(o, devices);

@@ -23,6 +23,7 @@ struct EngineCliOptions {
   int gpu_partitions = 0;         ///< --backend cuda: SM partitions of one GPU (0: the rule)
   std::string gpus;               ///< --backend cuda: comma-separated GPU ordinals ("": 0)
   std::string gpu_math = "f32";   ///< --backend cuda: GEMM math (f32, tf32, bf16)
+  std::string gpu_dtype = "f32";  ///< --backend cuda: tensors' storage type (f32, bf16)
   std::string gpu_link = "peer";  ///< --backend cuda: peer, host, nvlink or pcie
 };
 

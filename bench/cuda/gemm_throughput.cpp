@@ -42,6 +42,7 @@ struct Settings {
   int repeat = 5;         // measured runs (after one unmeasured)
   int gpu = 0;            // CUDA ordinal
   std::string math = "f32";
+  std::string dtype = "f32";  // tensors' storage type
   bool json = false;
 };
 
@@ -51,29 +52,31 @@ double gemm_flops(const Settings& s) {
 
 // ---- cuBLAS alone ----
 
-// Device memory of a raw chain: an input, a weight and two outputs taken in turn (n x n f32).
+// Device memory of a raw chain: an input, a weight and two outputs taken in turn (n x n of T,
+// float or bf16).
+template <class T>
 class RawBuffers {
 public:
   explicit RawBuffers(std::int64_t n) : n_(n) {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    std::vector<float> host(static_cast<std::size_t>(n * n));
-    for (float*& p : bufs_) {
-      check(cudaMalloc(reinterpret_cast<void**>(&p), host.size() * sizeof(float)), "cudaMalloc");
-      for (float& x : host) x = u(rng);
-      check(cudaMemcpy(p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
+    std::vector<T> host(static_cast<std::size_t>(n * n));
+    for (T*& p : bufs_) {
+      check(cudaMalloc(reinterpret_cast<void**>(&p), host.size() * sizeof(T)), "cudaMalloc");
+      for (T& x : host) engine_detail::dev::put(&x, u(rng));
+      check(cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice),
             "cudaMemcpy");
     }
   }
   ~RawBuffers() {
-    for (float* p : bufs_) cudaFree(p);
+    for (T* p : bufs_) cudaFree(p);
   }
   RawBuffers(const RawBuffers&) = delete;
   RawBuffers& operator=(const RawBuffers&) = delete;
 
   // GEMM i of a chain: out_i = in_i W, in_0 the input, then the previous output.
-  engine_detail::GemmCall call(int i) const {
-    engine_detail::GemmCall g;
+  engine_detail::GemmCall<T> call(int i) const {
+    engine_detail::GemmCall<T> g;
     g.m = g.n = g.k = g.lda = g.ldb = g.ldc = n_;
     g.a = i == 0 ? bufs_[0] : bufs_[2 + (i + 1) % 2];
     g.b = bufs_[1];
@@ -83,13 +86,15 @@ public:
 
 private:
   std::int64_t n_;
-  float* bufs_[4] = {};
+  T* bufs_[4] = {};
 };
 
-// Median seconds of `gemms` GEMMs back to back on `stream`, from events around them.
+// Median seconds of `gemms` GEMMs back to back on `stream`, from events around them, tensors
+// stored as T (the engine's GEMM calls: bf16 tensors take Tensor Cores whatever `math` says).
+template <class T>
 double time_raw(cudaStream_t stream, int sms, cublasComputeType_t math, int gemms,
                 const Settings& s) {
-  RawBuffers bufs(s.n);
+  RawBuffers<T> bufs(s.n);
   cublasHandle_t blas = nullptr;
   check_blas(cublasCreate(&blas), "cublasCreate");
   cudaEvent_t ev[2] = {};
@@ -102,7 +107,7 @@ double time_raw(cudaStream_t stream, int sms, cublasComputeType_t math, int gemm
     r.stream = stream;
     r.blas = blas;
     r.math = math;
-    cuda_detail::CudaExec exec(r);
+    cuda_detail::CudaExec<T> exec(r);
     for (int run = 0; run <= s.repeat; ++run) {
       check(cudaEventRecord(ev[0], stream), "cudaEventRecord");
       for (int i = 0; i < gemms; ++i) exec.gemm(bufs.call(i));
@@ -156,7 +161,8 @@ Assignment chains_assignment(const Graph& g, const Settings& s) {
 
 // Median seconds from the first GEMM's start to the last one's finish over s.repeat runs of
 // `chains` chains, chain c on device c of P.
-double time_engine(int chains, GpuDevices::Math math, const Settings& s) {
+double time_engine(int chains, GpuDevices::Math math, GpuDevices::Storage dtype,
+                   const Settings& s) {
   const Graph g = chains_graph(chains, s);
   EngineOptions o;
   o.devices = s.partitions;
@@ -165,6 +171,7 @@ double time_engine(int chains, GpuDevices::Math math, const Settings& s) {
   o.gpu.partitions = s.partitions;
   o.gpu.gpus = {s.gpu};
   o.gpu.math = math;
+  o.gpu.storage = dtype;
   Engine engine(g, o);
   const Assignment a = chains_assignment(g, s);
   std::vector<double> spans;
@@ -193,7 +200,13 @@ nlohmann::json target(double cublas_s, double engine_s, double flops, double goa
 }
 
 nlohmann::json measure(const Settings& s) {
-  const GpuDevices::Math math = parse_gpu_math(s.math);
+  const GpuDevices::Storage dtype = parse_gpu_storage(s.dtype);
+  GpuDevices spec;
+  spec.math = parse_gpu_math(s.math);
+  spec.storage = dtype;
+  const GpuDevices::Math math = effective_gpu_math(spec);
+  const bool bf16 = dtype == GpuDevices::Storage::bf16;
+  const auto raw = bf16 ? &time_raw<engine_detail::dev::Bf16> : &time_raw<float>;
   const double chain_flops = gemm_flops(s) * s.layers;
   const std::vector<GpuInfo> gpus = list_gpus();
   if (s.gpu < 0 || s.gpu >= static_cast<int>(gpus.size()))
@@ -204,13 +217,13 @@ nlohmann::json measure(const Settings& s) {
   {
     cuda_detail::GreenPartitions parts(s.gpu, s.partitions);
     part_sms = parts[0].sms;
-    raw_part = time_raw(parts[0].compute, part_sms, compute_type(math), s.layers, s);
+    raw_part = raw(parts[0].compute, part_sms, compute_type(math), s.layers, s);
   }
   {
     cudaStream_t whole = nullptr;
     check(cudaStreamCreateWithFlags(&whole, cudaStreamNonBlocking), "cudaStreamCreate");
     try {
-      raw_whole = time_raw(whole, 0, compute_type(math), s.partitions * s.layers, s);
+      raw_whole = raw(whole, 0, compute_type(math), s.partitions * s.layers, s);
     } catch (...) {
       cudaStreamDestroy(whole);
       throw;
@@ -218,7 +231,8 @@ nlohmann::json measure(const Settings& s) {
     cudaStreamDestroy(whole);
   }
   enable_cuda_backend();
-  const double eng_part = time_engine(1, math, s), eng_all = time_engine(s.partitions, math, s);
+  const double eng_part = time_engine(1, math, dtype, s);
+  const double eng_all = time_engine(s.partitions, math, dtype, s);
   const GpuInfo& info = gpus[static_cast<std::size_t>(s.gpu)];
   return {{"gpu", info.name},
           {"sms", info.sms},
@@ -226,17 +240,19 @@ nlohmann::json measure(const Settings& s) {
           {"partition_sms", part_sms},
           {"n", s.n},
           {"layers", s.layers},
-          {"math", s.math},
+          {"math", gpu_math_name(math)},
+          {"dtype", s.dtype},
           {"repeat", s.repeat},
           {"one_partition", target(raw_part, eng_part, chain_flops, 0.8)},
           {"all_partitions", target(raw_whole, eng_all, chain_flops * s.partitions, 0.9)}};
 }
 
 void print_table(const nlohmann::json& j) {
-  std::printf("%s, %d SMs; %d partitions of %d SMs; %d GEMMs of %lld^3 per chain, %s math\n",
-              j["gpu"].get<std::string>().c_str(), j["sms"].get<int>(), j["partitions"].get<int>(),
-              j["partition_sms"].get<int>(), j["layers"].get<int>(), j["n"].get<long long>(),
-              j["math"].get<std::string>().c_str());
+  std::printf(
+      "%s, %d SMs; %d partitions of %d SMs; %d GEMMs of %lld^3 per chain, %s math, %s tensors\n",
+      j["gpu"].get<std::string>().c_str(), j["sms"].get<int>(), j["partitions"].get<int>(),
+      j["partition_sms"].get<int>(), j["layers"].get<int>(), j["n"].get<long long>(),
+      j["math"].get<std::string>().c_str(), j["dtype"].get<std::string>().c_str());
   std::printf("%-40s %12s %12s %7s %7s\n", "", "cuBLAS TF/s", "engine TF/s", "ratio", "target");
   const auto row = [](const char* what, const nlohmann::json& t) {
     std::printf("%-40s %12.2f %12.2f %7.3f %6.2f%s\n", what, t["cublas_tflops"].get<double>(),
@@ -265,6 +281,8 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
   app.add_option("--gpu-math", s.math, "f32, tf32 or bf16 (Tensor Cores)")->capture_default_str();
+  app.add_option("--gpu-dtype", s.dtype, "tensors stored as f32 or bf16 (bf16: bf16 GEMMs)")
+      ->capture_default_str();
   app.add_option("--repeat", s.repeat, "measured runs (after one unmeasured)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));

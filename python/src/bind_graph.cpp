@@ -53,7 +53,7 @@ GraphPtr import_model(const std::filesystem::path& path, int devices, const std:
   onnx_import::ImportOptions o;
   o.devices = devices;
   const auto dt = workloads::parse_dtype(dtype);
-  if (!dt) throw InputError("import_onnx: dtype must be f32 or f16, not '" + dtype + "'");
+  if (!dt) throw InputError("import_onnx: dtype must be f32, f16 or bf16, not '" + dtype + "'");
   o.dtype = *dt;
   o.input_shapes = input_shapes;
   Watch watch;  // Ctrl-C stops the import between two ONNX nodes

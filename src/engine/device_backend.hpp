@@ -28,7 +28,10 @@ struct DeviceInterval {
   double finish = 0;
 };
 
-/// Memory, kernels and copies of the devices of one process. Calls for device d come from its
+/// Memory, kernels and copies of the devices of one process. Buffers are device addresses of
+/// elements of the backend's storage type (f32, or bf16 with GpuDevices::Storage::bf16): the
+/// Runtime passes them along and counts sizes in elements; only a backend whose host_memory()
+/// is true stores f32 the caller may read. Calls for device d come from its
 /// own compute or copy worker (or, between runs, from the controller), so an implementation
 /// may keep per-device state without locks. launch() and copy() return when the work has
 /// finished; a backend whose devices run asynchronously (a GPU) enqueues the work and waits for
@@ -43,11 +46,11 @@ public:
   /// A run starts (controller thread, before the first launch): `origin` is the Runtime's time
   /// zero (host steady clock), the origin of the times launch() and copy() return.
   virtual void begin_run(std::chrono::steady_clock::time_point origin) { (void)origin; }
-  /// Sizes device d's buffer of node v to `floats` floats, zeroed when its size changes
+  /// Sizes device d's buffer of node v to `elements` elements, zeroed when its size changes
   /// (between runs only).
-  virtual void ensure(DeviceId d, NodeId v, std::size_t floats) = 0;
+  virtual void ensure(DeviceId d, NodeId v, std::size_t elements) = 0;
   /// Device d's buffer of v (valid after ensure(); nullptr before).
-  virtual float* buffer(DeviceId d, NodeId v) = 0;
+  virtual void* buffer(DeviceId d, NodeId v) = 0;
   /// True when device d's buffer of v exists.
   virtual bool has_buffer(DeviceId d, NodeId v) const = 0;
   /// Runs v's kernel on device d (from d's compute worker): `inputs[i]` is device d's buffer of
@@ -55,24 +58,23 @@ public:
   /// device's times, or nullopt when the device has no clock of its own (the Runtime then times
   /// the call on the host). Throws on failure.
   virtual std::optional<DeviceInterval> launch(DeviceId d, NodeId v,
-                                               std::span<const float* const> inputs,
-                                               float* out) = 0;
+                                               std::span<const void* const> inputs, void* out) = 0;
   /// Test hook (FaultInjection::Kind::trap): runs a kernel that faults on device d in place of
   /// v's and throws what the device reports. The default throws at once.
   virtual std::optional<DeviceInterval> launch_trap(DeviceId d, NodeId v) {
     (void)d, (void)v;
     throw std::runtime_error("injected device fault (test hook)");
   }
-  /// Copies the first `floats` floats of v's output from device `from`'s buffer to device
+  /// Copies the first `elements` elements of v's output from device `from`'s buffer to device
   /// `to`'s; returns as launch(). Throws on failure.
   virtual std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
-                                             std::size_t floats) = 0;
-  /// Host read-back: the first out.size() floats of device d's buffer of v into `out` (between
-  /// runs). The default reads buffer(d, v), which is host memory on the CPU backend.
+                                             std::size_t elements) = 0;
+  /// Host read-back: the first out.size() elements of device d's buffer of v into `out` as f32
+  /// (between runs). The default reads buffer(d, v), f32 host memory on the CPU backend.
   virtual void read(DeviceId d, NodeId v, std::span<float> out) {
     std::memcpy(out.data(), buffer(d, v), out.size() * sizeof(float));
   }
-  /// True when buffer() is host memory the caller may read directly (false: use read()).
+  /// True when buffer() is f32 host memory the caller may read directly (false: use read()).
   virtual bool host_memory() const { return true; }
   /// The devices in a few words for Engine::describe(), e.g. "cuda, 4 partitions of 32 SMs of
   /// NVIDIA H100"; empty for the CPU backend (the Engine words it).
@@ -91,10 +93,10 @@ BackendFactory cuda_backend_factory();
 
 /// The CPU backend: host memory (one buffer per device and node), the plan's kernels (OpenBLAS
 /// GEMMs and loops, one scratch area per device), memcpy for copies. With `gpu_split` each
-/// kernel runs as the GPU backend splits it instead (host_device_exec.hpp), GEMM operands rounded
-/// as that math says.
-std::unique_ptr<DeviceBackend> make_cpu_backend(
-    const Plan& plan, int devices, int nodes,
-    std::optional<GpuDevices::Math> gpu_split = std::nullopt);
+/// kernel runs as the CUDA backend with those settings splits it instead (host_device_exec.hpp):
+/// GEMM operands rounded as its math says, tensors stored as its storage says (bf16: read()
+/// widens them; host_memory() is then false).
+std::unique_ptr<DeviceBackend> make_cpu_backend(const Plan& plan, int devices, int nodes,
+                                                std::optional<GpuDevices> gpu_split = std::nullopt);
 
 }  // namespace doppler::engine_detail

@@ -5,10 +5,14 @@
 // nvcc (src/engine/cuda/cuda_kernels.cu) and for the host by the C++ compiler, so that
 // tests/engine/test_device_ops.cpp checks every one against the CPU engine's kernels without a
 // GPU. Free of the project's other headers. Element i of an N-d shape is its row-major index;
-// strides and offsets count floats. The semantics are the CPU engine's (src/engine/kernels.cpp,
-// kernel_einsum.cpp, kernel_window.cpp); only the order of floating-point sums may differ.
+// strides and offsets count elements. Every function takes its tensors as T, float or Bf16
+// (the storage type, `--gpu-dtype`): it loads them to f32, computes in f32 or double as the CPU
+// engine does, and stores its result rounded to T. The semantics are the CPU engine's
+// (src/engine/kernels.cpp, kernel_einsum.cpp, kernel_window.cpp); only the order of
+// floating-point sums, and with Bf16 the rounding of every stored value, may differ.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__CUDACC__)
 #define DOPPLER_HD __host__ __device__ inline
@@ -28,6 +32,59 @@ inline constexpr int kMaxLabels = 26;
 inline constexpr int kMaxLoopOperands = 4;
 /// Operands summed by one synthetic-checksum launch.
 inline constexpr int kChecksumOperands = 32;
+
+/// A bfloat16 value as stored in memory: the upper 16 bits of an f32 (the layout of cuBLAS's
+/// CUDA_R_16BF and of __nv_bfloat16).
+struct Bf16 {
+  std::uint16_t bits = 0;
+};
+
+/// The bits of an f32.
+DOPPLER_HD std::uint32_t bits_of(float x) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(x);
+#else
+  std::uint32_t u = 0;
+  std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+
+/// The f32 of these bits.
+DOPPLER_HD float float_of(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float x = 0;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+/// x rounded to bf16, to nearest even (CUDA's __float2bfloat16_rn): infinities stay, a NaN
+/// stays a (quiet) NaN, finite values past bf16's largest round to infinity.
+DOPPLER_HD Bf16 to_bf16(float x) {
+  std::uint32_t u = bits_of(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return Bf16{static_cast<std::uint16_t>((u >> 16) | 0x40u)};
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return Bf16{static_cast<std::uint16_t>(u >> 16)};
+}
+
+/// The stored value as f32 (exact: every bf16 is an f32).
+DOPPLER_HD float as_f32(float x) {
+  return x;
+}
+DOPPLER_HD float as_f32(Bf16 x) {
+  return float_of(static_cast<std::uint32_t>(x.bits) << 16);
+}
+
+/// Stores f32 x as the storage type (rounded to nearest even for Bf16).
+DOPPLER_HD void put(float* p, float x) {
+  *p = x;
+}
+DOPPLER_HD void put(Bf16* p, float x) {
+  *p = to_bf16(x);
+}
 
 /// Extents of an N-d shape (rank <= kMaxRank; rank 0 is one element).
 struct Shape {
@@ -68,7 +125,8 @@ struct CopyArgs {
   I64 n = 0;  ///< elements (the shape's product)
 };
 
-DOPPLER_HD void copy_element(const CopyArgs& a, I64 i, const float* src, float* dst) {
+template <class T>
+DOPPLER_HD void copy_element(const CopyArgs& a, I64 i, const T* src, T* dst) {
   dst[offset_at(i, a.shape, a.dst)] = src[offset_at(i, a.shape, a.src)];
 }
 
@@ -202,8 +260,9 @@ struct UnaryArgs {
   float p0 = 1, p1 = 0;
 };
 
-DOPPLER_HD void unary_element(const UnaryArgs& a, I64 i, const float* x, float* out) {
-  out[i] = unary(a.fn, a.p0, a.p1, x[offset_at(i, a.shape, a.in)]);
+template <class T>
+DOPPLER_HD void unary_element(const UnaryArgs& a, I64 i, const T* x, T* out) {
+  put(out + i, unary(a.fn, a.p0, a.p1, as_f32(x[offset_at(i, a.shape, a.in)])));
 }
 
 /// out[i] = f(a[view], b[view]) over a contiguous output (stride 0 on broadcast dimensions).
@@ -217,9 +276,10 @@ struct BinaryArgs {
   float p0 = 1, p1 = 0;
 };
 
-DOPPLER_HD void binary_element(const BinaryArgs& a, I64 i, const float* x, const float* y,
-                               float* out) {
-  out[i] = binary(a.fn, a.p0, a.p1, x[offset_at(i, a.shape, a.a)], y[offset_at(i, a.shape, a.b)]);
+template <class T>
+DOPPLER_HD void binary_element(const BinaryArgs& a, I64 i, const T* x, const T* y, T* out) {
+  put(out + i, binary(a.fn, a.p0, a.p1, as_f32(x[offset_at(i, a.shape, a.a)]),
+                      as_f32(y[offset_at(i, a.shape, a.b)])));
 }
 
 // ---- last-axis reduction ----
@@ -235,17 +295,18 @@ struct ReduceArgs {
   Fn fn = Fn::sum;
 };
 
-DOPPLER_HD void reduce_element(const ReduceArgs& a, I64 r, const float* x, float* out) {
-  const float* s = x + offset_at(r, a.rows, a.in);
+template <class T>
+DOPPLER_HD void reduce_element(const ReduceArgs& a, I64 r, const T* x, T* out) {
+  const T* s = x + offset_at(r, a.rows, a.in);
   double acc = a.fn == Fn::max ? -HUGE_VAL : 0.0;
   for (I64 i = 0; i < a.len; ++i) {
-    const double v = s[i * a.step];
+    const double v = as_f32(s[i * a.step]);
     if (a.fn == Fn::max)
       acc = acc < v ? v : acc;
     else
       acc += a.fn == Fn::sumsq ? v * v : v;
   }
-  out[r] = static_cast<float>(acc);
+  put(out + r, static_cast<float>(acc));
 }
 
 // ---- rotary position embedding ----
@@ -258,15 +319,16 @@ struct RotaryArgs {
   I64 n = 0;
 };
 
-DOPPLER_HD void rotary_element(const RotaryArgs& a, I64 i, const float* x, const float* table,
-                               float* out) {
+template <class T>
+DOPPLER_HD void rotary_element(const RotaryArgs& a, I64 i, const T* x, const T* table, T* out) {
   const I64 len = a.shape.rank > 0 ? a.shape.ext[a.shape.rank - 1] : 1;
   const I64 p = i % len, first = i - p % 2;
   if (p - p % 2 + 1 >= len) return;
   const I64 inner = a.shape.rank > 0 ? a.in[a.shape.rank - 1] : 0;
   const I64 base = offset_at(first, a.shape, a.in);
-  const double x0 = x[base], x1 = x[base + inner], c = table[first], sn = table[first + 1];
-  out[i] = static_cast<float>(p % 2 == 0 ? x0 * c - x1 * sn : x0 * sn + x1 * c);
+  const double x0 = as_f32(x[base]), x1 = as_f32(x[base + inner]);
+  const double c = as_f32(table[first]), sn = as_f32(table[first + 1]);
+  put(out + i, static_cast<float>(p % 2 == 0 ? x0 * c - x1 * sn : x0 * sn + x1 * c));
 }
 
 // ---- einsum as a loop ----
@@ -283,11 +345,13 @@ struct LoopArgs {
 };
 
 /// The operands of a looped einsum or a synthetic checksum (each from its view's offset).
+template <class T>
 struct Operands {
-  const float* p[kChecksumOperands] = {};
+  const T* p[kChecksumOperands] = {};
 };
 
-DOPPLER_HD void loop_element(const LoopArgs& a, I64 i, const Operands& in, float* out) {
+template <class T>
+DOPPLER_HD void loop_element(const LoopArgs& a, I64 i, const Operands<T>& in, T* out) {
   I64 base[kMaxLoopOperands] = {};
   I64 summed[kMaxLabels] = {};
   int ns = 0;
@@ -311,10 +375,10 @@ DOPPLER_HD void loop_element(const LoopArgs& a, I64 i, const Operands& in, float
       for (int j = 0; j < a.operands; ++j) off[j] += idx * a.op[j][l];
     }
     double prod = 1;
-    for (int j = 0; j < a.operands; ++j) prod *= static_cast<double>(in.p[j][base[j] + off[j]]);
+    for (int j = 0; j < a.operands; ++j) prod *= as_f32(in.p[j][base[j] + off[j]]);
     acc += prod;
   }
-  out[i] = static_cast<float>(acc);
+  put(out + i, static_cast<float>(acc));
 }
 
 // ---- synthetic kernels' checksum ----
@@ -328,10 +392,11 @@ struct ChecksumArgs {
   float p0 = 0;
 };
 
-DOPPLER_HD void checksum_element(const ChecksumArgs& a, const Operands& in, float* out) {
-  double acc = a.first ? 0.0 : out[0];
-  for (int j = 0; j < a.count; ++j) acc += in.p[j][0];
-  out[0] = static_cast<float>(a.last ? 0.5 * (a.total > 0 ? acc / a.total : 0.0) + a.p0 : acc);
+template <class T>
+DOPPLER_HD void checksum_element(const ChecksumArgs& a, const Operands<T>& in, T* out) {
+  double acc = a.first ? 0.0 : as_f32(out[0]);
+  for (int j = 0; j < a.count; ++j) acc += as_f32(in.p[j][0]);
+  put(out, static_cast<float>(a.last ? 0.5 * (a.total > 0 ? acc / a.total : 0.0) + a.p0 : acc));
 }
 
 // ---- windowed NCHW kernels ----
@@ -363,8 +428,9 @@ struct BiasArgs {
   bool has_bias = false;
 };
 
-DOPPLER_HD void bias_element(const BiasArgs& a, I64 i, const float* bias, float* out) {
-  out[i] = a.has_bias ? bias[((i / a.plane) % a.cb) * a.stride] : 0.0f;
+template <class T>
+DOPPLER_HD void bias_element(const BiasArgs& a, I64 i, const T* bias, T* out) {
+  out[i] = a.has_bias ? bias[((i / a.plane) % a.cb) * a.stride] : T{};
 }
 
 /// im2col of one batch element's group: cols[(ci kh + ky) kw + kx, y ow + x], 0 on padding;
@@ -374,13 +440,14 @@ struct Im2colArgs {
   I64 n = 0;  ///< icg kh kw oh ow
 };
 
-DOPPLER_HD void im2col_element(const Im2colArgs& a, I64 i, const float* x, float* cols) {
+template <class T>
+DOPPLER_HD void im2col_element(const Im2colArgs& a, I64 i, const T* x, T* cols) {
   const Window& w = a.w;
   const I64 plane = w.oh * w.ow, r = i / plane, p = i % plane;
   const I64 kx = r % w.kw, ky = (r / w.kw) % w.kh, ci = r / (w.kw * w.kh);
   const I64 iy = input_row(w, p / w.ow, ky), ix = input_col(w, p % w.ow, kx);
   const bool inside = iy >= 0 && iy < w.in_h && ix >= 0 && ix < w.in_w;
-  cols[i] = inside ? x[ci * w.sc + (iy - w.row0) * w.sy + ix] : 0.0f;
+  cols[i] = inside ? x[ci * w.sc + (iy - w.row0) * w.sy + ix] : T{};
 }
 
 /// Direct convolution of output channels [o, o + count) of one group for one batch element:
@@ -391,23 +458,25 @@ struct DirectConvArgs {
   I64 n = 0;    ///< count oh ow
 };
 
-DOPPLER_HD void direct_conv_element(const DirectConvArgs& a, I64 i, const float* x, const float* wt,
-                                    float* out) {
+template <class T>
+DOPPLER_HD void direct_conv_element(const DirectConvArgs& a, I64 i, const T* x, const T* wt,
+                                    T* out) {
   const Window& w = a.w;
   const I64 plane = w.oh * w.ow, j = i / plane, p = i % plane, y = p / w.ow, ox = p % w.ow;
-  const float* row_w = wt + j * a.ldw;
-  float acc = out[i];
+  const T* row_w = wt + j * a.ldw;
+  float acc = as_f32(out[i]);
   for (I64 ci = 0; ci < w.icg; ++ci)
     for (I64 ky = 0; ky < w.kh; ++ky) {
       const I64 iy = input_row(w, y, ky);
       if (iy < 0 || iy >= w.in_h) continue;
-      const float* row = x + ci * w.sc + (iy - w.row0) * w.sy;
+      const T* row = x + ci * w.sc + (iy - w.row0) * w.sy;
       for (I64 kx = 0; kx < w.kw; ++kx) {
         const I64 ix = input_col(w, ox, kx);
-        if (ix >= 0 && ix < w.in_w) acc += row_w[(ci * w.kh + ky) * w.kw + kx] * row[ix];
+        if (ix >= 0 && ix < w.in_w)
+          acc += as_f32(row_w[(ci * w.kh + ky) * w.kw + kx]) * as_f32(row[ix]);
       }
     }
-  out[i] = acc;
+  put(out + i, acc);
 }
 
 /// Max or average pooling: output element i of [nb, cb, oh, ow] from the window channel of the
@@ -418,11 +487,12 @@ struct PoolArgs {
   I64 n = 0;
 };
 
-DOPPLER_HD void pool_element(const PoolArgs& a, I64 i, const float* win, float* out) {
+template <class T>
+DOPPLER_HD void pool_element(const PoolArgs& a, I64 i, const T* win, T* out) {
   const Window& w = a.w;
   const I64 plane = w.oh * w.ow, c = (i / plane) % w.cb, nb = i / (plane * w.cb);
   const I64 y = (i % plane) / w.ow, ox = i % w.ow;
-  const float* x = win + nb * w.sn + c * w.sc;
+  const T* x = win + nb * w.sn + c * w.sc;
   float acc = a.is_max ? -HUGE_VALF : 0.0f;
   I64 rows_in = 0, cols_in = 0;
   for (I64 kx = 0; kx < w.kw; ++kx) {
@@ -433,15 +503,16 @@ DOPPLER_HD void pool_element(const PoolArgs& a, I64 i, const float* win, float* 
     const I64 iy = input_row(w, y, ky);
     if (iy < 0 || iy >= w.in_h) continue;
     ++rows_in;
-    const float* row = x + (iy - w.row0) * w.sy;
+    const T* row = x + (iy - w.row0) * w.sy;
     for (I64 kx = 0; kx < w.kw; ++kx) {
       const I64 ix = input_col(w, ox, kx);
       if (ix < 0 || ix >= w.in_w) continue;
-      acc = a.is_max ? (acc < row[ix] ? row[ix] : acc) : acc + row[ix];
+      const float v = as_f32(row[ix]);
+      acc = a.is_max ? (acc < v ? v : acc) : acc + v;
     }
   }
   if (!a.is_max) acc /= static_cast<float>(w.include_pad ? w.kh * w.kw : rows_in * cols_in);
-  out[i] = acc;
+  put(out + i, acc);
 }
 
 }  // namespace doppler::engine_detail::dev

@@ -87,6 +87,7 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
   if (options.gpu_split && options.backend != Backend::cpu)
     throw InputError("engine: gpu_split is the CPU backend's emulation of a GPU's kernels");
   m.options = options;
+  m.options.gpu.math = effective_gpu_math(options.gpu);
   engine_detail::limit_blas_threads();
   m.plan = engine_detail::compile_plan(g, options.kernels, options.synthetic_scale);
   engine_detail::RuntimeConfig cfg;
@@ -107,11 +108,11 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
           "libdoppler_cuda and call doppler::enable_cuda_backend())");
     engine_detail::check_device_plan(m.plan);
     cfg.pin = false;  // a GPU's workers wait for it rather than compute
-    backend = make(m.plan, options, g.num_nodes());
+    backend = make(m.plan, m.options, g.num_nodes());
   } else if (options.gpu_split) {
     engine_detail::check_device_plan(m.plan);
     backend = engine_detail::make_cpu_backend(m.plan, options.devices, g.num_nodes(),
-                                              options.gpu.math);
+                                              m.options.gpu);
   }
   m.runtime = std::make_unique<Runtime>(g, m.plan, cfg, std::move(backend));
   if (options.backend == Backend::cpu && options.devices > m.runtime->cores())
@@ -162,7 +163,7 @@ std::span<const float> Engine::output(NodeId v) const {
   if (m.last.empty()) return {};
   const DeviceId d = m.last[static_cast<std::size_t>(v)];
   const auto n = static_cast<std::size_t>(m.plan.kernels[static_cast<std::size_t>(v)].numel);
-  if (m.runtime->host_buffers()) return {m.runtime->buffer(d, v), n};
+  if (m.runtime->host_buffers()) return {m.runtime->host_floats(d, v), n};
   std::lock_guard lk(m.read_mu);  // device memory: read back once per run and node
   if (m.read_back.empty()) m.read_back.resize(static_cast<std::size_t>(m.graph->num_nodes()));
   auto& out = m.read_back[static_cast<std::size_t>(v)];
@@ -207,14 +208,15 @@ std::string Engine::describe() const {
     if (m.plan.mode == KernelMode::synthetic)
       kernels += fmt::format(" (scale {:.3g} FLOP and byte per cost unit)", m.plan.scale);
     return fmt::format(
-        "{}, {} kernels (cuBLAS and elementwise kernels, f32 in memory), link "
-        "emulation {}",
-        m.runtime->backend_label(), kernels, m.options.link.label());
+        "{}, {} kernels (cuBLAS and elementwise kernels, {} in memory), link emulation {}",
+        m.runtime->backend_label(), kernels, gpu_storage_name(m.options.gpu.storage),
+        m.options.link.label());
   }
   if (m.plan.mode == KernelMode::real)
     kernels += m.options.gpu_split
-                   ? fmt::format(" (the GPU's split, {} GEMM operands, OpenBLAS)",
-                                 gpu_math_name(m.options.gpu.math))
+                   ? fmt::format(" (the GPU's split, {} GEMM operands, {} in memory, OpenBLAS)",
+                                 gpu_math_name(m.options.gpu.math),
+                                 gpu_storage_name(m.options.gpu.storage))
                    : std::string(" (OpenBLAS, 1 thread per worker)");
   if (m.plan.mode == KernelMode::synthetic)
     kernels += fmt::format(" (scale {:.3g} FLOP and byte per cost unit)", m.plan.scale);

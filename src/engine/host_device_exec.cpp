@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include <cblas.h>
 
@@ -28,6 +29,17 @@ const float* rounded(GpuDevices::Math math, const float* p, std::int64_t rows, s
   return to.data();
 }
 
+// The rows x cols matrix of T at p (leading dimension ld) as f32, densely into `to`.
+template <class T>
+const float* widened(const T* p, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                     std::vector<float>& to) {
+  to.resize(static_cast<std::size_t>(rows * cols));
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      to[static_cast<std::size_t>(r * cols + c)] = dev::as_f32(p[r * ld + c]);
+  return to.data();
+}
+
 }  // namespace
 
 float round_gemm_operand(GpuDevices::Math math, float x) {
@@ -41,66 +53,143 @@ float round_gemm_operand(GpuDevices::Math math, float x) {
   }
 }
 
-void HostDeviceExec::copy(const dev::CopyArgs& a, const float* s, float* d) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::copy_element(a, i, s, d);
-}
-void HostDeviceExec::unary(const dev::UnaryArgs& a, const float* x, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::unary_element(a, i, x, o);
-}
-void HostDeviceExec::binary(const dev::BinaryArgs& a, const float* x, const float* y, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::binary_element(a, i, x, y, o);
-}
-void HostDeviceExec::reduce(const dev::ReduceArgs& a, const float* x, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::reduce_element(a, i, x, o);
-}
-void HostDeviceExec::rotary(const dev::RotaryArgs& a, const float* x, const float* t, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::rotary_element(a, i, x, t, o);
-}
-void HostDeviceExec::loop(const dev::LoopArgs& a, const dev::Operands& in, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);
-}
-void HostDeviceExec::checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* o) {
-  dev::checksum_element(a, in, o);
-}
-void HostDeviceExec::bias(const dev::BiasArgs& a, const float* b, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::bias_element(a, i, b, o);
-}
-void HostDeviceExec::im2col(const dev::Im2colArgs& a, const float* x, float* c) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::im2col_element(a, i, x, c);
-}
-void HostDeviceExec::direct_conv(const dev::DirectConvArgs& a, const float* x, const float* w,
-                                 float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::direct_conv_element(a, i, x, w, o);
-}
-void HostDeviceExec::pool(const dev::PoolArgs& a, const float* w, float* o) {
-  for (dev::I64 i = 0; i < a.n; ++i) dev::pool_element(a, i, w, o);
+namespace {
+
+// The host's copy of a vector of floats as T.
+template <class T>
+std::vector<T> stored_as(const std::vector<float>& v) {
+  std::vector<T> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) dev::put(&out[i], v[i]);
+  return out;
 }
 
-void HostDeviceExec::gemm(const GemmCall& g) {
-  const auto i32 = [](std::int64_t x) { return static_cast<int>(x); };
-  const bool round = math_ != GpuDevices::Math::f32;
-  for (std::int64_t t = 0; t < g.batch; ++t) {
-    const float* a = g.a + t * g.sa;
-    const float* b = g.b + t * g.sb;
-    std::int64_t lda = g.lda, ldb = g.ldb;
-    if (round) {  // dense rounded copies: op(A) is m x k, op(B) k x n
-      a = rounded(math_, a, g.ta ? g.k : g.m, lda = g.ta ? g.m : g.k, g.lda, a_);
-      b = rounded(math_, b, g.tb ? g.n : g.k, ldb = g.tb ? g.k : g.n, g.ldb, b_);
-    }
-    cblas_sgemm(CblasRowMajor, g.ta ? CblasTrans : CblasNoTrans, g.tb ? CblasTrans : CblasNoTrans,
-                i32(g.m), i32(g.n), i32(g.k), 1.0f, a, i32(lda), b, i32(ldb),
-                g.accumulate ? 1.0f : 0.0f, g.c + t * g.sc, i32(g.ldc));
+}  // namespace
+
+template <class T>
+HostDeviceExec<T>::HostDeviceExec(const Plan& plan, GpuDevices::Math math)
+    : plan_(plan), math_(math) {
+  if constexpr (!std::is_same_v<T, float>) {
+    values_.resize(plan.kernels.size());
+    syn_a_ = stored_as<T>(plan.syn_a);
+    syn_b_ = stored_as<T>(plan.syn_b);
   }
 }
 
-float* HostDeviceExec::scratch(std::int64_t floats) {
-  if (scratch_.size() < static_cast<std::size_t>(floats))
-    scratch_.resize(static_cast<std::size_t>(floats));
+template <class T>
+void HostDeviceExec<T>::copy(const dev::CopyArgs& a, const T* s, T* d) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::copy_element(a, i, s, d);
+}
+template <class T>
+void HostDeviceExec<T>::unary(const dev::UnaryArgs& a, const T* x, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::unary_element(a, i, x, o);
+}
+template <class T>
+void HostDeviceExec<T>::binary(const dev::BinaryArgs& a, const T* x, const T* y, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::binary_element(a, i, x, y, o);
+}
+template <class T>
+void HostDeviceExec<T>::reduce(const dev::ReduceArgs& a, const T* x, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::reduce_element(a, i, x, o);
+}
+template <class T>
+void HostDeviceExec<T>::rotary(const dev::RotaryArgs& a, const T* x, const T* t, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::rotary_element(a, i, x, t, o);
+}
+template <class T>
+void HostDeviceExec<T>::loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);
+}
+template <class T>
+void HostDeviceExec<T>::checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* o) {
+  dev::checksum_element(a, in, o);
+}
+template <class T>
+void HostDeviceExec<T>::bias(const dev::BiasArgs& a, const T* b, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::bias_element(a, i, b, o);
+}
+template <class T>
+void HostDeviceExec<T>::im2col(const dev::Im2colArgs& a, const T* x, T* c) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::im2col_element(a, i, x, c);
+}
+template <class T>
+void HostDeviceExec<T>::direct_conv(const dev::DirectConvArgs& a, const T* x, const T* w, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::direct_conv_element(a, i, x, w, o);
+}
+template <class T>
+void HostDeviceExec<T>::pool(const dev::PoolArgs& a, const T* w, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::pool_element(a, i, w, o);
+}
+
+template <class T>
+void HostDeviceExec<T>::gemm(const GemmCall<T>& g) {
+  for (std::int64_t t = 0; t < g.batch; ++t) gemm_one(g, g.a + t * g.sa, g.b + t * g.sb, g.c + t * g.sc);
+}
+
+template <class T>
+void HostDeviceExec<T>::gemm_one(const GemmCall<T>& g, const T* a, const T* b, T* c) {
+  const auto i32 = [](std::int64_t x) { return static_cast<int>(x); };
+  const auto trans = [](bool t) { return t ? CblasTrans : CblasNoTrans; };
+  const float beta = g.accumulate ? 1.0f : 0.0f;
+  if constexpr (std::is_same_v<T, float>) {
+    std::int64_t lda = g.lda, ldb = g.ldb;
+    if (math_ != GpuDevices::Math::f32) {  // dense rounded copies: op(A) is m x k, op(B) k x n
+      a = rounded(math_, a, g.ta ? g.k : g.m, lda = g.ta ? g.m : g.k, g.lda, a_);
+      b = rounded(math_, b, g.tb ? g.n : g.k, ldb = g.tb ? g.k : g.n, g.ldb, b_);
+    }
+    cblas_sgemm(CblasRowMajor, trans(g.ta), trans(g.tb), i32(g.m), i32(g.n), i32(g.k), 1.0f, a,
+                i32(lda), b, i32(ldb), beta, c, i32(g.ldc));
+  } else {  // bf16 operands are exact in f32; C summed in f32, then rounded once
+    const std::int64_t lda = g.ta ? g.m : g.k, ldb = g.tb ? g.k : g.n;
+    const float* pa = widened(a, g.ta ? g.k : g.m, lda, g.lda, a_);
+    const float* pb = widened(b, g.tb ? g.n : g.k, ldb, g.ldb, b_);
+    if (g.accumulate)
+      widened(c, g.m, g.n, g.ldc, c_);
+    else
+      c_.resize(static_cast<std::size_t>(g.m * g.n));
+    cblas_sgemm(CblasRowMajor, trans(g.ta), trans(g.tb), i32(g.m), i32(g.n), i32(g.k), 1.0f, pa,
+                i32(lda), pb, i32(ldb), beta, c_.data(), i32(g.n));
+    for (std::int64_t r = 0; r < g.m; ++r)
+      for (std::int64_t j = 0; j < g.n; ++j)
+        dev::put(c + r * g.ldc + j, c_[static_cast<std::size_t>(r * g.n + j)]);
+  }
+}
+
+template <class T>
+T* HostDeviceExec<T>::scratch(std::int64_t elements) {
+  if (scratch_.size() < static_cast<std::size_t>(elements))
+    scratch_.resize(static_cast<std::size_t>(elements));
   return scratch_.data();
 }
 
-const float* HostDeviceExec::values(NodeId v) {
-  return plan_.kernels[static_cast<std::size_t>(v)].values.data();
+template <class T>
+const T* HostDeviceExec<T>::values(NodeId v) {
+  const std::vector<float>& vals = plan_.kernels[static_cast<std::size_t>(v)].values;
+  if constexpr (std::is_same_v<T, float>) {
+    return vals.data();
+  } else {
+    std::vector<T>& stored = values_[static_cast<std::size_t>(v)];
+    if (stored.size() != vals.size()) stored = stored_as<T>(vals);
+    return stored.data();
+  }
 }
+
+template <class T>
+const T* HostDeviceExec<T>::syn_a() {
+  if constexpr (std::is_same_v<T, float>)
+    return plan_.syn_a.data();
+  else
+    return syn_a_.data();
+}
+
+template <class T>
+const T* HostDeviceExec<T>::syn_b() {
+  if constexpr (std::is_same_v<T, float>)
+    return plan_.syn_b.data();
+  else
+    return syn_b_.data();
+}
+
+template class HostDeviceExec<float>;
+template class HostDeviceExec<dev::Bf16>;
 
 }  // namespace doppler::engine_detail

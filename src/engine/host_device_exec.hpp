@@ -17,35 +17,45 @@ namespace doppler::engine_detail {
 /// pass unchanged.
 float round_gemm_operand(GpuDevices::Math math, float x);
 
-/// A KernelExec on the host for one device (not thread-safe: one per worker).
-class HostDeviceExec : public KernelExec {
+/// A KernelExec on the host for one device (not thread-safe: one per worker), tensors stored as
+/// T (float, or dev::Bf16: every result rounded to bf16 where the GPU rounds it).
+template <class T>
+class HostDeviceExec : public KernelExec<T> {
 public:
-  HostDeviceExec(const Plan& plan, GpuDevices::Math math) : plan_(plan), math_(math) {}
-  void copy(const dev::CopyArgs& a, const float* s, float* d) override;
-  void unary(const dev::UnaryArgs& a, const float* x, float* o) override;
-  void binary(const dev::BinaryArgs& a, const float* x, const float* y, float* o) override;
-  void reduce(const dev::ReduceArgs& a, const float* x, float* o) override;
-  void rotary(const dev::RotaryArgs& a, const float* x, const float* t, float* o) override;
-  void loop(const dev::LoopArgs& a, const dev::Operands& in, float* o) override;
-  void checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* o) override;
-  void bias(const dev::BiasArgs& a, const float* b, float* o) override;
-  void im2col(const dev::Im2colArgs& a, const float* x, float* c) override;
-  void direct_conv(const dev::DirectConvArgs& a, const float* x, const float* w,
-                   float* o) override;
-  void pool(const dev::PoolArgs& a, const float* w, float* o) override;
-  /// cblas_sgemm per batch element on operands rounded by round_gemm_operand().
-  void gemm(const GemmCall& g) override;
-  float* scratch(std::int64_t floats) override;
-  const float* values(NodeId v) override;
-  const float* syn_a() override { return plan_.syn_a.data(); }
-  const float* syn_b() override { return plan_.syn_b.data(); }
+  HostDeviceExec(const Plan& plan, GpuDevices::Math math);
+  void copy(const dev::CopyArgs& a, const T* s, T* d) override;
+  void unary(const dev::UnaryArgs& a, const T* x, T* o) override;
+  void binary(const dev::BinaryArgs& a, const T* x, const T* y, T* o) override;
+  void reduce(const dev::ReduceArgs& a, const T* x, T* o) override;
+  void rotary(const dev::RotaryArgs& a, const T* x, const T* t, T* o) override;
+  void loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* o) override;
+  void checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* o) override;
+  void bias(const dev::BiasArgs& a, const T* b, T* o) override;
+  void im2col(const dev::Im2colArgs& a, const T* x, T* c) override;
+  void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* w, T* o) override;
+  void pool(const dev::PoolArgs& a, const T* w, T* o) override;
+  /// cblas_sgemm per batch element on operands rounded by round_gemm_operand(), f32 sums; with
+  /// Bf16 storage C is summed in f32 and then rounded.
+  void gemm(const GemmCall<T>& g) override;
+  T* scratch(std::int64_t elements) override;
+  const T* values(NodeId v) override;
+  const T* syn_a() override;
+  const T* syn_b() override;
 
 protected:
   const Plan& plan_;
   GpuDevices::Math math_;
 
 private:
-  std::vector<float> scratch_, a_, b_;  // scratch, the rounded operands of one GEMM
+  // C += or = op(A) op(B) of one batch element, through dense f32 copies where needed.
+  void gemm_one(const GemmCall<T>& g, const T* a, const T* b, T* c);
+  std::vector<T> scratch_;
+  std::vector<std::vector<T>> values_;  // per node: its values as T (Bf16 storage)
+  std::vector<T> syn_a_, syn_b_;        // Plan::syn_a, syn_b as T (Bf16 storage)
+  std::vector<float> a_, b_, c_;  // one GEMM's rounded operands and f32 result
 };
+
+extern template class HostDeviceExec<float>;
+extern template class HostDeviceExec<dev::Bf16>;
 
 }  // namespace doppler::engine_detail

@@ -32,7 +32,8 @@ void put(const Dims& d, I64* to) {
 }
 
 // dst[shape, dst_strides] = src[shape, src_strides].
-void copy_view(KernelExec& x, const float* src, const Dims& src_strides, float* dst,
+template <class T>
+void copy_view(KernelExec<T>& x, const T* src, const Dims& src_strides, T* dst,
                const Dims& dst_strides, const Dims& shape) {
   dev::CopyArgs a;
   a.shape = shape_of(shape);
@@ -44,8 +45,9 @@ void copy_view(KernelExec& x, const float* src, const Dims& src_strides, float* 
 
 // ---- einsum ----
 
-GemmCall call_of(const GemmPlan& g, const float* pa, const float* pb, float* pc) {
-  GemmCall c;
+template <class T>
+GemmCall<T> call_of(const GemmPlan& g, const T* pa, const T* pb, T* pc) {
+  GemmCall<T> c;
   c.k = g.k;
   c.c = pc;
   c.ldc = g.ldc;
@@ -91,28 +93,29 @@ void batch_offsets(const GemmPlan& g, I64 t, I64& oa, I64& ob, I64& oc) {
   }
 }
 
-void run_gemm(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+template <class T>
+void run_gemm(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const GemmPlan& g = k.gemm;
-  const float* a0 = in[0] + k.in[0].offset;
-  const float* b0 = in[1] + k.in[1].offset;
+  const T* a0 = in[0] + k.in[0].offset;
+  const T* b0 = in[1] + k.in[1].offset;
   I64 count = 1, sa = 0, sb = 0, sc = 0;
   if (!g.a.pack && !g.b.pack && g.c_mode != 2 && collapse_batch(g, count, sa, sb, sc)) {
-    GemmCall c = call_of(g, a0, b0, out);
+    GemmCall<T> c = call_of(g, a0, b0, out);
     c.batch = count;
     c.sa = g.c_mode == 1 ? sb : sa, c.sb = g.c_mode == 1 ? sa : sb, c.sc = sc;
     if (count > 0) x.gemm(c);
     return;
   }
-  float* s = g.scratch > 0 ? x.scratch(g.scratch) : nullptr;
-  float* pack_a = s;
-  float* pack_b = pack_a + (g.a.pack ? g.m * g.k : 0);
-  float* scatter = pack_b + (g.b.pack ? g.k * g.n : 0);
+  T* s = g.scratch > 0 ? x.scratch(g.scratch) : nullptr;
+  T* pack_a = s;
+  T* pack_b = pack_a + (g.a.pack ? g.m * g.k : 0);
+  T* scatter = pack_b + (g.b.pack ? g.k * g.n : 0);
   const I64 total = numel_of(g.batch_shape);
   for (I64 t = 0; t < total; ++t) {
     I64 oa = 0, ob = 0, oc = 0;
     batch_offsets(g, t, oa, ob, oc);
-    const float* pa = a0 + oa;
-    const float* pb = b0 + ob;
+    const T* pa = a0 + oa;
+    const T* pb = b0 + ob;
     if (g.a.pack) copy_view(x, pa, g.a.pack_strides, pack_a, g.a.pack_dst, g.a.pack_shape);
     if (g.b.pack) copy_view(x, pb, g.b.pack_strides, pack_b, g.b.pack_dst, g.b.pack_shape);
     x.gemm(call_of(g, g.a.pack ? pack_a : pa, g.b.pack ? pack_b : pb,
@@ -122,14 +125,15 @@ void run_gemm(const KernelPlan& k, std::span<const float* const> in, float* out,
   }
 }
 
-void run_loop(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+template <class T>
+void run_loop(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const EinsumLoop& l = k.loop;
   dev::LoopArgs a;
   a.labels = static_cast<int>(l.extents.size());
   a.operands = static_cast<int>(l.op_strides.size());
   put(l.extents, a.ext);
   put(l.out_strides, a.out);
-  dev::Operands ops;
+  dev::Operands<T> ops;
   for (int j = 0; j < a.operands; ++j) {
     const auto u = static_cast<std::size_t>(j);
     put(l.op_strides[u], a.op[j]);
@@ -141,7 +145,8 @@ void run_loop(const KernelPlan& k, std::span<const float* const> in, float* out,
 
 // ---- elementwise ----
 
-void run_unary(const KernelPlan& k, const float* in, float* out, KernelExec& x) {
+template <class T>
+void run_unary(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   dev::UnaryArgs a;
   a.shape = shape_of(k.shape);
   put(k.in[0].strides, a.in);
@@ -150,8 +155,9 @@ void run_unary(const KernelPlan& k, const float* in, float* out, KernelExec& x) 
 }
 
 // out = f(p[sp], q[sq]) over the output's shape.
-void run_binary_on(const KernelPlan& k, Fn f, const float* p, const Dims& sp, const float* q,
-                   const Dims& sq, float* out, KernelExec& x) {
+template <class T>
+void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const T* q,
+                   const Dims& sq, T* out, KernelExec<T>& x) {
   dev::BinaryArgs a;
   a.shape = shape_of(k.shape);
   put(sp, a.a);
@@ -160,15 +166,17 @@ void run_binary_on(const KernelPlan& k, Fn f, const float* p, const Dims& sp, co
   if (a.n > 0) x.binary(a, p, q, out);
 }
 
-void run_aggregate(const KernelPlan& k, std::span<const float* const> in, float* out,
-                   KernelExec& x) {
+template <class T>
+void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out,
+                   KernelExec<T>& x) {
   const Dims os = contiguous_strides(k.shape);
   copy_view(x, in[0] + k.in[0].offset, k.in[0].strides, out, os, k.shape);
   for (std::size_t j = 1; j < k.in.size(); ++j)
     run_binary_on(k, k.fn, out, os, in[j] + k.in[j].offset, k.in[j].strides, out, x);
 }
 
-void run_pieces(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+template <class T>
+void run_pieces(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const Dims os = contiguous_strides(k.shape);
   for (std::size_t j = 0; j < k.in.size(); ++j) {
     const View& v = k.in[j];
@@ -176,7 +184,8 @@ void run_pieces(const KernelPlan& k, std::span<const float* const> in, float* ou
   }
 }
 
-void run_reduce(const KernelPlan& k, const float* in, float* out, KernelExec& x) {
+template <class T>
+void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   const View& v = k.in[0];
   const std::size_t last = v.shape.size() - 1;
   Dims rows = v.shape;
@@ -188,7 +197,8 @@ void run_reduce(const KernelPlan& k, const float* in, float* out, KernelExec& x)
   if (a.n > 0) x.reduce(a, in + v.offset, out);
 }
 
-void run_rotary(const KernelPlan& k, NodeId v, const float* in, float* out, KernelExec& x) {
+template <class T>
+void run_rotary(const KernelPlan& k, NodeId v, const T* in, T* out, KernelExec<T>& x) {
   dev::RotaryArgs a;
   a.shape = shape_of(k.shape);
   put(k.in[0].strides, a.in);
@@ -196,10 +206,11 @@ void run_rotary(const KernelPlan& k, NodeId v, const float* in, float* out, Kern
   if (a.n > 0) x.rotary(a, in + k.in[0].offset, x.values(v), out);
 }
 
-void run_synthetic(const KernelPlan& k, std::span<const float* const> in, float* out,
-                   KernelExec& x) {
+template <class T>
+void run_synthetic(const KernelPlan& k, std::span<const T* const> in, T* out,
+                   KernelExec<T>& x) {
   if (k.sm > 0 && k.sk > 0) {
-    GemmCall c;
+    GemmCall<T> c;
     c.m = c.n = c.ldc = k.sm, c.k = k.sk;
     c.a = x.syn_a(), c.lda = kSynMaxK, c.b = x.syn_b(), c.ldb = kSynMaxM;
     c.c = x.scratch(k.sm * k.sm);
@@ -209,7 +220,7 @@ void run_synthetic(const KernelPlan& k, std::span<const float* const> in, float*
   int done = 0;
   do {  // at least one launch: without inputs the checksum is p0
     dev::ChecksumArgs a;
-    dev::Operands ops;
+    dev::Operands<T> ops;
     a.count = std::min(dev::kChecksumOperands, total - done);
     for (int j = 0; j < a.count; ++j) ops.p[j] = in[static_cast<std::size_t>(done + j)];
     a.first = done == 0, a.last = done + a.count == total;
@@ -232,8 +243,9 @@ dev::Window window_geometry(const WindowPlan& w, I64 sn, I64 sc, I64 sy) {
 }
 
 // The window in place (one piece) or gathered at `s` (advanced past it), with its geometry.
-const float* window_of(const KernelPlan& k, std::span<const float* const> in, float*& s,
-                       KernelExec& x, dev::Window& g) {
+template <class T>
+const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s,
+                       KernelExec<T>& x, dev::Window& g) {
   const WindowPlan& w = k.window;
   if (w.pieces == 1) {
     const View& v = k.in[0];
@@ -248,17 +260,18 @@ const float* window_of(const KernelPlan& k, std::span<const float* const> in, fl
     row += v.shape[2];
   }
   g = window_geometry(w, ws[0], ws[1], ws[2]);
-  const float* p = s;
+  const T* p = s;
   s += w.nb * ws[0];
   return p;
 }
 
 // The weight [cb, icg kh kw] with its row stride: in place, or packed at `s` (advanced).
-const float* weight_of(const KernelPlan& k, std::span<const float* const> in, float*& s,
-                       KernelExec& x, I64& ld) {
+template <class T>
+const T* weight_of(const KernelPlan& k, std::span<const T* const> in, T*& s,
+                       KernelExec<T>& x, I64& ld) {
   const WindowPlan& w = k.window;
   const View& v = k.in[static_cast<std::size_t>(w.pieces)];
-  const float* p = in[static_cast<std::size_t>(w.pieces)] + v.offset;
+  const T* p = in[static_cast<std::size_t>(w.pieces)] + v.offset;
   ld = v.strides[0];
   if (!w.pack_weight) return p;
   const Dims shape = {w.cb, w.icg, w.kh, w.kw};
@@ -271,8 +284,9 @@ const float* weight_of(const KernelPlan& k, std::span<const float* const> in, fl
 
 // Output channels [o, end) of one group for one batch element: one GEMM (im2col'd window, or the
 // window rows themselves for a plain 1x1 convolution) or the direct kernel.
-void conv_run(const KernelPlan& k, const dev::Window& g, const float* xg, const float* wt, I64 ldw,
-              I64 o, I64 end, float* cols, float* dst, KernelExec& x) {
+template <class T>
+void conv_run(const KernelPlan& k, const dev::Window& g, const T* xg, const T* wt, I64 ldw,
+              I64 o, I64 end, T* cols, T* dst, KernelExec<T>& x) {
   const WindowPlan& w = k.window;
   const I64 plane = w.oh * w.ow, kk = w.icg * w.kh * w.kw;
   if (end - o < kMinGemmRows) {
@@ -281,7 +295,7 @@ void conv_run(const KernelPlan& k, const dev::Window& g, const float* xg, const 
     if (a.n > 0) x.direct_conv(a, xg, wt + o * ldw, dst);
     return;
   }
-  GemmCall c;
+  GemmCall<T> c;
   c.m = end - o, c.n = plane, c.k = kk, c.a = wt + o * ldw, c.lda = ldw;
   c.c = dst, c.ldc = plane, c.accumulate = w.bias;
   if (w.direct_1x1) {
@@ -295,17 +309,18 @@ void conv_run(const KernelPlan& k, const dev::Window& g, const float* xg, const 
   x.gemm(c);
 }
 
-void run_conv(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+template <class T>
+void run_conv(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const WindowPlan& w = k.window;
-  float* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
+  T* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
   dev::Window g;
-  const float* win = window_of(k, in, s, x, g);
+  const T* win = window_of(k, in, s, x, g);
   I64 ldw = 0;
-  const float* wt = weight_of(k, in, s, x, ldw);
+  const T* wt = weight_of(k, in, s, x, ldw);
   const I64 plane = w.oh * w.ow;
   dev::BiasArgs b;
   b.n = k.numel, b.plane = plane, b.cb = w.cb, b.has_bias = w.bias;
-  const float* bias = nullptr;
+  const T* bias = nullptr;
   if (w.bias) {
     const View& bv = k.in[static_cast<std::size_t>(w.pieces) + 1];
     bias = in[static_cast<std::size_t>(w.pieces) + 1] + bv.offset;
@@ -316,17 +331,18 @@ void run_conv(const KernelPlan& k, std::span<const float* const> in, float* out,
     for (I64 o = 0; o < w.cb;) {  // runs [o, end) of output channels in one group
       const I64 grp = (w.o0 + o) / w.out_per_group;
       const I64 end = std::min(w.cb, (grp + 1) * w.out_per_group - w.o0);
-      const float* xg = win + n * g.sn + (grp * w.icg - w.c0) * g.sc;
+      const T* xg = win + n * g.sn + (grp * w.icg - w.c0) * g.sc;
       conv_run(k, g, xg, wt, ldw, o, end, s, out + (n * w.cb + o) * plane, x);
       o = end;
     }
 }
 
-void run_pool(const KernelPlan& k, std::span<const float* const> in, float* out, KernelExec& x) {
+template <class T>
+void run_pool(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const WindowPlan& w = k.window;
-  float* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
+  T* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
   dev::PoolArgs a;
-  const float* win = window_of(k, in, s, x, a.w);
+  const T* win = window_of(k, in, s, x, a.w);
   a.is_max = k.op == KernelOp::maxpool2d;
   a.n = k.numel;
   if (a.n > 0) x.pool(a, win, out);
@@ -334,8 +350,9 @@ void run_pool(const KernelPlan& k, std::span<const float* const> in, float* out,
 
 }  // namespace
 
-void run_with(const Plan& plan, NodeId v, std::span<const float* const> in, float* out,
-              KernelExec& x) {
+template <class T>
+void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out,
+              KernelExec<T>& x) {
   const KernelPlan& k = plan.kernels[static_cast<std::size_t>(v)];
   switch (k.op) {
     case KernelOp::constant:
@@ -370,6 +387,11 @@ void run_with(const Plan& plan, NodeId v, std::span<const float* const> in, floa
       return;
   }
 }
+
+template void run_with<float>(const Plan&, NodeId, std::span<const float* const>, float*,
+                              KernelExec<float>&);
+template void run_with<dev::Bf16>(const Plan&, NodeId, std::span<const dev::Bf16* const>,
+                                  dev::Bf16*, KernelExec<dev::Bf16>&);
 
 void check_device_plan(const Plan& plan) {
   for (std::size_t v = 0; v < plan.kernels.size(); ++v) {

@@ -3,8 +3,10 @@
 // and GEMMs (a GPU): run_with() turns node v's compiled kernel into calls of a KernelExec, whose
 // CUDA implementation launches them on a stream (src/engine/cuda/) and whose test
 // implementation runs them on the host (tests/engine/test_device_ops.cpp, against run_kernel).
-// Every pointer is the device's; the calls are made in order and may complete asynchronously
-// in that order (a stream), so scratch is reused from one call to the next.
+// Every pointer is the device's, to elements of the storage type T (float, or dev::Bf16 with
+// `--gpu-dtype bf16`); offsets, strides and sizes count elements. The calls are made in order and
+// may complete asynchronously in that order (a stream), so scratch is reused from one call to the
+// next.
 #include <span>
 
 #include "device_ops.hpp"
@@ -13,59 +15,61 @@
 namespace doppler::engine_detail {
 
 /// One row-major GEMM, `batch` times: C = op(A) op(B), plus C when `accumulate`; op transposes
-/// when the flag is set; each batch element's A, B and C start `sa`, `sb`, `sc` floats after the
-/// previous one's. m, n, k, the leading dimensions and the batch fit in 32 bits (checked when
-/// plans are compiled).
+/// when the flag is set; each batch element's A, B and C start `sa`, `sb`, `sc` elements after
+/// the previous one's. m, n, k, the leading dimensions and the batch fit in 32 bits (checked when
+/// plans are compiled). Products accumulate in f32 whatever T is.
+template <class T>
 struct GemmCall {
   bool ta = false, tb = false;
   std::int64_t m = 1, n = 1, k = 1;
-  const float* a = nullptr;
+  const T* a = nullptr;
   std::int64_t lda = 1;
-  const float* b = nullptr;
+  const T* b = nullptr;
   std::int64_t ldb = 1;
-  float* c = nullptr;
+  T* c = nullptr;
   std::int64_t ldc = 1;
   bool accumulate = false;
   std::int64_t batch = 1, sa = 0, sb = 0, sc = 0;
 };
 
 /// What a device does for run_with(): one call per elementwise kernel (element i of `n`, as in
-/// device_ops.hpp), GEMMs, and its memory.
+/// device_ops.hpp), GEMMs, and its memory, all in elements of T.
+template <class T>
 class KernelExec {
 public:
   virtual ~KernelExec() = default;
-  virtual void copy(const dev::CopyArgs& a, const float* src, float* dst) = 0;
-  virtual void unary(const dev::UnaryArgs& a, const float* x, float* out) = 0;
-  virtual void binary(const dev::BinaryArgs& a, const float* x, const float* y, float* out) = 0;
-  virtual void reduce(const dev::ReduceArgs& a, const float* x, float* out) = 0;
-  virtual void rotary(const dev::RotaryArgs& a, const float* x, const float* table, float* out) = 0;
-  virtual void loop(const dev::LoopArgs& a, const dev::Operands& in, float* out) = 0;
+  virtual void copy(const dev::CopyArgs& a, const T* src, T* dst) = 0;
+  virtual void unary(const dev::UnaryArgs& a, const T* x, T* out) = 0;
+  virtual void binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out) = 0;
+  virtual void reduce(const dev::ReduceArgs& a, const T* x, T* out) = 0;
+  virtual void rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out) = 0;
+  virtual void loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out) = 0;
   /// One launch of a single thread (element 0).
-  virtual void checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* out) = 0;
-  virtual void bias(const dev::BiasArgs& a, const float* bias, float* out) = 0;
-  virtual void im2col(const dev::Im2colArgs& a, const float* x, float* cols) = 0;
-  virtual void direct_conv(const dev::DirectConvArgs& a, const float* x, const float* wt,
-                           float* out) = 0;
-  virtual void pool(const dev::PoolArgs& a, const float* win, float* out) = 0;
-  virtual void gemm(const GemmCall& g) = 0;
-  /// Device scratch of at least `floats` floats (valid until the next call of scratch()).
-  virtual float* scratch(std::int64_t floats) = 0;
+  virtual void checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out) = 0;
+  virtual void bias(const dev::BiasArgs& a, const T* bias, T* out) = 0;
+  virtual void im2col(const dev::Im2colArgs& a, const T* x, T* cols) = 0;
+  virtual void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt,
+                           T* out) = 0;
+  virtual void pool(const dev::PoolArgs& a, const T* win, T* out) = 0;
+  virtual void gemm(const GemmCall<T>& g) = 0;
+  /// Device scratch of at least `elements` elements (valid until the next call of scratch()).
+  virtual T* scratch(std::int64_t elements) = 0;
   /// Node v's cached values (KernelPlan::values) in device memory.
-  virtual const float* values(NodeId v) = 0;
+  virtual const T* values(NodeId v) = 0;
   /// The synthetic kernels' shared operands (Plan::syn_a, syn_b) in device memory.
-  virtual const float* syn_a() = 0;
-  virtual const float* syn_b() = 0;
+  virtual const T* syn_a() = 0;
+  virtual const T* syn_b() = 0;
 };
 
 /// Runs node v's kernel through `exec`: inputs[i] is the device buffer of operand i's producer,
-/// `out` v's (plan.kernels[v].numel floats). InputError when the plan needs what the device
-/// path does not do (a looped einsum of more than dev::kMaxLoopOperands operands, or more
-/// than dev::kMaxLabels labels).
-void run_with(const Plan& plan, NodeId v, std::span<const float* const> inputs, float* out,
-              KernelExec& exec);
+/// `out` v's (plan.kernels[v].numel elements). Instantiated for float and dev::Bf16.
+template <class T>
+void run_with(const Plan& plan, NodeId v, std::span<const T* const> inputs, T* out,
+              KernelExec<T>& exec);
 
 /// InputError naming the first node whose kernel run_with() cannot run, if any (checked before
-/// a device backend accepts a graph).
+/// a device backend accepts a graph): a looped einsum of more than dev::kMaxLoopOperands
+/// operands, or more than dev::kMaxLabels labels.
 void check_device_plan(const Plan& plan);
 
 }  // namespace doppler::engine_detail

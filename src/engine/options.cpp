@@ -25,6 +25,8 @@ constexpr std::array<EnumName<Backend>, 2> kBackends{
 constexpr std::array<EnumName<GpuDevices::Math>, 3> kGpuMaths{{{GpuDevices::Math::f32, "f32"},
                                                                {GpuDevices::Math::tf32, "tf32"},
                                                                {GpuDevices::Math::bf16, "bf16"}}};
+constexpr std::array<EnumName<GpuDevices::Storage>, 2> kGpuStorages{
+    {{GpuDevices::Storage::f32, "f32"}, {GpuDevices::Storage::bf16, "bf16"}}};
 
 }  // namespace
 
@@ -46,6 +48,27 @@ const char* gpu_math_name(GpuDevices::Math m) {
 
 GpuDevices::Math parse_gpu_math(const std::string& name) {
   return parse_enum(kGpuMaths, name, "GEMM math");
+}
+
+const char* gpu_storage_name(GpuDevices::Storage s) {
+  return enum_name(kGpuStorages, s).data();
+}
+
+GpuDevices::Storage parse_gpu_storage(const std::string& name) {
+  return parse_enum(kGpuStorages, name, "tensor storage type");
+}
+
+int gpu_storage_bytes(GpuDevices::Storage s) {
+  return s == GpuDevices::Storage::bf16 ? 2 : 4;
+}
+
+GpuDevices::Math effective_gpu_math(const GpuDevices& gpu) {
+  if (gpu.storage == GpuDevices::Storage::f32) return gpu.math;
+  if (gpu.math == GpuDevices::Math::tf32)
+    throw InputError(
+        "bf16 tensors (--gpu-dtype bf16) take bf16 GEMMs: tf32 math (--gpu-math tf32) does not "
+        "apply");
+  return GpuDevices::Math::bf16;
 }
 
 const char* copy_mode_name(CopyMode m) {

@@ -282,7 +282,7 @@ void Runtime::execute(DeviceId d, NodeId v) {
         push_copy(to, {v, d, f, false});
     } else {
       if (!stamped) {  // the trailer carries the finish time to the receiver
-        std::memcpy(buffer(d, v) + plan_->kernels[vi].numel, &f, sizeof(double));
+        std::memcpy(host_floats(d, v) + plan_->kernels[vi].numel, &f, sizeof(double));
         stamped = true;
       }
       transport_->send(v, d, to, f);

@@ -83,13 +83,16 @@ public:
   void run(std::span<const DeviceId> device_of, DispatchRule rule, std::span<const NodeId> order,
            Transport* transport, RunRecord& rec);
 
-  /// Buffer of node v on device d (numel + kTrailer floats once a run has needed it).
-  float* buffer(DeviceId d, NodeId v) { return backend_->buffer(d, v); }
-  const float* buffer(DeviceId d, NodeId v) const { return backend_->buffer(d, v); }
-  /// Copies the first out.size() floats of device d's buffer of v into host memory (between
-  /// runs).
+  /// Device address of node v's buffer on device d (numel + kTrailer elements once a run has
+  /// needed it).
+  void* buffer(DeviceId d, NodeId v) { return backend_->buffer(d, v); }
+  /// buffer() as the f32 host memory it is when host_buffers() (the CPU backend; the only one
+  /// that runs with a Transport to other processes).
+  float* host_floats(DeviceId d, NodeId v) { return static_cast<float*>(backend_->buffer(d, v)); }
+  /// Copies the first out.size() elements of device d's buffer of v into host memory as f32
+  /// (between runs).
   void read(DeviceId d, NodeId v, std::span<float> out) { backend_->read(d, v, out); }
-  /// True when buffer() is host memory (the CPU backend); else read() it.
+  /// True when buffer() is f32 host memory (the CPU backend); else read() it.
   bool host_buffers() const { return backend_->host_memory(); }
   /// The backend's own description ("" for the CPU backend).
   std::string backend_label() const { return backend_->describe(); }
@@ -134,7 +137,7 @@ private:
     std::vector<TransferRecord> transfers;  // copies received (written by the copy worker)
     std::vector<TransferRecord> sent;       // copies made by the compute worker (producer mode)
     std::vector<TransferRecord> received;   // remote copies its compute worker took delivery of
-    std::vector<const float*> ins;
+    std::vector<const void*> ins;
     std::atomic<NodeId> running{-1};  // op being computed, -1 when idle
     std::thread compute, copier;
   };

@@ -22,6 +22,8 @@ void check_options(const CalibrationOptions& o) {
   if (o.devices < 1 || o.devices > kMaxDevices)
     throw InputError(fmt::format("calibrate: device count must be in 1..{}", kMaxDevices));
   if (o.repeat < 1) throw InputError("calibrate: repeat must be >= 1");
+  if (o.element_bytes != 2 && o.element_bytes != 4)
+    throw InputError("calibrate: element_bytes must be 2 (bf16) or 4 (f32)");
   if (o.topology != "switch" && o.topology != "all-to-all")
     throw InputError("calibrate: topology must be switch or all-to-all");
 }
@@ -30,7 +32,7 @@ void check_options(const CalibrationOptions& o) {
 class BenchRun {
 public:
   BenchRun(const CalibrationOptions& o, const ProgressFn& progress)
-      : o_(o), progress_(progress), benches_(standard_benchmarks()), later_(benches_.size()) {
+      : o_(o), progress_(progress), benches_(standard_benchmarks(o.element_bytes)), later_(benches_.size()) {
     steps_ = static_cast<int>(benches_.size()) + 3 + kDeviceSpeedRounds + (kGemmPasses - 1) +
              (o.graph ? 1 : 0);
   }
@@ -93,6 +95,7 @@ Calibration calibrate(const CalibrationOptions& o, const ProgressFn& progress) {
   check_options(o);
   Calibration c;
   c.devices = o.devices;
+  c.element_bytes = o.element_bytes;
   c.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   c.link = o.link.label();
   c.copy_mode = copy_mode_name(o.copies);

@@ -42,7 +42,7 @@ NodeId BenchGraph::input(const Shape& shape) {
   Node n;
   n.kind = OpKind::input;
   n.name = fmt::format("in{}", b_.num_nodes());
-  n.out_bytes = 4.0 * static_cast<double>(count(shape));
+  n.out_bytes = element_bytes_ * static_cast<double>(count(shape));
   ExecDesc e;
   e.op = "input";
   e.shape = shape;
@@ -59,7 +59,7 @@ NodeId BenchGraph::op(const std::string& kernel, const Shape& shape,
   n.kind = workloads::find_kernel(kernel)->kind;
   n.name = fmt::format("{}{}", kernel, b_.num_nodes());
   n.flops = flops;
-  n.out_bytes = 4.0 * static_cast<double>(count(shape));
+  n.out_bytes = element_bytes_ * static_cast<double>(count(shape));
   ExecDesc e;
   e.op = kernel;
   e.shape = shape;
@@ -94,7 +94,7 @@ namespace {
 
 // Every elementwise, aggregate, reduction, constant and copy kernel of the engine on n elements
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
-std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
+std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
   static const char* unary[] = {"relu",     "exp",  "silu",        "scale",     "rsqrt", "sqrt",
                                 "sigmoid",  "tanh", "erf",         "gelu",      "neg",   "pow",
                                 "identity", "clip", "hardsigmoid", "hardswish", "rotary"};
@@ -107,25 +107,26 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
   // ops (assemble, 256 KB) were priced at the hand-off overhead alone and ran 24-28 us.
   static const char* movers[] = {"assemble", "select", "reshape"};
   const Shape rows = {n / 256, 256};
-  const double e = static_cast<double>(n);
+  const double e = static_cast<double>(n), eb = element_bytes;
   const auto fpe = [](const char* k) { return workloads::find_kernel(k)->flops_per_element; };
   std::vector<KernelBench> b;
   const auto what = [&](const char* k) { return fmt::format("{} {}", k, n); };
   for (const char* k : unary) {
-    KernelBench kb{"elementwise", what(k), k, "", {rows}, rows, fpe(k) * e, 8 * e};
+    KernelBench kb{"elementwise", what(k), k, "", {rows}, rows, fpe(k) * e, 2 * eb * e};
     if (std::string_view(k) == "rotary")
       kb.attrs = {{"pos_axis", 0}, {"theta", 10000}, {"head_dim", 256}};
     b.push_back(std::move(kb));
   }
   for (const char* k : binary)
-    b.push_back({"elementwise", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 12 * e});
+    b.push_back({"elementwise", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 3 * eb * e});
   for (const char* k : reductions)
-    b.push_back({"reduction", what(k), k, "", {rows}, {n / 256, 1}, fpe(k) * e, 4 * e + e / 64});
+    b.push_back(
+        {"reduction", what(k), k, "", {rows}, {n / 256, 1}, fpe(k) * e, eb * (e + e / 256)});
   for (const char* k : aggregates)
-    b.push_back({"aggregate", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 12 * e});
-  for (const char* k : constants) b.push_back({"constant", what(k), k, "", {}, rows, 0, 4 * e});
+    b.push_back({"aggregate", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 3 * eb * e});
+  for (const char* k : constants) b.push_back({"constant", what(k), k, "", {}, rows, 0, eb * e});
   for (const char* k : movers)
-    b.push_back({"data movement", what(k), k, "", {rows}, rows, 0, 8 * e});
+    b.push_back({"data movement", what(k), k, "", {rows}, rows, 0, 2 * eb * e});
   b.push_back({"data movement",
                what("transpose"),
                "transpose",
@@ -133,13 +134,14 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n) {
                {rows},
                {256, n / 256},
                0,
-               8 * e});
+               2 * eb * e});
   return b;
 }
 
 }  // namespace
 
-std::vector<KernelBench> standard_benchmarks() {
+std::vector<KernelBench> standard_benchmarks(int element_bytes) {
+  const double eb = element_bytes;
   std::vector<KernelBench> b;
   for (std::int64_t n : {16, 32, 64, 128, 256, 512}) {
     const double nn = static_cast<double>(n);
@@ -150,7 +152,7 @@ std::vector<KernelBench> standard_benchmarks() {
                  {{n, n}, {n, n}},
                  {n, n},
                  2 * nn * nn * nn,
-                 12 * nn * nn});
+                 3 * eb * nn * nn});
   }
   b.push_back({"einsum",
                "bshe,bthe->bhst 1x64x4x32",
@@ -159,7 +161,7 @@ std::vector<KernelBench> standard_benchmarks() {
                {{1, 64, 4, 32}, {1, 64, 4, 32}},
                {1, 4, 64, 64},
                2.0 * 64 * 64 * 4 * 32,
-               4.0 * (2 * 64 * 4 * 32 + 4 * 64 * 64)});
+               eb * (2 * 64 * 4 * 32 + 4 * 64 * 64)});
   // GEMVs: a 1 x n row by an n x n block, 2 FLOPs per weight element, bound by the bytes read
   // (the demo's logits, 1 x 128 by 128 x 512, ran 22-26 us, priced 2 us by their FLOPs).
   for (std::int64_t n : {256, 512, 1024}) {
@@ -171,10 +173,10 @@ std::vector<KernelBench> standard_benchmarks() {
                  {{1, n}, {n, n}},
                  {1, n},
                  2 * nn * nn,
-                 4 * (nn * nn + 2 * nn)});
+                 eb * (nn * nn + 2 * nn)});
   }
   for (std::int64_t n : {4096, 32768, 262144})
-    for (const KernelBench& k : elementwise_benchmarks(n)) b.push_back(k);
+    for (const KernelBench& k : elementwise_benchmarks(n, element_bytes)) b.push_back(k);
   return b;
 }
 
@@ -197,7 +199,7 @@ std::vector<double> device_spans(const Schedule& s, const std::vector<NodeId>& t
 // (use_fastest_device() picks one when the devices differ).
 KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o) {
   const int reps = static_cast<int>(std::clamp(6e7 / std::max(kb.flops, kb.bytes), 8.0, 64.0));
-  BenchGraph bg;
+  BenchGraph bg(o.element_bytes);
   std::vector<NodeId> timed;
   for (DeviceId d = 0; d < o.devices; ++d)
     for (int r = 0; r < reps; ++r) {
@@ -221,7 +223,7 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
     for (std::size_t d = 0; d < spans.size(); ++d) per_op[d].push_back(spans[d] / reps);
   }
   KernelSample k{kb.kind,  kb.kernel, kb.what,
-                 kb.flops, kb.bytes,  4.0 * static_cast<double>(count(kb.out)),
+                 kb.flops, kb.bytes,  static_cast<double>(o.element_bytes * count(kb.out)),
                  0,        {},        {}};
   std::vector<double> all;
   for (const auto& t : per_op) {
@@ -233,7 +235,7 @@ KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o
 }
 
 double engine_overhead(const CalibrationOptions& o) {
-  BenchGraph bg;
+  BenchGraph bg(o.element_bytes);
   const int chain = 256;
   for (DeviceId d = 0; d < o.devices; ++d) {
     NodeId prev = bg.input({1});
@@ -318,7 +320,7 @@ Graph gemm_round_graph(const std::vector<DeviceId>& on, int reps, BenchGraph& bg
 // Per device of `on`: the median over runs (after a warm-up) of the span of its GEMMs, seconds.
 std::vector<double> gemm_round_spans(const CalibrationOptions& o, const std::vector<DeviceId>& on,
                                      int reps) {
-  BenchGraph bg;
+  BenchGraph bg(o.element_bytes);
   std::vector<NodeId> timed;
   const Graph g = gemm_round_graph(on, reps, bg, timed);
   const auto e = make_engine(o, g, benchmark_engine(o, o.devices));

@@ -14,12 +14,13 @@ namespace {
 // each read by an op on the next device (these come first: the lowest ids), then `background`
 // kernels per device that keep every compute worker busy (0.1 ms each).
 struct CopyBench {
+  explicit CopyBench(int element_bytes) : bg(element_bytes) {}
   BenchGraph bg;
   std::vector<std::vector<std::pair<NodeId, NodeId>>> pairs;  // per device: producer, consumer
 };
 
-CopyBench copy_bench(int p, std::int64_t n, int burst, int background) {
-  CopyBench b;
+CopyBench copy_bench(int p, std::int64_t n, int burst, int background, int element_bytes) {
+  CopyBench b(element_bytes);
   b.pairs.resize(static_cast<std::size_t>(p));
   for (DeviceId d = 0; d < p; ++d)
     for (int k = 0; k < burst; ++k) {
@@ -109,7 +110,7 @@ int copy_background(const CalibrationOptions& o) {
 // own start-to-arrival time missed them: 10x too short a cross-device latency on 2 cores,
 // docs/engine.md).
 std::vector<double> copy_times(const CalibrationOptions& o, int p, std::int64_t n) {
-  CopyBench b = copy_bench(p, n, 1, copy_background(o));
+  CopyBench b = copy_bench(p, n, 1, copy_background(o), o.element_bytes);
   return copy_readings(o, b, DispatchRule::fifo, [](const Schedule& s, const auto& pairs) {
     return s.ready[static_cast<std::size_t>(pairs[0].second)] -
            s.finish[static_cast<std::size_t>(pairs[0].first)];
@@ -123,7 +124,7 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);  // one device has no copies: measure a pair
   std::vector<CopySample> out;
   for (std::int64_t n : {1024, 16384, 262144, 2097152})
-    out.push_back({4.0 * static_cast<double>(n), median(copy_times(o, p, n))});
+    out.push_back({static_cast<double>(o.element_bytes * n), median(copy_times(o, p, n))});
   return out;
 }
 
@@ -132,7 +133,7 @@ std::vector<CopySample> copy_samples(const CalibrationOptions& o) {
 // span from the first producer's finish to the last consumer's ready time.
 double copy_burst_span(const CalibrationOptions& o) {
   const int p = std::max(2, o.devices);
-  CopyBench b = copy_bench(p, kCopyBurstElems, kCopyBurst, copy_background(o));
+  CopyBench b = copy_bench(p, kCopyBurstElems, kCopyBurst, copy_background(o), o.element_bytes);
   return median(
       copy_readings(o, b, DispatchRule::priority, [](const Schedule& s, const auto& pairs) {
         double first = 1e300, last = 0;
@@ -160,6 +161,7 @@ namespace {
 //
 // The benchmark of one variant (blocks sent or kept), ready to run.
 struct ShareBench {
+  explicit ShareBench(int element_bytes) : b(element_bytes) {}
   CopyBench b;
   std::vector<NodeId> timed;  // producers, background ops and their input ops
   std::vector<NodeId> all;    // producers, background ops and consumers
@@ -168,7 +170,7 @@ struct ShareBench {
 
 ShareBench share_bench(const CalibrationOptions& o, bool sent) {
   const int p = std::max(2, o.devices);
-  ShareBench sb;
+  ShareBench sb(o.element_bytes);
   CopyBench& b = sb.b;
   b.pairs.resize(static_cast<std::size_t>(p));
   const auto add = [&](DeviceId d, std::int64_t n) {
@@ -231,7 +233,8 @@ void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
   c.share_basis = by_span ? "span" : "ops";
   c.share_kept = median(k);
   c.share_sent = median(s);
-  const double occupancy = c.latency + 4.0 * static_cast<double>(kShareElems) / c.bandwidth;
+  const double occupancy =
+      c.latency + static_cast<double>(o.element_bytes * kShareElems) / c.bandwidth;
   const double per_copy = (c.share_sent - c.share_kept) / (p * kShareCopies);
   const double share = occupancy > 0 ? per_copy / occupancy : 0.0;
   c.copy_share_measured = std::clamp(share, 0.0, kMaxCopyShare);

@@ -14,7 +14,7 @@
 
 namespace doppler::calibrate_detail {
 
-/// A block's shape (f32 elements per dimension).
+/// A block's shape (elements per dimension).
 using Shape = std::vector<std::int64_t>;
 
 /// Median of `x` (the mean of the two middle values for an even count); 0 when empty.
@@ -27,6 +27,8 @@ std::int64_t count(const Shape& s);
 /// runs on.
 class BenchGraph {
 public:
+  /// Blocks of `element_bytes` bytes an element (CalibrationOptions::element_bytes).
+  explicit BenchGraph(int element_bytes) : element_bytes_(element_bytes) {}
   /// A new input block of `shape` (seeded by its id, scale 0.5).
   NodeId input(const Shape& shape);
   /// A new op of engine kernel `kernel` with output `shape`, reading `srcs` whole, of `flops`
@@ -42,6 +44,7 @@ public:
   Assignment assignment(int devices) const;
 
 private:
+  double element_bytes_;
   GraphBuilder b_;
   std::vector<DeviceId> device_of_;
 };
@@ -66,13 +69,14 @@ struct KernelBench {
   std::string kind, what, kernel, spec;  ///< KernelSample's kind/what/kernel; einsum spec
   std::vector<Shape> inputs;             ///< shapes of each op's inputs
   Shape out;                             ///< shape of each op's output
-  double flops, bytes;                   ///< per op: FLOPs, bytes read and written (f32)
+  double flops, bytes;                   ///< per op: FLOPs, bytes read and written
   std::vector<std::pair<std::string, double>> attrs = {};  ///< kernel attributes
 };
 
 /// Every kernel benchmark (GEMMs, GEMVs, the elementwise, reduction, constant and
-/// data-movement kernels at three sizes), in the order calibrate() runs them.
-std::vector<KernelBench> standard_benchmarks();
+/// data-movement kernels at three sizes), in the order calibrate() runs them; byte counts at
+/// `element_bytes` an element.
+std::vector<KernelBench> standard_benchmarks(int element_bytes);
 
 /// Times one kernel benchmark with every device busy: per device its span over its op count, the
 /// median over devices and runs (`seconds`) and each device's median (`device_seconds`).

@@ -231,7 +231,7 @@ double copy_share_floor(const CalibrationOptions& o) {
 }
 
 void split_copy_latency(Calibration& c) {
-  const double bytes = 4.0 * static_cast<double>(kCopyBurstElems);
+  const double bytes = static_cast<double>(c.element_bytes * kCopyBurstElems);
   const auto single = std::find_if(c.copies.begin(), c.copies.end(),
                                    [&](const CopySample& s) { return s.bytes == bytes; });
   if (single == c.copies.end() || c.burst_span <= 0) return;

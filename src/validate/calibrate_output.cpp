@@ -32,7 +32,7 @@ std::string copy_share_source(const Calibration& c) {
   return fmt::format(
       "busy devices' time added per incoming copy over its port occupancy: {} copies of {} KB "
       "per device, {:.3g} ms of {} with the copies, {:.3g} ms without: {:.3g}{}",
-      kShareCopies, 4 * kShareElems / 1024, c.share_sent * 1e3,
+      kShareCopies, c.element_bytes * kShareElems / 1024, c.share_sent * 1e3,
       c.share_basis == "span" ? "device spans (the receiving worker copies between its ops)"
                               : "producer, background and input op time",
       c.share_kept * 1e3, c.copy_share_measured,
@@ -48,7 +48,8 @@ ordered_json device_json(const Calibration& c, double s) {
   dev["name"] = s == 1
                     ? "engine device (1 core)"
                     : fmt::format("engine device (1 core, {:.2f}x the fastest device's time)", s);
-  dev["peak_flops"] = {{"f32", c.peak_flops / s}, {"f16", c.peak_flops / s}};
+  dev["peak_flops"] = {
+      {"f32", c.peak_flops / s}, {"f16", c.peak_flops / s}, {"bf16", c.peak_flops / s}};
   dev["peak_flops_source"] = c.fit;
   dev["efficiency"] = 1.0;
   dev["launch_overhead"] = c.launch_overhead;
@@ -129,10 +130,12 @@ ordered_json calibration_source_json(const Calibration& c) {
       {"kernels", ks},
       {"copies", cs},
       {"copy_burst",
-       {{"copies", kCopyBurst}, {"bytes", 4 * kCopyBurstElems}, {"span_seconds", c.burst_span}}},
+       {{"copies", kCopyBurst},
+        {"bytes", c.element_bytes * kCopyBurstElems},
+        {"span_seconds", c.burst_span}}},
       {"copy_share",
        {{"copies_per_device", kShareCopies},
-        {"bytes", 4 * kShareElems},
+        {"bytes", c.element_bytes * kShareElems},
         {"basis", c.share_basis},
         {"busy_seconds_sent", c.share_sent},
         {"busy_seconds_kept", c.share_kept},

@@ -129,9 +129,22 @@ TEST(CliComponents, CudaBackendSaysWhatIsMissing) {
   const auto bad = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
                                  " --gpu-partitions 2");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_EQ(bad.err,
-            "doppler: error: --gpu-partitions, --gpus, --gpu-math and --gpu-link need --backend "
-            "cuda\n");
+  const std::string need =
+      "doppler: error: --gpu-partitions, --gpus, --gpu-math, --gpu-dtype and --gpu-link need "
+      "--backend cuda\n";
+  EXPECT_EQ(bad.err, need);
+  const auto dtype = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                                   " --gpu-dtype bf16");
+  EXPECT_EQ(dtype.exit_code, 2);
+  EXPECT_EQ(dtype.err, need);
+  // bf16 tensors take bf16 GEMMs: tf32 math with them is a bad request, before any GPU is asked.
+  const auto tf32 = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                                  " --backend cuda --gpu-dtype bf16 --gpu-math tf32");
+  EXPECT_EQ(tf32.exit_code, 2);
+  EXPECT_EQ(tf32.err,
+            "doppler: error: bf16 tensors (--gpu-dtype bf16) take bf16 GEMMs: tf32 math "
+            "(--gpu-math tf32) does not apply\n");
+  EXPECT_EQ(tf32.out, "");
   // --gpu-link nvlink|pcie paces the copies: it excludes the link flags.
   const auto both = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
                                   " --backend cuda --gpu-link pcie --link-bandwidth 1e9");

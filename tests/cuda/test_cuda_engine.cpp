@@ -4,7 +4,9 @@
 // host by tests/engine/test_device_ops.cpp; here the launches, copies and memory), the times
 // come from the device and make a valid dataflow execution, and bad requests are InputErrors.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,14 +79,15 @@ TEST(CudaEngine, WithoutAGpuItIsTheDriversOneLineError) {
 }
 
 // Every node's output against the CPU engine on one device (running the GPU's kernel split with
-// its GEMM rounding, as --verify does); op times inside the run, and each op starts after its
-// inputs arrived.
+// its GEMM rounding and tensor storage, as --verify does); op times inside the run, and each op
+// starts after its inputs arrived.
 void expect_matches_cpu(const Graph& g, const EngineOptions& o, unsigned seed,
                         double tolerance = 1e-4) {
   EngineOptions cpu;
   cpu.devices = 1;
   cpu.gpu_split = true;
   cpu.gpu.math = o.gpu.math;
+  cpu.gpu.storage = o.gpu.storage;
   Engine ref(g, cpu);
   Assignment one;
   one.devices = 1;
@@ -138,6 +141,25 @@ TEST(CudaEngine, TensorCoreGemmsStayWithinTheirTolerance) {
     expect_matches_cpu(g, o, 6, 1e-2);
     o.gpu.math = GpuDevices::Math::bf16;
     expect_matches_cpu(g, o, 7, 1e-2);
+  }
+}
+
+// bf16 tensors (--gpu-dtype bf16): within --verify's tolerance of the CPU engine storing bf16, on
+// a forward graph and a training one, with raw and host-staged copies (2 bytes an element); every
+// output read back is a bf16.
+TEST(CudaEngine, Bf16TensorsStayWithinTheirTolerance) {
+  DOPPLER_REQUIRE_GPU();
+  for (const Graph& g : {workload("llama-block", false, 4), workload("ffnn", true, 4)}) {
+    EngineOptions o = cuda_options(4, 4);
+    o.gpu.storage = GpuDevices::Storage::bf16;
+    expect_matches_cpu(g, o, 12, 2e-2);
+    o.gpu.link = GpuDevices::Link::host;
+    expect_matches_cpu(g, o, 13, 2e-2);
+    Engine e(g, o);
+    e.run(random_assignment(g, 4, 14));
+    for (NodeId v = 0; v < g.num_nodes(); ++v)
+      for (float x : e.output(v))
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(x) & 0xffffu, 0u) << g.label(v);
   }
 }
 

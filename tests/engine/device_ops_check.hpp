@@ -17,26 +17,29 @@ namespace doppler::test {
 
 /// The host's KernelExec of the engine (engine/host_device_exec.hpp: the element functions in
 /// loops) with GEMMs as plain loops summed in double, independent of the BLAS the CPU kernels
-/// and HostDeviceExec use; GEMM operands rounded as `math` says first.
-class HostExec : public engine_detail::HostDeviceExec {
+/// and HostDeviceExec use; GEMM operands rounded as `math` says first; tensors stored as T (float
+/// or dev::Bf16: GEMM results rounded once, to nearest even).
+template <class T>
+class HostExec : public engine_detail::HostDeviceExec<T> {
 public:
   explicit HostExec(const engine_detail::Plan& plan, GpuDevices::Math math = GpuDevices::Math::f32)
-      : HostDeviceExec(plan, math) {}
-  void gemm(const engine_detail::GemmCall& g) override;
+      : engine_detail::HostDeviceExec<T>(plan, math) {}
+  void gemm(const engine_detail::GemmCall<T>& g) override;
   /// A fresh area each time, poisoned with NaN: a step that read scratch it did not write shows.
-  float* scratch(engine_detail::dev::I64 floats) override;
+  T* scratch(engine_detail::dev::I64 elements) override;
 
   int gemms = 0;  ///< GEMM calls made
 
 private:
-  std::vector<float> scratch_;
+  std::vector<T> scratch_;
 };
 
 /// Every node's output of `plan` (compiled from `g`) run end to end in topological order, each
 /// node on the outputs of the nodes before it: through run_with() with `exec`, or the CPU
-/// kernels (run_kernel) when `exec` is null.
+/// kernels (run_kernel) when `exec` is null (T = float only). Outputs widened to f32.
+template <class T>
 std::vector<std::vector<float>> run_end_to_end(const engine_detail::Plan& plan, const Graph& g,
-                                               engine_detail::KernelExec* exec);
+                                               engine_detail::KernelExec<T>* exec);
 
 /// Every node's output by the CPU kernels (in topological order), then each node again through
 /// run_with() with a HostExec on the same inputs: a gtest failure (one per node) where the node
@@ -45,5 +48,16 @@ std::vector<std::vector<float>> run_end_to_end(const engine_detail::Plan& plan, 
 std::set<engine_detail::KernelOp> expect_device_path_agrees(const Graph& g, KernelMode mode,
                                                             const std::string& label,
                                                             double scale = 1.0);
+
+/// The same check with tensors stored as bf16: each node's inputs are the CPU kernels' outputs
+/// rounded to bf16, its reference the CPU kernel's output on those inputs rounded to bf16. The
+/// two differ where sums in another order land on either side of a rounding boundary (one bf16
+/// step, 2^-8 relative, in a few elements), and in aggregates of k blocks, which the device adds
+/// one at a time, rounding each partial sum (as a framework adding bf16 tensors does): a gtest
+/// failure where a node differs by more than 2^-10 relative in L2 (about one element in 16 one
+/// step off; an aggregate (k - 1) 2^-8) or an element is NaN or infinite on one side only.
+std::set<engine_detail::KernelOp> expect_bf16_device_path_agrees(const Graph& g, KernelMode mode,
+                                                                 const std::string& label,
+                                                                 double scale = 1.0);
 
 }  // namespace doppler::test

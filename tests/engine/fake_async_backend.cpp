@@ -95,11 +95,11 @@ void FakeAsyncBackend::begin_run(std::chrono::steady_clock::time_point origin) {
   events_.clear();
 }
 
-void FakeAsyncBackend::ensure(DeviceId d, NodeId v, std::size_t floats) {
-  cpu_->ensure(d, v, floats);
+void FakeAsyncBackend::ensure(DeviceId d, NodeId v, std::size_t elements) {
+  cpu_->ensure(d, v, elements);
 }
 
-float* FakeAsyncBackend::buffer(DeviceId d, NodeId v) {
+void* FakeAsyncBackend::buffer(DeviceId d, NodeId v) {
   return cpu_->buffer(d, v);
 }
 
@@ -129,8 +129,8 @@ engine_detail::DeviceInterval FakeAsyncBackend::run_on(Executor& ex, FakeEvent e
 }
 
 std::optional<engine_detail::DeviceInterval> FakeAsyncBackend::launch(
-    DeviceId d, NodeId v, std::span<const float* const> inputs, float* out) {
-  const std::vector<const float*> in(inputs.begin(), inputs.end());  // the worker's list changes
+    DeviceId d, NodeId v, std::span<const void* const> inputs, void* out) {
+  const std::vector<const void*> in(inputs.begin(), inputs.end());  // the worker's list changes
   return run_on(*compute_[static_cast<std::size_t>(d)], {v, -1, d, 0, {}, 0}, [&, d, v, out] {
     if (v == options_.failing_kernel) throw std::runtime_error("fake device fault in a kernel");
     cpu_->launch(d, v, in, out);
@@ -139,10 +139,10 @@ std::optional<engine_detail::DeviceInterval> FakeAsyncBackend::launch(
 
 std::optional<engine_detail::DeviceInterval> FakeAsyncBackend::copy(NodeId v, DeviceId from,
                                                                     DeviceId to,
-                                                                    std::size_t floats) {
+                                                                    std::size_t elements) {
   return run_on(*copy_in_[static_cast<std::size_t>(to)], {v, from, to, 0, {}, 0}, [&] {
     if (v == options_.failing_copy) throw std::runtime_error("fake device fault in a copy");
-    cpu_->copy(v, from, to, floats);
+    cpu_->copy(v, from, to, elements);
   });
 }
 

@@ -45,14 +45,14 @@ public:
 
   void attach(DeviceId d) override;
   void begin_run(std::chrono::steady_clock::time_point origin) override;
-  void ensure(DeviceId d, NodeId v, std::size_t floats) override;
-  float* buffer(DeviceId d, NodeId v) override;
+  void ensure(DeviceId d, NodeId v, std::size_t elements) override;
+  void* buffer(DeviceId d, NodeId v) override;
   bool has_buffer(DeviceId d, NodeId v) const override;
   std::optional<engine_detail::DeviceInterval> launch(DeviceId d, NodeId v,
-                                                      std::span<const float* const> inputs,
-                                                      float* out) override;
+                                                      std::span<const void* const> inputs,
+                                                      void* out) override;
   std::optional<engine_detail::DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
-                                                    std::size_t floats) override;
+                                                    std::size_t elements) override;
 
   /// Replaces the options (between runs).
   void set_options(const Options& o) { options_ = o; }

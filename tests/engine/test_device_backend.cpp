@@ -20,19 +20,21 @@ class CountingBackend : public DeviceBackend {
 public:
   CountingBackend(const engine_detail::Plan& plan, int devices, int nodes)
       : cpu_(engine_detail::make_cpu_backend(plan, devices, nodes)), launches_(devices) {}
-  void ensure(DeviceId d, NodeId v, std::size_t floats) override { cpu_->ensure(d, v, floats); }
-  float* buffer(DeviceId d, NodeId v) override { return cpu_->buffer(d, v); }
+  void ensure(DeviceId d, NodeId v, std::size_t elements) override {
+    cpu_->ensure(d, v, elements);
+  }
+  void* buffer(DeviceId d, NodeId v) override { return cpu_->buffer(d, v); }
   bool has_buffer(DeviceId d, NodeId v) const override { return cpu_->has_buffer(d, v); }
   std::optional<engine_detail::DeviceInterval> launch(DeviceId d, NodeId v,
-                                                      std::span<const float* const> in,
-                                                      float* out) override {
+                                                      std::span<const void* const> in,
+                                                      void* out) override {
     ++launches_[static_cast<std::size_t>(d)];  // only d's compute worker touches this entry
     return cpu_->launch(d, v, in, out);
   }
   std::optional<engine_detail::DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
-                                                    std::size_t floats) override {
+                                                    std::size_t elements) override {
     copies_.fetch_add(1);
-    return cpu_->copy(v, from, to, floats);
+    return cpu_->copy(v, from, to, elements);
   }
 
 private:
@@ -76,7 +78,7 @@ TEST(DeviceBackend, RuntimeRunsEveryKernelAndCopyThroughTheBackend) {
   // The same values as the Engine's own run.
   for (NodeId v = 0; v < g.num_nodes(); ++v) {
     const auto expect = reference.output(v);
-    const float* got = rt.buffer(a.device_of[static_cast<std::size_t>(v)], v);
+    const float* got = rt.host_floats(a.device_of[static_cast<std::size_t>(v)], v);
     for (std::size_t i = 0; i < expect.size(); ++i) ASSERT_EQ(got[i], expect[i]) << "node " << v;
   }
 }

@@ -77,6 +77,8 @@ TEST(DeviceOps, ConvolutionsAndPoolsAgreeWithTheCpuKernels) {
   const auto seen = expect_device_path_agrees(blocked_cnn(), KernelMode::real, "blocked-cnn");
   for (KernelOp op : {KernelOp::conv2d, KernelOp::maxpool2d, KernelOp::avgpool2d})
     EXPECT_TRUE(seen.count(op)) << "kernel op " << static_cast<int>(op) << " not covered";
+  // with bf16 tensors (the im2col, direct and pool kernels on bf16 windows and weights)
+  test::expect_bf16_device_path_agrees(blocked_cnn(), KernelMode::real, "blocked-cnn bf16");
 }
 
 // Einsums that are not one GEMM, GEMMs whose operands are gathered or whose output is
@@ -94,10 +96,11 @@ TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {
   p.einsum("scatter", "hbkm,kn->hnmb", {&t, &c}, {});         // packed A, C scattered
   const auto& tt = p.transpose("tt", t, {2, 0, 3, 1});
   p.reshape("flat", tt, {5, 3, 8});
-  const auto seen =
-      expect_device_path_agrees(p.build({"einsums", "test", {}}), KernelMode::real, "einsums");
+  const Graph g = p.build({"einsums", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "einsums");
   for (KernelOp op : {KernelOp::einsum_loop, KernelOp::gemm, KernelOp::copy})
     EXPECT_TRUE(seen.count(op)) << "kernel op " << static_cast<int>(op) << " not covered";
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "einsums bf16");
 }
 
 TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
@@ -105,6 +108,8 @@ TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
   const auto seen =
       expect_device_path_agrees(g, KernelMode::synthetic, "synthetic llama-block", 1e-3);
   EXPECT_TRUE(seen.count(KernelOp::synthetic));
+  test::expect_bf16_device_path_agrees(g, KernelMode::synthetic, "synthetic llama-block bf16",
+                                       1e-3);
 }
 
 // The batch of a GEMM whose batch labels collapse goes as one strided-batched call; one that
@@ -120,10 +125,10 @@ TEST(DeviceOps, CollapsibleBatchesAreOneGemmCall) {
   for (NodeId v = 0; v < g.num_nodes(); ++v)
     if (plan.kernels[static_cast<std::size_t>(v)].op == KernelOp::gemm) mm = v;
   ASSERT_GE(mm, 0);
-  HostExec exec(plan);
+  HostExec<float> exec(plan);
   std::vector<float> xa(3 * 4 * 5 * 6, 1.0f), xb(3 * 4 * 6 * 2, 2.0f), out(3 * 4 * 5 * 2, 0.0f);
   const std::vector<const float*> in = {xa.data(), xb.data()};
-  engine_detail::run_with(plan, mm, in, out.data(), exec);
+  engine_detail::run_with<float>(plan, mm, in, out.data(), exec);
   EXPECT_EQ(exec.gemms, 1);
   for (float y : out) ASSERT_EQ(y, 12.0f);  // 6 products of 1 x 2
 }

@@ -61,7 +61,7 @@ TEST(FakeAsyncBackend, OutputsEqualTheCpuEngineAndRunsAreValidExecutions) {
         test::expect_valid_execution(x.graph, a, r, copies);
         for (NodeId v = 0; v < x.graph.num_nodes(); ++v) {
           const auto want = reference.output(v);
-          const float* got = fake.rt->buffer(a.device_of[static_cast<std::size_t>(v)], v);
+          const float* got = fake.rt->host_floats(a.device_of[static_cast<std::size_t>(v)], v);
           for (std::size_t i = 0; i < want.size(); ++i)
             ASSERT_EQ(got[i], want[i]) << "node " << x.graph.label(v) << " element " << i;
         }
@@ -165,7 +165,7 @@ TEST(FakeAsyncBackend, AFailingKernelOrCopyEndsTheRunAndTheNextRunWorks) {
     test::expect_valid_execution(g, a, r);
     for (NodeId v = 0; v < g.num_nodes(); ++v) {
       const auto want = reference.output(v);
-      const float* got = fake.rt->buffer(a.device_of[static_cast<std::size_t>(v)], v);
+      const float* got = fake.rt->host_floats(a.device_of[static_cast<std::size_t>(v)], v);
       for (std::size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << g.label(v);
     }
   }

@@ -54,8 +54,8 @@ struct WorstNode {
 std::vector<std::vector<float>> end_to_end(const Graph& g, Math math, bool exact) {
   engine_detail::limit_blas_threads();
   const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
-  test::HostExec exec(plan, math);
-  return test::run_end_to_end(plan, g, exact ? nullptr : &exec);
+  test::HostExec<float> exec(plan, math);
+  return test::run_end_to_end<float>(plan, g, exact ? nullptr : &exec);
 }
 
 // The largest node error of `got` against `want`.

@@ -89,6 +89,23 @@ TEST(Profiles, CostModelUsesDtypeAndRoutes) {
   EXPECT_THROW(Platform::hardware(hw, 5), InputError);
 }
 
+// bf16 graphs take a profile's bf16 peak where it lists one (H100: the f16 Tensor Core rate), and
+// f32's where the hardware has none (P100: no bf16 units, not its f16 rate).
+TEST(Profiles, Bf16GraphsTakeTheBf16PeakOrF32s) {
+  const auto seconds = [](const char* profile) {
+    GraphBuilder b;
+    Node n;
+    n.flops = 1e12;
+    b.add_node(n);
+    b.set_meta({"g", "test", {{"dtype", "bf16"}}});
+    const Graph g = b.build();
+    const HardwareProfile hw = load_hardware_profile(profile);
+    return Platform::hardware(hw, 2).cost_model(g).compute(0, 0) - hw.devices[0].launch_overhead;
+  };
+  EXPECT_DOUBLE_EQ(seconds("h100"), 1e12 / (989e12 * 0.6));
+  EXPECT_DOUBLE_EQ(seconds("p100"), 1e12 / (9.3e12 * 0.7));
+}
+
 // A profile's kernel table prices each listed kernel by its FLOPs or output bytes (on device 0,
 // scaled by the other devices' relative speed); other ops keep FLOPs / peak.
 TEST(Profiles, KernelCostsPriceListedKernels) {

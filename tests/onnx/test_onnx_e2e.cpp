@@ -208,6 +208,9 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
     EXPECT_EQ(j["conv_flops"].get<double>(), conv_flops) << devices;
   }
   test::expect_device_path_agrees(load_graph(graph), KernelMode::real, model);  // 4 devices
+  // and with bf16 tensors on one model: depthwise (direct) convolutions, hardswish, pools
+  if (model == "mobilenet_v3_small")
+    test::expect_bf16_device_path_agrees(load_graph(graph), KernelMode::real, model + " bf16");
   EXPECT_GE(conv_flops, module_conv);
   EXPECT_LE(conv_flops, module_conv * 1.06);  // a bias adds 1 per output, >= 18 per MAC term
   const auto assignment = dir / "a.json";

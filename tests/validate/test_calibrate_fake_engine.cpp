@@ -33,9 +33,15 @@ double base_seconds(const Node& n) {
 // that run ahead by clock_offset[d] (an MPI rank's clock starts at its exit from a barrier).
 class FakeEngine : public EngineRunner {
 public:
+  /// `stored_bytes` > 0: a copy moves the block's elements (its exec shape) at this many bytes
+  /// each, whatever the graph's out_bytes say (an engine storing bf16: 2).
   FakeEngine(const Graph& g, std::vector<double> slowdown, double busy = 1.0,
-             std::vector<double> clock_offset = {})
-      : g_(g), slow_(std::move(slowdown)), busy_(busy), offset_(std::move(clock_offset)) {}
+             std::vector<double> clock_offset = {}, double stored_bytes = 0)
+      : g_(g),
+        slow_(std::move(slowdown)),
+        busy_(busy),
+        offset_(std::move(clock_offset)),
+        stored_bytes_(stored_bytes) {}
 
   /// The fake's copy time with clock offsets (seconds for `bytes`).
   static double rank_copy_seconds(double bytes) { return 3e-6 + 1e-9 * bytes; }
@@ -78,13 +84,18 @@ private:
   double copy_seconds(const Assignment& a, NodeId u, NodeId v) const {
     if (a.device_of[static_cast<std::size_t>(u)] == a.device_of[static_cast<std::size_t>(v)])
       return 0;
-    return offset_.empty() ? 1e-6 : rank_copy_seconds(g_.node(u).out_bytes);
+    if (offset_.empty()) return 1e-6;
+    if (stored_bytes_ <= 0) return rank_copy_seconds(g_.node(u).out_bytes);
+    double elements = 1;
+    for (auto e : g_.node(u).exec->shape) elements *= static_cast<double>(e);
+    return rank_copy_seconds(stored_bytes_ * elements);
   }
 
   const Graph& g_;
   std::vector<double> slow_;
   double busy_;
   std::vector<double> offset_;
+  double stored_bytes_;
 };
 
 Calibration calibrate_fake(std::vector<double> slowdown, CalibrationOptions o = {}) {
@@ -190,6 +201,35 @@ TEST(CalibrateFakeEngine, RankCopiesAreTimedAroundTheRing) {
   EXPECT_NEAR(c.burst_span, aligned.burst_span, 1e-12);
   EXPECT_NEAR(c.latency, aligned.latency, 1e-12);
   EXPECT_NEAR(c.delay, aligned.delay, 1e-12);
+}
+
+// An engine storing 2 bytes an element (the CUDA engine with bf16 tensors) copies 3 us + 1 ns per
+// real byte: told element_bytes 2, calibrate fits 1 GB/s and 3 us from copies of 2 KB - 4 MB;
+// left at f32's 4 it would read every copy as twice the bytes, twice the bandwidth.
+TEST(CalibrateFakeEngine, CopyBytesAreTheEnginesStoredBytes) {
+  const auto fit = [](int element_bytes) {
+    CalibrationOptions o;
+    o.devices = 2;
+    o.repeat = 3;
+    o.receiver_copies = true;
+    o.element_bytes = element_bytes;
+    o.engines = [](const Graph& g, const EngineOptions&) {
+      return std::make_unique<FakeEngine>(g, std::vector<double>{1.0, 1.0}, 1.0,
+                                          std::vector<double>{0, 0}, 2.0);
+    };
+    return calibrate(o);
+  };
+  const Calibration bf16 = fit(2), f32 = fit(4);
+  ASSERT_EQ(bf16.copies.size(), 4u);
+  EXPECT_EQ(bf16.copies.front().bytes, 2.0 * 1024);
+  for (const CopySample& k : bf16.copies)
+    EXPECT_NEAR(k.seconds, FakeEngine::rank_copy_seconds(k.bytes), 1e-12) << k.bytes << " bytes";
+  EXPECT_NEAR(bf16.bandwidth, 1e9, 1e9 * 1e-6);
+  EXPECT_NEAR(bf16.latency + bf16.delay, 3e-6, 1e-9);
+  EXPECT_NEAR(f32.bandwidth, 2e9, 2e9 * 1e-6);
+  CalibrationOptions bad;
+  bad.element_bytes = 8;
+  EXPECT_THROW(calibrate(bad), InputError);
 }
 
 // Per device, by hand: slower in one round only (1.38 in the first, 1.00 in the others) is not

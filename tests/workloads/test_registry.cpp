@@ -129,6 +129,23 @@ TEST(Registry, GenerationIsDeterministicAndDtypeDefaultsPerWorkload) {
   EXPECT_EQ(workloads::generate_workload(spec("chainmm")).meta().params.at("dtype"), "f32");
 }
 
+// bf16 (the CUDA engine's --gpu-dtype bf16) has f16's sizes: every byte count halves from f32.
+TEST(Registry, Bf16GraphsHaveHalfTheBytesOfF32Ones) {
+  WorkloadSpec s = spec("llama-block");
+  s.dtype = "bf16";
+  const Graph half = workloads::generate_workload(s);
+  s.dtype = "f32";
+  const Graph full = workloads::generate_workload(s);
+  EXPECT_EQ(half.meta().params.at("dtype"), "bf16");
+  ASSERT_EQ(half.num_nodes(), full.num_nodes());
+  for (NodeId v = 0; v < half.num_nodes(); ++v) {
+    EXPECT_EQ(2 * half.node(v).out_bytes, full.node(v).out_bytes) << half.node(v).name;
+    EXPECT_EQ(half.node(v).flops, full.node(v).flops) << half.node(v).name;
+  }
+  s.dtype = "f8";
+  EXPECT_THROW(workloads::generate_workload(s), InputError);
+}
+
 TEST(Registry, DefaultWorkloadIsTheFourDeviceLlamaLayer) {
   const Graph d = workloads::default_workload();
   WorkloadSpec s = spec("llama-layer");

@@ -85,9 +85,13 @@ const char* backend_name(Backend b);
 struct GpuDevices {
   int partitions = 0;
   std::vector<int> gpus = {0};
-  /// How the GEMMs compute (operands and results stay f32 in memory): f32 (exact f32 FMA),
-  /// tf32 or bf16 (Tensor Cores with operands rounded to that type, f32 accumulation).
+  /// How the GEMMs compute: f32 (exact f32 FMA), tf32 or bf16 (Tensor Cores with operands
+  /// rounded to that type, f32 accumulation). With bf16 storage only bf16 applies.
   enum class Math { f32, tf32, bf16 } math = Math::f32;
+  /// How tensors are stored in device memory: f32 (4 bytes an element), or bf16 (2 bytes: half
+  /// the memory and copy bytes; every kernel loads f32, computes in f32 or double and rounds its
+  /// result to bf16, to nearest even; GEMMs on Tensor Cores from bf16 operands, f32 sums).
+  enum class Storage { f32, bf16 } storage = Storage::f32;
   /// How a block moves between two devices: `peer`, the raw device-to-device copy (partitions
   /// of one GPU share its memory: far faster than any interconnect); `host`, staged through
   /// pinned host memory (a real PCIe round trip). To pace copies to an NVLink or PCIe link, the
@@ -99,6 +103,15 @@ struct GpuDevices {
 const char* gpu_math_name(GpuDevices::Math m);
 /// Parses the names of gpu_math_name(); InputError otherwise.
 GpuDevices::Math parse_gpu_math(const std::string& name);
+/// "f32" or "bf16".
+const char* gpu_storage_name(GpuDevices::Storage s);
+/// Parses the names of gpu_storage_name(); InputError otherwise.
+GpuDevices::Storage parse_gpu_storage(const std::string& name);
+/// Bytes of one stored element: 4 (f32) or 2 (bf16).
+int gpu_storage_bytes(GpuDevices::Storage s);
+/// The GEMM math a device runs with `gpu`'s settings: bf16 whenever tensors are stored as bf16.
+/// InputError for bf16 storage with tf32 math (a bad request).
+GpuDevices::Math effective_gpu_math(const GpuDevices& gpu);
 
 /// Everything an Engine is built with. Buffers and threads are created once per Engine.
 struct EngineOptions {
@@ -116,8 +129,9 @@ struct EngineOptions {
   Backend backend = Backend::cpu;      ///< what runs the kernels
   GpuDevices gpu;                      ///< Backend::cuda: which GPUs or partitions
   /// Backend::cpu: run each kernel as the CUDA backend splits it (elementwise steps and GEMM
-  /// calls), GEMM operands rounded as gpu.math says (tf32, bf16): a host reference that rounds
-  /// where the GPU does, for `execute --verify --backend cuda` (InputError with another backend).
+  /// calls), GEMM operands rounded as gpu.math says (tf32, bf16), tensors stored as gpu.storage
+  /// says: a host reference that rounds where the GPU does, for `execute --verify --backend
+  /// cuda` (InputError with another backend).
   bool gpu_split = false;
 };
 

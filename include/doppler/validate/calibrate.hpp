@@ -34,6 +34,10 @@ struct CalibrationOptions {
   /// True where the receiving device's worker copies incoming blocks itself, between its ops
   /// (MPI ranks): the copies' time is then measured in the devices' spans, not in their ops.
   bool receiver_copies = false;
+  /// Bytes of one element as the measured engine stores it (4: f32; 2: the CUDA engine with
+  /// bf16 tensors): the byte counts of the benchmark blocks and copies, so that the fitted
+  /// bandwidths and per-byte costs are per real byte.
+  int element_bytes = 4;
 };
 
 /// Median time of one benchmarked kernel.
@@ -42,7 +46,7 @@ struct KernelSample {
   std::string kernel;    ///< engine kernel name (ExecDesc::op), e.g. "silu"; empty = none
   std::string what;      ///< e.g. "ij,jk->ik 64x64x64" or "silu 32768"
   double flops = 0;      ///< FLOPs of one op
-  double bytes = 0;      ///< bytes read and written by one op (f32)
+  double bytes = 0;      ///< bytes read and written by one op (element_bytes each)
   double out_bytes = 0;  ///< bytes of one op's output (the basis of kernels without FLOPs)
   double seconds = 0;    ///< median duration of one op (the fastest device's when they differ)
   std::vector<double> device_seconds;  ///< per device: its median (benchmarks; else empty)
@@ -79,6 +83,7 @@ struct FittedKernel {
 /// latency + bytes / bandwidth, of which the copy's link is busy for all but `delay`.
 struct Calibration {
   int devices = 1;                    ///< P
+  int element_bytes = 4;              ///< CalibrationOptions::element_bytes
   int cores = 1;                      ///< usable cores of the process
   std::string link;                   ///< link emulation label
   std::string copy_mode = "worker";   ///< who copied between devices (EngineOptions::copies)

@@ -25,6 +25,7 @@ using engine_detail::DeviceBackend;
 using engine_detail::DeviceInterval;
 using engine_detail::KernelOp;
 using engine_detail::Plan;
+namespace dev = engine_detail::dev;
 
 // One device: its streams, cuBLAS handle and memory.
 struct Device {
@@ -33,15 +34,17 @@ struct Device {
   cudaStream_t compute = nullptr, copy_in = nullptr;
   bool own_streams = false;  // whole-GPU mode; green partitions own theirs
   cublasHandle_t blas = nullptr;
-  float* scratch = nullptr;
-  std::int64_t scratch_floats = 0;
-  float *syn_a = nullptr, *syn_b = nullptr;
-  std::vector<float*> bufs;        // per node
-  std::vector<std::size_t> sizes;  // per node, floats
-  std::vector<float*> values;      // per node: cached values (constant, rotary), or null
+  void* scratch = nullptr;  // scratch_elements elements
+  std::int64_t scratch_elements = 0;
+  void *syn_a = nullptr, *syn_b = nullptr;
+  std::vector<void*> bufs;         // per node
+  std::vector<std::size_t> sizes;  // per node, elements
+  std::vector<void*> values;       // per node: cached values (constant, rotary), or null
   ExecResources exec;
-  float* staging = nullptr;  // --gpu-link host: pinned host memory for incoming copies
-  std::size_t staging_floats = 0;
+  void* staging = nullptr;  // --gpu-link host: pinned host memory for incoming copies
+  std::size_t staging_bytes = 0;
+  std::vector<const float*> ins_f32;  // one launch's inputs, typed (f32 or bf16 storage)
+  std::vector<const dev::Bf16*> ins_bf16;
 };
 
 // One GPU's clock: the origin event of the current run and when the host recorded it.
@@ -75,7 +78,7 @@ const char* link_name(GpuDevices::Link l) {
   return l == GpuDevices::Link::host ? "host-staged" : "peer";
 }
 
-// Floats of scratch the plan's largest kernel needs.
+// Elements of scratch the plan's largest kernel needs.
 std::int64_t scratch_needed(const Plan& plan) {
   std::int64_t need = 1;
   for (const auto& k : plan.kernels) {
@@ -87,22 +90,42 @@ std::int64_t scratch_needed(const Plan& plan) {
   return need;
 }
 
-float* device_alloc(std::size_t floats, const char* what) {
+void* device_alloc(std::size_t bytes, const char* what) {
   void* p = nullptr;
-  check(cudaMalloc(&p, std::max<std::size_t>(floats, 1) * sizeof(float)), what);
-  return static_cast<float*>(p);
+  check(cudaMalloc(&p, std::max<std::size_t>(bytes, 1)), what);
+  return p;
 }
 
-float* upload(const std::vector<float>& host, const char* what) {
-  float* p = device_alloc(host.size(), what);
-  check(cudaMemcpy(p, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice), what);
+// `host` in new device memory, stored as `storage` says (bf16: rounded to nearest even).
+void* upload(const std::vector<float>& host, GpuDevices::Storage storage, const char* what) {
+  std::vector<dev::Bf16> narrow;
+  const void* from = host.data();
+  if (storage == GpuDevices::Storage::bf16) {
+    narrow.resize(host.size());
+    for (std::size_t i = 0; i < host.size(); ++i) narrow[i] = dev::to_bf16(host[i]);
+    from = narrow.data();
+  }
+  const std::size_t bytes = host.size() * static_cast<std::size_t>(gpu_storage_bytes(storage));
+  void* p = device_alloc(bytes, what);
+  check(cudaMemcpy(p, from, bytes, cudaMemcpyHostToDevice), what);
   return p;
+}
+
+// The element pointers of one launch as T (the storage type), in `to`.
+template <class T>
+std::span<const T* const> typed(std::span<const void* const> in, std::vector<const T*>& to) {
+  to.clear();
+  for (const void* p : in) to.push_back(static_cast<const T*>(p));
+  return to;
 }
 
 class CudaBackend final : public DeviceBackend {
 public:
   CudaBackend(const Plan& plan, const EngineOptions& o, int nodes)
-      : plan_(plan), n_(static_cast<std::size_t>(nodes)) {
+      : plan_(plan),
+        n_(static_cast<std::size_t>(nodes)),
+        storage_(o.gpu.storage),
+        esize_(static_cast<std::size_t>(gpu_storage_bytes(o.gpu.storage))) {
     driver_api();  // "no CUDA driver or GPU: ..." before anything else
     try {
       make_devices(o);
@@ -146,41 +169,47 @@ public:
     }
   }
 
-  void ensure(DeviceId d, NodeId v, std::size_t floats) override {
+  void ensure(DeviceId d, NodeId v, std::size_t elements) override {
     Device& x = dev(d);
     const auto i = static_cast<std::size_t>(v);
+    const std::size_t bytes = elements * esize_;
     check(cudaSetDevice(x.gpu), "cudaSetDevice");
-    if (x.sizes[i] != floats || !x.bufs[i]) {
+    if (x.sizes[i] != elements || !x.bufs[i]) {
       if (x.bufs[i]) cudaFree(x.bufs[i]);
       x.bufs[i] = nullptr;
-      x.bufs[i] = device_alloc(floats, "allocating a node's buffer in device memory");
-      check(cudaMemset(x.bufs[i], 0, std::max<std::size_t>(floats, 1) * sizeof(float)),
-            "cudaMemset");
-      x.sizes[i] = floats;
+      x.bufs[i] = device_alloc(bytes, "allocating a node's buffer in device memory");
+      check(cudaMemset(x.bufs[i], 0, std::max<std::size_t>(bytes, 1)), "cudaMemset");
+      x.sizes[i] = elements;
     }
     const std::vector<float>& vals = plan_.kernels[i].values;
-    if (!vals.empty() && !x.values[i]) x.values[i] = upload(vals, "uploading a node's values");
-    if (staged_ && floats > x.staging_floats) {  // room for the largest block it receives
+    if (!vals.empty() && !x.values[i])
+      x.values[i] = upload(vals, storage_, "uploading a node's values");
+    if (staged_ && bytes > x.staging_bytes) {  // room for the largest block it receives
       if (x.staging) cudaFreeHost(x.staging);
       x.staging = nullptr;
-      check(cudaMallocHost(reinterpret_cast<void**>(&x.staging), floats * sizeof(float)),
-            "allocating pinned host memory for staged copies");
-      x.staging_floats = floats;
+      check(cudaMallocHost(&x.staging, bytes), "allocating pinned host memory for staged copies");
+      x.staging_bytes = bytes;
     }
   }
 
-  float* buffer(DeviceId d, NodeId v) override { return dev(d).bufs[static_cast<std::size_t>(v)]; }
+  void* buffer(DeviceId d, NodeId v) override { return dev(d).bufs[static_cast<std::size_t>(v)]; }
   bool has_buffer(DeviceId d, NodeId v) const override {
     return devs_[static_cast<std::size_t>(d)].bufs[static_cast<std::size_t>(v)] != nullptr;
   }
 
-  std::optional<DeviceInterval> launch(DeviceId d, NodeId v, std::span<const float* const> inputs,
-                                       float* out) override {
+  std::optional<DeviceInterval> launch(DeviceId d, NodeId v, std::span<const void* const> inputs,
+                                       void* out) override {
     const Slot& s = slot();
     Device& x = dev(d);
     check(cudaEventRecord(s.start, x.compute), "cudaEventRecord");
-    CudaExec exec(x.exec);
-    engine_detail::run_with(plan_, v, inputs, out, exec);
+    if (storage_ == GpuDevices::Storage::bf16) {
+      CudaExec<dev::Bf16> exec(x.exec);
+      engine_detail::run_with(plan_, v, typed(inputs, x.ins_bf16), static_cast<dev::Bf16*>(out),
+                              exec);
+    } else {
+      CudaExec<float> exec(x.exec);
+      engine_detail::run_with(plan_, v, typed(inputs, x.ins_f32), static_cast<float*>(out), exec);
+    }
     check(cudaEventRecord(s.end, x.compute), "cudaEventRecord");
     check(cudaEventSynchronize(s.end), "running the kernel");
     return interval(x.gpu, s);
@@ -199,7 +228,7 @@ public:
   }
 
   std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
-                                     std::size_t floats) override {
+                                     std::size_t elements) override {
     const Slot& s = slot();
     Device& src = dev(from);
     Device& dst = dev(to);
@@ -207,7 +236,7 @@ public:
     // right after its op (CopyMode::producer) its own compute stream.
     cudaStream_t stream = s.device == to ? dst.copy_in : dev(s.device).compute;
     const auto i = static_cast<std::size_t>(v);
-    const std::size_t bytes = floats * sizeof(float);
+    const std::size_t bytes = elements * esize_;
     if (staged_) {  // through the receiver's pinned buffer, one copy at a time
       std::lock_guard lk(staging_mu_[static_cast<std::size_t>(to)]);
       check(cudaEventRecord(s.start, stream), "cudaEventRecord");
@@ -228,9 +257,19 @@ public:
   }
 
   void read(DeviceId d, NodeId v, std::span<float> out) override {
+    const char* what = "reading a node's output back to the host";
     check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
-    check(cudaMemcpy(out.data(), buffer(d, v), out.size() * sizeof(float), cudaMemcpyDeviceToHost),
-          "reading a node's output back to the host");
+    if (storage_ == GpuDevices::Storage::f32) {
+      check(cudaMemcpy(out.data(), buffer(d, v), out.size() * sizeof(float),
+                       cudaMemcpyDeviceToHost),
+            what);
+      return;
+    }
+    std::vector<dev::Bf16> stored(out.size());
+    check(cudaMemcpy(stored.data(), buffer(d, v), out.size() * sizeof(dev::Bf16),
+                     cudaMemcpyDeviceToHost),
+          what);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = dev::as_f32(stored[i]);
   }
 
   bool host_memory() const override { return false; }
@@ -272,9 +311,9 @@ private:
       }
       label_ = fmt::format(
           "cuda engine, {} devices: partitions of {} SMs of GPU {} ({}, {} SMs), {} GEMMs, {} "
-          "copies",
+          "tensors, {} copies",
           o.devices, devs_[0].sms, spec.gpus[0], prop.name, parts_->gpu_sms(),
-          gpu_math_name(spec.math), link_name(spec.link));
+          gpu_math_name(spec.math), gpu_storage_name(spec.storage), link_name(spec.link));
       return;
     }
     if (static_cast<int>(spec.gpus.size()) != o.devices)
@@ -296,8 +335,9 @@ private:
       }
       cudaGetLastError();  // clear a peer-access error: copies then go through the host
     }
-    label_ = fmt::format("cuda engine, {} devices: whole GPUs ({}), {} GEMMs, {} copies", o.devices,
-                         prop.name, gpu_math_name(spec.math), link_name(spec.link));
+    label_ = fmt::format("cuda engine, {} devices: whole GPUs ({}), {} GEMMs, {} tensors, {} copies",
+                         o.devices, prop.name, gpu_math_name(spec.math),
+                         gpu_storage_name(spec.storage), link_name(spec.link));
   }
 
   // cuBLAS, scratch and the synthetic operands of one device.
@@ -306,16 +346,17 @@ private:
     check_blas(cublasCreate(&d.blas), "cublasCreate");
     check_blas(cublasSetStream(d.blas, d.compute), "cublasSetStream");
     check_blas(cublasSetSmCountTarget(d.blas, d.sms), "cublasSetSmCountTarget");
-    d.scratch_floats = scratch_needed(plan_);
-    d.scratch = device_alloc(static_cast<std::size_t>(d.scratch_floats), "allocating scratch");
+    d.scratch_elements = scratch_needed(plan_);
+    d.scratch = device_alloc(static_cast<std::size_t>(d.scratch_elements) * esize_,
+                             "allocating scratch");
     if (!plan_.syn_a.empty()) {
-      d.syn_a = upload(plan_.syn_a, "uploading the synthetic operands");
-      d.syn_b = upload(plan_.syn_b, "uploading the synthetic operands");
+      d.syn_a = upload(plan_.syn_a, storage_, "uploading the synthetic operands");
+      d.syn_b = upload(plan_.syn_b, storage_, "uploading the synthetic operands");
     }
     d.bufs.assign(n_, nullptr);
     d.sizes.assign(n_, 0);
     d.values.assign(n_, nullptr);
-    d.exec = {d.compute, d.blas,  d.scratch, d.scratch_floats,
+    d.exec = {d.compute, d.blas,  d.scratch, d.scratch_elements,
               d.values,  d.syn_a, d.syn_b,   compute_type(math)};
   }
 
@@ -355,9 +396,9 @@ private:
     for (Device& d : devs_) {
       cudaSetDevice(d.gpu);
       if (d.blas) cublasDestroy(d.blas);
-      for (float* p : d.bufs) cudaFree(p);
-      for (float* p : d.values) cudaFree(p);
-      for (float* p : {d.scratch, d.syn_a, d.syn_b}) cudaFree(p);
+      for (void* p : d.bufs) cudaFree(p);
+      for (void* p : d.values) cudaFree(p);
+      for (void* p : {d.scratch, d.syn_a, d.syn_b}) cudaFree(p);
       if (d.staging) cudaFreeHost(d.staging);
       if (d.own_streams) {
         cudaStreamDestroy(d.compute);
@@ -381,6 +422,8 @@ private:
 
   const Plan& plan_;
   std::size_t n_;
+  GpuDevices::Storage storage_;  // of every tensor
+  std::size_t esize_;            // bytes of one element
   std::unique_ptr<GreenPartitions> parts_;
   std::vector<Device> devs_;
   std::vector<Clock> clocks_;

@@ -30,38 +30,49 @@ __device__ I64 index_step() {
 
 #define DOPPLER_EACH(i, n) for (I64 i = first_index(); i < (n); i += index_step())
 
-__global__ void copy_kernel(dev::CopyArgs a, const float* src, float* dst) {
+template <class T>
+__global__ void copy_kernel(dev::CopyArgs a, const T* src, T* dst) {
   DOPPLER_EACH(i, a.n) dev::copy_element(a, i, src, dst);
 }
-__global__ void unary_kernel(dev::UnaryArgs a, const float* x, float* out) {
+template <class T>
+__global__ void unary_kernel(dev::UnaryArgs a, const T* x, T* out) {
   DOPPLER_EACH(i, a.n) dev::unary_element(a, i, x, out);
 }
-__global__ void binary_kernel(dev::BinaryArgs a, const float* x, const float* y, float* out) {
+template <class T>
+__global__ void binary_kernel(dev::BinaryArgs a, const T* x, const T* y, T* out) {
   DOPPLER_EACH(i, a.n) dev::binary_element(a, i, x, y, out);
 }
-__global__ void reduce_kernel(dev::ReduceArgs a, const float* x, float* out) {
+template <class T>
+__global__ void reduce_kernel(dev::ReduceArgs a, const T* x, T* out) {
   DOPPLER_EACH(i, a.n) dev::reduce_element(a, i, x, out);
 }
-__global__ void rotary_kernel(dev::RotaryArgs a, const float* x, const float* t, float* out) {
+template <class T>
+__global__ void rotary_kernel(dev::RotaryArgs a, const T* x, const T* t, T* out) {
   DOPPLER_EACH(i, a.n) dev::rotary_element(a, i, x, t, out);
 }
-__global__ void loop_kernel(dev::LoopArgs a, dev::Operands in, float* out) {
+template <class T>
+__global__ void loop_kernel(dev::LoopArgs a, dev::Operands<T> in, T* out) {
   DOPPLER_EACH(i, a.n) dev::loop_element(a, i, in, out);
 }
-__global__ void checksum_kernel(dev::ChecksumArgs a, dev::Operands in, float* out) {
+template <class T>
+__global__ void checksum_kernel(dev::ChecksumArgs a, dev::Operands<T> in, T* out) {
   if (first_index() == 0) dev::checksum_element(a, in, out);
 }
-__global__ void bias_kernel(dev::BiasArgs a, const float* bias, float* out) {
+template <class T>
+__global__ void bias_kernel(dev::BiasArgs a, const T* bias, T* out) {
   DOPPLER_EACH(i, a.n) dev::bias_element(a, i, bias, out);
 }
-__global__ void im2col_kernel(dev::Im2colArgs a, const float* x, float* cols) {
+template <class T>
+__global__ void im2col_kernel(dev::Im2colArgs a, const T* x, T* cols) {
   DOPPLER_EACH(i, a.n) dev::im2col_element(a, i, x, cols);
 }
-__global__ void direct_conv_kernel(dev::DirectConvArgs a, const float* x, const float* wt,
-                                   float* out) {
+template <class T>
+__global__ void direct_conv_kernel(dev::DirectConvArgs a, const T* x, const T* wt,
+                                   T* out) {
   DOPPLER_EACH(i, a.n) dev::direct_conv_element(a, i, x, wt, out);
 }
-__global__ void pool_kernel(dev::PoolArgs a, const float* win, float* out) {
+template <class T>
+__global__ void pool_kernel(dev::PoolArgs a, const T* win, T* out) {
   DOPPLER_EACH(i, a.n) dev::pool_element(a, i, win, out);
 }
 
@@ -77,58 +88,88 @@ void launched(const char* what) {
 
 }  // namespace
 
-void launch_copy(const dev::CopyArgs& a, const float* src, float* dst, cudaStream_t s) {
-  copy_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, src, dst);
+template <class T>
+void launch_copy(const dev::CopyArgs& a, const T* src, T* dst, cudaStream_t s) {
+  copy_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, src, dst);
   launched("copy kernel");
 }
-void launch_unary(const dev::UnaryArgs& a, const float* x, float* out, cudaStream_t s) {
-  unary_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
+template <class T>
+void launch_unary(const dev::UnaryArgs& a, const T* x, T* out, cudaStream_t s) {
+  unary_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
   launched("unary kernel");
 }
-void launch_binary(const dev::BinaryArgs& a, const float* x, const float* y, float* out,
+template <class T>
+void launch_binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out,
                    cudaStream_t s) {
-  binary_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, x, y, out);
+  binary_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, y, out);
   launched("binary kernel");
 }
-void launch_reduce(const dev::ReduceArgs& a, const float* x, float* out, cudaStream_t s) {
-  reduce_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
+template <class T>
+void launch_reduce(const dev::ReduceArgs& a, const T* x, T* out, cudaStream_t s) {
+  reduce_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
   launched("reduce kernel");
 }
-void launch_rotary(const dev::RotaryArgs& a, const float* x, const float* table, float* out,
+template <class T>
+void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out,
                    cudaStream_t s) {
-  rotary_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, x, table, out);
+  rotary_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, table, out);
   launched("rotary kernel");
 }
-void launch_loop(const dev::LoopArgs& a, const dev::Operands& in, float* out, cudaStream_t s) {
-  loop_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, in, out);
+template <class T>
+void launch_loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out, cudaStream_t s) {
+  loop_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, in, out);
   launched("einsum loop kernel");
 }
-void launch_checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* out,
+template <class T>
+void launch_checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out,
                      cudaStream_t s) {
-  checksum_kernel<<<1, 32, 0, s>>>(a, in, out);
+  checksum_kernel<T><<<1, 32, 0, s>>>(a, in, out);
   launched("checksum kernel");
 }
-void launch_bias(const dev::BiasArgs& a, const float* bias, float* out, cudaStream_t s) {
-  bias_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, bias, out);
+template <class T>
+void launch_bias(const dev::BiasArgs& a, const T* bias, T* out, cudaStream_t s) {
+  bias_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, bias, out);
   launched("bias kernel");
 }
-void launch_im2col(const dev::Im2colArgs& a, const float* x, float* cols, cudaStream_t s) {
-  im2col_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, x, cols);
+template <class T>
+void launch_im2col(const dev::Im2colArgs& a, const T* x, T* cols, cudaStream_t s) {
+  im2col_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, cols);
   launched("im2col kernel");
 }
-void launch_direct_conv(const dev::DirectConvArgs& a, const float* x, const float* wt, float* out,
+template <class T>
+void launch_direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt, T* out,
                         cudaStream_t s) {
-  direct_conv_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, x, wt, out);
+  direct_conv_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, wt, out);
   launched("direct conv kernel");
 }
+template <class T>
+void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s) {
+  pool_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, win, out);
+  launched("pool kernel");
+}
+
+// Every launcher for both storage types.
+#define DOPPLER_LAUNCHERS(T)                                                                     \
+  template void launch_copy(const dev::CopyArgs&, const T*, T*, cudaStream_t);                  \
+  template void launch_unary(const dev::UnaryArgs&, const T*, T*, cudaStream_t);                \
+  template void launch_binary(const dev::BinaryArgs&, const T*, const T*, T*, cudaStream_t);    \
+  template void launch_reduce(const dev::ReduceArgs&, const T*, T*, cudaStream_t);              \
+  template void launch_rotary(const dev::RotaryArgs&, const T*, const T*, T*, cudaStream_t);    \
+  template void launch_loop(const dev::LoopArgs&, const dev::Operands<T>&, T*, cudaStream_t);   \
+  template void launch_checksum(const dev::ChecksumArgs&, const dev::Operands<T>&, T*,          \
+                                cudaStream_t);                                                  \
+  template void launch_bias(const dev::BiasArgs&, const T*, T*, cudaStream_t);                  \
+  template void launch_im2col(const dev::Im2colArgs&, const T*, T*, cudaStream_t);              \
+  template void launch_direct_conv(const dev::DirectConvArgs&, const T*, const T*, T*,          \
+                                   cudaStream_t);                                               \
+  template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);
+DOPPLER_LAUNCHERS(float)
+DOPPLER_LAUNCHERS(dev::Bf16)
+#undef DOPPLER_LAUNCHERS
+
 void launch_trap(cudaStream_t s) {
   trap_kernel<<<1, 1, 0, s>>>();
   launched("trap kernel");
-}
-
-void launch_pool(const dev::PoolArgs& a, const float* win, float* out, cudaStream_t s) {
-  pool_kernel<<<blocks_for(a.n), kThreads, 0, s>>>(a, win, out);
-  launched("pool kernel");
 }
 
 }  // namespace doppler::cuda_detail

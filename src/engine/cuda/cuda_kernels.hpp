@@ -10,21 +10,31 @@ namespace doppler::cuda_detail {
 
 namespace dev = engine_detail::dev;
 
-void launch_copy(const dev::CopyArgs& a, const float* src, float* dst, cudaStream_t s);
-void launch_unary(const dev::UnaryArgs& a, const float* x, float* out, cudaStream_t s);
-void launch_binary(const dev::BinaryArgs& a, const float* x, const float* y, float* out,
-                   cudaStream_t s);
-void launch_reduce(const dev::ReduceArgs& a, const float* x, float* out, cudaStream_t s);
-void launch_rotary(const dev::RotaryArgs& a, const float* x, const float* table, float* out,
-                   cudaStream_t s);
-void launch_loop(const dev::LoopArgs& a, const dev::Operands& in, float* out, cudaStream_t s);
-void launch_checksum(const dev::ChecksumArgs& a, const dev::Operands& in, float* out,
+// T is float or dev::Bf16 (the tensors' storage type); both are instantiated in cuda_kernels.cu.
+template <class T>
+void launch_copy(const dev::CopyArgs& a, const T* src, T* dst, cudaStream_t s);
+template <class T>
+void launch_unary(const dev::UnaryArgs& a, const T* x, T* out, cudaStream_t s);
+template <class T>
+void launch_binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out, cudaStream_t s);
+template <class T>
+void launch_reduce(const dev::ReduceArgs& a, const T* x, T* out, cudaStream_t s);
+template <class T>
+void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out, cudaStream_t s);
+template <class T>
+void launch_loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out, cudaStream_t s);
+template <class T>
+void launch_checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out,
                      cudaStream_t s);
-void launch_bias(const dev::BiasArgs& a, const float* bias, float* out, cudaStream_t s);
-void launch_im2col(const dev::Im2colArgs& a, const float* x, float* cols, cudaStream_t s);
-void launch_direct_conv(const dev::DirectConvArgs& a, const float* x, const float* wt, float* out,
+template <class T>
+void launch_bias(const dev::BiasArgs& a, const T* bias, T* out, cudaStream_t s);
+template <class T>
+void launch_im2col(const dev::Im2colArgs& a, const T* x, T* cols, cudaStream_t s);
+template <class T>
+void launch_direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt, T* out,
                         cudaStream_t s);
-void launch_pool(const dev::PoolArgs& a, const float* win, float* out, cudaStream_t s);
+template <class T>
+void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s);
 /// Test hook: a kernel that traps (a sticky launch failure once the stream reaches it).
 void launch_trap(cudaStream_t s);
 

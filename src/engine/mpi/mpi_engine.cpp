@@ -61,7 +61,7 @@ public:
         seen[static_cast<std::size_t>(to)] = 1;
         recvs_.emplace_back();
         recv_meta_.push_back({u, from, to});
-        MPI_Irecv(rt.buffer(to, u), count(u), MPI_FLOAT, owner(from), tag(u, to, p), MPI_COMM_WORLD,
+        MPI_Irecv(rt.host_floats(to, u), count(u), MPI_FLOAT, owner(from), tag(u, to, p), MPI_COMM_WORLD,
                   &recvs_.back());
       }
     }
@@ -82,7 +82,7 @@ public:
     }
     for (const Msg& m : out) {
       sends_.emplace_back();
-      MPI_Isend(rt.buffer(m.from, m.u), count(m.u), MPI_FLOAT, owner(m.to),
+      MPI_Isend(rt.host_floats(m.from, m.u), count(m.u), MPI_FLOAT, owner(m.to),
                 tag(m.u, m.to, rt.devices()), MPI_COMM_WORLD, &sends_.back());
       ++send_left_;
     }
@@ -94,7 +94,7 @@ public:
       for (int i = 0; n != MPI_UNDEFINED && i < n; ++i) {
         const Msg& m = recv_meta_[static_cast<std::size_t>(idx_[static_cast<std::size_t>(i)])];
         double t_send = 0;
-        std::memcpy(&t_send, rt.buffer(m.to, m.u) + numel(m.u), sizeof(double));
+        std::memcpy(&t_send, rt.host_floats(m.to, m.u) + numel(m.u), sizeof(double));
         rt.deliver(m.u, m.from, m.to, t_send);
         --recv_left_;
       }
@@ -297,12 +297,12 @@ std::vector<float> MpiEngine::gather_output(NodeId v) {
   if (m.rank == 0) {
     out.resize(static_cast<std::size_t>(numel));
     if (src == 0) {
-      std::memcpy(out.data(), m.runtime->buffer(d, v), out.size() * sizeof(float));
+      std::memcpy(out.data(), m.runtime->host_floats(d, v), out.size() * sizeof(float));
     } else {
       MPI_Recv(out.data(), numel, MPI_FLOAT, src, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
   } else if (m.rank == src) {
-    MPI_Send(m.runtime->buffer(d, v), numel, MPI_FLOAT, 0, 0, MPI_COMM_WORLD);
+    MPI_Send(m.runtime->host_floats(d, v), numel, MPI_FLOAT, 0, 0, MPI_COMM_WORLD);
   }
   return out;
 }
