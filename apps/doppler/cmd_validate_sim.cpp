@@ -20,6 +20,7 @@
 #include "doppler/util/error.hpp"
 #include "doppler/util/progress.hpp"
 #include "doppler/validate/sim_to_real.hpp"
+#include "doppler/workloads/dtype.hpp"
 
 namespace doppler::cli {
 
@@ -34,6 +35,23 @@ struct ValidateOptions {
   bool json = false;
 };
 
+// A warning when the graph's dtype has another element size than the engine stores (the CPU
+// engine f32; the CUDA engine f32 or, with --gpu-dtype bf16, bf16): the simulator would price
+// copies by bytes the engine does not move.
+void warn_on_other_element_size(const Graph& g, const EngineOptions& eo) {
+  const std::string dt = graph_dtype(g);
+  const auto parsed = workloads::parse_dtype(dt);
+  const int graph_bytes = parsed ? workloads::dtype_size(*parsed) : 4;
+  const GpuDevices::Storage stored =
+      eo.backend == Backend::cuda ? eo.gpu.storage : GpuDevices::Storage::f32;
+  if (graph_bytes == gpu_storage_bytes(stored)) return;
+  spdlog::warn(
+      "graph dtype is {}: the simulator charges {} bytes per element, the engine stores {} ({} "
+      "bytes; generate with --dtype {} for sim-to-real comparisons)",
+      dt, graph_bytes, gpu_storage_name(stored), gpu_storage_bytes(stored),
+      gpu_storage_name(stored));
+}
+
 void run_validate(const ValidateOptions& o) {
   const Graph g = load_graph_logged(o.graph);
   if (o.hardware.empty())
@@ -41,13 +59,9 @@ void run_validate(const ValidateOptions& o) {
   const HardwareProfile profile = load_hardware_profile(o.hardware);
   const int devices = o.devices > 0 ? o.devices : profile.num_devices();
   const Problem problem(g, Platform::hardware(profile, devices));
-  if (const std::string dt = graph_dtype(g); dt != "f32")
-    spdlog::warn(
-        "graph dtype is {}: the simulator charges {} bytes per element, the engine "
-        "copies f32 (generate with --dtype f32 for sim-to-real comparisons)",
-        dt, dt == "f16" ? 2 : 4);
   const EngineOptions eo =
       engine_options(o.engine, devices, o.backend == "cuda" ? Backend::cuda : Backend::cpu);
+  warn_on_other_element_size(g, eo);
   std::unique_ptr<Engine> local;
   std::unique_ptr<MpiEngine> mpi;
   if (o.backend == "mpi")

@@ -226,6 +226,29 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   EXPECT_NE(slurp(dir / "v.csv").find("assignment,simulated,measured"), std::string::npos);
 }
 
+// A graph whose element size differs from what the engine stores (the CPU engine: f32) is
+// simulated with bytes the engine does not move: validate-sim says so, naming both and the fix.
+TEST(CliValidateSim, WarnsWhenTheGraphsElementSizeIsNotTheEngines) {
+  test::TempDir dir;
+  auto r = test::run_cli(
+      "generate llama-layer -p dim=64 -p heads=4 -p seq=32 -p ffn=96 -p vocab=100 --dtype bf16 "
+      "--devices 2 -o " +
+      q(dir / "g.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_cli("validate-sim " + q(dir / "g.json") +
+                    " --hardware cpu --devices 2 --assignments 9 --repeat 1 --warmup 0 --budget 20");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("graph dtype is bf16: the simulator charges 2 bytes per element, the "
+                       "engine stores f32 (4 bytes; generate with --dtype f32"),
+            std::string::npos)
+      << r.err;
+  small_layer(dir);  // f32: no warning
+  r = test::run_cli("validate-sim " + q(dir / "g.json") +
+                    " --hardware cpu --devices 4 --assignments 9 --repeat 1 --warmup 0 --budget 20");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("graph dtype"), std::string::npos) << r.err;
+}
+
 TEST(CliCalibrate, BadInput) {
   test::TempDir dir;
   EXPECT_EQ(test::run_cli("calibrate --devices 2").exit_code, 2);  // no -o
