@@ -61,7 +61,6 @@ struct Verification {
   double f32_error = -1;
   std::string f32_worst;
   std::string f32_cause;  // what moves the outputs: "Tensor Core GEMMs" or "bf16 tensors"
-
 };
 
 // Norm-wise relative error of a against b.
@@ -128,10 +127,10 @@ Verification verify(const Graph& g, const EngineOptions& eo, OutputOf&& output) 
   const bool cuda = eo.backend == Backend::cuda;
   const GpuDevices gpu = cuda ? eo.gpu : GpuDevices{};
   Verification r = compare_outputs(g, *reference_run(g, eo, cuda, gpu), output);
-  r.reference = cuda ? fmt::format(
-                           "the CPU engine running the GPU's kernel split ({} GEMMs, {} tensors)",
-                           gpu_math_name(gpu.math), gpu_storage_name(gpu.storage))
-                     : "the CPU engine";
+  r.reference =
+      cuda ? fmt::format("the CPU engine running the GPU's kernel split ({} GEMMs, {} tensors)",
+                         gpu_math_name(gpu.math), gpu_storage_name(gpu.storage))
+           : "the CPU engine";
   if (gpu.math != GpuDevices::Math::f32 || gpu.storage != GpuDevices::Storage::f32) {
     const Verification exact = compare_outputs(g, *reference_run(g, eo, false, {}), output);
     r.f32_error = exact.max_relative_error;
@@ -231,8 +230,7 @@ void report(const ExecuteOptions& o, const Graph& g, const Assignment& a, const 
     if (ver->f32_error >= 0)
       std::cout << fmt::format(
           "{:<16}{} move node outputs by at most {:.3g} ({}) from the exact f32 kernels\n",
-          "  vs f32",
-          ver->f32_cause, ver->f32_error, ver->f32_worst);
+          "  vs f32", ver->f32_cause, ver->f32_error, ver->f32_worst);
   }
   for (const SavedTensor& t : saved)
     std::cout << fmt::format("{:<16}{} [{}] to {}\n", "saved", t.request.name,

@@ -119,9 +119,8 @@ EngineFactory engine_factory(const EngineOptions& eo) {
 }
 
 EngineOptions engine_options(const EngineCliOptions& o, int devices, Backend backend) {
-  if (backend != Backend::cuda &&
-      (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32" || o.gpu_dtype != "f32" ||
-       o.gpu_link != "peer"))
+  if (backend != Backend::cuda && (o.gpu_partitions > 0 || !o.gpus.empty() || o.gpu_math != "f32" ||
+                                   o.gpu_dtype != "f32" || o.gpu_link != "peer"))
     throw InputError(
         "--gpu-partitions, --gpus, --gpu-math, --gpu-dtype and --gpu-link need --backend cuda");
   EngineOptions eo;

@@ -111,8 +111,8 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
     backend = make(m.plan, m.options, g.num_nodes());
   } else if (options.gpu_split) {
     engine_detail::check_device_plan(m.plan);
-    backend = engine_detail::make_cpu_backend(m.plan, options.devices, g.num_nodes(),
-                                              m.options.gpu);
+    backend =
+        engine_detail::make_cpu_backend(m.plan, options.devices, g.num_nodes(), m.options.gpu);
   }
   m.runtime = std::make_unique<Runtime>(g, m.plan, cfg, std::move(backend));
   if (options.backend == Backend::cpu && options.devices > m.runtime->cores())

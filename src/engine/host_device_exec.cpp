@@ -122,7 +122,8 @@ void HostDeviceExec<T>::pool(const dev::PoolArgs& a, const T* w, T* o) {
 
 template <class T>
 void HostDeviceExec<T>::gemm(const GemmCall<T>& g) {
-  for (std::int64_t t = 0; t < g.batch; ++t) gemm_one(g, g.a + t * g.sa, g.b + t * g.sb, g.c + t * g.sc);
+  for (std::int64_t t = 0; t < g.batch; ++t)
+    gemm_one(g, g.a + t * g.sa, g.b + t * g.sb, g.c + t * g.sc);
 }
 
 template <class T>
@@ -174,19 +175,11 @@ const T* HostDeviceExec<T>::values(NodeId v) {
 }
 
 template <class T>
-const T* HostDeviceExec<T>::syn_a() {
+const T* HostDeviceExec<T>::held(const std::vector<float>& planned, const std::vector<T>& stored) {
   if constexpr (std::is_same_v<T, float>)
-    return plan_.syn_a.data();
+    return planned.data();
   else
-    return syn_a_.data();
-}
-
-template <class T>
-const T* HostDeviceExec<T>::syn_b() {
-  if constexpr (std::is_same_v<T, float>)
-    return plan_.syn_b.data();
-  else
-    return syn_b_.data();
+    return stored.data();
 }
 
 template class HostDeviceExec<float>;

@@ -39,8 +39,8 @@ public:
   void gemm(const GemmCall<T>& g) override;
   T* scratch(std::int64_t elements) override;
   const T* values(NodeId v) override;
-  const T* syn_a() override;
-  const T* syn_b() override;
+  const T* syn_a() override { return held(plan_.syn_a, syn_a_); }
+  const T* syn_b() override { return held(plan_.syn_b, syn_b_); }
 
 protected:
   const Plan& plan_;
@@ -49,10 +49,12 @@ protected:
 private:
   // C += or = op(A) op(B) of one batch element, through dense f32 copies where needed.
   void gemm_one(const GemmCall<T>& g, const T* a, const T* b, T* c);
+  // The plan's `planned` floats as this device holds them: themselves (f32), or `stored`.
+  static const T* held(const std::vector<float>& planned, const std::vector<T>& stored);
   std::vector<T> scratch_;
   std::vector<std::vector<T>> values_;  // per node: its values as T (Bf16 storage)
   std::vector<T> syn_a_, syn_b_;        // Plan::syn_a, syn_b as T (Bf16 storage)
-  std::vector<float> a_, b_, c_;  // one GEMM's rounded operands and f32 result
+  std::vector<float> a_, b_, c_;        // one GEMM's rounded operands and f32 result
 };
 
 extern template class HostDeviceExec<float>;

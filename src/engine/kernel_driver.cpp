@@ -167,8 +167,7 @@ void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const 
 }
 
 template <class T>
-void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out,
-                   KernelExec<T>& x) {
+void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const Dims os = contiguous_strides(k.shape);
   copy_view(x, in[0] + k.in[0].offset, k.in[0].strides, out, os, k.shape);
   for (std::size_t j = 1; j < k.in.size(); ++j)
@@ -207,8 +206,7 @@ void run_rotary(const KernelPlan& k, NodeId v, const T* in, T* out, KernelExec<T
 }
 
 template <class T>
-void run_synthetic(const KernelPlan& k, std::span<const T* const> in, T* out,
-                   KernelExec<T>& x) {
+void run_synthetic(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   if (k.sm > 0 && k.sk > 0) {
     GemmCall<T> c;
     c.m = c.n = c.ldc = k.sm, c.k = k.sk;
@@ -244,8 +242,8 @@ dev::Window window_geometry(const WindowPlan& w, I64 sn, I64 sc, I64 sy) {
 
 // The window in place (one piece) or gathered at `s` (advanced past it), with its geometry.
 template <class T>
-const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s,
-                       KernelExec<T>& x, dev::Window& g) {
+const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s, KernelExec<T>& x,
+                   dev::Window& g) {
   const WindowPlan& w = k.window;
   if (w.pieces == 1) {
     const View& v = k.in[0];
@@ -267,8 +265,8 @@ const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s,
 
 // The weight [cb, icg kh kw] with its row stride: in place, or packed at `s` (advanced).
 template <class T>
-const T* weight_of(const KernelPlan& k, std::span<const T* const> in, T*& s,
-                       KernelExec<T>& x, I64& ld) {
+const T* weight_of(const KernelPlan& k, std::span<const T* const> in, T*& s, KernelExec<T>& x,
+                   I64& ld) {
   const WindowPlan& w = k.window;
   const View& v = k.in[static_cast<std::size_t>(w.pieces)];
   const T* p = in[static_cast<std::size_t>(w.pieces)] + v.offset;
@@ -285,8 +283,8 @@ const T* weight_of(const KernelPlan& k, std::span<const T* const> in, T*& s,
 // Output channels [o, end) of one group for one batch element: one GEMM (im2col'd window, or the
 // window rows themselves for a plain 1x1 convolution) or the direct kernel.
 template <class T>
-void conv_run(const KernelPlan& k, const dev::Window& g, const T* xg, const T* wt, I64 ldw,
-              I64 o, I64 end, T* cols, T* dst, KernelExec<T>& x) {
+void conv_run(const KernelPlan& k, const dev::Window& g, const T* xg, const T* wt, I64 ldw, I64 o,
+              I64 end, T* cols, T* dst, KernelExec<T>& x) {
   const WindowPlan& w = k.window;
   const I64 plane = w.oh * w.ow, kk = w.icg * w.kh * w.kw;
   if (end - o < kMinGemmRows) {
@@ -351,8 +349,7 @@ void run_pool(const KernelPlan& k, std::span<const T* const> in, T* out, KernelE
 }  // namespace
 
 template <class T>
-void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out,
-              KernelExec<T>& x) {
+void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const KernelPlan& k = plan.kernels[static_cast<std::size_t>(v)];
   switch (k.op) {
     case KernelOp::constant:

@@ -48,8 +48,7 @@ public:
   virtual void checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out) = 0;
   virtual void bias(const dev::BiasArgs& a, const T* bias, T* out) = 0;
   virtual void im2col(const dev::Im2colArgs& a, const T* x, T* cols) = 0;
-  virtual void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt,
-                           T* out) = 0;
+  virtual void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt, T* out) = 0;
   virtual void pool(const dev::PoolArgs& a, const T* win, T* out) = 0;
   virtual void gemm(const GemmCall<T>& g) = 0;
   /// Device scratch of at least `elements` elements (valid until the next call of scratch()).

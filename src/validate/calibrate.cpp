@@ -32,7 +32,10 @@ void check_options(const CalibrationOptions& o) {
 class BenchRun {
 public:
   BenchRun(const CalibrationOptions& o, const ProgressFn& progress)
-      : o_(o), progress_(progress), benches_(standard_benchmarks(o.element_bytes)), later_(benches_.size()) {
+      : o_(o),
+        progress_(progress),
+        benches_(standard_benchmarks(o.element_bytes)),
+        later_(benches_.size()) {
     steps_ = static_cast<int>(benches_.size()) + 3 + kDeviceSpeedRounds + (kGemmPasses - 1) +
              (o.graph ? 1 : 0);
   }

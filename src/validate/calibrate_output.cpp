@@ -120,26 +120,25 @@ ordered_json calibration_source_json(const Calibration& c) {
   for (const CopySample& s : c.copies)
     cs.push_back(
         {{"bytes", s.bytes}, {"seconds", s.seconds}, {"gbytes_per_s", s.bytes / s.seconds / 1e9}});
-  return {
-      {"devices", c.devices},
-      {"device_slowdown", c.device_slowdown},
-      {"cores", c.cores},
-      {"link_emulation", c.link},
-      {"copy_mode", c.copy_mode},
-      {"engine_overhead_seconds", c.engine_overhead},
-      {"kernels", ks},
-      {"copies", cs},
-      {"copy_burst",
-       {{"copies", kCopyBurst},
-        {"bytes", c.element_bytes * kCopyBurstElems},
-        {"span_seconds", c.burst_span}}},
-      {"copy_share",
-       {{"copies_per_device", kShareCopies},
-        {"bytes", c.element_bytes * kShareElems},
-        {"basis", c.share_basis},
-        {"busy_seconds_sent", c.share_sent},
-        {"busy_seconds_kept", c.share_kept},
-        {"share", c.copy_share}}}};
+  return {{"devices", c.devices},
+          {"device_slowdown", c.device_slowdown},
+          {"cores", c.cores},
+          {"link_emulation", c.link},
+          {"copy_mode", c.copy_mode},
+          {"engine_overhead_seconds", c.engine_overhead},
+          {"kernels", ks},
+          {"copies", cs},
+          {"copy_burst",
+           {{"copies", kCopyBurst},
+            {"bytes", c.element_bytes * kCopyBurstElems},
+            {"span_seconds", c.burst_span}}},
+          {"copy_share",
+           {{"copies_per_device", kShareCopies},
+            {"bytes", c.element_bytes * kShareElems},
+            {"basis", c.share_basis},
+            {"busy_seconds_sent", c.share_sent},
+            {"busy_seconds_kept", c.share_kept},
+            {"share", c.copy_share}}}};
 }
 
 }  // namespace

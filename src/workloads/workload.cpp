@@ -85,7 +85,8 @@ private:
 DType dtype_for(const WorkloadSpec& spec, DType fallback) {
   if (spec.dtype.empty()) return fallback;
   auto t = parse_dtype(spec.dtype);
-  if (!t) throw InputError(fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", spec.dtype));
+  if (!t)
+    throw InputError(fmt::format("unknown dtype '{}' (expected f32, f16 or bf16)", spec.dtype));
   return *t;
 }
 

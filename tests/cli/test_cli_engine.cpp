@@ -30,11 +30,10 @@ std::string q(const std::filesystem::path& p) {
 }
 
 // A small llama layer (f32) and a critical-path assignment for 4 devices in `dir`.
-void small_layer(const test::TempDir& dir) {
+void small_layer(const test::TempDir& dir, const std::string& dtype = "f32") {
   auto r = test::run_cli(
-      "generate llama-layer -p dim=64 -p heads=4 -p seq=32 -p ffn=96 -p vocab=100 --dtype f32 "
-      "--devices 4 -o " +
-      q(dir / "g.json"));
+      "generate llama-layer -p dim=64 -p heads=4 -p seq=32 -p ffn=96 -p vocab=100 --dtype " +
+      dtype + " --devices 4 -o " + q(dir / "g.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   r = test::run_cli("place " + q(dir / "g.json") +
                     " --devices 4 --hardware cpu -m critical-path -o " + q(dir / "a.json"));
@@ -230,21 +229,17 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
 // simulated with bytes the engine does not move: validate-sim says so, naming both and the fix.
 TEST(CliValidateSim, WarnsWhenTheGraphsElementSizeIsNotTheEngines) {
   test::TempDir dir;
-  auto r = test::run_cli(
-      "generate llama-layer -p dim=64 -p heads=4 -p seq=32 -p ffn=96 -p vocab=100 --dtype bf16 "
-      "--devices 2 -o " +
-      q(dir / "g.json"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  r = test::run_cli("validate-sim " + q(dir / "g.json") +
-                    " --hardware cpu --devices 2 --assignments 9 --repeat 1 --warmup 0 --budget 20");
+  const std::string validate = "validate-sim " + q(dir / "g.json") +
+                               " --hardware cpu --assignments 9 --repeat 1 --warmup 0 --budget 20";
+  small_layer(dir, "bf16");
+  auto r = test::run_cli(validate);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("graph dtype is bf16: the simulator charges 2 bytes per element, the "
                        "engine stores f32 (4 bytes; generate with --dtype f32"),
             std::string::npos)
       << r.err;
   small_layer(dir);  // f32: no warning
-  r = test::run_cli("validate-sim " + q(dir / "g.json") +
-                    " --hardware cpu --devices 4 --assignments 9 --repeat 1 --warmup 0 --budget 20");
+  r = test::run_cli(validate);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err.find("graph dtype"), std::string::npos) << r.err;
 }

@@ -50,9 +50,20 @@ T* HostExec<T>::scratch(dev::I64 elements) {
 template class HostExec<float>;
 template class HostExec<dev::Bf16>;
 
+namespace {
+
+// `x` with every element rounded to bf16 (and widened back).
+std::vector<float> bf16_rounded(std::vector<float> x) {
+  for (float& e : x) e = dev::as_f32(dev::to_bf16(e));
+  return x;
+}
+
+}  // namespace
+
 template <class T>
 std::vector<std::vector<float>> run_end_to_end(const Plan& plan, const Graph& g,
-                                               engine_detail::KernelExec<T>* exec) {
+                                               engine_detail::KernelExec<T>* exec,
+                                               bool round_to_bf16) {
   std::vector<std::vector<T>> out(static_cast<std::size_t>(g.num_nodes()));
   std::vector<float> scratch;
   for (NodeId v : g.topo_order()) {
@@ -65,6 +76,8 @@ std::vector<std::vector<float>> run_end_to_end(const Plan& plan, const Graph& g,
       engine_detail::run_with<T>(plan, v, in, out[i].data(), *exec);
     else if constexpr (std::is_same_v<T, float>)
       engine_detail::run_kernel(plan, v, in.data(), out[i].data(), scratch);
+    if constexpr (std::is_same_v<T, float>)
+      if (round_to_bf16) out[i] = bf16_rounded(std::move(out[i]));
   }
   std::vector<std::vector<float>> wide(out.size());
   for (std::size_t i = 0; i < out.size(); ++i)
@@ -73,9 +86,10 @@ std::vector<std::vector<float>> run_end_to_end(const Plan& plan, const Graph& g,
 }
 
 template std::vector<std::vector<float>> run_end_to_end(const Plan&, const Graph&,
-                                                        engine_detail::KernelExec<float>*);
+                                                        engine_detail::KernelExec<float>*, bool);
 template std::vector<std::vector<float>> run_end_to_end(const Plan&, const Graph&,
-                                                        engine_detail::KernelExec<dev::Bf16>*);
+                                                        engine_detail::KernelExec<dev::Bf16>*,
+                                                        bool);
 
 namespace {
 
@@ -92,20 +106,14 @@ void expect_node_agrees(const Graph& g, NodeId v, KernelOp op, const std::string
     err2 += d * d;
     if (std::isfinite(d)) continue;  // a NaN or an infinity where the other has none
     ADD_FAILURE() << label << ": node " << v << " (" << g.node(v).name << ", kernel op "
-                  << static_cast<int>(op) << "), element " << i << ": " << got[i]
-                  << " instead of " << want[i];
+                  << static_cast<int>(op) << "), element " << i << ": " << got[i] << " instead of "
+                  << want[i];
     return;  // one line per node
   }
   if (!(std::sqrt(err2) <= tolerance * std::sqrt(norm2) + 1e-30))
     ADD_FAILURE() << label << ": node " << v << " (" << g.node(v).name << ", kernel op "
                   << static_cast<int>(op) << ") differs by " << std::sqrt(err2 / norm2)
                   << " relative (L2)";
-}
-
-// `x` with every element rounded to bf16 (and widened back).
-std::vector<float> bf16_rounded(std::vector<float> x) {
-  for (float& e : x) e = dev::as_f32(dev::to_bf16(e));
-  return x;
 }
 
 // The CPU kernels' outputs of every node, end to end. With bf16 storage each output is rounded,
@@ -118,18 +126,7 @@ std::vector<std::vector<float>> reference_outputs(const Plan& device_plan, const
   for (auto& k : plan.kernels) k.values = bf16_rounded(std::move(k.values));
   plan.syn_a = bf16_rounded(std::move(plan.syn_a));
   plan.syn_b = bf16_rounded(std::move(plan.syn_b));
-  std::vector<std::vector<float>> out(static_cast<std::size_t>(g.num_nodes()));
-  std::vector<float> scratch;
-  for (NodeId v : g.topo_order()) {
-    const auto i = static_cast<std::size_t>(v);
-    std::vector<const float*> in;
-    for (const auto& view : plan.kernels[i].in)
-      in.push_back(out[static_cast<std::size_t>(view.src)].data());
-    out[i].assign(static_cast<std::size_t>(std::max<std::int64_t>(plan.kernels[i].numel, 1)), 0);
-    engine_detail::run_kernel(plan, v, in.data(), out[i].data(), scratch);
-    out[i] = bf16_rounded(std::move(out[i]));
-  }
-  return out;
+  return run_end_to_end<float>(plan, g, nullptr, true);
 }
 
 // Each node of `g` through run_with() with HostExec<T> on the reference's inputs against the

@@ -36,10 +36,12 @@ private:
 
 /// Every node's output of `plan` (compiled from `g`) run end to end in topological order, each
 /// node on the outputs of the nodes before it: through run_with() with `exec`, or the CPU
-/// kernels (run_kernel) when `exec` is null (T = float only). Outputs widened to f32.
+/// kernels (run_kernel) when `exec` is null (T = float only; with `round_to_bf16` each output
+/// rounded to bf16 before the next node reads it). Outputs widened to f32.
 template <class T>
 std::vector<std::vector<float>> run_end_to_end(const engine_detail::Plan& plan, const Graph& g,
-                                               engine_detail::KernelExec<T>* exec);
+                                               engine_detail::KernelExec<T>* exec,
+                                               bool round_to_bf16 = false);
 
 /// Every node's output by the CPU kernels (in topological order), then each node again through
 /// run_with() with a HostExec on the same inputs: a gtest failure (one per node) where the node

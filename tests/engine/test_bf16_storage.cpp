@@ -20,6 +20,7 @@
 #include "engine/host_device_exec.hpp"
 #include "engine/runtime.hpp"
 #include "engine_support.hpp"
+#include "node_errors.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/util/error.hpp"
@@ -48,13 +49,13 @@ TEST(Bf16Storage, ConversionRoundsToNearestEven) {
   EXPECT_EQ(via_bf16(INFINITY), INFINITY);
   EXPECT_EQ(via_bf16(-INFINITY), -INFINITY);
   EXPECT_EQ(via_bf16(std::numeric_limits<float>::max()), INFINITY);  // past bf16's largest
-  EXPECT_EQ(via_bf16(3.3895314e38f), 3.3895314e38f);                  // bf16's largest
+  EXPECT_EQ(via_bf16(3.3895314e38f), 3.3895314e38f);                 // bf16's largest
   EXPECT_TRUE(std::isnan(via_bf16(NAN)));
   // a NaN whose payload lies in the dropped bits stays a NaN (rounding would make it infinite)
   EXPECT_TRUE(std::isnan(via_bf16(std::bit_cast<float>(std::uint32_t{0x7f800001}))));
   // subnormals round like the rest (bf16 keeps f32's exponent range, with 7 mantissa bits)
   EXPECT_EQ(via_bf16(std::ldexp(1.0f, -133)), std::ldexp(1.0f, -133));  // bf16's smallest
-  EXPECT_EQ(via_bf16(std::numeric_limits<float>::denorm_min()), 0.0f);   // below half of it
+  EXPECT_EQ(via_bf16(std::numeric_limits<float>::denorm_min()), 0.0f);  // below half of it
   EXPECT_EQ(via_bf16(std::ldexp(1.0f, -134) + std::ldexp(1.0f, -140)), std::ldexp(1.0f, -133));
 }
 
@@ -97,40 +98,8 @@ TEST(Bf16Storage, EveryKernelOfTheWorkloadsAgreesWithTheCpuKernelsRounded) {
 // The workloads' graphs, training ones included, with a wider Llama layer.
 std::vector<test::SmallWorkload> workloads() {
   std::vector<test::SmallWorkload> w = test::small_workloads(2);
-  workloads::WorkloadSpec s;
-  s.name = "llama-layer";
-  s.params = {{"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"seq", "128"}, {"vocab", "1000"}};
-  s.dtype = "f32";
-  s.devices = 2;
-  w.push_back({"llama-layer-256", workloads::generate_workload(s)});
+  w.push_back(test::wide_llama_layer());
   return w;
-}
-
-// Norm-wise relative L2 error of `got` against `want`, as --verify computes it per node.
-double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    den += std::isfinite(want[i]) ? double{want[i]} * want[i] : 0.0;
-    if (got[i] == want[i]) continue;
-    num += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
-  }
-  return num == 0 ? 0.0 : std::sqrt(num) / std::max(std::sqrt(den), 1e-300);
-}
-
-struct Worst {
-  double error = 0;
-  std::string name;
-};
-
-Worst worst_node(const Graph& g, const std::vector<std::vector<float>>& got,
-                 const std::vector<std::vector<float>>& want) {
-  Worst worst;
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const auto i = static_cast<std::size_t>(v);
-    if (const double e = relative_error(got[i], want[i]); e > worst.error)
-      worst = {e, g.node(v).name};
-  }
-  return worst;
 }
 
 // --verify's tolerance for bf16 tensors (apps/doppler/cmd_execute.cpp, verify_tolerance).
@@ -156,8 +125,10 @@ TEST(Bf16Storage, TheGpuSplitEngineStoresBf16AsTheEmulationDoes) {
     engine_detail::limit_blas_threads();
     const Plan plan = engine_detail::compile_plan(w.graph, KernelMode::real, 1.0);
     test::HostExec<dev::Bf16> exec(plan);
-    const Worst e = worst_node(w.graph, got, test::run_end_to_end<dev::Bf16>(plan, w.graph, &exec));
-    const Worst f = worst_node(w.graph, got, test::run_end_to_end<float>(plan, w.graph, nullptr));
+    const auto emulated = test::run_end_to_end<dev::Bf16>(plan, w.graph, &exec);
+    const auto exact = test::run_end_to_end<float>(plan, w.graph, nullptr);
+    const test::WorstNode e = test::worst_node(w.graph, got, emulated);
+    const test::WorstNode f = test::worst_node(w.graph, got, exact);
     std::cout << w.label << ": bf16 storage against the emulation " << e.error << " (" << e.name
               << "), against f32 " << f.error << " (" << f.name << ")\n";
     EXPECT_LT(e.error, kBf16StorageTolerance / 10) << w.label << ": " << e.name;

@@ -20,9 +20,7 @@ class CountingBackend : public DeviceBackend {
 public:
   CountingBackend(const engine_detail::Plan& plan, int devices, int nodes)
       : cpu_(engine_detail::make_cpu_backend(plan, devices, nodes)), launches_(devices) {}
-  void ensure(DeviceId d, NodeId v, std::size_t elements) override {
-    cpu_->ensure(d, v, elements);
-  }
+  void ensure(DeviceId d, NodeId v, std::size_t elements) override { cpu_->ensure(d, v, elements); }
   void* buffer(DeviceId d, NodeId v) override { return cpu_->buffer(d, v); }
   bool has_buffer(DeviceId d, NodeId v) const override { return cpu_->has_buffer(d, v); }
   std::optional<engine_detail::DeviceInterval> launch(DeviceId d, NodeId v,

@@ -20,6 +20,7 @@
 #include "engine/kernel_driver.hpp"
 #include "engine/runtime.hpp"
 #include "engine_support.hpp"
+#include "node_errors.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/util/error.hpp"
@@ -32,22 +33,8 @@ using engine_detail::Plan;
 
 using Math = GpuDevices::Math;
 
-// Norm-wise relative L2 error of `got` against `want` (apps/doppler/cmd_execute.cpp's
-// rel_error, which --verify applies per node); elements equal on both sides add nothing.
-double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    den += std::isfinite(want[i]) ? double{want[i]} * want[i] : 0.0;
-    if (got[i] == want[i]) continue;
-    num += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
-  }
-  return num == 0 ? 0.0 : std::sqrt(num) / std::max(std::sqrt(den), 1e-300);
-}
-
-struct WorstNode {
-  double error = 0;
-  std::string name;
-};
+using test::worst_node;
+using test::WorstNode;
 
 // Every node's output of `g` run end to end through the device path with GEMM operands rounded
 // as `math` says (`exact`: the CPU kernels instead, f32).
@@ -58,18 +45,6 @@ std::vector<std::vector<float>> end_to_end(const Graph& g, Math math, bool exact
   return test::run_end_to_end<float>(plan, g, exact ? nullptr : &exec);
 }
 
-// The largest node error of `got` against `want`.
-WorstNode worst_node(const Graph& g, const std::vector<std::vector<float>>& got,
-                     const std::vector<std::vector<float>>& want) {
-  WorstNode worst;
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    const auto i = static_cast<std::size_t>(v);
-    if (const double e = relative_error(got[i], want[i]); e > worst.error)
-      worst = {e, g.node(v).name};
-  }
-  return worst;
-}
-
 // The forward graphs of the small-workload suite (with `training`, its training graphs instead),
 // and in the forward set the Llama layer at 4x its width.
 std::vector<test::SmallWorkload> workloads(bool training) {
@@ -77,12 +52,7 @@ std::vector<test::SmallWorkload> workloads(bool training) {
   for (auto& x : test::small_workloads(2))
     if ((x.label.find("training") != std::string::npos) == training) w.push_back(std::move(x));
   if (training) return w;
-  workloads::WorkloadSpec s;
-  s.name = "llama-layer";
-  s.params = {{"dim", "256"}, {"heads", "4"}, {"ffn", "512"}, {"seq", "128"}, {"vocab", "1000"}};
-  s.dtype = "f32";
-  s.devices = 2;
-  w.push_back({"llama-layer-256", workloads::generate_workload(s)});
+  w.push_back(test::wide_llama_layer());
   return w;
 }
 

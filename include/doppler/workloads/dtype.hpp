@@ -9,7 +9,7 @@ namespace doppler::workloads {
 
 /// Storage type of every tensor of a generated graph.
 enum class DType {
-  f32,  ///< 4 bytes per element
+  f32,   ///< 4 bytes per element
   f16,   ///< 2 bytes per element
   bf16,  ///< 2 bytes per element
 };

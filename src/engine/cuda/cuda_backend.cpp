@@ -260,9 +260,9 @@ public:
     const char* what = "reading a node's output back to the host";
     check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
     if (storage_ == GpuDevices::Storage::f32) {
-      check(cudaMemcpy(out.data(), buffer(d, v), out.size() * sizeof(float),
-                       cudaMemcpyDeviceToHost),
-            what);
+      check(
+          cudaMemcpy(out.data(), buffer(d, v), out.size() * sizeof(float), cudaMemcpyDeviceToHost),
+          what);
       return;
     }
     std::vector<dev::Bf16> stored(out.size());
@@ -335,9 +335,9 @@ private:
       }
       cudaGetLastError();  // clear a peer-access error: copies then go through the host
     }
-    label_ = fmt::format("cuda engine, {} devices: whole GPUs ({}), {} GEMMs, {} tensors, {} copies",
-                         o.devices, prop.name, gpu_math_name(spec.math),
-                         gpu_storage_name(spec.storage), link_name(spec.link));
+    label_ = fmt::format(
+        "cuda engine, {} devices: whole GPUs ({}), {} GEMMs, {} tensors, {} copies", o.devices,
+        prop.name, gpu_math_name(spec.math), gpu_storage_name(spec.storage), link_name(spec.link));
   }
 
   // cuBLAS, scratch and the synthetic operands of one device.
@@ -347,8 +347,8 @@ private:
     check_blas(cublasSetStream(d.blas, d.compute), "cublasSetStream");
     check_blas(cublasSetSmCountTarget(d.blas, d.sms), "cublasSetSmCountTarget");
     d.scratch_elements = scratch_needed(plan_);
-    d.scratch = device_alloc(static_cast<std::size_t>(d.scratch_elements) * esize_,
-                             "allocating scratch");
+    d.scratch =
+        device_alloc(static_cast<std::size_t>(d.scratch_elements) * esize_, "allocating scratch");
     if (!plan_.syn_a.empty()) {
       d.syn_a = upload(plan_.syn_a, storage_, "uploading the synthetic operands");
       d.syn_b = upload(plan_.syn_b, storage_, "uploading the synthetic operands");

@@ -76,11 +76,11 @@ template <class T>
 void gemm_ex(cublasHandle_t h, const engine_detail::GemmCall<T>& g, cudaDataType_t type,
              cublasComputeType_t math) {
   const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
-  check_blas(cublasGemmStridedBatchedEx(h, op(g.tb), op(g.ta), i32(g.n), i32(g.m), i32(g.k), &one,
-                                        g.b, type, i32(g.ldb), g.sb, g.a, type, i32(g.lda), g.sa,
-                                        &beta, g.c, type, i32(g.ldc), g.sc, i32(g.batch), math,
-                                        CUBLAS_GEMM_DEFAULT),
-             "cublasGemmStridedBatchedEx");
+  check_blas(
+      cublasGemmStridedBatchedEx(h, op(g.tb), op(g.ta), i32(g.n), i32(g.m), i32(g.k), &one, g.b,
+                                 type, i32(g.ldb), g.sb, g.a, type, i32(g.lda), g.sa, &beta, g.c,
+                                 type, i32(g.ldc), g.sc, i32(g.batch), math, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace

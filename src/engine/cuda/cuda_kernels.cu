@@ -67,8 +67,7 @@ __global__ void im2col_kernel(dev::Im2colArgs a, const T* x, T* cols) {
   DOPPLER_EACH(i, a.n) dev::im2col_element(a, i, x, cols);
 }
 template <class T>
-__global__ void direct_conv_kernel(dev::DirectConvArgs a, const T* x, const T* wt,
-                                   T* out) {
+__global__ void direct_conv_kernel(dev::DirectConvArgs a, const T* x, const T* wt, T* out) {
   DOPPLER_EACH(i, a.n) dev::direct_conv_element(a, i, x, wt, out);
 }
 template <class T>
@@ -99,8 +98,7 @@ void launch_unary(const dev::UnaryArgs& a, const T* x, T* out, cudaStream_t s) {
   launched("unary kernel");
 }
 template <class T>
-void launch_binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out,
-                   cudaStream_t s) {
+void launch_binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out, cudaStream_t s) {
   binary_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, y, out);
   launched("binary kernel");
 }
@@ -110,8 +108,7 @@ void launch_reduce(const dev::ReduceArgs& a, const T* x, T* out, cudaStream_t s)
   launched("reduce kernel");
 }
 template <class T>
-void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out,
-                   cudaStream_t s) {
+void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out, cudaStream_t s) {
   rotary_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, table, out);
   launched("rotary kernel");
 }
@@ -149,19 +146,19 @@ void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s) {
 }
 
 // Every launcher for both storage types.
-#define DOPPLER_LAUNCHERS(T)                                                                     \
-  template void launch_copy(const dev::CopyArgs&, const T*, T*, cudaStream_t);                  \
-  template void launch_unary(const dev::UnaryArgs&, const T*, T*, cudaStream_t);                \
-  template void launch_binary(const dev::BinaryArgs&, const T*, const T*, T*, cudaStream_t);    \
-  template void launch_reduce(const dev::ReduceArgs&, const T*, T*, cudaStream_t);              \
-  template void launch_rotary(const dev::RotaryArgs&, const T*, const T*, T*, cudaStream_t);    \
-  template void launch_loop(const dev::LoopArgs&, const dev::Operands<T>&, T*, cudaStream_t);   \
-  template void launch_checksum(const dev::ChecksumArgs&, const dev::Operands<T>&, T*,          \
-                                cudaStream_t);                                                  \
-  template void launch_bias(const dev::BiasArgs&, const T*, T*, cudaStream_t);                  \
-  template void launch_im2col(const dev::Im2colArgs&, const T*, T*, cudaStream_t);              \
-  template void launch_direct_conv(const dev::DirectConvArgs&, const T*, const T*, T*,          \
-                                   cudaStream_t);                                               \
+#define DOPPLER_LAUNCHERS(T)                                                                  \
+  template void launch_copy(const dev::CopyArgs&, const T*, T*, cudaStream_t);                \
+  template void launch_unary(const dev::UnaryArgs&, const T*, T*, cudaStream_t);              \
+  template void launch_binary(const dev::BinaryArgs&, const T*, const T*, T*, cudaStream_t);  \
+  template void launch_reduce(const dev::ReduceArgs&, const T*, T*, cudaStream_t);            \
+  template void launch_rotary(const dev::RotaryArgs&, const T*, const T*, T*, cudaStream_t);  \
+  template void launch_loop(const dev::LoopArgs&, const dev::Operands<T>&, T*, cudaStream_t); \
+  template void launch_checksum(const dev::ChecksumArgs&, const dev::Operands<T>&, T*,        \
+                                cudaStream_t);                                                \
+  template void launch_bias(const dev::BiasArgs&, const T*, T*, cudaStream_t);                \
+  template void launch_im2col(const dev::Im2colArgs&, const T*, T*, cudaStream_t);            \
+  template void launch_direct_conv(const dev::DirectConvArgs&, const T*, const T*, T*,        \
+                                   cudaStream_t);                                             \
   template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);
 DOPPLER_LAUNCHERS(float)
 DOPPLER_LAUNCHERS(dev::Bf16)

@@ -61,8 +61,8 @@ public:
         seen[static_cast<std::size_t>(to)] = 1;
         recvs_.emplace_back();
         recv_meta_.push_back({u, from, to});
-        MPI_Irecv(rt.host_floats(to, u), count(u), MPI_FLOAT, owner(from), tag(u, to, p), MPI_COMM_WORLD,
-                  &recvs_.back());
+        MPI_Irecv(rt.host_floats(to, u), count(u), MPI_FLOAT, owner(from), tag(u, to, p),
+                  MPI_COMM_WORLD, &recvs_.back());
       }
     }
     recv_left_ = static_cast<int>(recvs_.size());
