@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -78,15 +77,14 @@ inline void check_baseline_config(const BaselineConfig& c, const Problem& proble
   if (c.calls == 0 && c.episodes == 0 && !(c.seconds > 0))
     throw InputError(method + ": give a budget (calls > 0, episodes > 0 or seconds > 0)");
   if (c.calls > 0 && c.calls < min_calls)
-    throw InputError(fmt::format("{}: a budget of {} simulator calls is too small (at least {})",
-                                 method, c.calls, min_calls));
+    throw InputError(method + ": a budget of " + std::to_string(c.calls) +
+                     " simulator calls is too small (at least " + std::to_string(min_calls) + ")");
   if (c.max_devices < 1 || c.max_devices > kMaxDevices)
-    throw InputError(fmt::format("{}: max_devices must be in 1..{}", method, kMaxDevices));
+    throw InputError(method + ": max_devices must be in 1.." + std::to_string(kMaxDevices));
   if (problem.devices() > c.max_devices)
-    throw InputError(fmt::format(
-        "{}: the network places on at most max_devices = {} devices, {} requested (raise "
-        "max_devices)",
-        method, c.max_devices, problem.devices()));
+    throw InputError(
+        method + ": the network places on at most max_devices = " + std::to_string(c.max_devices) +
+        " devices, " + std::to_string(problem.devices()) + " requested (raise max_devices)");
   if (c.lr < 0 || c.entropy_weight < 0 || c.grad_clip < 0 || c.gamma < 0 || c.gamma > 1 ||
       c.heads < 1 || c.layers < 1 || c.segment < 1 || c.hidden < 0 || c.steps < 0 || c.batch < 0 ||
       c.ppo_epochs < 0 || c.clip <= 0 || c.clip >= 1)

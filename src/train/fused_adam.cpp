@@ -1,8 +1,9 @@
 #include "train/fused_adam.hpp"
 
 #include <cmath>
+#include <string>
 
-#include <fmt/format.h>
+#include "doppler/util/number_text.hpp"
 
 namespace doppler::detail {
 
@@ -71,8 +72,8 @@ void FusedAdam::set_state(const State& s) {
 void FusedAdam::save(torch::serialize::OutputArchive& a) const {
   a.write("step", torch::tensor(t_));
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    a.write(fmt::format("m{}", i), m_[i], /*is_buffer=*/true);
-    a.write(fmt::format("v{}", i), v_[i], /*is_buffer=*/true);
+    a.write(numbered("m", i), m_[i], /*is_buffer=*/true);
+    a.write(numbered("v", i), v_[i], /*is_buffer=*/true);
   }
 }
 
@@ -81,8 +82,8 @@ void FusedAdam::load(torch::serialize::InputArchive& a) {
   a.read("step", step);
   t_ = step.item<std::int64_t>();
   for (std::size_t i = 0; i < params_.size(); ++i) {
-    a.read(fmt::format("m{}", i), m_[i], /*is_buffer=*/true);
-    a.read(fmt::format("v{}", i), v_[i], /*is_buffer=*/true);
+    a.read(numbered("m", i), m_[i], /*is_buffer=*/true);
+    a.read(numbered("v", i), v_[i], /*is_buffer=*/true);
   }
 }
 

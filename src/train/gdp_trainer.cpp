@@ -36,8 +36,8 @@ BaselineConfig resolved(BaselineConfig c) {
 
 nn::GdpNetConfig net_config(const BaselineConfig& c) {
   if (c.hidden % c.heads != 0)
-    throw InputError(
-        fmt::format("gdp: hidden ({}) must be a multiple of heads ({})", c.hidden, c.heads));
+    throw InputError("gdp: hidden (" + std::to_string(c.hidden) +
+                     ") must be a multiple of heads (" + std::to_string(c.heads) + ")");
   return {c.hidden, c.steps, c.heads, c.layers, c.segment, c.max_devices};
 }
 
@@ -221,8 +221,8 @@ Assignment place_gdp(const Problem& problem, const std::filesystem::path& checkp
   detail::BaselineCheckpoint ck = detail::open_baseline_checkpoint(checkpoint, BaselineMethod::gdp);
   if (problem.devices() > ck.config.max_devices)
     throw InputError(checkpoint.string(), 0,
-                     fmt::format("this GDP network places on at most {} devices, {} requested",
-                                 ck.config.max_devices, problem.devices()));
+                     "this GDP network places on at most " + std::to_string(ck.config.max_devices) +
+                         " devices, " + std::to_string(problem.devices()) + " requested");
   nn::GdpNet net(net_config(ck.config));
   detail::load_baseline_net(ck, *net, checkpoint);
   const detail::DecisionPlan plan = detail::make_decision_plan(problem.graph());

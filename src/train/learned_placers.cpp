@@ -4,8 +4,6 @@
 #include <utility>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "placers/learned_support.hpp"
 
 #include "doppler/heuristics/anneal_options.hpp"
@@ -124,9 +122,9 @@ std::vector<PlacerOption> search_options() {
   std::vector<PlacerOption> out = {
       loaded_policy_option("; with train > 0, the one training starts from"),
       {"train", number, "0",
-       fmt::format("fraction of the budget first spent training Stages I + II (0: search with "
-                   "the loaded policy; > 0: the default budget is {} calls)",
-                   kDefaultTrainingCalls)},
+       "fraction of the budget first spent training Stages I + II (0: search with the loaded "
+       "policy; > 0: the default budget is " +
+           std::to_string(kDefaultTrainingCalls) + " calls)"},
       {"mix", number, "0.5", "fraction in [0, 1] of reassignments drawn from PLC's distribution"},
       focus_option("", "; train=0 only"),
       aim_option("; train=0 only"),
@@ -204,12 +202,12 @@ void register_learned_placers() {
                     });
   register_placer(
       {"doppler-search",
-       fmt::format("search with the learned prior: local-search's annealer from the best of the "
-                   "policy's samples (at most 1/16 of the budget) and local-search's list "
-                   "schedulers, reassignments drawn from PLC (mix=); --budget (default {}) "
-                   "and/or --time-budget, loading and sampling included; train=F > 0 first "
-                   "trains Stages I + II on F of the budget (doppler-sim's options then apply)",
-                   kDefaultSearchCalls),
+       "search with the learned prior: local-search's annealer from the best of the policy's "
+       "samples (at most 1/16 of the budget) and local-search's list schedulers, reassignments "
+       "drawn from PLC (mix=); --budget (default " +
+           std::to_string(kDefaultSearchCalls) +
+           ") and/or --time-budget, loading and sampling included; train=F > 0 first trains "
+           "Stages I + II on F of the budget (doppler-sim's options then apply)",
        search_options(), false, true},
       learned::make_search_placer);
   for (const std::string name : {"placeto", "gdp"})

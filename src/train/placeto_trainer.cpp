@@ -367,8 +367,9 @@ Assignment place_placeto(const Problem& problem, const std::filesystem::path& ch
       detail::open_baseline_checkpoint(checkpoint, BaselineMethod::placeto);
   if (problem.devices() > ck.config.max_devices)
     throw InputError(checkpoint.string(), 0,
-                     fmt::format("this Placeto network places on at most {} devices, {} requested",
-                                 ck.config.max_devices, problem.devices()));
+                     "this Placeto network places on at most " +
+                         std::to_string(ck.config.max_devices) + " devices, " +
+                         std::to_string(problem.devices()) + " requested");
   nn::PlacetoNet net(net_config(ck.config));
   detail::load_baseline_net(ck, *net, checkpoint);
   const PlacetoEnv env(problem, ck.config.mean_pool);

@@ -5,8 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
-
-#include <fmt/format.h>
+#include <string>
 
 #include "doppler/train/policy_gradient.hpp"
 #include "doppler/util/progress.hpp"
@@ -97,7 +96,7 @@ json Distiller::generate_labels(int round, nn::DualAgent& agent) {
   const auto source = round == 0 ? LabelSource::local_search : parse_label_source(cfg_.distill);
   const int n = pool_.size();
   const int chunk = std::max(1, cfg_.threads) * 4 * dp_.ranks;
-  Progress progress(fmt::format("labels, round {}", round), n);
+  Progress progress("labels, round " + std::to_string(round), n);
   for (int a = labels_->recorded(round); a < n; a += chunk) {
     const int b = std::min(n, a + chunk);
     const auto results = search_chunk(round, source, a, b, agent);

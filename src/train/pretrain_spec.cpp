@@ -4,9 +4,8 @@
 #include <cmath>
 #include <random>
 #include <set>
+#include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "doppler/graph/fingerprint.hpp"
 #include "doppler/graph/io/graph_file.hpp"
@@ -14,6 +13,7 @@
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
 #include "doppler/util/json_doc.hpp"
+#include "doppler/util/number_text.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler {
@@ -30,7 +30,7 @@ constexpr int kMaxDraws = 200;  // per pool problem
 std::string scalar_text(const JsonDoc& doc, const json& j, const std::string& at) {
   if (j.is_string()) return j.get<std::string>();
   if (j.is_number_integer()) return std::to_string(j.get<std::int64_t>());
-  if (j.is_number()) return fmt::format("{}", j.get<double>());
+  if (j.is_number()) return shortest_text(j.get<double>());
   doc.fail(at, "expected a string or a number, got " + JsonDoc::type_name(j));
 }
 
@@ -142,7 +142,7 @@ T pick(const std::vector<T>& v, std::mt19937_64& rng) {
 // A range's value as a parameter string (rounded for integer ranges).
 std::string range_value(const ParamChoice& c, double x) {
   if (c.integer) return std::to_string(static_cast<std::int64_t>(std::llround(x)));
-  return fmt::format("{:.4g}", x);
+  return sig_text(x, 4);
 }
 
 std::string draw_value(const ParamChoice& c, std::mt19937_64& rng) {
@@ -165,7 +165,7 @@ std::string problem_name(const ProblemFamily& f, const Draw& d) {
     s += "]";
   }
   if (d.training) s += "+bwd";
-  return s + fmt::format("/{}x{}", d.hardware, d.devices);
+  return s + "/" + d.hardware + "x" + std::to_string(d.devices);
 }
 
 // Builds the graph and problem of a draw; InputError when the draw is invalid.
@@ -184,7 +184,8 @@ PoolProblem instantiate(const ProblemFamily& f, const Draw& d, std::int64_t max_
     p.graph = std::make_unique<Graph>(workloads::generate_workload(w));
   }
   if (max_ops > 0 && p.graph->num_nodes() > max_ops)
-    throw InputError(fmt::format("{}: {} ops (max_ops {})", p.name, p.graph->num_nodes(), max_ops));
+    throw InputError(p.name + ": " + std::to_string(p.graph->num_nodes()) + " ops (max_ops " +
+                     std::to_string(max_ops) + ")");
   const Platform platform = d.hardware == "reference"
                                 ? Platform::reference(d.devices)
                                 : Platform::hardware(load_hardware_profile(d.hardware), d.devices);
@@ -318,9 +319,9 @@ std::vector<PoolProblem> draw_pool(const PretrainSpec& spec,
       }
     }
     if (!ok)
-      throw InputError(
-          fmt::format("pretraining spec: could not draw problem {} of {} in {} tries (last: {})",
-                      i + 1, spec.pool, kMaxDraws, last_error));
+      throw InputError("pretraining spec: could not draw problem " + std::to_string(i + 1) +
+                       " of " + std::to_string(spec.pool) + " in " + std::to_string(kMaxDraws) +
+                       " tries (last: " + last_error + ")");
   }
   return pool;
 }

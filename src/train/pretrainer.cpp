@@ -4,9 +4,8 @@
 // (pretrain_eval).
 #include <chrono>
 #include <optional>
+#include <string>
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "train/config_json.hpp"
@@ -23,6 +22,8 @@
 #include "doppler/train/pretrain.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/log.hpp"
+#include "doppler/util/number_text.hpp"
 #include "doppler/util/progress.hpp"
 #include "doppler/util/stopwatch.hpp"
 
@@ -208,8 +209,8 @@ struct Pretrainer::Impl {
     if (!run_dir || dp.rank != 0) return;
     json m = meta();
     m["kind"] = "policy";
-    detail::write_checkpoint(*run_dir / fmt::format("round-{}.pt", distiller->round_of(update - 1)),
-                             *nets.agent, nullptr, nullptr, m);
+    const std::string name = "round-" + std::to_string(distiller->round_of(update - 1)) + ".pt";
+    detail::write_checkpoint(*run_dir / name, *nets.agent, nullptr, nullptr, m);
   }
 
   // One update; a diverged one is rolled back and halves the learning rate.
@@ -227,8 +228,9 @@ struct Pretrainer::Impl {
       nets.roll_back();
       lr_scale *= 0.5;
       ++divergences;
-      spdlog::warn("update {}: diverging update; rolled back, learning rate scaled by {}", update,
-                   lr_scale);
+      log_warning("update " + std::to_string(update) +
+                  ": diverging update; rolled back, learning rate scaled by " +
+                  shortest_text(lr_scale));
     }
     ++update;
     PretrainStats& st = out.stats;
@@ -357,7 +359,7 @@ void Pretrainer::run(const std::function<void(const PretrainStats&)>& on_update)
     const auto [st, line] = s.step();
     if (s.run_dir && s.dp.rank == 0) detail::append_log_line(*s.run_dir / "log.jsonl", line);
     if (on_update) on_update(st);
-    progress.update(s.update, fmt::format("ratio {:.3f}", st.ratio));
+    progress.update(s.update, "ratio " + fixed_text(st.ratio, 3));
     const bool last = s.update == s.total_updates();
     const bool over = s.over_time(start);
     if (last || over || s.update % s.cfg.checkpoint_every == 0) s.checkpoint();

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <sstream>
 
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "policy/nn/agent.hpp"
@@ -26,6 +25,8 @@
 #include "doppler/graph/io/assignment_json.hpp"
 #include "doppler/util/atomic_file.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/log.hpp"
+#include "doppler/util/number_text.hpp"
 #include "doppler/util/stopwatch.hpp"
 
 namespace doppler {
@@ -33,6 +34,11 @@ namespace doppler {
 namespace {
 
 using nlohmann::json;
+
+// Milliseconds of a steady-clock duration.
+double ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::string rng_state(const std::mt19937_64& rng) {
@@ -300,10 +306,11 @@ struct DopplerTrainer::Impl {
     lr_scale *= 0.5;
     ++divergences;
     st.diverged = true;
-    spdlog::warn(
-        "update {}: diverging update (makespan {}, losses {} / {}); rolled back to the last good "
-        "checkpoint, learning rate scaled by {}",
-        update, st.makespan, st.loss_sel, st.loss_plc, lr_scale);
+    log_warning("update " + std::to_string(update) + ": diverging update (makespan " +
+                shortest_text(st.makespan) + ", losses " + shortest_text(st.loss_sel) + " / " +
+                shortest_text(st.loss_plc) +
+                "); rolled back to the last good checkpoint, learning rate scaled by " +
+                shortest_text(lr_scale));
   }
 
   EpisodeStats run_update() {
@@ -351,11 +358,9 @@ struct DopplerTrainer::Impl {
       ok = u.ok;
       learnt = Stopwatch::seconds_since(t2);
       if (std::getenv("DOPPLER_PROFILE"))
-        fmt::print(stderr, "prepare {:.1f} ms, rollouts {:.1f} ms, update {:.1f} ms\n",
-                   std::chrono::duration<double, std::milli>(t1 - t0).count(),
-                   std::chrono::duration<double, std::milli>(t2 - t1).count(),
-                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t2)
-                       .count());
+        std::cerr << "prepare " << fixed_text(ms(t1 - t0), 1) << " ms, rollouts "
+                  << fixed_text(ms(t2 - t1), 1) << " ms, update "
+                  << fixed_text(ms(std::chrono::steady_clock::now() - t2), 1) << " ms\n";
     }
     if (!ok) handle_divergence(st);
     fill_matches(batch, st);
@@ -380,7 +385,7 @@ struct DopplerTrainer::Impl {
     if (checkpoint_now) {
       if (!detail::all_finite(*agent->sel) || !detail::all_finite(*agent->plc)) {
         good.restore(*agent, *opt_sel, *opt_plc);  // never save a diverged state
-        spdlog::warn("non-finite weights at a checkpoint: rolled back to the last good checkpoint");
+        log_warning("non-finite weights at a checkpoint: rolled back to the last good checkpoint");
       }
       good.take(*agent, *opt_sel, *opt_plc);
     }
@@ -500,8 +505,8 @@ void DopplerTrainer::resume(const std::filesystem::path& dir) {
                            fingerprint_hex(s.fingerprint) + ")");
     if (c.meta.at("devices").get<int>() != s.problem.devices())
       throw InputError(path.string(), 0,
-                       fmt::format("checkpoint is for {} devices, {} requested",
-                                   c.meta.at("devices").get<int>(), s.problem.devices()));
+                       "checkpoint is for " + std::to_string(c.meta.at("devices").get<int>()) +
+                           " devices, " + std::to_string(s.problem.devices()) + " requested");
     s.cfg = detail::train_config_from_json(c.meta.at("train"));
     s.make_agent(detail::policy_config_from_json(c.meta.at("policy")));
     detail::load_networks(c, *s.agent, path);

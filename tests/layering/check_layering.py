@@ -4,8 +4,12 @@
 Each module may include only the modules listed for it below (the picture in the brief, read
 bottom-up: util < graph < hardware, workloads < sim < heuristics, report, engine < policy,
 validate < train; onnx beside workloads; apps and python on top). Torch may be included only by
-the learned modules (src/policy/nn, src/train) and their tests. Exit 1 with one line per breach
-("file:line: module A includes module B"), 0 when the tree keeps the rule.
+the learned modules (src/policy/nn, src/train) and their tests; and the learned modules'
+sources, which all compile with torch's precompiled header, include neither fmt nor spdlog,
+directly or through the project's headers: a libtorch built elsewhere (a pip wheel's, on the GPU
+machine) ships its own fmt, which clashes with the Debian fmt that spdlog is built against
+(they log and format through doppler/util/log.hpp and number_text.hpp). Exit 1 with one line per
+breach ("file:line: module A includes module B"), 0 when the tree keeps the rule.
 """
 import pathlib
 import re
@@ -31,6 +35,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]doppler/([a-z_]+)/')
 TORCH = re.compile(r'^\s*#\s*include\s*<(torch|ATen|c10)/')
 TORCH_OK = ("src/policy/nn/", "src/train/", "tests/policy/", "tests/train/", "bench/", "fuzz/",
             "python/")
+TORCH_UNITS = ("src/policy/nn/", "src/train/")  # compiled with torch's precompiled header
+FMT = re.compile(r'^\s*#\s*include\s*<(fmt|spdlog)/')
+PROJECT = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 
 def module_of(rel: str):
@@ -63,6 +70,44 @@ def breaches(root: pathlib.Path):
                 yield f"{rel}:{no}: includes torch outside the learned modules"
 
 
+def resolve(root: pathlib.Path, rel: str, name: str):
+    """The project file `#include "name"` in `rel` reads (its folder, src/, include/), or None."""
+    for base in (pathlib.PurePosixPath(rel).parent, pathlib.PurePosixPath("src"),
+                 pathlib.PurePosixPath("include")):
+        cand = (base / name).as_posix()
+        if (root / cand).is_file():
+            return cand
+    return None
+
+
+def fmt_chain(root: pathlib.Path, rel: str, seen: set):
+    """(line, chain) of the first fmt or spdlog include reached from `rel` through project
+    headers (chain: the headers on the way, ending at the one that includes it), or None."""
+    seen.add(rel)
+    for no, line in enumerate((root / rel).read_text(errors="replace").splitlines(), 1):
+        if FMT.match(line):
+            return no, [rel]
+        m = PROJECT.match(line)
+        dep = resolve(root, rel, m.group(1)) if m else None
+        if dep and dep not in seen:
+            found = fmt_chain(root, dep, seen)
+            if found:
+                return no, [rel] + found[1]
+    return None
+
+
+def fmt_breaches(root: pathlib.Path):
+    """Yields one line per torch translation unit that reaches fmt or spdlog."""
+    for unit in TORCH_UNITS:
+        for path in sorted((root / unit).rglob("*.cpp")):
+            rel = path.relative_to(root).as_posix()
+            found = fmt_chain(root, rel, set())
+            if found:
+                via = " through " + " -> ".join(found[1][1:]) if len(found[1]) > 1 else ""
+                yield (f"{rel}:{found[0]}: a torch translation unit includes fmt or spdlog{via} "
+                       "(use doppler/util/log.hpp, number_text.hpp)")
+
+
 def self_test() -> int:
     """The checker flags a planted breach of each kind and passes a clean file."""
     import tempfile
@@ -73,14 +118,25 @@ def self_test() -> int:
             "src/sim/b.cpp": '#include "doppler/heuristics/problem.hpp"\n',
             "src/graph/c.cpp": "#include <torch/torch.h>\n",
             "src/train/ok.cpp": '#include "doppler/policy/doppler_policy.hpp"\n#include <torch/torch.h>\n',
+            "include/doppler/policy/doppler_policy.hpp": "#include <string>\n",
+            "src/train/direct.cpp": "#include <string>\n#include <spdlog/spdlog.h>\n",
+            "src/train/nested.cpp": '#include "train/helper.hpp"\n',
+            "src/train/helper.hpp": '#include "doppler/util/text.hpp"\n',
+            "include/doppler/util/text.hpp": "#include <fmt/format.h>\n",
+            "src/sim/d.cpp": "#include <fmt/format.h>\n",
         }
         for rel, text in files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text)
         want = ["src/graph/c.cpp:1: includes torch outside the learned modules",
                 "src/policy/a.cpp:1: module policy includes module train, which is above it",
-                "src/sim/b.cpp:1: module sim includes module heuristics, which is above it"]
-        got = list(breaches(root))
+                "src/sim/b.cpp:1: module sim includes module heuristics, which is above it",
+                "src/train/direct.cpp:2: a torch translation unit includes fmt or spdlog "
+                "(use doppler/util/log.hpp, number_text.hpp)",
+                "src/train/nested.cpp:1: a torch translation unit includes fmt or spdlog through "
+                "src/train/helper.hpp -> include/doppler/util/text.hpp (use doppler/util/log.hpp, "
+                "number_text.hpp)"]
+        got = list(breaches(root)) + list(fmt_breaches(root))
         if got != want:
             print("self-test failed:", got)
             return 1
@@ -91,7 +147,7 @@ def main() -> int:
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
-    found = list(breaches(root))
+    found = list(breaches(root)) + list(fmt_breaches(root))
     for line in found:
         print(line)
     return 1 if found else 0

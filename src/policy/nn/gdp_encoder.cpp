@@ -1,7 +1,8 @@
 #include "policy/nn/gdp_encoder.hpp"
 
-#include <fmt/format.h>
 #include <torch/version.h>
+
+#include "doppler/util/number_text.hpp"
 
 namespace doppler::nn {
 
@@ -47,7 +48,7 @@ torch::Tensor GdpSageLayerImpl::forward(const torch::Tensor& h, const torch::Ten
 GdpEncoderImpl::GdpEncoderImpl(int64_t in, int64_t hidden, int layers) {
   for (int l = 0; l < layers; ++l)
     layers_.push_back(
-        register_module(fmt::format("sage{}", l), GdpSageLayer(l == 0 ? in : hidden, hidden)));
+        register_module(numbered("sage", l), GdpSageLayer(l == 0 ? in : hidden, hidden)));
 }
 
 torch::Tensor GdpEncoderImpl::forward(const torch::Tensor& x, const torch::Tensor& src,

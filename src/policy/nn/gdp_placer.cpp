@@ -1,8 +1,9 @@
 #include "policy/nn/gdp_placer.hpp"
 
 #include <cmath>
+#include <string>
 
-#include <fmt/format.h>
+#include "doppler/util/number_text.hpp"
 
 namespace doppler::nn {
 
@@ -37,8 +38,8 @@ torch::Tensor GdpXlLayerImpl::forward(const torch::Tensor& x, const torch::Tenso
 GdpPlacerImpl::GdpPlacerImpl(int64_t d, int64_t heads, int layers, int segment)
     : segment_(segment) {
   for (int l = 0; l < layers; ++l)
-    layers_.push_back(register_module(fmt::format("layer{}", l),
-                                      GdpXlLayer(d, heads, 2 * d, 2 * int64_t{segment})));
+    layers_.push_back(
+        register_module(numbered("layer", l), GdpXlLayer(d, heads, 2 * d, 2 * int64_t{segment})));
 }
 
 torch::Tensor GdpPlacerImpl::forward(const torch::Tensor& tokens) {

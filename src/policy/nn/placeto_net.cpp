@@ -2,8 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
 
-#include <fmt/format.h>
+#include "doppler/util/number_text.hpp"
 
 namespace doppler::nn {
 
@@ -20,8 +21,8 @@ void glorot(torch::nn::Linear& l) {
 
 PlacetoMlpImpl::PlacetoMlpImpl(const std::vector<int64_t>& sizes) {
   for (std::size_t i = 0; i + 1 < sizes.size(); ++i) {
-    layers_.push_back(
-        register_module(fmt::format("l{}", i), torch::nn::Linear(sizes[i], sizes[i + 1])));
+    layers_.push_back(register_module(numbered("l", static_cast<long long>(i)),
+                                      torch::nn::Linear(sizes[i], sizes[i + 1])));
     glorot(layers_.back());
   }
 }

@@ -4,8 +4,6 @@
 #include <cmath>
 #include <memory>
 
-#include <fmt/format.h>
-
 #include "learned_support.hpp"
 
 #include "doppler/train/baselines.hpp"
@@ -73,7 +71,7 @@ std::unique_ptr<Placer> make_baseline_placer(const std::string& name, PlacerPara
   const BaselineMethod method = parse_baseline_method(name);
   const std::string policy = take_string(p, "policy", "");
   if (!policy.empty() && !p.empty())
-    throw InputError(fmt::format("method {}: policy= takes no other option", name));
+    throw InputError("method " + name + ": policy= takes no other option");
   BaselineConfig c;
   const bool calls_given = p.count("calls") > 0;
   c.calls = take_integer(p, name, "calls", kDefaultTrainingCalls, 0, 1'000'000'000);

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include <fmt/format.h>
-
 #include "doppler/policy/doppler_policy.hpp"
 #include "doppler/util/error.hpp"
 
@@ -14,14 +12,13 @@ SampleSpec take_sample_spec(PlacerParams& p, const std::string& name) {
   SampleSpec s;
   s.samples = static_cast<int>(take_integer(p, name, "samples", s.samples, 1, 1'000'000));
   s.temperature = take_number(p, name, "temperature", s.temperature);
-  if (!(s.temperature > 0))
-    throw InputError(fmt::format("method {}: temperature must be positive", name));
+  if (!(s.temperature > 0)) throw InputError("method " + name + ": temperature must be positive");
   return s;
 }
 
 double take_start_temperature(PlacerParams& p, const std::string& name, double fallback) {
   const double t0 = take_number(p, name, "t0", fallback);
-  if (!(t0 > 0)) throw InputError(fmt::format("method {}: t0 must be > 0", name));
+  if (!(t0 > 0)) throw InputError("method " + name + ": t0 must be > 0");
   return t0;
 }
 
@@ -34,10 +31,9 @@ std::string policy_path(const std::string& method, const std::string& given) {
   const std::string path = default_policy_path().string();
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    throw InputError(fmt::format(
-        "method {}: the shipped policy {} is missing (set DOPPLER_MODEL, pass policy=PATH, or run "
-        "scripts/pretrain.sh)",
-        method, path));
+    throw InputError("method " + method + ": the shipped policy " + path +
+                     " is missing (set DOPPLER_MODEL, pass policy=PATH, or run "
+                     "scripts/pretrain.sh)");
   return path;
 }
 

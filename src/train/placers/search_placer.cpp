@@ -5,8 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include <fmt/format.h>
-
 #include "learned_support.hpp"
 
 #include "doppler/heuristics/anneal.hpp"
@@ -134,10 +132,9 @@ std::unique_ptr<Placer> make_search_placer(PlacerParams& p) {
        {"il", "sim", "preset", "rollouts", "lr", "entropy", "si", "ppo", "sel", "teacher",
         "baseline", "schedule", "rl_temperature", "returns", "action", "hidden", "mp_steps"})
     if (p.count(key))
-      throw InputError(fmt::format(
-          "method {}: {}= is a training option; it needs train=F > 0 (train=0, the default, "
-          "searches with the loaded policy)",
-          name, key));
+      throw InputError("method " + name + ": " + key +
+                       "= is a training option; it needs train=F > 0 (train=0, the default, "
+                       "searches with the loaded policy)");
   take_fraction(p, name, "train", 0);  // > 0 went to training above; here it is 0
   SearchKnobs k;
   k.mix = take_fraction(p, name, "mix", k.mix);

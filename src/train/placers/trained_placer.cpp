@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
-
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
+#include <string>
 
 #include "learned_support.hpp"
 
@@ -15,6 +13,8 @@
 #include "doppler/train/stage3_guard.hpp"
 #include "doppler/train/trainer.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/log.hpp"
+#include "doppler/util/number_text.hpp"
 
 namespace doppler::learned {
 
@@ -136,10 +136,9 @@ private:
     if (two.best.device_of.empty()) return three.best;  // no Stage II to compare with
     const Stage3Check c = check_stage3(engine, two.best, three.best, 2 * spec.repeat + 1);
     if (!c.keep_stage3)
-      spdlog::info(
-          "Stage III's best measured {:.4g} s against Stage II's {:.4g} s on "
-          "re-measurement, not significantly faster: Stage II's placement kept",
-          c.stage3.median, c.stage2.median);
+      log_info("Stage III's best measured " + sig_text(c.stage3.median, 4) +
+               " s against Stage II's " + sig_text(c.stage2.median, 4) +
+               " s on re-measurement, not significantly faster: Stage II's placement kept");
     return c.keep_stage3 ? three.best : two.best;
   }
 
@@ -168,16 +167,16 @@ private:
     }
     if (s_.sim_given) {
       if (given && s_.pipeline.sim + 1 + p.samples > n)
-        throw InputError(fmt::format(
-            "method {}: sim={} rollouts and {} samples do not fit in a budget of {} simulator "
-            "calls",
-            s_.name, s_.pipeline.sim, p.samples, n));
+        throw InputError("method " + s_.name + ": sim=" + std::to_string(s_.pipeline.sim) +
+                         " rollouts and " + std::to_string(p.samples) +
+                         " samples do not fit in a budget of " + std::to_string(n) +
+                         " simulator calls");
       p.sim = s_.pipeline.sim;
       if (s_.search) p.search = std::max<std::int64_t>(0, n - p.sim - 1 - p.samples);
     }
     if (p.sim == 0 && s_.pipeline.il == 0 && s_.pipeline.init.empty())
-      throw InputError(
-          fmt::format("method {}: a budget of {} calls leaves nothing to train on", s_.name, n));
+      throw InputError("method " + s_.name + ": a budget of " + std::to_string(n) +
+                       " calls leaves nothing to train on");
     return p;
   }
 
@@ -201,7 +200,7 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   s.pipeline.real = static_cast<int>(
       take_integer(p, name, "real", name == "doppler-sys" ? 30 : 0, 0, 10'000'000));
   if (s.pipeline.real > 0 && name != "doppler-sys")
-    throw InputError(fmt::format("method {}: Stage III (real=) is doppler-sys's", name));
+    throw InputError("method " + name + ": Stage III (real=) is doppler-sys's");
   s.pipeline.repeat = static_cast<int>(take_integer(p, name, "repeat", 3, 1, 1000));
   s.pipeline.init = take_string(p, "policy", "");
   s.sample = take_sample_spec(p, name);
@@ -219,13 +218,13 @@ TrainedSpec take_trained_spec(const std::string& name, PlacerParams& p) {
   b.teacher = take_string(p, "teacher", "critical-path");
   const std::string sel = take_string(p, "sel", "rl");
   if (sel != "rl" && sel != "frozen")
-    throw InputError(fmt::format("method {}: sel must be rl or frozen", name));
+    throw InputError("method " + name + ": sel must be rl or frozen");
   b.sel = sel == "frozen" ? SelMode::frozen : SelMode::rl;
   b.baseline = take_string(p, "baseline", "");
   b.lr_schedule = take_string(p, "schedule", "");
   const std::string returns = take_string(p, "returns", "episode");
   if (returns != "episode" && returns != "discounted")
-    throw InputError(fmt::format("method {}: returns must be episode or discounted", name));
+    throw InputError("method " + name + ": returns must be episode or discounted");
   b.returns = returns == "episode" ? ReturnMode::episode : ReturnMode::discounted;
   b.action = take_string(p, "action", "");
   b.with_stage_defaults();  // validates the names now, before any work
