@@ -125,33 +125,27 @@ TEST(CliComponents, CudaBackendSaysWhatIsMissing) {
   EXPECT_EQ(r.err.rfind("doppler: error: no CUDA driver or GPU: ", 0), 0u) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
   EXPECT_EQ(r.out, "");
-  // The GPU flags without the CUDA backend are a bad request, GPU or not.
-  const auto bad = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
-                                 " --gpu-partitions 2");
-  EXPECT_EQ(bad.exit_code, 2);
+  // Bad requests, GPU or not: `flags` on the tiny graph exit 2 with `line` alone.
+  const auto bad_request = [&](const std::string& flags, const std::string& line) {
+    const auto bad = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
+                                   " " + flags);
+    EXPECT_EQ(bad.exit_code, 2) << flags;
+    EXPECT_EQ(bad.err, "doppler: error: " + line + "\n") << flags;
+    EXPECT_EQ(bad.out, "") << flags;
+  };
+  // The GPU flags without the CUDA backend.
   const std::string need =
-      "doppler: error: --gpu-partitions, --gpus, --gpu-math, --gpu-dtype and --gpu-link need "
-      "--backend cuda\n";
-  EXPECT_EQ(bad.err, need);
-  const auto dtype = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
-                                   " --gpu-dtype bf16");
-  EXPECT_EQ(dtype.exit_code, 2);
-  EXPECT_EQ(dtype.err, need);
-  // bf16 tensors take bf16 GEMMs: tf32 math with them is a bad request, before any GPU is asked.
-  const auto tf32 = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
-                                  " --backend cuda --gpu-dtype bf16 --gpu-math tf32");
-  EXPECT_EQ(tf32.exit_code, 2);
-  EXPECT_EQ(tf32.err,
-            "doppler: error: bf16 tensors (--gpu-dtype bf16) take bf16 GEMMs: tf32 math "
-            "(--gpu-math tf32) does not apply\n");
-  EXPECT_EQ(tf32.out, "");
+      "--gpu-partitions, --gpus, --gpu-math, --gpu-dtype and --gpu-link need --backend cuda";
+  bad_request("--gpu-partitions 2", need);
+  bad_request("--gpu-dtype bf16", need);
+  // bf16 tensors take bf16 GEMMs: tf32 math with them, before any GPU is asked.
+  bad_request("--backend cuda --gpu-dtype bf16 --gpu-math tf32",
+              "bf16 tensors (--gpu-dtype bf16) take bf16 GEMMs: tf32 math (--gpu-math tf32) does "
+              "not apply");
   // --gpu-link nvlink|pcie paces the copies: it excludes the link flags.
-  const auto both = test::run_cli("execute " + q(dir / "g.json") + " -a " + q(dir / "a.json") +
-                                  " --backend cuda --gpu-link pcie --link-bandwidth 1e9");
-  EXPECT_EQ(both.exit_code, 2);
-  EXPECT_EQ(both.err,
-            "doppler: error: --gpu-link pcie paces the copies itself: leave out "
-            "--link-bandwidth, --link-latency and --link-profile\n");
+  bad_request("--backend cuda --gpu-link pcie --link-bandwidth 1e9",
+              "--gpu-link pcie paces the copies itself: leave out --link-bandwidth, "
+              "--link-latency and --link-profile");
 }
 
 TEST(CliComponents, DotWithoutGraphvizNamesTheFile) {
