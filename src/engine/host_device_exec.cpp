@@ -19,24 +19,16 @@ float round_mantissa(float x, int drop) {
   return std::bit_cast<float>(u & ~((std::uint32_t{1} << drop) - 1));
 }
 
-// The rows x cols matrix at p (leading dimension ld), rounded, densely into `to`.
-const float* rounded(GpuDevices::Math math, const float* p, std::int64_t rows, std::int64_t cols,
-                     std::int64_t ld, std::vector<float>& to) {
-  to.resize(static_cast<std::size_t>(rows * cols));
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t c = 0; c < cols; ++c)
-      to[static_cast<std::size_t>(r * cols + c)] = round_gemm_operand(math, p[r * ld + c]);
-  return to.data();
-}
-
-// The rows x cols matrix of T at p (leading dimension ld) as f32, densely into `to`.
+// The rows x cols matrix of T at p (leading dimension ld) as f32, rounded as `math` keeps GEMM
+// operands (f32: as it is), densely into `to`.
 template <class T>
-const float* widened(const T* p, std::int64_t rows, std::int64_t cols, std::int64_t ld,
-                     std::vector<float>& to) {
+const float* dense(GpuDevices::Math math, const T* p, std::int64_t rows, std::int64_t cols,
+                   std::int64_t ld, std::vector<float>& to) {
   to.resize(static_cast<std::size_t>(rows * cols));
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c)
-      to[static_cast<std::size_t>(r * cols + c)] = dev::as_f32(p[r * ld + c]);
+      to[static_cast<std::size_t>(r * cols + c)] =
+          round_gemm_operand(math, dev::as_f32(p[r * ld + c]));
   return to.data();
 }
 
@@ -53,9 +45,6 @@ float round_gemm_operand(GpuDevices::Math math, float x) {
   }
 }
 
-namespace {
-
-// The host's copy of a vector of floats as T.
 template <class T>
 std::vector<T> stored_as(const std::vector<float>& v) {
   std::vector<T> out(v.size());
@@ -63,7 +52,8 @@ std::vector<T> stored_as(const std::vector<float>& v) {
   return out;
 }
 
-}  // namespace
+template std::vector<float> stored_as(const std::vector<float>&);
+template std::vector<dev::Bf16> stored_as(const std::vector<float>&);
 
 template <class T>
 HostDeviceExec<T>::HostDeviceExec(const Plan& plan, GpuDevices::Math math)
@@ -134,17 +124,17 @@ void HostDeviceExec<T>::gemm_one(const GemmCall<T>& g, const T* a, const T* b, T
   if constexpr (std::is_same_v<T, float>) {
     std::int64_t lda = g.lda, ldb = g.ldb;
     if (math_ != GpuDevices::Math::f32) {  // dense rounded copies: op(A) is m x k, op(B) k x n
-      a = rounded(math_, a, g.ta ? g.k : g.m, lda = g.ta ? g.m : g.k, g.lda, a_);
-      b = rounded(math_, b, g.tb ? g.n : g.k, ldb = g.tb ? g.k : g.n, g.ldb, b_);
+      a = dense(math_, a, g.ta ? g.k : g.m, lda = g.ta ? g.m : g.k, g.lda, a_);
+      b = dense(math_, b, g.tb ? g.n : g.k, ldb = g.tb ? g.k : g.n, g.ldb, b_);
     }
     cblas_sgemm(CblasRowMajor, trans(g.ta), trans(g.tb), i32(g.m), i32(g.n), i32(g.k), 1.0f, a,
                 i32(lda), b, i32(ldb), beta, c, i32(g.ldc));
   } else {  // bf16 operands are exact in f32; C summed in f32, then rounded once
     const std::int64_t lda = g.ta ? g.m : g.k, ldb = g.tb ? g.k : g.n;
-    const float* pa = widened(a, g.ta ? g.k : g.m, lda, g.lda, a_);
-    const float* pb = widened(b, g.tb ? g.n : g.k, ldb, g.ldb, b_);
+    const float* pa = dense(GpuDevices::Math::f32, a, g.ta ? g.k : g.m, lda, g.lda, a_);
+    const float* pb = dense(GpuDevices::Math::f32, b, g.tb ? g.n : g.k, ldb, g.ldb, b_);
     if (g.accumulate)
-      widened(c, g.m, g.n, g.ldc, c_);
+      dense(GpuDevices::Math::f32, c, g.m, g.n, g.ldc, c_);
     else
       c_.resize(static_cast<std::size_t>(g.m * g.n));
     cblas_sgemm(CblasRowMajor, trans(g.ta), trans(g.tb), i32(g.m), i32(g.n), i32(g.k), 1.0f, pa,

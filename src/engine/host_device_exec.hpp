@@ -17,6 +17,11 @@ namespace doppler::engine_detail {
 /// pass unchanged.
 float round_gemm_operand(GpuDevices::Math math, float x);
 
+/// `v` as a device stores it: T = float as it is, dev::Bf16 rounded to nearest even (cached
+/// values and synthetic operands, on the host and when uploaded to a GPU).
+template <class T>
+std::vector<T> stored_as(const std::vector<float>& v);
+
 /// A KernelExec on the host for one device (not thread-safe: one per worker), tensors stored as
 /// T (float, or dev::Bf16: every result rounded to bf16 where the GPU rounds it).
 template <class T>

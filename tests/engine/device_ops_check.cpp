@@ -139,9 +139,8 @@ std::set<KernelOp> expect_path_agrees(const Graph& g, KernelMode mode, const std
   engine_detail::check_device_plan(plan);
   const bool bf16 = std::is_same_v<T, dev::Bf16>;
   const std::vector<std::vector<float>> ref = reference_outputs(plan, g, bf16);
-  std::vector<std::vector<T>> stored(ref.size());  // the reference's outputs as T
-  for (std::size_t i = 0; i < ref.size(); ++i)
-    for (float x : ref[i]) dev::put(&stored[i].emplace_back(), x);
+  std::vector<std::vector<T>> stored;  // the reference's outputs as T
+  for (const auto& out : ref) stored.push_back(engine_detail::stored_as<T>(out));
   HostExec<T> exec(plan);
   std::set<KernelOp> seen;
   for (NodeId v = 0; v < g.num_nodes(); ++v) {

@@ -11,6 +11,7 @@
 #include "cuda_exec.hpp"
 #include "cuda_kernels.hpp"
 #include "driver_api.hpp"
+#include "engine/host_device_exec.hpp"
 #include "green_partitions.hpp"
 
 #include "doppler/engine/engine.hpp"
@@ -101,8 +102,7 @@ void* upload(const std::vector<float>& host, GpuDevices::Storage storage, const 
   std::vector<dev::Bf16> narrow;
   const void* from = host.data();
   if (storage == GpuDevices::Storage::bf16) {
-    narrow.resize(host.size());
-    for (std::size_t i = 0; i < host.size(); ++i) narrow[i] = dev::to_bf16(host[i]);
+    narrow = engine_detail::stored_as<dev::Bf16>(host);
     from = narrow.data();
   }
   const std::size_t bytes = host.size() * static_cast<std::size_t>(gpu_storage_bytes(storage));
