@@ -53,8 +53,15 @@ doppler_component(GRAPHVIZ "DOT task-graph reading (Graphviz cgraph)")
 doppler_component(CUDA "The CUDA engine library doppler_cuda (nvcc, cudart, cuBLAS)")
 
 # --- torch (+ zlib, which the checkpoint reader uses) ---
+set(DOPPLER_TORCH_ROOT "" CACHE PATH
+    "a torch Python package folder (a pip wheel's site-packages/torch) to build against, its CPU libraries only, instead of find_package(Torch)")
 if(NOT DOPPLER_WANT_TORCH STREQUAL "off")
-  find_package(Torch 1.13 QUIET)
+  if(DOPPLER_TORCH_ROOT)
+    include(${CMAKE_CURRENT_LIST_DIR}/TorchRoot.cmake)
+    doppler_torch_from_root("${DOPPLER_TORCH_ROOT}")
+  else()
+    find_package(Torch 1.13 QUIET)
+  endif()
   find_package(ZLIB QUIET)
 endif()
 set(_found OFF)

@@ -2,8 +2,9 @@
 # On a Debian 12 CPU machine: downloads (apt-get download, nothing installed) the Debian packages
 # that the minimal + CUDA build needs on the GPU machine, which has no network and no apt:
 # nlohmann-json, CLI11, fmt, spdlog, GoogleTest, Graphviz cgraph/cdt, OpenBLAS and its runtime,
-# pkgconf. They go to .gpu/debs (ignored by git; about 14 MiB); the device tool carries the folder
-# (`carry: [".gpu"]`) and scripts/gpu-check.sh unpacks it there into a scratch prefix.
+# pkgconf, and zlib's headers for the torch build of scripts/gpu-sys.sh. They go to .gpu/debs
+# (ignored by git; about 15 MiB); the device tool carries the folder (`carry: [".gpu"]`) and
+# scripts/gpu-check.sh unpacks it there into a scratch prefix.
 # Idempotent: a package already downloaded is not fetched again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +12,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libfmt9 libspdlog-dev libspdlog1.10 libgtest-dev
   libcgraph6 libcdt5 libgraphviz-dev
   libopenblas0-pthread libopenblas-pthread-dev libgfortran5 libquadmath0
-  pkgconf-bin libpkgconf3
+  pkgconf-bin libpkgconf3 zlib1g-dev
 )
 mkdir -p .gpu/debs
 cd .gpu/debs

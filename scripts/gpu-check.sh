@@ -40,12 +40,9 @@ step() {
 
 S=$(mktemp -d)/prefix
 L=$S/usr/lib/x86_64-linux-gnu
+. scripts/gpu-prefix.sh  # gpu_unpack S [F]
 unpack() {
-  ls .gpu/debs/*.deb >/dev/null || { echo "no .gpu/debs: run scripts/gpu-bundle.sh first"; return 1; }
-  mkdir -p "$S"
-  for f in .gpu/debs/*.deb; do
-    if command -v dpkg >/dev/null; then dpkg -x "$f" "$S"; else ar p "$f" data.tar.xz | tar -xJ -C "$S"; fi || return 1
-  done
+  gpu_unpack "$S"
 }
 
 configure() {

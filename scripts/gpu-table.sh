@@ -9,7 +9,10 @@
 #      budget, SEEDS seeds; every placement then measured on 4 SM partitions (`--measure
 #      --backend cuda --gpu-link pcie`: interleaved runs, medians with 95% intervals). Placements
 #      made elsewhere, the learned methods' from a CPU machine with the same profile, join as
-#      rows: SAVED/<graph>/<method>.seed-<s>.json (`compare --assignments-dir` writes them).
+#      rows: SAVED/<graph>/<method>.seed-<s>.json (`compare --assignments-dir` writes them;
+#      SAVED may list several folders, colon-separated: scripts/gpu-placements.sh's and
+#      scripts/gpu-sys.sh's). METHODS=none measures only those (the simulated column then is
+#      PROFILE's, the profile they were placed on).
 #   2. llama-layer only: the measured winner's placement run again with `peer` and `pcie` links,
 #      beside the same layer in PyTorch on the whole GPU (scripts/torch_llama_layer.py) in bf16,
 #      as a user would run it (and, with DTYPE=f32, with f32 tensors and bf16 Tensor Core
@@ -19,7 +22,7 @@
 #
 #   scripts/gpu-table.sh BUILD PROFILE OUT_DIR
 #     GRAPHS="chainmm ffnn llama-block llama-layer" BUDGET=20000 SEEDS=3 DTYPE=bf16 MATH=bf16
-#     SAVED=DIR
+#     SAVED=DIR[:DIR...] METHODS=critical-path,etf,enumopt,local-search,multilevel|none
 #
 # Its own device call; unmeasured before a GPU was lent (the searches take about a minute per
 # graph on 16 cores, the measurements one to three). DRY=1 checks the script on a CPU machine:
@@ -31,52 +34,37 @@ PROFILE=${2:?usage: scripts/gpu-table.sh BUILD PROFILE OUT_DIR}
 out=${3:?usage: scripts/gpu-table.sh BUILD PROFILE OUT_DIR}
 D=$(cd "$BUILD" && pwd)/doppler
 GRAPHS=${GRAPHS:-chainmm ffnn llama-block llama-layer}
-METHODS=critical-path,etf,enumopt,local-search,multilevel
+METHODS=${METHODS:-critical-path,etf,enumopt,local-search,multilevel}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-table.log
 : >"$log"
 DTYPE=${DTYPE:-bf16}
 gpu=(--backend cuda --gpu-partitions 4 --gpu-dtype "$DTYPE" --gpu-math "${MATH:-bf16}")
-llama=(-p dim=4096 -p heads=32 -p ffn=11008 -p seq=2048)
-sizes=(--dim 4096 --heads 32 --ffn 11008 --seq 2048)  # the same for torch_llama_layer.py
 torch=(--device cuda --dtype bf16)
-chainmm=() ffnn=()
 if [ "${DRY:-0}" = 1 ]; then
   gpu=(--backend local)
-  llama=(-p dim=256 -p heads=4 -p ffn=512 -p seq=128)
-  sizes=(--dim 256 --heads 4 --ffn 512 --seq 128)
   torch=(--device cpu --dtype f32)
   DTYPE=f32  # the CPU engine stores f32
-  chainmm=(-p n=512) ffnn=(-p batch=1024 -p hidden=2048)
 fi
 step_prefix=gpu-table
 . "$here/scripts/gpu-steps.sh"  # run NAME CMD...
+. "$here/scripts/gpu-graphs.sh"  # gpu_graph D NAME DTYPE OUT, llama_sizes
 
 # link KIND: the flag that makes copies between partitions cost KIND (none with DRY=1).
 link() {
   [ "${DRY:-0}" = 1 ] || echo "--gpu-link $1"
 }
 
-# generate NAME: the graph NAME at the table's sizes, in OUT_DIR/NAME.json.
-generate() {
-  case $1 in
-    llama-block) "$D" -q generate llama-block "${llama[@]}" --dtype "$DTYPE" --devices 4 -o "$out/$1.json" ;;
-    llama-layer) "$D" -q generate llama-layer "${llama[@]}" -p vocab=32000 --dtype "$DTYPE" --devices 4 \
-      -o "$out/$1.json" ;;
-    chainmm) "$D" -q generate chainmm "${chainmm[@]}" --dtype "$DTYPE" --devices 4 -o "$out/$1.json" ;;
-    ffnn) "$D" -q generate ffnn "${ffnn[@]}" --dtype "$DTYPE" --devices 4 -o "$out/$1.json" ;;
-  esac
-}
-
 # table NAME: compare's methods and the saved placements of NAME, measured on the GPU.
 table() {
-  local saved=() f m
-  for f in "${SAVED:-/nonexistent}/$1"/*.json; do
-    [ -e "$f" ] || continue
+  local saved=() f m dirs tag=@saved
+  [ "$METHODS" = none ] && tag=  # measuring only saved placements: their own names
+  IFS=: read -ra dirs <<<"${SAVED:-}"
+  for f in $(for d in "${dirs[@]}"; do ls "$d/$1"/*.json 2>/dev/null; done); do
     m=$(basename "$f" .json)
     [ -e "${f%.json}.seed-0.json" ] && continue  # a best-seed copy beside the seeds' files
-    saved+=(--saved "${m%.seed-*}=$f")
+    saved+=(--saved "${m%.seed-*}$tag=$f")
   done
   mkdir -p "$out/assignments-$1"
   "$D" compare "$out/$1.json" --devices 4 --hardware "$PROFILE" --methods "$METHODS" \
@@ -87,25 +75,30 @@ table() {
 
 # versus_torch: llama-layer's measured winner with peer and pcie links, and PyTorch's layer.
 versus_torch() {
-  local best stem l
+  local best stem l a d dirs
   best=$("${PYTHON:-python3}" -c "import json,sys; print(json.load(open(sys.argv[1]))['measured']['fastest'])" \
     "$out/table-llama-layer.json") || return 1
   stem=$(echo "$best" | sed 's/[^A-Za-z0-9_-]/_/g')
+  a=$out/assignments-llama-layer/$stem.json
+  if [ ! -e "$a" ]; then  # a saved row won: its best seed's file, in whichever SAVED folder
+    IFS=: read -ra dirs <<<"${SAVED:-}"
+    for d in "${dirs[@]}"; do [ -e "$d/llama-layer/${best%@saved}.json" ] && a=$d/llama-layer/${best%@saved}.json; done
+  fi
   for l in peer pcie; do
-    "$D" execute "$out/llama-layer.json" -a "$out/assignments-llama-layer/$stem.json" "${gpu[@]}" \
+    "$D" execute "$out/llama-layer.json" -a "$a" "${gpu[@]}" \
       $(link "$l") --repeat 11 --json >"$out/ours-$l.json" || return 1
   done
-  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 "${torch[@]}" \
+  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 "${torch[@]}" \
     --repeat 20 --json >"$out/torch.json" || return 1
   [ "$DTYPE" = f32 ] || return 0
   # like for like with f32 tensors: bf16 Tensor Core matmuls (the engine's --gpu-math bf16)
-  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${sizes[@]}" --vocab 32000 \
+  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 \
     "${torch[@]:0:2}" --dtype f32 --matmul-precision medium --repeat 20 --json \
     >"$out/torch-f32-medium.json"
 }
 
 for g in $GRAPHS; do
-  run "generate-$g" generate "$g" && run "table-$g" table "$g"
+  run "generate-$g" gpu_graph "$D" "$g" "$DTYPE" "$out/$g.json" && run "table-$g" table "$g"
 done
 case " $GRAPHS " in *" llama-layer "*) run versus-torch versus_torch ;; esac
 

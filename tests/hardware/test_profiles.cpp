@@ -11,12 +11,29 @@
 namespace doppler {
 namespace {
 
+// Adds a node running kernel `op` on `inputs` (whole operands unless a region is given) with
+// output `shape`, and its edges.
+NodeId exec_node(GraphBuilder& b, const char* op, double flops, double out_bytes,
+                 std::vector<ExecInput> inputs = {}, std::vector<std::int64_t> shape = {}) {
+  Node n;
+  n.flops = flops;
+  n.out_bytes = out_bytes;
+  ExecDesc x;
+  x.op = op;
+  x.shape = std::move(shape);
+  x.inputs = std::move(inputs);
+  n.exec = x;
+  const NodeId v = b.add_node(n);
+  for (const ExecInput& in : n.exec->inputs) b.add_edge(in.src, v);
+  return v;
+}
+
 TEST(Profiles, EveryShippedProfileParsesWithFullRoutes) {
   const auto& shipped = shipped_profiles();
   std::set<std::string> names;
   for (const auto& s : shipped) names.insert(s.name);
   for (const char* want : {"4xP100-PCIe", "8xV100-NVLink", "8xA100-NVSwitch", "8xH100-NVSwitch",
-                           "16xH100-2node", "cpu-threads"})
+                           "16xH100-2node", "4xH100-SM32-PCIe", "cpu-threads"})
     EXPECT_TRUE(names.count(want)) << want;
   for (const auto& s : shipped) {
     SCOPED_TRACE(s.name);
@@ -104,6 +121,30 @@ TEST(Profiles, Bf16GraphsTakeTheBf16PeakOrF32s) {
   };
   EXPECT_DOUBLE_EQ(seconds("h100"), 1e12 / (989e12 * 0.6));
   EXPECT_DOUBLE_EQ(seconds("p100"), 1e12 / (9.3e12 * 0.7));
+}
+
+// The H100 partition profile from the datasheet by hand: a quarter of the GPU (32 of 132 SMs,
+// a quarter of 3.35 TB/s HBM3), copies as `--gpu-link pcie` paces them (50 GB/s + 5 us).
+TEST(Profiles, H100PartitionsAreAQuarterOfTheDatasheet) {
+  const HardwareProfile hw = load_hardware_profile("h100-sm4");
+  ASSERT_EQ(hw.num_devices(), 4);
+  const double hbm = 3.35e12 / 4, overhead = 10e-6;
+  const double act = 2048.0 * 4096 * 2;  // one bf16 2048 x 4096 activation, bytes
+  GraphBuilder b;
+  const NodeId x = exec_node(b, "input", 0, act), y = exec_node(b, "input", 0, act);
+  const NodeId add = exec_node(b, "add", 2048.0 * 4096, act, {{x, {}, {}}, {y, {}, {}}});
+  const NodeId exp = exec_node(b, "exp", 2048.0 * 4096, act, {{x, {}, {}}});
+  const NodeId sum = exec_node(b, "reduce_sum", 2048.0 * 4096, 2048.0 * 2, {{x, {}, {}}});
+  const NodeId gemm = exec_node(b, "einsum", 2.0 * 2048 * 4096 * 4096, act, {{x, {}, {}}});
+  b.set_meta({"g", "test", {{"dtype", "bf16"}}});
+  const Graph g = b.build();
+  const CostModel cm = Platform::hardware(hw, 4).cost_model(g);
+  const auto near = [](double got, double want) { EXPECT_NEAR(got, want, 1e-3 * want); };
+  near(cm.compute(add, 3), overhead + 3 * act / hbm);  // two reads, one write
+  near(cm.compute(exp, 0), overhead + 2 * act / hbm);  // one read, one write
+  near(cm.compute(sum, 1), overhead + act / hbm);      // reads its input once
+  near(cm.compute(gemm, 2), overhead + 2.0 * 2048 * 4096 * 4096 / (989e12 * 32 / 132 * 0.6));
+  near(hw.transfer_time(0, 3, act), 5e-6 + act / 50e9);
 }
 
 // A profile's kernel table prices each listed kernel by its FLOPs or output bytes (on device 0,
@@ -249,24 +290,10 @@ TEST(Profiles, InputBytesFloorPricesMemoryBoundOps) {
   EXPECT_DOUBLE_EQ(e.seconds(1e6, 0, 2e6), 20e-6);  // the floor: 2 MB read
   EXPECT_DOUBLE_EQ(e.seconds(1e6, 0, 5e5), 10e-6);  // below the floor's 5 us: the points
   GraphBuilder b;
-  const auto node = [&](double flops, double out_bytes, std::vector<std::int64_t> shape,
-                        std::vector<ExecInput> inputs) {
-    Node n;
-    n.flops = flops;
-    n.out_bytes = out_bytes;
-    ExecDesc x;
-    x.op = inputs.empty() ? "input" : "einsum";
-    x.shape = std::move(shape);
-    x.inputs = std::move(inputs);
-    n.exec = x;
-    const NodeId v = b.add_node(n);
-    for (const ExecInput& in : n.exec->inputs) b.add_edge(in.src, v);
-    return v;
-  };
-  const NodeId w = node(0, 1048576, {512, 512}, {});
-  const NodeId row = node(0, 1024, {1, 256}, {});
-  node(2e5, 2048, {1, 512}, {{row, {}, {}}, {w, {}, {}}});
-  node(1e6, 1024, {1, 256}, {{w, {0, 0}, {1, 256}}});
+  const NodeId w = exec_node(b, "input", 0, 1048576, {}, {512, 512});
+  const NodeId row = exec_node(b, "input", 0, 1024, {}, {1, 256});
+  exec_node(b, "einsum", 2e5, 2048, {{row, {}, {}}, {w, {}, {}}}, {1, 512});
+  exec_node(b, "einsum", 1e6, 1024, {{w, {0, 0}, {1, 256}}}, {1, 256});
   const Graph g = b.build();
   const CostModel cm = Platform::hardware(hw, 1).cost_model(g);
   EXPECT_NEAR(cm.compute(2, 0), 1049600 * 1e-11, 1e-15);
