@@ -1,5 +1,5 @@
-# Sourced by scripts/gpu-table.sh and scripts/gpu-placements.sh: the graphs of issue 49's table,
-# so that placements made on one machine fit the graphs generated on the other.
+# Sourced by scripts/gpu-table.sh, gpu-placements.sh and gpu-sys.sh: the graphs of issue 49's
+# table, so that placements made on one machine fit the graphs generated on the other.
 # `gpu_graph D NAME DTYPE OUT`: graph NAME (chainmm, ffnn, llama-block, llama-layer) for 4
 # devices with DTYPE tensors, written by the doppler binary D to OUT: the generators' default
 # sizes, Llama at 7B dimensions (dim 4096, 32 heads, FFN 11008, seq 2048, vocab 32000). With
@@ -24,4 +24,19 @@ gpu_graph() {
     *) echo "gpu_graph: unknown graph '$name' (chainmm, ffnn, llama-block, llama-layer)" >&2; return 2 ;;
   esac
   "$D" -q generate "$name" "${params[@]}" --dtype "$dtype" --devices 4 -o "$out"
+}
+
+# graph_sum FILE: the SHA-256 of a graph file. Placements made for a graph keep it beside them
+# (<dir>/<graph>/graph.sha256), and a run that measures them checks it against the graph it
+# generated: a placement of another graph with the same op count would run without complaint.
+graph_sum() {
+  sha256sum "$1" | cut -d' ' -f1
+}
+
+# check_graph_sum DIR GRAPH: fails, saying why, when DIR/graph.sha256 exists and is not GRAPH's.
+check_graph_sum() {
+  [ -e "$1/graph.sha256" ] || return 0
+  [ "$(cat "$1/graph.sha256")" = "$(graph_sum "$2")" ] && return 0
+  echo "$1: placements made for another graph than $2 (graph.sha256 differs: other sizes, dtype or generator)"
+  return 1
 }

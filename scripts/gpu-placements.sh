@@ -8,7 +8,8 @@
 # seeds; and the searches of EQUAL_TIME (local-search, multilevel; empty: none) again with the
 # wall-clock seconds doppler-sim took on that graph and no call limit (rows <method>-equal-time). Then a GPU session only measures them: `SAVED=OUT_DIR METHODS=none
 # scripts/gpu-table.sh build-gpu PROFILE DIR` (a pure measurement, no search on the GPU's time).
-# Writes OUT_DIR/<graph>/<method>[.seed-<s>].json (compare --assignments-dir), OUT_DIR/
+# Writes OUT_DIR/<graph>/<method>[.seed-<s>].json (compare --assignments-dir) with
+# OUT_DIR/<graph>/graph.sha256 (the graph they were made for), OUT_DIR/
 # sim-<graph>.json (compare's JSON: simulated makespans, seconds per method), OUT_DIR/
 # one-<graph>.json (the graph on one partition alone), OUT_DIR/table.md
 # (scripts/gpu_placements_table.py) and OUT_DIR/gpu-placements.log. Exit 1 when a step failed.
@@ -34,7 +35,7 @@ log=$out/gpu-placements.log
 : >"$log"
 step_prefix=gpu-placements
 . "$here/scripts/gpu-steps.sh"  # run NAME CMD...
-. "$here/scripts/gpu-graphs.sh"  # gpu_graph D NAME DTYPE OUT
+. "$here/scripts/gpu-graphs.sh"  # gpu_graph D NAME DTYPE OUT, graph_sum FILE
 
 # place NAME: NAME's graph placed by every method, each seed's assignment kept.
 place() {
@@ -42,6 +43,7 @@ place() {
   gpu_graph "$D" "$1" "$DTYPE" "$g" || return 1
   rm -rf "$out/$1"
   mkdir -p "$out/$1"
+  graph_sum "$g" >"$out/$1/graph.sha256"
   "$D" compare "$g" --devices 4 --hardware "$PROFILE" --methods "$METHODS" \
     --budget "${BUDGET:-4000}" --seeds "${SEEDS:-3}" --threads 1 --assignments-dir "$out/$1" \
     --json-file "$out/sim-$1.json" &&

@@ -12,7 +12,7 @@
 #   the safeguard: Stage III's placement and Stage II's measured side by side (compare
 #     --measure), the faster kept, so Doppler-SYS never ends slower than where it started.
 # Writes OUT_DIR/<graph>/doppler-sys.seed-<s>.json and doppler-sys.json (the seed measured
-# fastest), the layout `SAVED=` of scripts/gpu-table.sh reads; OUT_DIR/sys.md (per graph and
+# fastest) with graph.sha256 (the graph they were made for), the layout `SAVED=` of scripts/gpu-table.sh reads; OUT_DIR/sys.md (per graph and
 # seed: Stage II and Stage III measured, which was kept), OUT_DIR/runs/ (the stages' logs and
 # placements; checkpoints deleted) and OUT_DIR/gpu-sys.log. Exit 1 when a step failed.
 #
@@ -50,7 +50,7 @@ if [ "${DRY:-0}" = 1 ]; then
 fi
 step_prefix=gpu-sys
 . scripts/gpu-steps.sh   # run NAME CMD...
-. scripts/gpu-graphs.sh  # gpu_graph D NAME DTYPE OUT
+. scripts/gpu-graphs.sh  # gpu_graph D NAME DTYPE OUT, graph_sum FILE
 . scripts/gpu-prefix.sh  # gpu_unpack S [F]
 S=$BUILD.prefix/deps F=$BUILD.prefix/fmt
 L=$S/usr/lib/x86_64-linux-gnu
@@ -119,6 +119,7 @@ train() {
   while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || rc=1; done
   for g in $GRAPHS; do
     mkdir -p "$out/$g"
+    graph_sum "$out/runs/$g-0/graph.json" >"$out/$g/graph.sha256"
     for ((s = 0; s < SEEDS; ++s)); do real "$g" "$s" || rc=1; done
   done
   rm -f "$out"/runs/*/*/ckpt.pt

@@ -49,7 +49,7 @@ if [ "${DRY:-0}" = 1 ]; then
 fi
 step_prefix=gpu-table
 . "$here/scripts/gpu-steps.sh"  # run NAME CMD...
-. "$here/scripts/gpu-graphs.sh"  # gpu_graph D NAME DTYPE OUT, llama_sizes
+. "$here/scripts/gpu-graphs.sh"  # gpu_graph, check_graph_sum, llama_sizes
 
 # link KIND: the flag that makes copies between partitions cost KIND (none with DRY=1).
 link() {
@@ -61,6 +61,7 @@ table() {
   local saved=() f m dirs tag=@saved
   [ "$METHODS" = none ] && tag=  # measuring only saved placements: their own names
   IFS=: read -ra dirs <<<"${SAVED:-}"
+  for d in "${dirs[@]}"; do check_graph_sum "$d/$1" "$out/$1.json" || return 1; done
   for f in $(for d in "${dirs[@]}"; do ls "$d/$1"/*.json 2>/dev/null; done); do
     m=$(basename "$f" .json)
     [ -e "${f%.json}.seed-0.json" ] && continue  # a best-seed copy beside the seeds' files
