@@ -58,7 +58,7 @@ link() {
 
 # table NAME: compare's methods and the saved placements of NAME, measured on the GPU.
 table() {
-  local saved=() f m dirs tag=@saved
+  local saved=() f m d dirs tag=@saved
   [ "$METHODS" = none ] && tag=  # measuring only saved placements: their own names
   IFS=: read -ra dirs <<<"${SAVED:-}"
   for d in "${dirs[@]}"; do check_graph_sum "$d/$1" "$out/$1.json" || return 1; done
