@@ -40,22 +40,14 @@ step() {
 
 S=$(mktemp -d)/prefix
 L=$S/usr/lib/x86_64-linux-gnu
-. scripts/gpu-prefix.sh  # gpu_unpack S [F]
+. scripts/gpu-prefix.sh  # gpu_unpack S [F], gpu_configure BUILD S F [ARGS]
 unpack() {
   gpu_unpack "$S"
 }
 
 configure() {
-  local pc
-  pc=$(command -v pkg-config || echo "$S/usr/bin/pkgconf")
   rm -rf build-gpu
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_CCACHE=OFF \
-    -DCMAKE_PREFIX_PATH="$S/usr" -DPKG_CONFIG_EXECUTABLE="$pc" \
-    -DOPENBLAS_LIBRARY="$L/openblas-pthread/libopenblas.so" \
-    -DOPENBLAS_INCLUDE_DIR="$S/usr/include/x86_64-linux-gnu/openblas-pthread" \
-    -DDOPPLER_WITH_TORCH=off -DDOPPLER_WITH_ONNX=off -DDOPPLER_WITH_MPI=off \
-    -DDOPPLER_WITH_GRAPHVIZ=on -DDOPPLER_WITH_CUDA=on -DDOPPLER_BUILD_BENCH=OFF \
-    -DCMAKE_CUDA_ARCHITECTURES=90
+  gpu_configure build-gpu "$S" "$S" -DDOPPLER_WITH_TORCH=off
 }
 
 build() {

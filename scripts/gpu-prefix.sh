@@ -3,6 +3,7 @@
 # ar + tar where dpkg is absent; never into /). With F, fmt's and spdlog's packages go to the
 # prefix F instead, so that S/usr/include (nlohmann-json and the rest, on the torch units'
 # include path) holds no fmt to shadow the one a pip torch ships with its headers.
+# `gpu_configure BUILD S F [ARGS...]` (below) configures a build against them.
 gpu_unpack() {
   local s=$1 f=${2:-$1} deb dest
   ls .gpu/debs/*.deb >/dev/null || { echo "no .gpu/debs: run scripts/gpu-bundle.sh first"; return 1; }
@@ -15,4 +16,20 @@ gpu_unpack() {
       ar p "$deb" data.tar.xz | tar -xJ -C "$dest"
     fi || return 1
   done
+}
+
+# gpu_configure BUILD S F [ARGS...]: configures BUILD against the prefixes S and F of gpu_unpack
+# (Release, no ccache; ONNX and MPI off, Graphviz and CUDA on for Hopper, no benchmarks), then
+# ARGS (the torch component and its dependencies).
+gpu_configure() {
+  local build=$1 s=$2 f=$3 l=$2/usr/lib/x86_64-linux-gnu pc
+  shift 3
+  pc=$(command -v pkg-config || echo "$s/usr/bin/pkgconf")
+  PKG_CONFIG_LIBDIR=$l/pkgconfig:$s/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$s \
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_CCACHE=OFF \
+    -DCMAKE_PREFIX_PATH="$s/usr;$f/usr" -DPKG_CONFIG_EXECUTABLE="$pc" \
+    -DOPENBLAS_LIBRARY="$l/openblas-pthread/libopenblas.so" \
+    -DOPENBLAS_INCLUDE_DIR="$s/usr/include/x86_64-linux-gnu/openblas-pthread" \
+    -DDOPPLER_WITH_ONNX=off -DDOPPLER_WITH_MPI=off -DDOPPLER_WITH_GRAPHVIZ=on \
+    -DDOPPLER_WITH_CUDA=on -DDOPPLER_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
 }

@@ -51,28 +51,20 @@ fi
 step_prefix=gpu-sys
 . scripts/gpu-steps.sh   # run NAME CMD...
 . scripts/gpu-graphs.sh  # gpu_graph D NAME DTYPE OUT, graph_sum FILE
-. scripts/gpu-prefix.sh  # gpu_unpack S [F]
+. scripts/gpu-prefix.sh  # gpu_unpack S [F], gpu_configure BUILD S F [ARGS]
 S=$BUILD.prefix/deps F=$BUILD.prefix/fmt
 L=$S/usr/lib/x86_64-linux-gnu
 
 # build: the prefixes, then the torch + CUDA configuration of the CLI in BUILD.
 build() {
-  local root zlib pc
+  local root zlib
   root=${TORCH_ROOT:-$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')} ||
     { echo "no torch in $(command -v python3): set TORCH_ROOT"; return 1; }
   zlib=$( (ldconfig -p 2>/dev/null || true) | awk '/libz\.so\.1 .*x86-64/ { print $NF; exit }')
   [ -n "$zlib" ] || { echo "no libz.so.1 in ldconfig's cache"; return 1; }
   rm -rf "$BUILD.prefix" && gpu_unpack "$S" "$F" || return 1
-  pc=$(command -v pkg-config || echo "$S/usr/bin/pkgconf")
-  PKG_CONFIG_LIBDIR=$L/pkgconfig:$S/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$S \
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_CCACHE=OFF \
-    -DCMAKE_PREFIX_PATH="$S/usr;$F/usr" -DPKG_CONFIG_EXECUTABLE="$pc" \
-    -DOPENBLAS_LIBRARY="$L/openblas-pthread/libopenblas.so" \
-    -DOPENBLAS_INCLUDE_DIR="$S/usr/include/x86_64-linux-gnu/openblas-pthread" \
-    -DZLIB_INCLUDE_DIR="$S/usr/include" -DZLIB_LIBRARY="$zlib" \
-    -DDOPPLER_WITH_TORCH=on -DDOPPLER_TORCH_ROOT="$root" -DDOPPLER_WITH_ONNX=off \
-    -DDOPPLER_WITH_MPI=off -DDOPPLER_WITH_GRAPHVIZ=on -DDOPPLER_WITH_CUDA=on \
-    -DDOPPLER_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES=90 &&
+  gpu_configure "$BUILD" "$S" "$F" -DZLIB_INCLUDE_DIR="$S/usr/include" -DZLIB_LIBRARY="$zlib" \
+    -DDOPPLER_WITH_TORCH=on -DDOPPLER_TORCH_ROOT="$root" &&
     cmake --build "$BUILD" -j "$(nproc)" --target doppler_cli
 }
 
