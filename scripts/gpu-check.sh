@@ -39,8 +39,7 @@ step() {
 }
 
 S=$(mktemp -d)/prefix
-L=$S/usr/lib/x86_64-linux-gnu
-. scripts/gpu-prefix.sh  # gpu_unpack S [F], gpu_configure BUILD S F [ARGS]
+. scripts/gpu-prefix.sh  # gpu_unpack, gpu_configure, gpu_library_path
 unpack() {
   gpu_unpack "$S"
 }
@@ -143,8 +142,7 @@ onnx_models() {
   return $rc
 }
 
-export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PKG_CONFIG_LIBDIR=$L/pkgconfig:$S/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=$S
+gpu_library_path "$S" "$S"
 export PATH=$PATH:$S/usr/bin
 t_start=$(date +%s)
 step unpack unpack && step configure configure && step build build && {

@@ -3,7 +3,8 @@
 # ar + tar where dpkg is absent; never into /). With F, fmt's and spdlog's packages go to the
 # prefix F instead, so that S/usr/include (nlohmann-json and the rest, on the torch units'
 # include path) holds no fmt to shadow the one a pip torch ships with its headers.
-# `gpu_configure BUILD S F [ARGS...]` (below) configures a build against them.
+# `gpu_configure BUILD S F [ARGS...]` (below) configures a build against them, and
+# `gpu_library_path S F` puts their libraries on LD_LIBRARY_PATH.
 gpu_unpack() {
   local s=$1 f=${2:-$1} deb dest
   ls .gpu/debs/*.deb >/dev/null || { echo "no .gpu/debs: run scripts/gpu-bundle.sh first"; return 1; }
@@ -32,4 +33,12 @@ gpu_configure() {
     -DOPENBLAS_INCLUDE_DIR="$s/usr/include/x86_64-linux-gnu/openblas-pthread" \
     -DDOPPLER_WITH_ONNX=off -DDOPPLER_WITH_MPI=off -DDOPPLER_WITH_GRAPHVIZ=on \
     -DDOPPLER_WITH_CUDA=on -DDOPPLER_BUILD_BENCH=OFF -DCMAKE_CUDA_ARCHITECTURES=90 "$@"
+}
+
+# gpu_library_path S F: exports LD_LIBRARY_PATH with the libraries of the prefixes S and F, for
+# the link (the linker resolves the prefix libraries' own dependencies, libgfortran under
+# OpenBLAS, through it) and for the runs (the binaries' RUNPATH names only their direct ones).
+gpu_library_path() {
+  local l=$1/usr/lib/x86_64-linux-gnu
+  export LD_LIBRARY_PATH=$l:$l/openblas-pthread:$2/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 }

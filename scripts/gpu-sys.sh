@@ -51,9 +51,9 @@ fi
 step_prefix=gpu-sys
 . scripts/gpu-steps.sh   # run NAME CMD...
 . scripts/gpu-graphs.sh  # gpu_graph D NAME DTYPE OUT, graph_sum FILE
-. scripts/gpu-prefix.sh  # gpu_unpack S [F], gpu_configure BUILD S F [ARGS]
+. scripts/gpu-prefix.sh  # gpu_unpack, gpu_configure, gpu_library_path
 S=$BUILD.prefix/deps F=$BUILD.prefix/fmt
-L=$S/usr/lib/x86_64-linux-gnu
+gpu_library_path "$S" "$F"  # for the build's link and the runs
 
 # build: the prefixes, then the torch + CUDA configuration of the CLI in BUILD.
 build() {
@@ -101,7 +101,6 @@ PY
 # train: Stages I and II of every (graph, seed) at once (two threads each), then Stage III.
 train() {
   local g s rc=0 width=$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))
-  export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   for g in $GRAPHS; do
     for ((s = 0; s < SEEDS; ++s)); do
       while [ "$(jobs -rp | wc -l)" -ge "$width" ]; do wait -n || rc=1; done

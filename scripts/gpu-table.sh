@@ -35,6 +35,7 @@ out=${3:?usage: scripts/gpu-table.sh BUILD PROFILE OUT_DIR}
 D=$(cd "$BUILD" && pwd)/doppler
 GRAPHS=${GRAPHS:-chainmm ffnn llama-block llama-layer}
 METHODS=${METHODS:-critical-path,etf,enumopt,local-search,multilevel}
+IFS=: read -ra saved_dirs <<<"${SAVED:-}"  # folders of placements made elsewhere
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-table.log
@@ -58,11 +59,10 @@ link() {
 
 # table NAME: compare's methods and the saved placements of NAME, measured on the GPU.
 table() {
-  local saved=() f m d dirs tag=@saved
+  local saved=() f m d tag=@saved
   [ "$METHODS" = none ] && tag=  # measuring only saved placements: their own names
-  IFS=: read -ra dirs <<<"${SAVED:-}"
-  for d in "${dirs[@]}"; do check_graph_sum "$d/$1" "$out/$1.json" || return 1; done
-  for f in $(for d in "${dirs[@]}"; do ls "$d/$1"/*.json 2>/dev/null; done); do
+  for d in "${saved_dirs[@]}"; do check_graph_sum "$d/$1" "$out/$1.json" || return 1; done
+  for f in $(for d in "${saved_dirs[@]}"; do ls "$d/$1"/*.json 2>/dev/null; done); do
     m=$(basename "$f" .json)
     [ -e "${f%.json}.seed-0.json" ] && continue  # a best-seed copy beside the seeds' files
     saved+=(--saved "${m%.seed-*}$tag=$f")
@@ -76,14 +76,13 @@ table() {
 
 # versus_torch: llama-layer's measured winner with peer and pcie links, and PyTorch's layer.
 versus_torch() {
-  local best stem l a d dirs
+  local best stem l a d
   best=$("${PYTHON:-python3}" -c "import json,sys; print(json.load(open(sys.argv[1]))['measured']['fastest'])" \
     "$out/table-llama-layer.json") || return 1
   stem=$(echo "$best" | sed 's/[^A-Za-z0-9_-]/_/g')
   a=$out/assignments-llama-layer/$stem.json
   if [ ! -e "$a" ]; then  # a saved row won: its best seed's file, in whichever SAVED folder
-    IFS=: read -ra dirs <<<"${SAVED:-}"
-    for d in "${dirs[@]}"; do [ -e "$d/llama-layer/${best%@saved}.json" ] && a=$d/llama-layer/${best%@saved}.json; done
+    for d in "${saved_dirs[@]}"; do [ -e "$d/llama-layer/${best%@saved}.json" ] && a=$d/llama-layer/${best%@saved}.json; done
   fi
   for l in peer pcie; do
     "$D" execute "$out/llama-layer.json" -a "$a" "${gpu[@]}" \
