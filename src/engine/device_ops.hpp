@@ -32,6 +32,9 @@ inline constexpr int kMaxLabels = 26;
 inline constexpr int kMaxLoopOperands = 4;
 /// Operands summed by one synthetic-checksum launch.
 inline constexpr int kChecksumOperands = 32;
+/// Operands folded by one aggregate launch (<= kChecksumOperands; their strides are a kernel
+/// parameter, 1 KiB at this count).
+inline constexpr int kAggregateOperands = 8;
 
 /// A bfloat16 value as stored in memory: the upper 16 bits of an f32 (the layout of cuBLAS's
 /// CUDA_R_16BF and of __nv_bfloat16).
@@ -344,7 +347,8 @@ struct LoopArgs {
   I64 n = 0;  ///< output elements
 };
 
-/// The operands of a looped einsum or a synthetic checksum (each from its view's offset).
+/// The operands of a looped einsum, an aggregate or a synthetic checksum (each from its view's
+/// offset).
 template <class T>
 struct Operands {
   const T* p[kChecksumOperands] = {};
@@ -397,6 +401,31 @@ DOPPLER_HD void checksum_element(const ChecksumArgs& a, const Operands<T>& in, T
   double acc = a.first ? 0.0 : as_f32(out[0]);
   for (int j = 0; j < a.count; ++j) acc += as_f32(in.p[j][0]);
   put(out, static_cast<float>(a.last ? 0.5 * (a.total > 0 ? acc / a.total : 0.0) + a.p0 : acc));
+}
+
+// ---- aggregate: the sum or max of k operands ----
+
+/// out[i] = operand 0 (+ or max) operand 1 ... over a contiguous output of `shape`, each
+/// operand a view with its strides, folded in f32 in operand order and stored once: with bf16
+/// tensors one rounding per launch, where adding blocks pairwise rounds every partial sum. With
+/// more than kAggregateOperands operands the launches chain: a launch that is not the first
+/// folds out[i] first, then `count` more operands.
+struct AggregateArgs {
+  Shape shape;
+  I64 in[kAggregateOperands][kMaxRank] = {};  ///< each operand's strides (from its offset)
+  int count = 0;                              ///< operands of this launch, >= 1
+  bool first = true;
+  I64 n = 0;  ///< output elements
+  Fn fn = Fn::sum;
+};
+
+template <class T>
+DOPPLER_HD void aggregate_element(const AggregateArgs& a, I64 i, const Operands<T>& in, T* out) {
+  const int j0 = a.first ? 1 : 0;
+  float acc = a.first ? as_f32(in.p[0][offset_at(i, a.shape, a.in[0])]) : as_f32(out[i]);
+  for (int j = j0; j < a.count; ++j)
+    acc = binary(a.fn, 1, 0, acc, as_f32(in.p[j][offset_at(i, a.shape, a.in[j])]));
+  put(out + i, acc);
 }
 
 // ---- windowed NCHW kernels ----

@@ -90,6 +90,10 @@ void HostDeviceExec<T>::loop(const dev::LoopArgs& a, const dev::Operands<T>& in,
   for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);
 }
 template <class T>
+void HostDeviceExec<T>::aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::aggregate_element(a, i, in, o);
+}
+template <class T>
 void HostDeviceExec<T>::checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* o) {
   dev::checksum_element(a, in, o);
 }

@@ -34,6 +34,7 @@ public:
   void reduce(const dev::ReduceArgs& a, const T* x, T* o) override;
   void rotary(const dev::RotaryArgs& a, const T* x, const T* t, T* o) override;
   void loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* o) override;
+  void aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* o) override;
   void checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* o) override;
   void bias(const dev::BiasArgs& a, const T* b, T* o) override;
   void im2col(const dev::Im2colArgs& a, const T* x, T* c) override;

@@ -166,12 +166,26 @@ void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const 
   if (a.n > 0) x.binary(a, p, q, out);
 }
 
+// One launch per kAggregateOperands operands (the first), then per kAggregateOperands - 1
+// (each later launch also reads the output).
 template <class T>
 void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
-  const Dims os = contiguous_strides(k.shape);
-  copy_view(x, in[0] + k.in[0].offset, k.in[0].strides, out, os, k.shape);
-  for (std::size_t j = 1; j < k.in.size(); ++j)
-    run_binary_on(k, k.fn, out, os, in[j] + k.in[j].offset, k.in[j].strides, out, x);
+  const auto total = static_cast<int>(k.in.size());
+  for (int done = 0; done < total && k.numel > 0;) {
+    dev::AggregateArgs a;
+    dev::Operands<T> ops;
+    a.shape = shape_of(k.shape);
+    a.first = done == 0;
+    a.count = std::min(dev::kAggregateOperands - (a.first ? 0 : 1), total - done);
+    for (int j = 0; j < a.count; ++j) {
+      const View& v = k.in[static_cast<std::size_t>(done + j)];
+      put(v.strides, a.in[j]);
+      ops.p[j] = in[static_cast<std::size_t>(done + j)] + v.offset;
+    }
+    a.n = k.numel, a.fn = k.fn;
+    x.aggregate(a, ops, out);
+    done += a.count;
+  }
 }
 
 template <class T>

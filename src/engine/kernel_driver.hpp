@@ -44,6 +44,7 @@ public:
   virtual void reduce(const dev::ReduceArgs& a, const T* x, T* out) = 0;
   virtual void rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out) = 0;
   virtual void loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out) = 0;
+  virtual void aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* out) = 0;
   /// One launch of a single thread (element 0).
   virtual void checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out) = 0;
   virtual void bias(const dev::BiasArgs& a, const T* bias, T* out) = 0;

@@ -24,6 +24,7 @@
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/workloads/blocked_program.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler {
@@ -133,6 +134,62 @@ TEST(Bf16Storage, TheGpuSplitEngineStoresBf16AsTheEmulationDoes) {
               << "), against f32 " << f.error << " (" << f.name << ")\n";
     EXPECT_LT(e.error, kBf16StorageTolerance / 10) << w.label << ": " << e.name;
     EXPECT_GT(f.error, std::ldexp(1.0, -9) / 5) << w.label;  // the rounding is there
+  }
+}
+
+// A HostExec that counts its aggregate launches.
+class CountingExec : public test::HostExec<dev::Bf16> {
+public:
+  using HostExec::HostExec;
+  void aggregate(const dev::AggregateArgs& a, const dev::Operands<dev::Bf16>& in,
+                 dev::Bf16* out) override {
+    ++aggregates;
+    HostExec::aggregate(a, in, out);
+  }
+  int aggregates = 0;
+};
+
+// An aggregate of k bf16 blocks (the partial products of a GEMM whose contracted label is cut k
+// ways) is their sum in f32, in block order, rounded once per launch; a launch takes 8 blocks,
+// a later one the running sum and 7 more. Adding the blocks one at a time, rounding each partial
+// sum as a framework adding bf16 tensors does, lands elsewhere in some elements (checked, so
+// that this test tells the two apart).
+TEST(Bf16Storage, AnAggregateRoundsOncePerLaunchOfEightBlocks) {
+  for (const int k : {5, 8, 9, 16}) {
+    workloads::BlockedProgram p(workloads::DType::f32);
+    const auto& a = p.input("a", {4, 16}, 0.5, 1.0);  // in [0.5, 1.5): partial sums grow
+    const auto& b = p.input("b", {16, 6}, 0.5, 1.0);
+    std::vector<std::int64_t> cuts;
+    for (int j = 0; j <= k; ++j) cuts.push_back(16 * j / k);
+    p.einsum("mm", "ab,bc->ac", {&a, &b}, {{'b', cuts}});
+    const Graph g = p.build({"aggregate", "test", {}});
+    const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
+    CountingExec exec(plan);
+    const auto out = test::run_end_to_end<dev::Bf16>(plan, g, &exec);
+    const int launches = k <= 8 ? 1 : 1 + (k - 8 + 6) / 7;
+    EXPECT_EQ(exec.aggregates, launches) << k << " blocks";
+    int aggregates = 0, differs = 0;
+    for (NodeId v = 0; v < g.num_nodes(); ++v) {
+      const auto& kp = plan.kernels[static_cast<std::size_t>(v)];
+      if (kp.op != engine_detail::KernelOp::aggregate) continue;
+      ++aggregates;
+      ASSERT_EQ(kp.in.size(), static_cast<std::size_t>(k));
+      for (std::size_t i = 0; i < static_cast<std::size_t>(kp.numel); ++i) {
+        float once = 0, each = 0;  // rounded per launch / per partial sum
+        for (int j = 0; j < k; ++j) {
+          const auto& view = kp.in[static_cast<std::size_t>(j)];
+          ASSERT_EQ(view.offset, 0);  // each block a buffer of the output's shape
+          const float x = out[static_cast<std::size_t>(view.src)][i];
+          once = j == 0 ? x : once + x;
+          each = j == 0 ? x : via_bf16(each + x);
+          if (j == 7 || (j > 7 && (j - 7) % 7 == 0)) once = via_bf16(once);  // a launch ends
+        }
+        EXPECT_EQ(out[static_cast<std::size_t>(v)][i], via_bf16(once)) << k << " blocks, " << i;
+        differs += via_bf16(once) != each;
+      }
+    }
+    EXPECT_EQ(aggregates, 1) << k << " blocks";
+    EXPECT_GT(differs, 0) << k << " blocks: rounding each partial sum would pass too";
   }
 }
 

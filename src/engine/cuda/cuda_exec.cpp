@@ -41,6 +41,10 @@ void CudaExec<T>::loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* ou
   launch_loop(a, in, out, r_.stream);
 }
 template <class T>
+void CudaExec<T>::aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* out) {
+  launch_aggregate(a, in, out, r_.stream);
+}
+template <class T>
 void CudaExec<T>::checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out) {
   launch_checksum(a, in, out, r_.stream);
 }

@@ -42,6 +42,8 @@ public:
   void rotary(const engine_detail::dev::RotaryArgs& a, const T* x, const T* table, T* out) override;
   void loop(const engine_detail::dev::LoopArgs& a, const engine_detail::dev::Operands<T>& in,
             T* out) override;
+  void aggregate(const engine_detail::dev::AggregateArgs& a,
+                 const engine_detail::dev::Operands<T>& in, T* out) override;
   void checksum(const engine_detail::dev::ChecksumArgs& a,
                 const engine_detail::dev::Operands<T>& in, T* out) override;
   void bias(const engine_detail::dev::BiasArgs& a, const T* bias, T* out) override;

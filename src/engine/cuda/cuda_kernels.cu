@@ -55,6 +55,10 @@ __global__ void loop_kernel(dev::LoopArgs a, dev::Operands<T> in, T* out) {
   DOPPLER_EACH(i, a.n) dev::loop_element(a, i, in, out);
 }
 template <class T>
+__global__ void aggregate_kernel(dev::AggregateArgs a, dev::Operands<T> in, T* out) {
+  DOPPLER_EACH(i, a.n) dev::aggregate_element(a, i, in, out);
+}
+template <class T>
 __global__ void checksum_kernel(dev::ChecksumArgs a, dev::Operands<T> in, T* out) {
   if (first_index() == 0) dev::checksum_element(a, in, out);
 }
@@ -118,6 +122,12 @@ void launch_loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out, cud
   launched("einsum loop kernel");
 }
 template <class T>
+void launch_aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* out,
+                      cudaStream_t s) {
+  aggregate_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, in, out);
+  launched("aggregate kernel");
+}
+template <class T>
 void launch_checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out,
                      cudaStream_t s) {
   checksum_kernel<T><<<1, 32, 0, s>>>(a, in, out);
@@ -153,6 +163,8 @@ void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s) {
   template void launch_reduce(const dev::ReduceArgs&, const T*, T*, cudaStream_t);            \
   template void launch_rotary(const dev::RotaryArgs&, const T*, const T*, T*, cudaStream_t);  \
   template void launch_loop(const dev::LoopArgs&, const dev::Operands<T>&, T*, cudaStream_t); \
+  template void launch_aggregate(const dev::AggregateArgs&, const dev::Operands<T>&, T*,      \
+                                 cudaStream_t);                                               \
   template void launch_checksum(const dev::ChecksumArgs&, const dev::Operands<T>&, T*,        \
                                 cudaStream_t);                                                \
   template void launch_bias(const dev::BiasArgs&, const T*, T*, cudaStream_t);                \

@@ -24,6 +24,9 @@ void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out,
 template <class T>
 void launch_loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out, cudaStream_t s);
 template <class T>
+void launch_aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* out,
+                      cudaStream_t s);
+template <class T>
 void launch_checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* out,
                      cudaStream_t s);
 template <class T>
