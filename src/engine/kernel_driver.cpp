@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include <climits>
 
@@ -36,9 +37,11 @@ template <class T>
 void copy_view(KernelExec<T>& x, const T* src, const Dims& src_strides, T* dst,
                const Dims& dst_strides, const Dims& shape) {
   dev::CopyArgs a;
-  a.shape = shape_of(shape);
-  put(src_strides, a.src);
-  put(dst_strides, a.dst);
+  Dims s = src_strides, d = dst_strides;
+  Dims* views[] = {&s, &d};
+  a.shape = shape_of(coalesce_dims(shape, views));
+  put(s, a.src);
+  put(d, a.dst);
   a.n = numel_of(shape);
   if (a.n > 0) x.copy(a, src, dst);
 }
@@ -148,8 +151,10 @@ void run_loop(const KernelPlan& k, std::span<const T* const> in, T* out, KernelE
 template <class T>
 void run_unary(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   dev::UnaryArgs a;
-  a.shape = shape_of(k.shape);
-  put(k.in[0].strides, a.in);
+  Dims s = k.in[0].strides;
+  Dims* views[] = {&s};
+  a.shape = shape_of(coalesce_dims(k.shape, views));
+  put(s, a.in);
   a.n = k.numel, a.fn = k.fn, a.p0 = k.p0, a.p1 = k.p1;
   if (a.n > 0) x.unary(a, in + k.in[0].offset, out);
 }
@@ -159,9 +164,11 @@ template <class T>
 void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const T* q,
                    const Dims& sq, T* out, KernelExec<T>& x) {
   dev::BinaryArgs a;
-  a.shape = shape_of(k.shape);
-  put(sp, a.a);
-  put(sq, a.b);
+  Dims s = sp, t = sq;
+  Dims* views[] = {&s, &t};
+  a.shape = shape_of(coalesce_dims(k.shape, views));
+  put(s, a.a);
+  put(t, a.b);
   a.n = k.numel, a.fn = f, a.p0 = k.p0, a.p1 = k.p1;
   if (a.n > 0) x.binary(a, p, q, out);
 }
@@ -171,16 +178,21 @@ void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const 
 template <class T>
 void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const auto total = static_cast<int>(k.in.size());
+  std::vector<Dims> strides;
+  std::vector<Dims*> views;
+  for (const View& v : k.in) strides.push_back(v.strides);
+  for (Dims& d : strides) views.push_back(&d);
+  const dev::Shape shape = shape_of(coalesce_dims(k.shape, views));
   for (int done = 0; done < total && k.numel > 0;) {
     dev::AggregateArgs a;
     dev::Operands<T> ops;
-    a.shape = shape_of(k.shape);
+    a.shape = shape;
     a.first = done == 0;
     a.count = std::min(dev::kAggregateOperands - (a.first ? 0 : 1), total - done);
     for (int j = 0; j < a.count; ++j) {
-      const View& v = k.in[static_cast<std::size_t>(done + j)];
-      put(v.strides, a.in[j]);
-      ops.p[j] = in[static_cast<std::size_t>(done + j)] + v.offset;
+      const auto u = static_cast<std::size_t>(done + j);
+      put(strides[u], a.in[j]);
+      ops.p[j] = in[u] + k.in[u].offset;
     }
     a.n = k.numel, a.fn = k.fn;
     x.aggregate(a, ops, out);
@@ -204,8 +216,10 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   Dims rows = v.shape;
   rows[last] = 1;
   dev::ReduceArgs a;
-  a.rows = shape_of(rows);
-  put(v.strides, a.in);
+  Dims s = v.strides;
+  Dims* views[] = {&s};
+  a.rows = shape_of(coalesce_dims(rows, views));
+  put(s, a.in);
   a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = k.fn;
   if (a.n > 0) x.reduce(a, in + v.offset, out);
 }

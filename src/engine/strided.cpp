@@ -16,6 +16,39 @@ std::int64_t numel_of(const Dims& shape) {
   return n;
 }
 
+namespace {
+
+// Whether every view walks dimension d right after the last kept one as its continuation.
+bool continues(std::span<Dims* const> views, const std::vector<Dims>& kept, const Dims& shape,
+               std::size_t d) {
+  for (std::size_t v = 0; v < views.size(); ++v)
+    if (kept[v].back() != (*views[v])[d] * shape[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+Dims coalesce_dims(const Dims& shape, std::span<Dims* const> views) {
+  Dims out;
+  std::vector<Dims> kept(views.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    const bool merge = !out.empty() && continues(views, kept, shape, d);
+    if (merge)
+      out.back() *= shape[d];
+    else
+      out.push_back(shape[d]);
+    for (std::size_t v = 0; v < views.size(); ++v) {
+      if (merge)
+        kept[v].back() = (*views[v])[d];
+      else
+        kept[v].push_back((*views[v])[d]);
+    }
+  }
+  for (std::size_t v = 0; v < views.size(); ++v) *views[v] = std::move(kept[v]);
+  return out;
+}
+
 void copy_strided(const float* src, const Dims& src_strides, float* dst, const Dims& dst_strides,
                   const Dims& shape) {
   for_each_row<2>(shape, {&src_strides, &dst_strides}, [&](auto off, std::int64_t len, auto in) {

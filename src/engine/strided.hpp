@@ -3,6 +3,7 @@
 // last), used by every kernel.
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace doppler::engine_detail {
@@ -17,6 +18,13 @@ inline constexpr std::size_t kMaxRank = 16;
 Dims contiguous_strides(const Dims& shape);
 /// Product of the extents (1 for rank 0).
 std::int64_t numel_of(const Dims& shape);
+
+/// `shape` with extents of 1 dropped and each pair of adjacent dimensions that every view walks
+/// as one (outer stride = inner stride x inner extent) merged, each view's strides in `views`
+/// (one per dimension of `shape`) rewritten to match: element i in row-major order has the same
+/// offset in every view, with fewer dimensions to divide i by. A contiguous view of any shape
+/// becomes one dimension; a transposed one keeps its two.
+Dims coalesce_dims(const Dims& shape, std::span<Dims* const> views);
 
 /// Calls f(offsets, length, inner_strides) once per innermost row of `shape`, where offsets[k]
 /// is the element offset of the row's first element in operand k (strides[k]) and

@@ -5,6 +5,9 @@
 // the GEMM calls) on the inputs the CPU engine's kernels computed, and must give run_kernel's
 // output within f32 rounding. The GPU runs the same element functions and GEMM calls
 // (src/engine/cuda/); what this cannot check is the launches themselves.
+#include <algorithm>
+#include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -110,6 +113,61 @@ TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
   EXPECT_TRUE(seen.count(KernelOp::synthetic));
   test::expect_bf16_device_path_agrees(g, KernelMode::synthetic, "synthetic llama-block bf16",
                                        1e-3);
+}
+
+// A HostExec that notes the rank of each elementwise launch, by kind.
+class RankExec : public HostExec<float> {
+public:
+  using HostExec::HostExec;
+  void unary(const dev::UnaryArgs& a, const float* x, float* o) override {
+    ranks["unary"].push_back(a.shape.rank);
+    HostExec::unary(a, x, o);
+  }
+  void binary(const dev::BinaryArgs& a, const float* x, const float* y, float* o) override {
+    ranks["binary"].push_back(a.shape.rank);
+    HostExec::binary(a, x, y, o);
+  }
+  void aggregate(const dev::AggregateArgs& a, const dev::Operands<float>& in, float* o) override {
+    ranks["aggregate"].push_back(a.shape.rank);
+    HostExec::aggregate(a, in, o);
+  }
+  void copy(const dev::CopyArgs& a, const float* src, float* dst) override {
+    ranks["copy"].push_back(a.shape.rank);
+    HostExec::copy(a, src, dst);
+  }
+  std::map<std::string, std::vector<int>> ranks;
+};
+
+// Elementwise launches divide each element index by the extents of their shape: dimensions that
+// every operand walks as one go as one (a contiguous operand of any rank is one dimension), a
+// broadcast row keeps the rows apart, a transpose keeps its two dimensions. The outputs stay the
+// CPU kernels' (the workloads' check above covers every kernel; this one the shapes).
+TEST(DeviceOps, ElementwiseLaunchesMergeTheDimensionsTheirOperandsWalkAsOne) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {4, 6, 8});
+  const auto& row = p.input("row", {8});
+  const auto& a = p.input("a", {8, 12});
+  const auto& b = p.input("b", {12, 5});
+  const std::vector<std::vector<std::int64_t>> whole = {{0, 4}, {0, 6}, {0, 8}};
+  p.map("relu", "relu", {&x}, whole);                             // unary, contiguous: rank 1
+  p.map("add", "add", {&x, &row}, whole);                         // binary, a row broadcast: rank 2
+  p.einsum("mm", "ab,bc->ac", {&a, &b}, {{'b', {0, 4, 8, 12}}});  // aggregate of 3: rank 1
+  p.transpose("t", x, {0, 2, 1});  // copy [4, 8, 6] of [4, 6, 8]: rank 3
+  const Graph g = p.build({"ranks", "test", {}});
+  expect_device_path_agrees(g, KernelMode::real, "ranks");
+  const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
+  RankExec exec(plan);
+  test::run_end_to_end<float>(plan, g, &exec);
+  using R = std::vector<int>;
+  EXPECT_EQ(exec.ranks["unary"], R({1}));
+  EXPECT_EQ(exec.ranks["binary"], R({2}));
+  EXPECT_EQ(exec.ranks["aggregate"], R({1}));
+  // the transpose, and each input's values (constants: rank 1)
+  R copies = exec.ranks["copy"];
+  std::sort(copies.begin(), copies.end());
+  ASSERT_GE(copies.size(), 2u);
+  EXPECT_EQ(copies.back(), 3);
+  EXPECT_EQ(copies[copies.size() - 2], 1);
 }
 
 // The batch of a GEMM whose batch labels collapse goes as one strided-batched call; one that
