@@ -287,29 +287,59 @@ DOPPLER_HD void binary_element(const BinaryArgs& a, I64 i, const T* x, const T* 
 
 // ---- last-axis reduction ----
 
+/// Threads that share one row of a long reduction (a warp).
+inline constexpr int kReduceLanes = 32;
+/// Rows at least this long are reduced by kReduceLanes threads each (reads coalesced across the
+/// lanes, and threads enough for a few long rows, as an RMSNorm's 512 rows of 4096); shorter
+/// rows by one thread each.
+inline constexpr I64 kLaneRowLength = 256;
+
 /// out[r] = sum / max / sum of squares of row r (`len` elements `step` apart), the rows laid
 /// out by `rows` (the operand's shape with its last extent 1) and `in` (its strides); double
-/// accumulation.
+/// accumulation. With kReduceLanes lanes per row, lane l sums elements l, l + lanes, ... and
+/// the lanes' partials combine as a warp's shuffle-down tree (lane i takes lane i + o's for
+/// o = 16, 8, 4, 2, 1), which reduce_row() repeats on the host, in the same order.
 struct ReduceArgs {
   Shape rows;
   I64 in[kMaxRank] = {};
   I64 n = 0;  ///< rows
   I64 len = 0, step = 1;
   Fn fn = Fn::sum;
+  int lanes = 1;  ///< threads per row: 1 or kReduceLanes
 };
+
+/// Two partial results of a reduction combined (partial sums of squares add).
+DOPPLER_HD double reduce_combine(Fn f, double a, double b) {
+  if (f == Fn::max) return a < b ? b : a;
+  return a + b;
+}
+
+/// Lane `lane`'s partial of row r: its elements (lane, lane + a.lanes, ...) in order.
+template <class T>
+DOPPLER_HD double reduce_lane(const ReduceArgs& a, I64 r, int lane, const T* x) {
+  const T* s = x + offset_at(r, a.rows, a.in);
+  double acc = a.fn == Fn::max ? -HUGE_VAL : 0.0;
+  for (I64 i = lane; i < a.len; i += a.lanes) {
+    const double v = as_f32(s[i * a.step]);
+    acc = reduce_combine(a.fn, acc, a.fn == Fn::sumsq ? v * v : v);
+  }
+  return acc;
+}
+
+/// Row r as the device reduces it: one lane, or kReduceLanes lanes and their tree.
+template <class T>
+DOPPLER_HD double reduce_row(const ReduceArgs& a, I64 r, const T* x) {
+  if (a.lanes != kReduceLanes) return reduce_lane(a, r, 0, x);
+  double p[kReduceLanes];
+  for (int l = 0; l < kReduceLanes; ++l) p[l] = reduce_lane(a, r, l, x);
+  for (int o = kReduceLanes / 2; o > 0; o /= 2)
+    for (int l = 0; l < o; ++l) p[l] = reduce_combine(a.fn, p[l], p[l + o]);
+  return p[0];
+}
 
 template <class T>
 DOPPLER_HD void reduce_element(const ReduceArgs& a, I64 r, const T* x, T* out) {
-  const T* s = x + offset_at(r, a.rows, a.in);
-  double acc = a.fn == Fn::max ? -HUGE_VAL : 0.0;
-  for (I64 i = 0; i < a.len; ++i) {
-    const double v = as_f32(s[i * a.step]);
-    if (a.fn == Fn::max)
-      acc = acc < v ? v : acc;
-    else
-      acc += a.fn == Fn::sumsq ? v * v : v;
-  }
-  put(out + r, static_cast<float>(acc));
+  put(out + r, static_cast<float>(reduce_row(a, r, x)));
 }
 
 // ---- rotary position embedding ----

@@ -221,6 +221,7 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   a.rows = shape_of(coalesce_dims(rows, views));
   put(s, a.in);
   a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = k.fn;
+  a.lanes = a.len >= dev::kLaneRowLength ? dev::kReduceLanes : 1;
   if (a.n > 0) x.reduce(a, in + v.offset, out);
 }
 

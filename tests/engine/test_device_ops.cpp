@@ -6,8 +6,10 @@
 // output within f32 rounding. The GPU runs the same element functions and GEMM calls
 // (src/engine/cuda/); what this cannot check is the launches themselves.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -115,7 +117,8 @@ TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
                                        1e-3);
 }
 
-// A HostExec that notes the rank of each elementwise launch, by kind.
+// A HostExec that notes the rank of each elementwise launch, by kind, and the lanes per row of
+// each reduction.
 class RankExec : public HostExec<float> {
 public:
   using HostExec::HostExec;
@@ -135,7 +138,12 @@ public:
     ranks["copy"].push_back(a.shape.rank);
     HostExec::copy(a, src, dst);
   }
+  void reduce(const dev::ReduceArgs& a, const float* x, float* o) override {
+    lanes.push_back(a.lanes);
+    HostExec::reduce(a, x, o);
+  }
   std::map<std::string, std::vector<int>> ranks;
+  std::vector<int> lanes;  ///< of each reduction launch
 };
 
 // Elementwise launches divide each element index by the extents of their shape: dimensions that
@@ -168,6 +176,56 @@ TEST(DeviceOps, ElementwiseLaunchesMergeTheDimensionsTheirOperandsWalkAsOne) {
   ASSERT_GE(copies.size(), 2u);
   EXPECT_EQ(copies.back(), 3);
   EXPECT_EQ(copies[copies.size() - 2], 1);
+}
+
+// A row of at least dev::kLaneRowLength elements is reduced by 32 lanes, each summing every
+// 32nd element in double, then combined pairwise: within one f32 rounding of the sequential
+// double sum (the max exactly), on rows whose length is no multiple of 32, read with a stride.
+TEST(DeviceOps, LongRowsAreReducedByLanesWithinOneRounding) {
+  constexpr dev::I64 kRows = 3, kLen = 1000, kStep = 3;
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(kRows * kLen * kStep));
+  for (float& e : x) e = u(rng);
+  for (const engine_detail::Fn fn :
+       {engine_detail::Fn::sum, engine_detail::Fn::max, engine_detail::Fn::sumsq}) {
+    dev::ReduceArgs a;
+    a.rows.rank = 1, a.rows.ext[0] = kRows, a.in[0] = kLen * kStep;
+    a.n = kRows, a.len = kLen, a.step = kStep, a.fn = fn, a.lanes = dev::kReduceLanes;
+    std::vector<float> out(kRows);
+    for (dev::I64 r = 0; r < kRows; ++r) dev::reduce_element(a, r, x.data(), out.data());
+    for (dev::I64 r = 0; r < kRows; ++r) {
+      double want = fn == engine_detail::Fn::max ? -1e300 : 0.0;
+      for (dev::I64 i = 0; i < kLen; ++i) {
+        const double v = x[static_cast<std::size_t>(r * kLen * kStep + i * kStep)];
+        want = fn == engine_detail::Fn::max ? std::max(want, v)
+                                            : want + (fn == engine_detail::Fn::sumsq ? v * v : v);
+      }
+      const auto got = out[static_cast<std::size_t>(r)];
+      if (fn == engine_detail::Fn::max)
+        EXPECT_EQ(got, static_cast<float>(want));
+      else
+        EXPECT_LE(std::abs(got - want), std::abs(want) * 0x1p-23) << static_cast<int>(fn);
+    }
+  }
+}
+
+// The driver gives rows of kLaneRowLength or more 32 lanes and shorter ones one, and either way
+// the outputs are the CPU kernels'.
+TEST(DeviceOps, OnlyLongRowsTakeLanes) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {4, 512}, 1, 0, {{0, 4}, {0, 512}});
+  const auto& y = p.input("y", {4, 100}, 1, 0, {{0, 4}, {0, 100}});
+  p.reduce("long", "reduce_sumsq", x);
+  p.reduce("short", "reduce_max", y);
+  const Graph g = p.build({"rows", "test", {}});
+  expect_device_path_agrees(g, KernelMode::real, "rows");
+  const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
+  RankExec exec(plan);
+  test::run_end_to_end<float>(plan, g, &exec);
+  std::vector<int> lanes = exec.lanes;
+  std::sort(lanes.begin(), lanes.end());
+  EXPECT_EQ(lanes, std::vector<int>({1, dev::kReduceLanes}));
 }
 
 // The batch of a GEMM whose batch labels collapse goes as one strided-batched call; one that

@@ -11,6 +11,7 @@ namespace {
 using dev::I64;
 
 constexpr int kThreads = 256;
+static_assert(kThreads % dev::kReduceLanes == 0, "a block holds whole warps of lanes");
 // Blocks of one launch at most (the grid-stride loop covers the rest): enough to fill 132 SMs
 // many times over.
 constexpr I64 kMaxBlocks = 8192;
@@ -45,6 +46,19 @@ __global__ void binary_kernel(dev::BinaryArgs a, const T* x, const T* y, T* out)
 template <class T>
 __global__ void reduce_kernel(dev::ReduceArgs a, const T* x, T* out) {
   DOPPLER_EACH(i, a.n) dev::reduce_element(a, i, x, out);
+}
+// A warp per row (ReduceArgs::lanes = kReduceLanes): every lane of a warp takes the same rows
+// (kThreads and the grid's width are multiples of 32), so the shuffles see all 32 lanes.
+template <class T>
+__global__ void reduce_lanes_kernel(dev::ReduceArgs a, const T* x, T* out) {
+  const auto lane = static_cast<int>(threadIdx.x % dev::kReduceLanes);
+  const I64 step = index_step() / dev::kReduceLanes;
+  for (I64 r = first_index() / dev::kReduceLanes; r < a.n; r += step) {
+    double acc = dev::reduce_lane(a, r, lane, x);
+    for (int o = dev::kReduceLanes / 2; o > 0; o /= 2)
+      acc = dev::reduce_combine(a.fn, acc, __shfl_down_sync(0xffffffffu, acc, o));
+    if (lane == 0) dev::put(out + r, static_cast<float>(acc));
+  }
 }
 template <class T>
 __global__ void rotary_kernel(dev::RotaryArgs a, const T* x, const T* t, T* out) {
@@ -108,7 +122,10 @@ void launch_binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out, cud
 }
 template <class T>
 void launch_reduce(const dev::ReduceArgs& a, const T* x, T* out, cudaStream_t s) {
-  reduce_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
+  if (a.lanes == dev::kReduceLanes)
+    reduce_lanes_kernel<T><<<blocks_for(a.n * dev::kReduceLanes), kThreads, 0, s>>>(a, x, out);
+  else
+    reduce_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
   launched("reduce kernel");
 }
 template <class T>
