@@ -29,6 +29,7 @@ GRAPHS=${GRAPHS:-chainmm ffnn llama-block llama-layer}
 METHODS=${METHODS:-critical-path,etf,enumopt,local-search,multilevel,placeto,gdp,doppler-sim}
 PROFILE=${PROFILE:-h100-sm4}
 DTYPE=${DTYPE:-bf16}
+EQUAL_TIME=${EQUAL_TIME-local-search,multilevel}  # set empty: no equal-time searches
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-placements.log
@@ -56,14 +57,14 @@ place() {
 # assignments beside the others, compare's JSON in sim-NAME-equal-time.json.
 equal_time() {
   local secs f base m tmp=$out/$1.equal-time
-  [ -n "${EQUAL_TIME-local-search,multilevel}" ] || return 0
+  [ -n "$EQUAL_TIME" ] || return 0
   secs=$("${PYTHON:-python3}" -c 'import json, sys
 print(next((m["seconds_mean"] for m in json.load(open(sys.argv[1]))["methods"]
             if m["method"] == "doppler-sim"), ""))' "$out/sim-$1.json") || return 1
   [ -n "$secs" ] || { echo "no doppler-sim row in METHODS: no equal-time searches"; return 0; }
   rm -rf "$tmp" && mkdir -p "$tmp"
   "$D" compare "$2" --devices 4 --hardware "$PROFILE" \
-    --methods "${EQUAL_TIME-local-search,multilevel}" --budget 0 --time-budget "$secs" \
+    --methods "$EQUAL_TIME" --budget 0 --time-budget "$secs" \
     --seeds "${SEEDS:-3}" --threads 1 --assignments-dir "$tmp" \
     --json-file "$out/sim-$1-equal-time.json" || return 1
   for f in "$tmp"/*.json; do  # local-search.seed-0.json -> local-search-equal-time.seed-0.json

@@ -43,8 +43,8 @@ GRAPHS=${GRAPHS:-chainmm ffnn llama-block llama-layer}
 SEEDS=${SEEDS:-3}
 DTYPE=${DTYPE:-bf16}
 PROFILE=${PROFILE:-h100-sm4}
-engine=(--engine cuda --gpu-partitions 4 --gpu-link pcie --gpu-dtype "$DTYPE" --gpu-math bf16)
-measure=(--backend cuda --gpu-partitions 4 --gpu-link pcie --gpu-dtype "$DTYPE" --gpu-math bf16)
+gpu=(--gpu-partitions 4 --gpu-link pcie --gpu-dtype "$DTYPE" --gpu-math bf16)
+engine=(--engine cuda "${gpu[@]}") measure=(--backend cuda "${gpu[@]}")
 if [ "${DRY:-0}" = 1 ]; then
   engine=(--engine cpu) measure=(--backend local) DTYPE=f32
 fi

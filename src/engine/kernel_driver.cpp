@@ -177,13 +177,14 @@ void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const 
 // (each later launch also reads the output).
 template <class T>
 void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
+  if (k.numel == 0) return;
   const auto total = static_cast<int>(k.in.size());
   std::vector<Dims> strides;
   std::vector<Dims*> views;
   for (const View& v : k.in) strides.push_back(v.strides);
   for (Dims& d : strides) views.push_back(&d);
   const dev::Shape shape = shape_of(coalesce_dims(k.shape, views));
-  for (int done = 0; done < total && k.numel > 0;) {
+  for (int done = 0; done < total;) {
     dev::AggregateArgs a;
     dev::Operands<T> ops;
     a.shape = shape;
