@@ -12,7 +12,7 @@
 # It also runs on a CPU machine with nvcc: the build and the engine tests run, `doppler gpus`
 # fails with "no CUDA driver or GPU" and the GPU tests skip (the summary then says FAILED).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 out=${1:?usage: scripts/gpu-check.sh OUT_DIR}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # llama_sizes is read by the scripts that source this one
 # Sourced by scripts/gpu-table.sh, gpu-placements.sh and gpu-sys.sh: the graphs of issue 49's
 # table, so that placements made on one machine fit the graphs generated on the other.
 # `gpu_graph D NAME DTYPE OUT`: graph NAME (chainmm, ffnn, llama-block, llama-layer) for 4

@@ -24,7 +24,7 @@ out=$(cd "$out" && pwd)
 log=$out/gpu-measure.log
 : >"$log"
 gpu=(--backend cuda --gpu-partitions "$P" --gpu-link pcie --gpu-dtype "$DTYPE")
-step_prefix=gpu-measure
+step_prefix="gpu-measure"
 . "$here/scripts/gpu-steps.sh"  # run NAME CMD...
 
 # validate NAME GRAPH: validate-sim of GRAPH on the GPU with the calibrated profile.

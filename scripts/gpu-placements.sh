@@ -42,7 +42,7 @@ step_prefix=gpu-placements
 place() {
   local g=$out/$1.graph.json
   gpu_graph "$D" "$1" "$DTYPE" "$g" || return 1
-  rm -rf "$out/$1"
+  rm -rf "${out:?}/$1"
   mkdir -p "$out/$1"
   graph_sum "$g" >"$out/$1/graph.sha256"
   "$D" compare "$g" --devices 4 --hardware "$PROFILE" --methods "$METHODS" \

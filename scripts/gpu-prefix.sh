@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/gpu-check.sh and scripts/gpu-sys.sh on the GPU machine: `gpu_unpack S [F]`
 # unpacks the Debian packages of scripts/gpu-bundle.sh (.gpu/debs) into the prefix S (dpkg -x, or
 # ar + tar where dpkg is absent; never into /). With F, fmt's and spdlog's packages go to the

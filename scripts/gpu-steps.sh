@@ -1,3 +1,5 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154  # log and step_prefix come from the caller, failed goes back to it
 # Sourced by scripts/gpu-measure.sh and scripts/gpu-table.sh: `run NAME CMD...` runs CMD with
 # its output appended to $log, adds "| NAME | seconds | exit |" to the array `rows`, prints one
 # line on stderr (prefixed with $step_prefix) and sets failed=1 when CMD fails; returns CMD's

@@ -29,7 +29,7 @@
 # engine, BUILD an existing torch build (e.g. configured with
 # -DDOPPLER_TORCH_ROOT=/usr/lib/python3/dist-packages/torch).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 here=$(pwd)
 out=${1:?usage: scripts/gpu-sys.sh OUT_DIR}
 mkdir -p "$out"
@@ -48,7 +48,7 @@ engine=(--engine cuda "${gpu[@]}") measure=(--backend cuda "${gpu[@]}")
 if [ "${DRY:-0}" = 1 ]; then
   engine=(--engine cpu) measure=(--backend local) DTYPE=f32
 fi
-step_prefix=gpu-sys
+step_prefix="gpu-sys"
 . scripts/gpu-steps.sh   # run NAME CMD...
 . scripts/gpu-graphs.sh  # gpu_graph D NAME DTYPE OUT, graph_sum FILE
 . scripts/gpu-prefix.sh  # gpu_unpack, gpu_configure, gpu_library_path

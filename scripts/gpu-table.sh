@@ -48,13 +48,15 @@ if [ "${DRY:-0}" = 1 ]; then
   torch=(--device cpu --dtype f32)
   DTYPE=f32  # the CPU engine stores f32
 fi
-step_prefix=gpu-table
+step_prefix="gpu-table"
 . "$here/scripts/gpu-steps.sh"  # run NAME CMD...
 . "$here/scripts/gpu-graphs.sh"  # gpu_graph, check_graph_sum, llama_sizes
 
-# link KIND: the flag that makes copies between partitions cost KIND (none with DRY=1).
+# link KIND: sets `linked` to the flags that make copies between partitions cost KIND (none with
+# DRY=1).
 link() {
-  [ "${DRY:-0}" = 1 ] || echo "--gpu-link $1"
+  linked=()
+  [ "${DRY:-0}" = 1 ] || linked=(--gpu-link "$1")
 }
 
 # table NAME: compare's methods and the saved placements of NAME, measured on the GPU.
@@ -62,15 +64,19 @@ table() {
   local saved=() f m d tag=@saved
   [ "$METHODS" = none ] && tag=  # measuring only saved placements: their own names
   for d in "${saved_dirs[@]}"; do check_graph_sum "$d/$1" "$out/$1.json" || return 1; done
-  for f in $(for d in "${saved_dirs[@]}"; do ls "$d/$1"/*.json 2>/dev/null; done); do
-    m=$(basename "$f" .json)
-    [ -e "${f%.json}.seed-0.json" ] && continue  # a best-seed copy beside the seeds' files
-    saved+=(--saved "${m%.seed-*}$tag=$f")
+  for d in "${saved_dirs[@]}"; do
+    for f in "$d/$1"/*.json; do
+      [ -e "$f" ] || continue  # a folder without this graph's placements
+      m=$(basename "$f" .json)
+      [ -e "${f%.json}.seed-0.json" ] && continue  # a best-seed copy beside the seeds' files
+      saved+=(--saved "${m%.seed-*}$tag=$f")
+    done
   done
   mkdir -p "$out/assignments-$1"
+  link pcie
   "$D" compare "$out/$1.json" --devices 4 --hardware "$PROFILE" --methods "$METHODS" \
     --budget "${BUDGET:-20000}" --seeds "${SEEDS:-3}" --threads 1 "${saved[@]}" \
-    --assignments-dir "$out/assignments-$1" --measure "${gpu[@]}" $(link pcie) \
+    --assignments-dir "$out/assignments-$1" --measure "${gpu[@]}" "${linked[@]}" \
     --json-file "$out/table-$1.json" --markdown
 }
 
@@ -85,8 +91,9 @@ versus_torch() {
     for d in "${saved_dirs[@]}"; do [ -e "$d/llama-layer/${best%@saved}.json" ] && a=$d/llama-layer/${best%@saved}.json; done
   fi
   for l in peer pcie; do
+    link "$l"
     "$D" execute "$out/llama-layer.json" -a "$a" "${gpu[@]}" \
-      $(link "$l") --repeat 11 --json >"$out/ours-$l.json" || return 1
+      "${linked[@]}" --repeat 11 --json >"$out/ours-$l.json" || return 1
   done
   "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 "${torch[@]}" \
     --repeat 20 --json >"$out/torch.json" || return 1

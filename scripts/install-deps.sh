@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  g++ make cmake ninja-build pkg-config clang-format ccache
+  g++ make cmake ninja-build pkg-config clang-format ccache shellcheck
   # libraries (see DEVELOPERS.md)
   libtorch-dev libopenblas-dev
   nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev

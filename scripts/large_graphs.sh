@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The large graphs of the scale and parallel results (sourced by scale_results.sh and
 # parallel_results.sh): large_graph NAME OUT DOPPLER makes OUT/NAME.json when missing and prints
 # "file devices hardware" (hardware - for the reference model). Names: dag20k, dag2k,

@@ -64,31 +64,23 @@ GemmCall<T> call_of(const GemmPlan& g, const T* pa, const T* pb, T* pc) {
   return c;
 }
 
-// The batch labels as one strided dimension of every operand: false when they do not collapse.
-bool collapse_batch(const GemmPlan& g, I64& count, I64& sa, I64& sb, I64& sc) {
-  count = 1, sa = sb = sc = 0;
-  I64 prev = -1;
-  for (std::size_t d = 0; d < g.batch_shape.size(); ++d) {
-    const I64 e = g.batch_shape[d];
-    if (e == 1) continue;
-    if (prev >= 0) {
-      const auto p = static_cast<std::size_t>(prev);
-      if (g.a.batch_strides[p] != g.a.batch_strides[d] * e ||
-          g.b.batch_strides[p] != g.b.batch_strides[d] * e ||
-          g.c_batch_strides[p] != g.c_batch_strides[d] * e)
-        return false;
-    }
-    count *= e;
-    sa = g.a.batch_strides[d], sb = g.b.batch_strides[d], sc = g.c_batch_strides[d];
-    prev = static_cast<I64>(d);
+// The batch labels from `from` on as one stride of an operand whose batch strides are
+// `strides` (false when they do not collapse); labels of extent 1 drop out.
+bool collapse_from(const Dims& shape, const Dims& strides, std::size_t from, I64& stride) {
+  stride = 0;
+  std::size_t prev = shape.size();
+  for (std::size_t d = from; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (prev < shape.size() && strides[prev] != strides[d] * shape[d]) return false;
+    stride = strides[d], prev = d;
   }
-  return count <= INT_MAX;
+  return true;
 }
 
-// Offsets of batch element t in A, B and C.
-void batch_offsets(const GemmPlan& g, I64 t, I64& oa, I64& ob, I64& oc) {
+// Offsets in A, B and C of the t-th combination of the batch labels before `split`.
+void outer_offsets(const GemmPlan& g, std::size_t split, I64 t, I64& oa, I64& ob, I64& oc) {
   oa = ob = oc = 0;
-  for (std::size_t d = g.batch_shape.size(); d-- > 0;) {
+  for (std::size_t d = split; d-- > 0;) {
     const I64 e = g.batch_shape[d], i = t % e;
     t /= e;
     oa += i * g.a.batch_strides[d], ob += i * g.b.batch_strides[d];
@@ -96,35 +88,64 @@ void batch_offsets(const GemmPlan& g, I64 t, I64& oa, I64& ob, I64& oc) {
   }
 }
 
+// The entries of `d` from `from` on.
+Dims tail_of(const Dims& d, std::size_t from) {
+  return Dims(d.begin() + static_cast<std::ptrdiff_t>(from), d.end());
+}
+
+// `head` then `tail`.
+Dims joined(Dims head, const Dims& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+// Contiguous strides of the batch labels from `split` on, each block `block` elements.
+Dims block_strides(const GemmPlan& g, std::size_t split, I64 block) {
+  Dims s = contiguous_strides(tail_of(g.batch_shape, split));
+  for (I64& x : s) x *= block;
+  return s;
+}
+
+// Operand `o` (at `src`) of every batch element of one call gathered at `dst`, `block` elements
+// each: one copy launch.
+template <class T>
+void pack_batch(KernelExec<T>& x, const GemmPlan& g, const GemmOperand& o, std::size_t split,
+                const T* src, T* dst, I64 block) {
+  copy_view(x, src, joined(tail_of(o.batch_strides, split), o.pack_strides), dst,
+            joined(block_strides(g, split, block), o.pack_dst),
+            joined(tail_of(g.batch_shape, split), o.pack_shape));
+}
+
+// The scattered output of every batch element of one call, m n elements each at `src`, written
+// to the output at `dst`: one copy launch.
+template <class T>
+void scatter_batch(KernelExec<T>& x, const GemmPlan& g, std::size_t split, const T* src, T* dst) {
+  copy_view(x, src, joined(block_strides(g, split, g.m * g.n), g.scatter_src), dst,
+            joined(tail_of(g.c_batch_strides, split), g.scatter_strides),
+            joined(tail_of(g.batch_shape, split), g.scatter_shape));
+}
+
 template <class T>
 void run_gemm(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const GemmPlan& g = k.gemm;
+  const GemmBatching b = gemm_batching(g);
+  if (b.calls == 0 || b.count == 0) return;
   const T* a0 = in[0] + k.in[0].offset;
   const T* b0 = in[1] + k.in[1].offset;
-  I64 count = 1, sa = 0, sb = 0, sc = 0;
-  if (!g.a.pack && !g.b.pack && g.c_mode != 2 && collapse_batch(g, count, sa, sb, sc)) {
-    GemmCall<T> c = call_of(g, a0, b0, out);
-    c.batch = count;
-    c.sa = g.c_mode == 1 ? sb : sa, c.sb = g.c_mode == 1 ? sa : sb, c.sc = sc;
-    if (count > 0) x.gemm(c);
-    return;
-  }
-  T* s = g.scratch > 0 ? x.scratch(g.scratch) : nullptr;
-  T* pack_a = s;
-  T* pack_b = pack_a + (g.a.pack ? g.m * g.k : 0);
-  T* scatter = pack_b + (g.b.pack ? g.k * g.n : 0);
-  const I64 total = numel_of(g.batch_shape);
-  for (I64 t = 0; t < total; ++t) {
+  T* pack_a = b.scratch > 0 ? x.scratch(b.scratch) : nullptr;
+  T* pack_b = pack_a + (g.a.pack ? b.count * g.m * g.k : 0);
+  T* scatter = pack_b + (g.b.pack ? b.count * g.k * g.n : 0);
+  for (I64 t = 0; t < b.calls; ++t) {
     I64 oa = 0, ob = 0, oc = 0;
-    batch_offsets(g, t, oa, ob, oc);
-    const T* pa = a0 + oa;
-    const T* pb = b0 + ob;
-    if (g.a.pack) copy_view(x, pa, g.a.pack_strides, pack_a, g.a.pack_dst, g.a.pack_shape);
-    if (g.b.pack) copy_view(x, pb, g.b.pack_strides, pack_b, g.b.pack_dst, g.b.pack_shape);
-    x.gemm(call_of(g, g.a.pack ? pack_a : pa, g.b.pack ? pack_b : pb,
-                   g.c_mode == 2 ? scatter : out + oc));
-    if (g.c_mode == 2)
-      copy_view(x, scatter, g.scatter_src, out + oc, g.scatter_strides, g.scatter_shape);
+    outer_offsets(g, b.split, t, oa, ob, oc);
+    if (g.a.pack) pack_batch(x, g, g.a, b.split, a0 + oa, pack_a, g.m * g.k);
+    if (g.b.pack) pack_batch(x, g, g.b, b.split, b0 + ob, pack_b, g.k * g.n);
+    GemmCall<T> c = call_of(g, g.a.pack ? pack_a : a0 + oa, g.b.pack ? pack_b : b0 + ob,
+                            g.c_mode == 2 ? scatter : out + oc);
+    c.batch = b.count;
+    c.sa = g.c_mode == 1 ? b.sb : b.sa, c.sb = g.c_mode == 1 ? b.sa : b.sb, c.sc = b.sc;
+    x.gemm(c);
+    if (g.c_mode == 2) scatter_batch(x, g, b.split, scatter, out + oc);
   }
 }
 
@@ -419,6 +440,43 @@ template void run_with<float>(const Plan&, NodeId, std::span<const float* const>
                               KernelExec<float>&);
 template void run_with<dev::Bf16>(const Plan&, NodeId, std::span<const dev::Bf16* const>,
                                   dev::Bf16*, KernelExec<dev::Bf16>&);
+
+GemmBatching gemm_batching(const GemmPlan& g, I64 budget) {
+  const I64 per = g.scratch;  // one batch element's packs and scatter
+  GemmBatching r;
+  r.split = g.batch_shape.size();
+  r.calls = numel_of(g.batch_shape);
+  r.sa = g.m * g.k, r.sb = g.k * g.n, r.sc = g.m * g.n;
+  r.scratch = per;
+  for (std::size_t split = 0; split < g.batch_shape.size() && r.calls > 0; ++split) {
+    const I64 count = numel_of(tail_of(g.batch_shape, split));
+    if (count > INT_MAX || (per > 0 && count > std::max(budget / per, I64{1}))) continue;
+    I64 sa = r.sa, sb = r.sb, sc = r.sc;
+    if ((!g.a.pack && !collapse_from(g.batch_shape, g.a.batch_strides, split, sa)) ||
+        (!g.b.pack && !collapse_from(g.batch_shape, g.b.batch_strides, split, sb)) ||
+        (g.c_mode != 2 && !collapse_from(g.batch_shape, g.c_batch_strides, split, sc)))
+      continue;
+    r.split = split, r.count = count, r.calls = numel_of(g.batch_shape) / count;
+    r.sa = sa, r.sb = sb, r.sc = sc, r.scratch = per * count;
+    return r;
+  }
+  // one element per call
+  if (!g.a.pack) r.sa = 0;
+  if (!g.b.pack) r.sb = 0;
+  if (g.c_mode != 2) r.sc = 0;
+  return r;
+}
+
+I64 device_scratch(const Plan& plan) {
+  I64 need = 1;
+  for (const KernelPlan& k : plan.kernels) {
+    if (k.op == KernelOp::gemm) need = std::max(need, gemm_batching(k.gemm).scratch);
+    if (k.op == KernelOp::conv2d || k.op == KernelOp::maxpool2d || k.op == KernelOp::avgpool2d)
+      need = std::max(need, k.window.scratch);
+    if (k.op == KernelOp::synthetic) need = std::max(need, k.sm * k.sm);
+  }
+  return need;
+}
 
 void check_device_plan(const Plan& plan) {
   for (std::size_t v = 0; v < plan.kernels.size(); ++v) {

@@ -32,6 +32,30 @@ struct GemmCall {
   std::int64_t batch = 1, sa = 0, sb = 0, sc = 0;
 };
 
+/// Elements of device scratch a batched GEMM's gathered (packed) operands and scattered output
+/// may take for the batch elements of one call (more when one element alone needs more).
+inline constexpr std::int64_t kGemmScratchElements = std::int64_t{1} << 24;
+
+/// How run_with() runs a GEMM plan's batch: the batch labels from `split` on are one
+/// strided-batched call of `count` elements, their packed operands gathered and their scattered
+/// output written by one copy launch each for all of them; the labels before `split` loop over
+/// `calls` such calls. `split` is the first label from which every operand that is not packed or
+/// scattered walks the batch as one stride and the scratch stays within the budget.
+struct GemmBatching {
+  std::size_t split = 0;        ///< first batch label of each call
+  std::int64_t count = 1;       ///< batch elements per call (the product of the labels from split)
+  std::int64_t calls = 1;       ///< calls (the product of the labels before split; 0: none)
+  std::int64_t sa = 0, sb = 0;  ///< A's and B's stride per batch element (in place or packed)
+  std::int64_t sc = 0;          ///< C's stride per batch element (in place or in scatter scratch)
+  std::int64_t scratch = 0;     ///< elements of scratch per call (packs, then the scatter)
+};
+
+/// The batching of `g` under a scratch budget of `budget` elements.
+GemmBatching gemm_batching(const GemmPlan& g, std::int64_t budget = kGemmScratchElements);
+
+/// Elements of device scratch the plan's largest kernel takes through run_with() (at least 1).
+std::int64_t device_scratch(const Plan& plan);
+
 /// What a device does for run_with(): one call per elementwise kernel (element i of `n`, as in
 /// device_ops.hpp), GEMMs, and its memory, all in elements of T.
 template <class T>

@@ -42,6 +42,9 @@ void HostExec<T>::gemm(const GemmCall<T>& g) {
 
 template <class T>
 T* HostExec<T>::scratch(dev::I64 elements) {
+  if (elements > device_scratch_)
+    ADD_FAILURE() << elements << " elements of scratch asked, a CUDA device has "
+                  << device_scratch_;
   scratch_.resize(static_cast<std::size_t>(elements));
   for (T& x : scratch_) dev::put(&x, std::nanf(""));
   return scratch_.data();

@@ -23,15 +23,19 @@ template <class T>
 class HostExec : public engine_detail::HostDeviceExec<T> {
 public:
   explicit HostExec(const engine_detail::Plan& plan, GpuDevices::Math math = GpuDevices::Math::f32)
-      : engine_detail::HostDeviceExec<T>(plan, math) {}
+      : engine_detail::HostDeviceExec<T>(plan, math),
+        device_scratch_(engine_detail::device_scratch(plan)) {}
   void gemm(const engine_detail::GemmCall<T>& g) override;
   /// A fresh area each time, poisoned with NaN: a step that read scratch it did not write shows.
+  /// A gtest failure when more is asked than a CUDA device allocates for the plan
+  /// (engine_detail::device_scratch).
   T* scratch(engine_detail::dev::I64 elements) override;
 
   int gemms = 0;  ///< GEMM calls made
 
 private:
   std::vector<T> scratch_;
+  engine_detail::dev::I64 device_scratch_ = 0;
 };
 
 /// Every node's output of `plan` (compiled from `g`) run end to end in topological order, each

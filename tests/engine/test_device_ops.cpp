@@ -11,6 +11,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -228,8 +229,7 @@ TEST(DeviceOps, OnlyLongRowsTakeLanes) {
   EXPECT_EQ(lanes, std::vector<int>({1, dev::kReduceLanes}));
 }
 
-// The batch of a GEMM whose batch labels collapse goes as one strided-batched call; one that
-// does not, or whose operands are packed, as one call per batch element.
+// The batch of a GEMM whose batch labels collapse goes as one strided-batched call.
 TEST(DeviceOps, CollapsibleBatchesAreOneGemmCall) {
   workloads::BlockedProgram p(workloads::DType::f32);
   const auto& a = p.input("a", {3, 4, 5, 6});
@@ -247,6 +247,112 @@ TEST(DeviceOps, CollapsibleBatchesAreOneGemmCall) {
   engine_detail::run_with<float>(plan, mm, in, out.data(), exec);
   EXPECT_EQ(exec.gemms, 1);
   for (float y : out) ASSERT_EQ(y, 12.0f);  // 6 products of 1 x 2
+}
+
+// Whether node v is the (one) block of tensor `name`: "name" or "name[0,...]".
+bool is_block_of(const Graph& g, NodeId v, const std::string& name) {
+  const std::string& n = g.node(v).name;
+  return n == name || (n.rfind(name + "[", 0) == 0);
+}
+
+// GEMM calls and copy launches of the block of `name` in `g` through run_with(), on the CPU
+// kernels' outputs of the nodes before it.
+struct Launches {
+  int gemms = 0;
+  std::size_t copies = 0;
+};
+
+Launches launches_of(const Graph& g, const std::string& name) {
+  const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
+  const auto outs = test::run_end_to_end<float>(plan, g, nullptr);
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    if (!is_block_of(g, v, name)) continue;
+    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
+    std::vector<const float*> in;
+    for (const auto& view : k.in) in.push_back(outs[static_cast<std::size_t>(view.src)].data());
+    std::vector<float> out(static_cast<std::size_t>(std::max<dev::I64>(k.numel, 1)));
+    RankExec exec(plan);
+    engine_detail::run_with<float>(plan, v, in, out.data(), exec);
+    return {exec.gemms, exec.ranks["copy"].size()};
+  }
+  ADD_FAILURE() << "no node " << name;
+  return {};
+}
+
+// Batched einsums whose batch labels do not all collapse: attention heads read in place from
+// [b, s, h, d] (b and h are not one stride), a packed operand with a scattered output, and both
+// with an outer label that does not collapse.
+Graph batched_einsums() {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& q = p.input("q", {2, 5, 3, 4});  // b s h d
+  const auto& k = p.input("k", {2, 6, 3, 4});  // b t h d
+  p.einsum("heads", "bshd,bthd->bhst", {&q, &k}, {});
+  const auto& x = p.input("x", {3, 4, 5, 2});  // h i k j: rows (i, j) are not one stride
+  const auto& w = p.input("w", {3, 5, 6});     // h k n
+  p.einsum("packed", "hikj,hkn->hinj", {&x, &w}, {});
+  const auto& y = p.input("y", {2, 3, 4, 5, 2});  // b h i k j
+  const auto& u = p.input("u", {2, 5, 3, 6});     // b k h n: b and h are not one stride
+  p.einsum("outer", "bhikj,bkhn->bhinj", {&y, &u}, {});
+  const auto& y2 = p.input("y2", {2, 3, 4, 5, 2});  // g h i k j
+  const auto& u2 = p.input("u2", {2, 3, 5, 6});     // g h k n
+  p.einsum("two", "ghikj,ghkn->ghinj", {&y2, &u2}, {});
+  return p.build({"batched-einsums", "test", {}});
+}
+
+// A GEMM's batch goes as few strided-batched calls as its operands allow: the batch labels
+// every operand not packed walks as one stride are one call, the labels before them loop, and a
+// packed operand or a scattered output is one copy launch for all the batch elements of a call
+// (it was a call, a gather and a scatter per batch element: 6, 3 and 6 calls, 0, 6 and 12
+// copies). The outputs are the CPU kernels', which run one batch element at a time.
+TEST(DeviceOps, BatchedGemmsLoopOnlyOverTheLabelsThatDoNotCollapse) {
+  const Graph g = batched_einsums();
+  expect_device_path_agrees(g, KernelMode::real, "batched einsums");
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "batched einsums bf16");
+  const Launches heads = launches_of(g, "heads"), packed = launches_of(g, "packed"),
+                 outer = launches_of(g, "outer");
+  EXPECT_EQ(heads.gemms, 2);  // one per b, h batched
+  EXPECT_EQ(heads.copies, 0u);
+  EXPECT_EQ(packed.gemms, 1);
+  EXPECT_EQ(packed.copies, 2u);  // the gather and the scatter
+  EXPECT_EQ(outer.gemms, 2);
+  EXPECT_EQ(outer.copies, 4u);
+}
+
+// gemm_batching() by hand: strides of the labels batched, and a scratch budget that moves the
+// split inwards (88 elements per batch element: A's 8 x 5 gathered, C's 8 x 6 scattered).
+TEST(DeviceOps, GemmBatchesKeepTheirScratchWithinTheBudget) {
+  const Graph g = batched_einsums();
+  const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
+  const auto gemm_of = [&](const std::string& name) -> const engine_detail::GemmPlan& {
+    for (NodeId v = 0; v < g.num_nodes(); ++v)
+      if (is_block_of(g, v, name)) return plan.kernels[static_cast<std::size_t>(v)].gemm;
+    throw std::logic_error("no node " + name);
+  };
+  const auto heads = engine_detail::gemm_batching(gemm_of("heads"));
+  EXPECT_EQ(heads.split, 1u);
+  EXPECT_EQ(heads.count, 3);
+  EXPECT_EQ(heads.calls, 2);
+  EXPECT_EQ(heads.sa, 4);   // h in q [b, s, h, d]
+  EXPECT_EQ(heads.sb, 4);   // h in k
+  EXPECT_EQ(heads.sc, 30);  // h in [b, h, s, t]
+  EXPECT_EQ(heads.scratch, 0);
+  const auto& two = gemm_of("two");
+  struct Case {
+    dev::I64 budget;
+    std::size_t split;
+    dev::I64 count, calls;
+  };
+  for (const Case& c : {Case{88 * 6, 0, 6, 1}, Case{88 * 6 - 1, 1, 3, 2}, Case{88 * 3, 1, 3, 2},
+                        Case{88 * 2, 2, 1, 6}, Case{1, 2, 1, 6}}) {
+    const auto b = engine_detail::gemm_batching(two, c.budget);
+    EXPECT_EQ(b.split, c.split) << c.budget;
+    EXPECT_EQ(b.count, c.count) << c.budget;
+    EXPECT_EQ(b.calls, c.calls) << c.budget;
+    EXPECT_EQ(b.scratch, 88 * c.count) << c.budget;
+    EXPECT_EQ(b.sa, 40) << c.budget;                    // packed A
+    EXPECT_EQ(b.sc, 48) << c.budget;                    // scattered C
+    EXPECT_EQ(b.sb, c.count > 1 ? 30 : 0) << c.budget;  // h in u2 [g, h, k, n]
+  }
 }
 
 // The 32-bit index path (shapes under 2^31 elements) and the 64-bit one give every element the

@@ -22,9 +22,9 @@ namespace doppler::cuda_detail {
 
 namespace {
 
+using engine_detail::device_scratch;
 using engine_detail::DeviceBackend;
 using engine_detail::DeviceInterval;
-using engine_detail::KernelOp;
 using engine_detail::Plan;
 namespace dev = engine_detail::dev;
 
@@ -77,18 +77,6 @@ cublasComputeType_t compute_type(GpuDevices::Math m) {
 
 const char* link_name(GpuDevices::Link l) {
   return l == GpuDevices::Link::host ? "host-staged" : "peer";
-}
-
-// Elements of scratch the plan's largest kernel needs.
-std::int64_t scratch_needed(const Plan& plan) {
-  std::int64_t need = 1;
-  for (const auto& k : plan.kernels) {
-    if (k.op == KernelOp::gemm) need = std::max(need, k.gemm.scratch);
-    if (k.op == KernelOp::conv2d || k.op == KernelOp::maxpool2d || k.op == KernelOp::avgpool2d)
-      need = std::max(need, k.window.scratch);
-    if (k.op == KernelOp::synthetic) need = std::max(need, k.sm * k.sm);
-  }
-  return need;
 }
 
 void* device_alloc(std::size_t bytes, const char* what) {
@@ -346,7 +334,7 @@ private:
     check_blas(cublasCreate(&d.blas), "cublasCreate");
     check_blas(cublasSetStream(d.blas, d.compute), "cublasSetStream");
     check_blas(cublasSetSmCountTarget(d.blas, d.sms), "cublasSetSmCountTarget");
-    d.scratch_elements = scratch_needed(plan_);
+    d.scratch_elements = device_scratch(plan_);
     d.scratch =
         device_alloc(static_cast<std::size_t>(d.scratch_elements) * esize_, "allocating scratch");
     if (!plan_.syn_a.empty()) {
