@@ -40,6 +40,8 @@ step() {
 
 S=$(mktemp -d)/prefix
 . scripts/gpu-prefix.sh  # gpu_unpack, gpu_configure, gpu_library_path
+. scripts/gpu-tools.sh   # gpu_tools
+gpu_tools                # cmake, ninja and nvcc outside PATH
 unpack() {
   gpu_unpack "$S"
 }
@@ -57,6 +59,7 @@ info() {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   g++ --version | head -1
   nvcc --version | tail -1
+  echo "$(cmake --version | head -1) at $(command -v cmake), ninja $(ninja --version) at $(command -v ninja)"
   build-gpu/doppler --version
   build-gpu/doppler gpus --json >"$out/gpus.json"
 }

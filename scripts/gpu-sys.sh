@@ -18,7 +18,7 @@
 #
 #   scripts/gpu-sys.sh OUT_DIR
 #     STEPS="build train" GRAPHS="chainmm ffnn llama-block llama-layer" SEEDS=3 BUDGET=4000
-#     REAL=30 PROFILE=h100-sm4 DTYPE=bf16 BUILD=build-gpu-torch TORCH_ROOT=(python3's torch)
+#     REAL=30 PROFILE=h100-sm4 DTYPE=bf16 BUILD=build-gpu-torch TORCH_ROOT=(torch_python's torch)
 #
 # Unmeasured on a GPU (none lent yet): the torch build is about 2 minutes on 16 cores, Stages I
 # and II about 3 (12 runs on 16 cores), Stage III and the safeguard about 2; STEPS=build and
@@ -52,14 +52,16 @@ step_prefix="gpu-sys"
 . scripts/gpu-steps.sh   # run NAME CMD...
 . scripts/gpu-graphs.sh  # gpu_graph D NAME DTYPE OUT, graph_sum FILE
 . scripts/gpu-prefix.sh  # gpu_unpack, gpu_configure, gpu_library_path
+. scripts/gpu-tools.sh   # gpu_tools, torch_python
+gpu_tools                # cmake, ninja and nvcc outside PATH
 S=$BUILD.prefix/deps F=$BUILD.prefix/fmt
 gpu_library_path "$S" "$F"  # for the build's link and the runs
 
 # build: the prefixes, then the torch + CUDA configuration of the CLI in BUILD.
 build() {
   local root zlib
-  root=${TORCH_ROOT:-$(python3 -c 'import os, torch; print(os.path.dirname(torch.__file__))')} ||
-    { echo "no torch in $(command -v python3): set TORCH_ROOT"; return 1; }
+  root=${TORCH_ROOT:-$("$(torch_python)" -c 'import os, torch; print(os.path.dirname(torch.__file__))')} ||
+    { echo "no torch found: set TORCH_ROOT"; return 1; }
   zlib=$( (ldconfig -p 2>/dev/null || true) | awk '/libz\.so\.1 .*x86-64/ { print $NF; exit }')
   [ -n "$zlib" ] || { echo "no libz.so.1 in ldconfig's cache"; return 1; }
   rm -rf "$BUILD.prefix" && gpu_unpack "$S" "$F" || return 1

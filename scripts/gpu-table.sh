@@ -48,6 +48,7 @@ if [ "${DRY:-0}" = 1 ]; then
   torch=(--device cpu --dtype f32)
   DTYPE=f32  # the CPU engine stores f32
 fi
+. "$here/scripts/gpu-tools.sh"  # torch_python
 step_prefix="gpu-table"
 . "$here/scripts/gpu-steps.sh"  # run NAME CMD...
 . "$here/scripts/gpu-graphs.sh"  # gpu_graph, check_graph_sum, llama_sizes
@@ -82,7 +83,7 @@ table() {
 
 # versus_torch: llama-layer's measured winner with peer and pcie links, and PyTorch's layer.
 versus_torch() {
-  local best stem l a d
+  local best stem l a d py
   best=$("${PYTHON:-python3}" -c "import json,sys; print(json.load(open(sys.argv[1]))['measured']['fastest'])" \
     "$out/table-llama-layer.json") || return 1
   stem=$(echo "$best" | sed 's/[^A-Za-z0-9_-]/_/g')
@@ -95,11 +96,12 @@ versus_torch() {
     "$D" execute "$out/llama-layer.json" -a "$a" "${gpu[@]}" \
       "${linked[@]}" --repeat 11 --json >"$out/ours-$l.json" || return 1
   done
-  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 "${torch[@]}" \
+  py=$(torch_python) || return 1
+  "$py" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 "${torch[@]}" \
     --repeat 20 --json >"$out/torch.json" || return 1
   [ "$DTYPE" = f32 ] || return 0
   # like for like with f32 tensors: bf16 Tensor Core matmuls (the engine's --gpu-math bf16)
-  "${PYTHON:-python3}" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 \
+  "$py" "$here/scripts/torch_llama_layer.py" "${llama_sizes[@]}" --vocab 32000 \
     "${torch[@]:0:2}" --dtype f32 --matmul-precision medium --repeat 20 --json \
     >"$out/torch-f32-medium.json"
 }
