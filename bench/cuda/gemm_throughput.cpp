@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "engine/cuda/context_scope.hpp"
 #include "engine/cuda/cuda_exec.hpp"
 #include "engine/cuda/driver_api.hpp"
 #include "engine/cuda/green_partitions.hpp"
@@ -89,10 +90,11 @@ private:
   T* bufs_[4] = {};
 };
 
-// Median seconds of `gemms` GEMMs back to back on `stream`, from events around them, tensors
-// stored as T (the engine's GEMM calls: bf16 tensors take Tensor Cores whatever `math` says).
+// Median seconds of `gemms` GEMMs back to back on `stream`, from events around them (made in
+// `ctx`, the stream's context: a partition's, or null for the primary one), tensors stored as T
+// (the engine's GEMM calls: bf16 tensors take Tensor Cores whatever `math` says).
 template <class T>
-double time_raw(cudaStream_t stream, int sms, cublasComputeType_t math, int gemms,
+double time_raw(cudaStream_t stream, CUcontext ctx, int sms, cublasComputeType_t math, int gemms,
                 const Settings& s) {
   RawBuffers<T> bufs(s.n);
   cublasHandle_t blas = nullptr;
@@ -102,7 +104,10 @@ double time_raw(cudaStream_t stream, int sms, cublasComputeType_t math, int gemm
   try {
     check_blas(cublasSetStream(blas, stream), "cublasSetStream");
     if (sms > 0) check_blas(cublasSetSmCountTarget(blas, sms), "cublasSetSmCountTarget");
-    for (cudaEvent_t& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
+    {
+      const cuda_detail::ContextScope in(ctx);
+      for (cudaEvent_t& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
+    }
     cuda_detail::ExecResources r;
     r.stream = stream;
     r.blas = blas;
@@ -217,13 +222,13 @@ nlohmann::json measure(const Settings& s) {
   {
     cuda_detail::GreenPartitions parts(s.gpu, s.partitions);
     part_sms = parts[0].sms;
-    raw_part = raw(parts[0].compute, part_sms, compute_type(math), s.layers, s);
+    raw_part = raw(parts[0].compute, parts[0].ctx, part_sms, compute_type(math), s.layers, s);
   }
   {
     cudaStream_t whole = nullptr;
     check(cudaStreamCreateWithFlags(&whole, cudaStreamNonBlocking), "cudaStreamCreate");
     try {
-      raw_whole = raw(whole, 0, compute_type(math), s.partitions * s.layers, s);
+      raw_whole = raw(whole, nullptr, 0, compute_type(math), s.partitions * s.layers, s);
     } catch (...) {
       cudaStreamDestroy(whole);
       throw;

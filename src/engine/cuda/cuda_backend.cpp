@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "context_scope.hpp"
 #include "cuda_exec.hpp"
 #include "cuda_kernels.hpp"
 #include "driver_api.hpp"
@@ -28,12 +29,15 @@ using engine_detail::DeviceInterval;
 using engine_detail::Plan;
 namespace dev = engine_detail::dev;
 
-// One device: its streams, cuBLAS handle and memory.
+// One device: its streams, cuBLAS handle, memory and clock.
 struct Device {
   int gpu = 0;
   int sms = 0;
   cudaStream_t compute = nullptr, copy_in = nullptr;
   bool own_streams = false;  // whole-GPU mode; green partitions own theirs
+  CUcontext ctx = nullptr;   // the partition's context, which owns its streams (null: primary)
+  cudaEvent_t origin = nullptr;  // recorded on `compute` when a run starts, made in ctx
+  double lag = 0;                // seconds from the Runtime's origin to that recording
   cublasHandle_t blas = nullptr;
   void* scratch = nullptr;  // scratch_elements elements
   std::int64_t scratch_elements = 0;
@@ -48,15 +52,8 @@ struct Device {
   std::vector<const dev::Bf16*> ins_bf16;
 };
 
-// One GPU's clock: the origin event of the current run and when the host recorded it.
-struct Clock {
-  int gpu = 0;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t origin = nullptr;
-  double lag = 0;  // seconds from the Runtime's origin to the event's recording
-};
-
-// A worker thread's events (attach()): start and end of its launches or copies.
+// A worker thread's events (attach()): start and end of its launches or copies, made in its
+// device's context (every stream the worker records on is one of that device's).
 struct Slot {
   const void* owner = nullptr;
   DeviceId device = -1;
@@ -120,7 +117,7 @@ public:
       for (Device& d : devs_) set_up(d, o.gpu.math);
       staged_ = o.gpu.link == GpuDevices::Link::host;
       staging_mu_ = std::make_unique<std::mutex[]>(devs_.size());
-      make_clocks();
+      make_origins();
     } catch (...) {
       release();
       throw;
@@ -137,7 +134,8 @@ public:
     try {
       check(cudaSetDevice(dev(d).gpu), "cudaSetDevice");
       Slot s{this, d, nullptr, nullptr};
-      std::lock_guard lk(events_mu_);
+      std::lock_guard lk(events_mu_);  // also serialises the context's scopes
+      const ContextScope in(dev(d).ctx);
       check(cudaEventCreate(&s.start), "cudaEventCreate");
       events_.push_back({dev(d).gpu, s.start});
       check(cudaEventCreate(&s.end), "cudaEventCreate");
@@ -149,11 +147,13 @@ public:
     }
   }
 
+  // Each device's origin on its idle compute stream: times of different devices are compared
+  // on the host's clock through the lags (a few microseconds apart), never across contexts.
   void begin_run(std::chrono::steady_clock::time_point origin) override {
-    for (Clock& c : clocks_) {
-      check(cudaSetDevice(c.gpu), "cudaSetDevice");
-      check(cudaEventRecord(c.origin, c.stream), "cudaEventRecord (run origin)");
-      c.lag = std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count();
+    for (Device& d : devs_) {
+      check(cudaSetDevice(d.gpu), "cudaSetDevice");
+      check(cudaEventRecord(d.origin, d.compute), "cudaEventRecord (run origin)");
+      d.lag = std::chrono::duration<double>(std::chrono::steady_clock::now() - origin).count();
     }
   }
 
@@ -200,7 +200,7 @@ public:
     }
     check(cudaEventRecord(s.end, x.compute), "cudaEventRecord");
     check(cudaEventSynchronize(s.end), "running the kernel");
-    return interval(x.gpu, s);
+    return interval(x, s);
   }
 
   // A trapping kernel between the slot's events: the synchronisation reports the fault.
@@ -212,7 +212,7 @@ public:
     cuda_detail::launch_trap(x.compute);
     check(cudaEventRecord(s.end, x.compute), "cudaEventRecord");
     check(cudaEventSynchronize(s.end), "running the kernel");
-    return interval(x.gpu, s);
+    return interval(x, s);
   }
 
   std::optional<DeviceInterval> copy(NodeId v, DeviceId from, DeviceId to,
@@ -296,6 +296,7 @@ private:
         Device& d = devs_.emplace_back();
         d.gpu = spec.gpus[0], d.sms = (*parts_)[i].sms;
         d.compute = (*parts_)[i].compute, d.copy_in = (*parts_)[i].copy_in;
+        d.ctx = (*parts_)[i].ctx;
       }
       label_ = fmt::format(
           "cuda engine, {} devices: partitions of {} SMs of GPU {} ({}, {} SMs), {} GEMMs, {} "
@@ -348,17 +349,12 @@ private:
               d.values,  d.syn_a, d.syn_b,   compute_type(math)};
   }
 
-  // One origin event and stream per GPU in use.
-  void make_clocks() {
-    for (const Device& d : devs_) {
-      if (std::any_of(clocks_.begin(), clocks_.end(),
-                      [&](const Clock& c) { return c.gpu == d.gpu; }))
-        continue;
-      Clock& c = clocks_.emplace_back();
-      c.gpu = d.gpu;
+  // One origin event per device, in its context.
+  void make_origins() {
+    for (Device& d : devs_) {
       check(cudaSetDevice(d.gpu), "cudaSetDevice");
-      check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate");
-      check(cudaEventCreate(&c.origin), "cudaEventCreate");
+      const ContextScope in(d.ctx);
+      check(cudaEventCreate(&d.origin), "cudaEventCreate");
     }
   }
 
@@ -366,17 +362,16 @@ private:
   DeviceInterval finish_copy(const Slot& s, cudaStream_t stream) {
     check(cudaEventRecord(s.end, stream), "cudaEventRecord");
     check(cudaEventSynchronize(s.end), "copying between devices");
-    return interval(dev(s.device).gpu, s);
+    return interval(dev(s.device), s);
   }
 
-  // A slot's two events as seconds since the Runtime's origin, on GPU `gpu`'s clock.
-  DeviceInterval interval(int gpu, const Slot& s) const {
-    const Clock& c =
-        *std::find_if(clocks_.begin(), clocks_.end(), [&](const Clock& k) { return k.gpu == gpu; });
+  // A slot's two events as seconds since the Runtime's origin, from device x's origin (the same
+  // context as the slot's events: x is the slot's device).
+  static DeviceInterval interval(const Device& x, const Slot& s) {
     float t0 = 0, t1 = 0;
-    check(cudaEventElapsedTime(&t0, c.origin, s.start), "cudaEventElapsedTime");
-    check(cudaEventElapsedTime(&t1, c.origin, s.end), "cudaEventElapsedTime");
-    return {c.lag + 1e-3 * t0, c.lag + 1e-3 * std::max(t0, t1)};
+    check(cudaEventElapsedTime(&t0, x.origin, s.start), "cudaEventElapsedTime");
+    check(cudaEventElapsedTime(&t1, x.origin, s.end), "cudaEventElapsedTime");
+    return {x.lag + 1e-3 * t0, x.lag + 1e-3 * std::max(t0, t1)};
   }
 
   // Frees everything (no throw): handles and memory, then streams, then the green contexts.
@@ -388,6 +383,7 @@ private:
       for (void* p : d.values) cudaFree(p);
       for (void* p : {d.scratch, d.syn_a, d.syn_b}) cudaFree(p);
       if (d.staging) cudaFreeHost(d.staging);
+      if (d.origin) cudaEventDestroy(d.origin);
       if (d.own_streams) {
         cudaStreamDestroy(d.compute);
         cudaStreamDestroy(d.copy_in);
@@ -397,14 +393,8 @@ private:
       cudaSetDevice(gpu);
       cudaEventDestroy(e);
     }
-    for (Clock& c : clocks_) {
-      cudaSetDevice(c.gpu);
-      if (c.origin) cudaEventDestroy(c.origin);
-      if (c.stream) cudaStreamDestroy(c.stream);
-    }
     devs_.clear();
     events_.clear();
-    clocks_.clear();
     parts_.reset();
   }
 
@@ -414,7 +404,6 @@ private:
   std::size_t esize_;            // bytes of one element
   std::unique_ptr<GreenPartitions> parts_;
   std::vector<Device> devs_;
-  std::vector<Clock> clocks_;
   std::mutex events_mu_;
   std::vector<std::pair<int, cudaEvent_t>> events_;  // every worker's, with its GPU
   std::string attach_error_;                         // the first failure of attach()

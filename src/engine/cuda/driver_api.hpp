@@ -10,11 +10,12 @@
 namespace doppler::cuda_detail {
 
 // X(name) for every driver function used.
-#define DOPPLER_CUDA_DRIVER_FUNCTIONS(X)                                         \
-  X(cuGetErrorString)                                                            \
-  X(cuDeviceGet) X(cuDeviceGetDevResource) X(cuDevSmResourceSplitByCount)        \
-      X(cuDevResourceGenerateDesc) X(cuGreenCtxCreate) X(cuGreenCtxStreamCreate) \
-          X(cuGreenCtxDestroy)
+#define DOPPLER_CUDA_DRIVER_FUNCTIONS(X)                                                      \
+  X(cuGetErrorString)                                                                         \
+  X(cuDeviceGet)                                                                              \
+  X(cuDeviceGetDevResource) X(cuDevSmResourceSplitByCount) X(cuDevResourceGenerateDesc)       \
+      X(cuGreenCtxCreate) X(cuGreenCtxStreamCreate) X(cuGreenCtxDestroy) X(cuCtxFromGreenCtx) \
+          X(cuCtxPushCurrent) X(cuCtxPopCurrent)
 
 /// Pointers to the driver functions, all non-null once driver_api() returned.
 struct DriverApi {

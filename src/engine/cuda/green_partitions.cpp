@@ -75,6 +75,7 @@ void GreenPartitions::create(CUdevice dev, std::vector<CUdevResource>& groups, i
           "cuDevResourceGenerateDesc");
     check(drv.cuGreenCtxCreate(&p.context, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM),
           "cuGreenCtxCreate");
+    check(drv.cuCtxFromGreenCtx(&p.ctx, p.context), "cuCtxFromGreenCtx");
     p.sms = static_cast<int>(groups[static_cast<std::size_t>(i)].sm.smCount);
     CUstream s = nullptr;
     check(drv.cuGreenCtxStreamCreate(&s, p.context, CU_STREAM_NON_BLOCKING, 0),

@@ -13,6 +13,9 @@ namespace doppler::cuda_detail {
 /// One partition: its green context, streams and SM count.
 struct GreenPartition {
   CUgreenCtx context = nullptr;    ///< owned by GreenPartitions
+  CUcontext ctx = nullptr;         ///< the same as a CUcontext (cuCtxFromGreenCtx), which owns
+                                   ///< the streams: events recorded on them are made with it
+                                   ///< current (ContextScope)
   cudaStream_t compute = nullptr;  ///< kernels of the device's ops
   cudaStream_t copy_in = nullptr;  ///< copies into the device
   int sms = 0;                     ///< SMs of the partition
