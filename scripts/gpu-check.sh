@@ -8,7 +8,10 @@
 #   gpu-check.log  everything the steps printed
 # Usage: DOPPLER_COMMIT=$(git rev-parse HEAD) scripts/gpu-check.sh OUT_DIR
 # Exit 0 when every step passed, 1 otherwise (the summary says which). Must finish within
-# 8 minutes, build included, so that a rerun fits the 15 minutes of device time.
+# 8 minutes, build included, so that a rerun fits the 15 minutes of device time: every command
+# on the GPU is stopped DEADLINE seconds after the start (default 450; exit 124 in its step), and
+# the summary is rewritten after each step, so that a hang or the device call's own time limit
+# still leaves the steps that finished.
 # It also runs on a CPU machine with nvcc: the build and the engine tests run, `doppler gpus`
 # fails with "no CUDA driver or GPU" and the GPU tests skip (the summary then says FAILED).
 set -uo pipefail
@@ -22,7 +25,18 @@ steps=$out/steps.tsv
 : >"$steps"
 failed=0
 
-# step NAME CMD...: runs CMD (output to the log), records its seconds and exit code.
+DEADLINE=${DEADLINE:-450}
+t_start=$(date +%s)
+
+# limit CMD...: CMD, stopped (exit 124) when the deadline passes.
+limit() {
+  local left=$((t_start + DEADLINE - $(date +%s)))
+  [ "$left" -gt 0 ] || { echo "past the ${DEADLINE} s deadline: $1 not run"; return 124; }
+  timeout -k 5 "$left" "$@"
+}
+
+# step NAME CMD...: runs CMD (output to the log), records its seconds and exit code, and
+# rewrites the summary.
 step() {
   local name=$1
   shift
@@ -35,6 +49,7 @@ step() {
     "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')" "$rc" >>"$steps"
   echo "gpu-check: $name: exit $rc ($(tail -1 "$steps" | cut -f2) s)" >&2
   [ "$rc" -eq 0 ] || failed=1
+  summarize >/dev/null
   return "$rc"
 }
 
@@ -61,7 +76,7 @@ info() {
   nvcc --version | tail -1
   echo "$(cmake --version | head -1) at $(command -v cmake), ninja $(ninja --version) at $(command -v ninja)"
   build-gpu/doppler --version
-  build-gpu/doppler gpus --json >"$out/gpus.json"
+  limit build-gpu/doppler gpus --json >"$out/gpus.json"
 }
 
 # The green-context probe (scripts/gpu-bundle.sh's .gpu/probe, from ../shared/gpu), P = 4: its
@@ -73,16 +88,16 @@ probe() {
   "$nvcc" -std=c++17 -O2 -DPROBE_ENTRY_POINTS -gencode=arch=compute_90,code=sm_90 \
     -Xlinker -rpath="$(dirname "$nvcc")/../lib64" .gpu/probe/greenctx_probe.cu \
     -o "$out/greenctx_probe" -lcublas || return 1
-  timeout 90 "$out/greenctx_probe" 4 4096 256 | tee "$out/probe-p4.txt"
+  limit timeout 90 "$out/greenctx_probe" 4 4096 256 | tee "$out/probe-p4.txt"
 }
 
 cuda_tests() {
-  build-gpu/tests/test_cuda --gtest_output="json:$out/test_cuda.json"
+  limit build-gpu/tests/test_cuda --gtest_output="json:$out/test_cuda.json"
 }
 
 # The CPU engine's tests on this machine's cores, the fake asynchronous backend's among them.
 engine_tests() {
-  build-gpu/tests/test_engine --gtest_brief=1 --gtest_output="json:$out/test_engine.json"
+  limit build-gpu/tests/test_engine --gtest_brief=1 --gtest_output="json:$out/test_engine.json"
 }
 
 # The engine on the GPU (issue 49): a Llama layer placed by critical-path on P = 1 (the whole
@@ -92,7 +107,7 @@ engine_tests() {
 # Tensor Core GEMMs, bf16 tensors (--gpu-dtype bf16), and copies staged through the host or
 # paced to NVLink and PCIe. Each run's JSON is kept.
 cuda_engine() {
-  local d=build-gpu/doppler g=$out/llama-layer.json rc=0
+  local d="limit build-gpu/doppler" g=$out/llama-layer.json rc=0
   $d -q generate llama-layer -p dim=1024 -p heads=16 -p ffn=2048 -p seq=512 -p vocab=2000 \
     --devices 4 -o "$g" || return 1
   for p in 1 2 4; do
@@ -123,9 +138,10 @@ cuda_engine() {
 gemm_targets() {
   local rc=0 m
   for m in f32 bf16; do
-    build-gpu/bench_cuda_gemm --partitions 4 --gpu-math "$m" --json >"$out/gemm-$m.json" || rc=1
+    limit build-gpu/bench_cuda_gemm --partitions 4 --gpu-math "$m" --json >"$out/gemm-$m.json" ||
+      rc=1
   done
-  build-gpu/bench_cuda_gemm --partitions 4 --gpu-dtype bf16 --json \
+  limit build-gpu/bench_cuda_gemm --partitions 4 --gpu-dtype bf16 --json \
     >"$out/gemm-bf16-tensors.json" || rc=1
   return $rc
 }
@@ -133,7 +149,7 @@ gemm_targets() {
 # Imported ONNX models (scripts/gpu-bundle.sh's .gpu/models, weights inside) on 2 partitions with
 # --verify: every node against the CPU engine on this machine.
 onnx_models() {
-  local d=build-gpu/doppler rc=0 f m
+  local d="limit build-gpu/doppler" rc=0 f m
   ls .gpu/models/*.json.gz >/dev/null || { echo "no .gpu/models: run scripts/gpu-bundle.sh"; return 1; }
   for f in .gpu/models/*.json.gz; do
     m=$(basename "$f" .json.gz)
@@ -145,20 +161,10 @@ onnx_models() {
   return $rc
 }
 
-gpu_library_path "$S" "$S"
-export PATH=$PATH:$S/usr/bin
-t_start=$(date +%s)
-step unpack unpack && step configure configure && step build build && {
-  step gpus info
-  step probe probe
-  step cuda_tests cuda_tests
-  step engine_tests engine_tests
-  step cuda_engine cuda_engine
-  step gemm_targets gemm_targets
-  step onnx_models onnx_models
-}
-
-python3 - "$out" "$steps" "${DOPPLER_COMMIT:-unknown}" "$(nproc)" <<'PY'
+# summarize: summary.json and summary.md from the steps so far and the files they left; also
+# printed (step() calls it after every step, quietly).
+summarize() {
+  python3 - "$out" "$steps" "${DOPPLER_COMMIT:-unknown}" "$(nproc)" <<'PY'
 import json, os, sys, datetime
 out, steps_file, commit, cores = sys.argv[1:5]
 steps = []
@@ -241,5 +247,20 @@ if probe:
 open(f"{out}/summary.md", "w").write("\n".join(md) + "\n")
 print("\n".join(md))
 PY
+}
+
+gpu_library_path "$S" "$S"
+export PATH=$PATH:$S/usr/bin
+step unpack unpack && step configure configure && step build build && {
+  step gpus info
+  step probe probe
+  step cuda_tests cuda_tests
+  step engine_tests engine_tests
+  step cuda_engine cuda_engine
+  step gemm_targets gemm_targets
+  step onnx_models onnx_models
+}
+
+summarize
 echo "gpu-check: $(( $(date +%s) - t_start )) s in all; summary in $out" >&2
 exit "$failed"
