@@ -64,16 +64,18 @@ GemmCall<T> call_of(const GemmPlan& g, const T* pa, const T* pb, T* pc) {
   return c;
 }
 
+// The entries of `d` from `from` on.
+Dims tail_of(const Dims& d, std::size_t from) {
+  return Dims(d.begin() + static_cast<std::ptrdiff_t>(from), d.end());
+}
+
 // The batch labels from `from` on as one stride of an operand whose batch strides are
-// `strides` (false when they do not collapse); labels of extent 1 drop out.
+// `strides` (false when coalesce_dims leaves more than one dimension of them).
 bool collapse_from(const Dims& shape, const Dims& strides, std::size_t from, I64& stride) {
-  stride = 0;
-  std::size_t prev = shape.size();
-  for (std::size_t d = from; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    if (prev < shape.size() && strides[prev] != strides[d] * shape[d]) return false;
-    stride = strides[d], prev = d;
-  }
+  Dims s = tail_of(strides, from);
+  Dims* views[] = {&s};
+  if (coalesce_dims(tail_of(shape, from), views).size() > 1) return false;
+  stride = s.empty() ? 0 : s[0];
   return true;
 }
 
@@ -86,11 +88,6 @@ void outer_offsets(const GemmPlan& g, std::size_t split, I64 t, I64& oa, I64& ob
     oa += i * g.a.batch_strides[d], ob += i * g.b.batch_strides[d];
     oc += i * g.c_batch_strides[d];
   }
-}
-
-// The entries of `d` from `from` on.
-Dims tail_of(const Dims& d, std::size_t from) {
-  return Dims(d.begin() + static_cast<std::ptrdiff_t>(from), d.end());
 }
 
 // `head` then `tail`.
@@ -129,7 +126,7 @@ template <class T>
 void run_gemm(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const GemmPlan& g = k.gemm;
   const GemmBatching b = gemm_batching(g);
-  if (b.calls == 0 || b.count == 0) return;
+  if (b.calls == 0) return;  // an extent of 0
   const T* a0 = in[0] + k.in[0].offset;
   const T* b0 = in[1] + k.in[1].offset;
   T* pack_a = b.scratch > 0 ? x.scratch(b.scratch) : nullptr;
