@@ -249,10 +249,13 @@ TEST(DeviceOps, CollapsibleBatchesAreOneGemmCall) {
   for (float y : out) ASSERT_EQ(y, 12.0f);  // 6 products of 1 x 2
 }
 
-// Whether node v is the (one) block of tensor `name`: "name" or "name[0,...]".
-bool is_block_of(const Graph& g, NodeId v, const std::string& name) {
-  const std::string& n = g.node(v).name;
-  return n == name || (n.rfind(name + "[", 0) == 0);
+// The (one) block of tensor `name`: the node named "name" or "name[0,...]" (throws when none).
+NodeId block_of(const Graph& g, const std::string& name) {
+  for (NodeId v = 0; v < g.num_nodes(); ++v) {
+    const std::string& n = g.node(v).name;
+    if (n == name || n.rfind(name + "[", 0) == 0) return v;
+  }
+  throw std::logic_error("no node " + name);
 }
 
 // GEMM calls and copy launches of the block of `name` in `g` through run_with(), on the CPU
@@ -265,18 +268,14 @@ struct Launches {
 Launches launches_of(const Graph& g, const std::string& name) {
   const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
   const auto outs = test::run_end_to_end<float>(plan, g, nullptr);
-  for (NodeId v = 0; v < g.num_nodes(); ++v) {
-    if (!is_block_of(g, v, name)) continue;
-    const auto& k = plan.kernels[static_cast<std::size_t>(v)];
-    std::vector<const float*> in;
-    for (const auto& view : k.in) in.push_back(outs[static_cast<std::size_t>(view.src)].data());
-    std::vector<float> out(static_cast<std::size_t>(std::max<dev::I64>(k.numel, 1)));
-    RankExec exec(plan);
-    engine_detail::run_with<float>(plan, v, in, out.data(), exec);
-    return {exec.gemms, exec.ranks["copy"].size()};
-  }
-  ADD_FAILURE() << "no node " << name;
-  return {};
+  const NodeId v = block_of(g, name);
+  const auto& k = plan.kernels[static_cast<std::size_t>(v)];
+  std::vector<const float*> in;
+  for (const auto& view : k.in) in.push_back(outs[static_cast<std::size_t>(view.src)].data());
+  std::vector<float> out(static_cast<std::size_t>(std::max<dev::I64>(k.numel, 1)));
+  RankExec exec(plan);
+  engine_detail::run_with<float>(plan, v, in, out.data(), exec);
+  return {exec.gemms, exec.ranks["copy"].size()};
 }
 
 // Batched einsums whose batch labels do not all collapse: attention heads read in place from
@@ -324,9 +323,7 @@ TEST(DeviceOps, GemmBatchesKeepTheirScratchWithinTheBudget) {
   const Graph g = batched_einsums();
   const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
   const auto gemm_of = [&](const std::string& name) -> const engine_detail::GemmPlan& {
-    for (NodeId v = 0; v < g.num_nodes(); ++v)
-      if (is_block_of(g, v, name)) return plan.kernels[static_cast<std::size_t>(v)].gemm;
-    throw std::logic_error("no node " + name);
+    return plan.kernels[static_cast<std::size_t>(block_of(g, name))].gemm;
   };
   const auto heads = engine_detail::gemm_batching(gemm_of("heads"));
   EXPECT_EQ(heads.split, 1u);
