@@ -14,6 +14,7 @@
 #include "doppler/engine/engine.hpp"
 #include "doppler/util/components.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/retain_memory.hpp"
 
 namespace {
 
@@ -36,6 +37,9 @@ std::string cli_remedy(const doppler::InputError& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Graph files with weights (hundreds of MB of text) and engines' buffers reuse freed pages
+  // (an imported ViT-B/16's 460 MB graph loads in 9.0 s instead of 10.8 here).
+  doppler::retain_freed_memory();
   auto logger = spdlog::stderr_color_st("doppler");
   logger->set_pattern("doppler: %^%l%$: %v");
   spdlog::set_default_logger(logger);

@@ -13,6 +13,7 @@
 
 #include "doppler/util/components.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/retain_memory.hpp"
 
 namespace doppler {
 
@@ -66,9 +67,12 @@ EngineResult to_result(const Graph& g, std::span<const DeviceId> device_of, int 
   return r;
 }
 
-void limit_blas_threads() {
+void configure_process() {
   static std::once_flag once;
-  std::call_once(once, [] { openblas_set_num_threads(1); });
+  std::call_once(once, [] {
+    openblas_set_num_threads(1);
+    retain_freed_memory();
+  });
 }
 
 }  // namespace engine_detail
@@ -88,7 +92,7 @@ Engine::Engine(const Graph& g, EngineOptions options) : impl_(std::make_unique<I
     throw InputError("engine: gpu_split is the CPU backend's emulation of a GPU's kernels");
   m.options = options;
   m.options.gpu.math = effective_gpu_math(options.gpu);
-  engine_detail::limit_blas_threads();
+  engine_detail::configure_process();
   m.plan = engine_detail::compile_plan(g, options.kernels, options.synthetic_scale);
   engine_detail::RuntimeConfig cfg;
   cfg.devices = options.devices;

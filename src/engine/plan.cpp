@@ -75,25 +75,36 @@ View make_view(const Graph& g, NodeId v, const ExecInput& in) {
   return view;
 }
 
+// constant (input, fill): the block's values, row by row along its last dimension; an input's
+// hash chain over a row's leading coordinates is computed once per row.
 void plan_constant(const ExecDesc& e, KernelPlan& k) {
   k.op = KernelOp::constant;
   k.values.resize(static_cast<std::size_t>(k.numel));
   const std::size_t n = e.shape.size();
-  Dims idx(n, 0), glob(n, 0);
   const bool input = e.op == "input";
   const auto seed = static_cast<std::uint64_t>(e.attr("seed", 0));
   const double offset = e.attr("offset", 0), scale = e.attr("scale", 1), value = e.attr("value", 0);
   const bool causal = e.attr("causal", 0) != 0;
-  for (std::int64_t i = 0; i < k.numel; ++i) {
-    for (std::size_t d = 0; d < n; ++d) glob[d] = e.origin[d] + idx[d];
-    double x;
+  if (n == 0) {  // a scalar: one row of one element, no coordinates
+    const double x =
+        input ? offset + scale * workloads::input_unit_value(seed, {}) : (causal ? 0.0 : value);
+    k.values.assign(k.values.size(), static_cast<float>(x));
+    return;
+  }
+  const std::int64_t row = e.shape[n - 1], first = e.origin[n - 1];
+  Dims idx(n - 1, 0), lead(n - 1, 0);
+  for (std::int64_t r = 0; row > 0 && r < k.numel; r += row) {
+    for (std::size_t d = 0; d + 1 < n; ++d) lead[d] = e.origin[d] + idx[d];
+    float* out = k.values.data() + r;
     if (input) {
-      x = offset + scale * workloads::input_unit_value(seed, glob);
+      const std::uint64_t h = workloads::input_row_hash(seed, lead);
+      for (std::int64_t j = 0; j < row; ++j)
+        out[j] = static_cast<float>(offset + scale * workloads::input_unit_at(h, first + j));
     } else {
-      x = !causal || (n >= 2 && glob[n - 1] > glob[n - 2]) ? value : 0.0;
+      for (std::int64_t j = 0; j < row; ++j)  // causal: above the diagonal of the last two
+        out[j] = static_cast<float>(!causal || (n >= 2 && first + j > lead[n - 2]) ? value : 0.0);
     }
-    k.values[static_cast<std::size_t>(i)] = static_cast<float>(x);
-    for (std::size_t d = n; d-- > 0;) {
+    for (std::size_t d = n - 1; d-- > 0;) {
       if (++idx[d] < e.shape[d]) break;
       idx[d] = 0;
     }
@@ -156,11 +167,13 @@ void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   const double sign = e.attr("inverse", 0) != 0 ? -1 : 1;
   k.op = KernelOp::rotary;
   k.values.resize(static_cast<std::size_t>(k.numel));
+  std::vector<double> freq(static_cast<std::size_t>(e.shape[n - 1] / 2));  // per pair of the row
+  for (std::size_t j = 0; j < freq.size(); ++j)
+    freq[j] = std::pow(theta, -2 * static_cast<double>(e.origin[n - 1] / 2 + j) / hd);
   Dims idx(n, 0);
   for (std::int64_t i = 0; i < k.numel; i += 2) {
-    const double pair = static_cast<double>((e.origin[n - 1] + idx[n - 1]) / 2);
     const double pos = static_cast<double>(e.origin[pa] + idx[pa]);
-    const double ang = sign * pos * std::pow(theta, -2 * pair / hd);
+    const double ang = sign * pos * freq[static_cast<std::size_t>(idx[n - 1] / 2)];
     k.values[static_cast<std::size_t>(i)] = static_cast<float>(std::cos(ang));
     k.values[static_cast<std::size_t>(i + 1)] = static_cast<float>(std::sin(ang));
     for (int step = 0; step < 2; ++step)

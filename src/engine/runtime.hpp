@@ -201,8 +201,10 @@ private:
   std::string error_;
 };
 
-/// Sets OpenBLAS to one thread (each worker calls it from its own thread); once per process.
-void limit_blas_threads();
+/// Once per process: OpenBLAS at one thread (the engine's devices are its threads) and freed
+/// memory kept for reuse (retain_freed_memory: an engine's buffers, allocated when it is made,
+/// reuse the pages of an earlier engine's instead of page-faulting afresh).
+void configure_process();
 
 /// The EngineResult of a run record: `device_of` over `devices` devices; TransferRecord links are
 /// destination devices (one copy worker each).

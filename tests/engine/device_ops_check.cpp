@@ -148,7 +148,7 @@ double aggregate_tolerance(const engine_detail::KernelPlan& k, bool bf16, double
 template <class T>
 std::set<KernelOp> expect_path_agrees(const Graph& g, KernelMode mode, const std::string& label,
                                       double scale, double tolerance) {
-  engine_detail::limit_blas_threads();
+  engine_detail::configure_process();
   const Plan plan = engine_detail::compile_plan(g, mode, scale);
   engine_detail::check_device_plan(plan);
   const bool bf16 = std::is_same_v<T, dev::Bf16>;

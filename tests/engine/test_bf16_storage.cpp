@@ -123,7 +123,7 @@ TEST(Bf16Storage, TheGpuSplitEngineStoresBf16AsTheEmulationDoes) {
     const auto got = test::all_outputs(engine);
     for (const auto& out : got)
       for (float x : out) ASSERT_EQ(std::bit_cast<std::uint32_t>(x) & 0xffffu, 0u) << w.label;
-    engine_detail::limit_blas_threads();
+    engine_detail::configure_process();
     const Plan plan = engine_detail::compile_plan(w.graph, KernelMode::real, 1.0);
     test::HostExec<dev::Bf16> exec(plan);
     const auto emulated = test::run_end_to_end<dev::Bf16>(plan, w.graph, &exec);

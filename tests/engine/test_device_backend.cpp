@@ -51,7 +51,7 @@ TEST(DeviceBackend, RuntimeRunsEveryKernelAndCopyThroughTheBackend) {
   eo.devices = 3;
   Engine reference(g, eo);
   reference.run(a);
-  engine_detail::limit_blas_threads();
+  engine_detail::configure_process();
   const engine_detail::Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
   engine_detail::RuntimeConfig cfg;
   cfg.devices = 3;

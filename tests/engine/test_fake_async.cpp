@@ -24,7 +24,7 @@ struct FakeRun {
           CopyMode copies = CopyMode::worker)
       : g(&graph),
         plan(engine_detail::compile_plan(graph, mode, mode == KernelMode::synthetic ? 1e4 : 1.0)) {
-    engine_detail::limit_blas_threads();
+    engine_detail::configure_process();
     engine_detail::RuntimeConfig cfg;
     cfg.devices = devices;
     cfg.copies = copies;

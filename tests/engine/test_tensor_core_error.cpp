@@ -39,7 +39,7 @@ using test::WorstNode;
 // Every node's output of `g` run end to end through the device path with GEMM operands rounded
 // as `math` says (`exact`: the CPU kernels instead, f32).
 std::vector<std::vector<float>> end_to_end(const Graph& g, Math math, bool exact) {
-  engine_detail::limit_blas_threads();
+  engine_detail::configure_process();
   const Plan plan = engine_detail::compile_plan(g, KernelMode::real, 1.0);
   test::HostExec<float> exec(plan, math);
   return test::run_end_to_end<float>(plan, g, exact ? nullptr : &exec);

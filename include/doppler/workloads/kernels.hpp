@@ -32,6 +32,14 @@ const KernelInfo* find_kernel(std::string_view name);
 /// only on (seed, coord), so every block can generate its part without the full shape.
 double input_unit_value(std::uint64_t seed, std::span<const std::int64_t> coord);
 
+/// input_unit_value split before its last coordinate, for filling a block row by row: the chain
+/// over the seed and the leading coordinates `lead` (every coordinate but the last), once per row.
+std::uint64_t input_row_hash(std::uint64_t seed, std::span<const std::int64_t> lead);
+
+/// The value of the element at last coordinate `last` of the row whose chain is `row_hash`:
+/// input_unit_value(seed, lead + {last}) == input_unit_at(input_row_hash(seed, lead), last).
+double input_unit_at(std::uint64_t row_hash, std::int64_t last);
+
 /// One splitmix64 step (add the golden gamma, then mix), as docs/exec.md writes it.
 std::uint64_t splitmix64(std::uint64_t z);
 

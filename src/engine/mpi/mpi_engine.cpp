@@ -172,7 +172,7 @@ MpiEngine::MpiEngine(const Graph& g, EngineOptions options) : impl_(std::make_un
                     p, m.ranks, kMaxDevices));
   for (DeviceId d = 0; d < p; ++d)
     m.owner.push_back(static_cast<int>(static_cast<long long>(d) * m.ranks / p));
-  engine_detail::limit_blas_threads();
+  engine_detail::configure_process();
   m.plan = engine_detail::compile_plan(g, options.kernels, options.synthetic_scale);
   engine_detail::RuntimeConfig cfg;
   cfg.devices = p;

@@ -1,8 +1,8 @@
 #include "doppler/policy/math_threads.hpp"
 
-#include <malloc.h>
-
 #include <torch/torch.h>
+
+#include "doppler/util/retain_memory.hpp"
 
 extern "C" void openblas_set_num_threads(int);  // OpenBLAS (cblas.h is not on every path)
 
@@ -21,13 +21,6 @@ void use_single_threaded_math() {
   }
   openblas_set_num_threads(1);
   retain_freed_memory();
-}
-
-void retain_freed_memory() {
-  constexpr int kMmapThreshold = 256 << 20;  // bytes; glibc's dynamic threshold stops at 32 MiB
-  constexpr int kTrimThreshold = 512 << 20;  // bytes of free heap top kept before trimming
-  mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
-  mallopt(M_TRIM_THRESHOLD, kTrimThreshold);
 }
 
 }  // namespace doppler
