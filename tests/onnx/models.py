@@ -4,7 +4,8 @@
 Run with Debian's /usr/bin/python3 (python3-torch 1.13, python3-onnx 1.12, python3-numpy):
 
     python3 models.py export NAME SIZE OUTDIR   # OUTDIR/model.onnx, x.npy, y.npy, flops.json
-    python3 models.py onnx-flops MODEL.onnx [OP] # total FLOPs of an ONNX file (of op OP only)
+    python3 models.py onnx-flops MODEL.onnx [OP ...]  # FLOPs of an ONNX file, a line per OP
+                                                      # (an op type, or all: every node; default all)
     python3 models.py op-types MODEL.onnx       # op types with counts, one per line
     python3 models.py list                      # the models and sizes
 
@@ -364,22 +365,24 @@ def node_flops(node, shapes, constant=frozenset()):
     fail(f"no FLOP convention for op {op} (node '{node.name}')")
 
 
-def onnx_flops(path, only=None):
+def onnx_flops(path, ops=("all",)):
+    """Per entry of ops, the FLOPs of the ONNX file's nodes of that op type ("all": every node)."""
     import onnx
 
     model = onnx.load(path)
     shapes = shapes_of(model)
     g = model.graph
     constant = {init.name for init in g.initializer}
-    total = 0
+    totals = dict.fromkeys(ops, 0)
     for node in g.node:  # ONNX requires topological order
         inputs = [i for i in node.input if i]
         if node.op_type == "Shape" or all(i in constant for i in inputs):
             constant.update(o for o in node.output if o)
             continue
-        if only is None or node.op_type == only:
-            total += node_flops(node, shapes, constant)
-    return total
+        flops = node_flops(node, shapes, constant)
+        for op in {"all", node.op_type} & totals.keys():
+            totals[op] += flops
+    return [totals[op] for op in ops]
 
 
 def op_types(path):
@@ -400,8 +403,9 @@ def main(argv):
     if len(argv) == 4 and argv[0] == "export":
         export(argv[1], argv[2], argv[3])
         return 0
-    if len(argv) in (2, 3) and argv[0] == "onnx-flops":
-        print(onnx_flops(argv[1], argv[2] if len(argv) == 3 else None))
+    if len(argv) >= 2 and argv[0] == "onnx-flops":
+        for flops in onnx_flops(argv[1], argv[2:] or ["all"]):
+            print(flops)
         return 0
     if len(argv) == 2 and argv[0] == "op-types":
         for op, count in sorted(op_types(argv[1]).items()):

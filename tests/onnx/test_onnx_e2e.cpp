@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -191,15 +192,17 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
   auto r = models_py("export " + model + " small " + q(m));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto expected = nlohmann::json::parse(slurp(m / "flops.json"));
-  r = models_py("onnx-flops " + q(m / "model.onnx"));
+  r = models_py("onnx-flops " + q(m / "model.onnx") + " all Conv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const double total_flops = number_of(r.out);
-  r = models_py("onnx-flops " + q(m / "model.onnx") + " Conv");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const double conv_flops = number_of(r.out);
+  double total_flops = 0, conv_flops = 0;
+  std::istringstream(r.out) >> total_flops >> conv_flops;
+  ASSERT_GT(conv_flops, 0) << r.out;
   const double module_conv = expected["conv_flops"].get<double>();
   const auto graph = dir / "g.json";
-  for (const int devices : {1, 2, 4}) {
+  // The FLOPs are the same whatever the device count: checked on the two small models (the
+  // large ones' imports take 4-12 s each here, most of it their weights' text), the rest at 4.
+  const bool small = model == "resnet18" || model == "mobilenet_v3_small";
+  for (const int devices : small ? std::vector<int>{1, 2, 4} : std::vector<int>{4}) {
     r = test::run_cli("import " + q(m / "model.onnx") + " --devices " + std::to_string(devices) +
                       " --inputs x=" + q(m / "x.npy") + " -o " + q(graph) + " --json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
