@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/cuda/context_scope.hpp"
+#include "engine/cuda/cublas_api.hpp"
 #include "engine/cuda/cuda_exec.hpp"
 #include "engine/cuda/driver_api.hpp"
 #include "engine/cuda/green_partitions.hpp"
@@ -97,13 +98,14 @@ template <class T>
 double time_raw(cudaStream_t stream, CUcontext ctx, int sms, cublasComputeType_t math, int gemms,
                 const Settings& s) {
   RawBuffers<T> bufs(s.n);
+  const cuda_detail::CublasApi& api = cuda_detail::cublas_api();
   cublasHandle_t blas = nullptr;
-  check_blas(cublasCreate(&blas), "cublasCreate");
+  check_blas(api.cublasCreate_v2(&blas), "cublasCreate");
   cudaEvent_t ev[2] = {};
   std::vector<double> times;
   try {
-    check_blas(cublasSetStream(blas, stream), "cublasSetStream");
-    if (sms > 0) check_blas(cublasSetSmCountTarget(blas, sms), "cublasSetSmCountTarget");
+    check_blas(api.cublasSetStream_v2(blas, stream), "cublasSetStream");
+    if (sms > 0) check_blas(api.cublasSetSmCountTarget(blas, sms), "cublasSetSmCountTarget");
     {
       const cuda_detail::ContextScope in(ctx);
       for (cudaEvent_t& e : ev) check(cudaEventCreate(&e), "cudaEventCreate");
@@ -124,11 +126,11 @@ double time_raw(cudaStream_t stream, CUcontext ctx, int sms, cublasComputeType_t
     }
   } catch (...) {
     for (cudaEvent_t e : ev) cudaEventDestroy(e);
-    cublasDestroy(blas);
+    api.cublasDestroy_v2(blas);
     throw;
   }
   for (cudaEvent_t e : ev) cudaEventDestroy(e);
-  cublasDestroy(blas);
+  api.cublasDestroy_v2(blas);
   return median_interval(times).median;
 }
 

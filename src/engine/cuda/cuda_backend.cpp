@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "context_scope.hpp"
+#include "cublas_api.hpp"
 #include "cuda_exec.hpp"
 #include "cuda_kernels.hpp"
 #include "driver_api.hpp"
@@ -332,9 +333,10 @@ private:
   // cuBLAS, scratch and the synthetic operands of one device.
   void set_up(Device& d, GpuDevices::Math math) {
     check(cudaSetDevice(d.gpu), "cudaSetDevice");
-    check_blas(cublasCreate(&d.blas), "cublasCreate");
-    check_blas(cublasSetStream(d.blas, d.compute), "cublasSetStream");
-    check_blas(cublasSetSmCountTarget(d.blas, d.sms), "cublasSetSmCountTarget");
+    const CublasApi& blas = cublas_api();
+    check_blas(blas.cublasCreate_v2(&d.blas), "cublasCreate");
+    check_blas(blas.cublasSetStream_v2(d.blas, d.compute), "cublasSetStream");
+    check_blas(blas.cublasSetSmCountTarget(d.blas, d.sms), "cublasSetSmCountTarget");
     d.scratch_elements = device_scratch(plan_);
     d.scratch =
         device_alloc(static_cast<std::size_t>(d.scratch_elements) * esize_, "allocating scratch");
@@ -378,7 +380,7 @@ private:
   void release() noexcept {
     for (Device& d : devs_) {
       cudaSetDevice(d.gpu);
-      if (d.blas) cublasDestroy(d.blas);
+      if (d.blas) cublas_api().cublasDestroy_v2(d.blas);  // loaded: it made the handle
       for (void* p : d.bufs) cudaFree(p);
       for (void* p : d.values) cudaFree(p);
       for (void* p : {d.scratch, d.syn_a, d.syn_b}) cudaFree(p);

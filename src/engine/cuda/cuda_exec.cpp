@@ -3,6 +3,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cublas_api.hpp"
 #include "cuda_kernels.hpp"
 
 #include "doppler/engine/engine.hpp"
@@ -13,7 +14,7 @@ namespace dev = engine_detail::dev;
 
 void check_blas(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw EngineError(std::string(what) + ": cuBLAS status " + cublasGetStatusName(s));
+    throw EngineError(std::string(what) + ": cuBLAS status " + cublas_api().cublasGetStatusName(s));
 }
 
 template <class T>
@@ -80,11 +81,11 @@ template <class T>
 void gemm_ex(cublasHandle_t h, const engine_detail::GemmCall<T>& g, cudaDataType_t type,
              cublasComputeType_t math) {
   const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
-  check_blas(
-      cublasGemmStridedBatchedEx(h, op(g.tb), op(g.ta), i32(g.n), i32(g.m), i32(g.k), &one, g.b,
-                                 type, i32(g.ldb), g.sb, g.a, type, i32(g.lda), g.sa, &beta, g.c,
-                                 type, i32(g.ldc), g.sc, i32(g.batch), math, CUBLAS_GEMM_DEFAULT),
-      "cublasGemmStridedBatchedEx");
+  check_blas(cublas_api().cublasGemmStridedBatchedEx(
+                 h, op(g.tb), op(g.ta), i32(g.n), i32(g.m), i32(g.k), &one, g.b, type, i32(g.ldb),
+                 g.sb, g.a, type, i32(g.lda), g.sa, &beta, g.c, type, i32(g.ldc), g.sc,
+                 i32(g.batch), math, CUBLAS_GEMM_DEFAULT),
+             "cublasGemmStridedBatchedEx");
 }
 
 }  // namespace
@@ -101,13 +102,15 @@ void CudaExec<T>::gemm(const engine_detail::GemmCall<T>& g) {
   } else {
     const float one = 1.0f, beta = g.accumulate ? 1.0f : 0.0f;
     if (g.batch == 1)
-      check_blas(cublasSgemm(r_.blas, op(g.tb), op(g.ta), i32(g.n), i32(g.m), i32(g.k), &one, g.b,
-                             i32(g.ldb), g.a, i32(g.lda), &beta, g.c, i32(g.ldc)),
+      check_blas(cublas_api().cublasSgemm_v2(r_.blas, op(g.tb), op(g.ta), i32(g.n), i32(g.m),
+                                             i32(g.k), &one, g.b, i32(g.ldb), g.a, i32(g.lda),
+                                             &beta, g.c, i32(g.ldc)),
                  "cublasSgemm");
     else
-      check_blas(cublasSgemmStridedBatched(r_.blas, op(g.tb), op(g.ta), i32(g.n), i32(g.m),
-                                           i32(g.k), &one, g.b, i32(g.ldb), g.sb, g.a, i32(g.lda),
-                                           g.sa, &beta, g.c, i32(g.ldc), g.sc, i32(g.batch)),
+      check_blas(cublas_api().cublasSgemmStridedBatched(r_.blas, op(g.tb), op(g.ta), i32(g.n),
+                                                        i32(g.m), i32(g.k), &one, g.b, i32(g.ldb),
+                                                        g.sb, g.a, i32(g.lda), g.sa, &beta, g.c,
+                                                        i32(g.ldc), g.sc, i32(g.batch)),
                  "cublasSgemmStridedBatched");
   }
 }
