@@ -71,6 +71,13 @@ std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+namespace {
+// The value in [-1, 1) of a finished chain: its top 53 bits as a fraction, shifted.
+double unit_of(std::uint64_t h) {
+  return static_cast<double>(h >> 11) * 0x1.0p-52 - 1.0;
+}
+}  // namespace
+
 std::uint64_t input_row_hash(std::uint64_t seed, std::span<const std::int64_t> lead) {
   std::uint64_t h = splitmix64(seed);
   for (std::int64_t c : lead) h = splitmix64(h ^ static_cast<std::uint64_t>(c));
@@ -78,12 +85,11 @@ std::uint64_t input_row_hash(std::uint64_t seed, std::span<const std::int64_t> l
 }
 
 double input_unit_at(std::uint64_t row_hash, std::int64_t last) {
-  const std::uint64_t h = splitmix64(row_hash ^ static_cast<std::uint64_t>(last));
-  return static_cast<double>(h >> 11) * 0x1.0p-52 - 1.0;
+  return unit_of(splitmix64(row_hash ^ static_cast<std::uint64_t>(last)));
 }
 
 double input_unit_value(std::uint64_t seed, std::span<const std::int64_t> coord) {
-  if (coord.empty()) return static_cast<double>(splitmix64(seed) >> 11) * 0x1.0p-52 - 1.0;
+  if (coord.empty()) return unit_of(splitmix64(seed));
   return input_unit_at(input_row_hash(seed, coord.first(coord.size() - 1)), coord.back());
 }
 
