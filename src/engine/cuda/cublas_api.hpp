@@ -1,8 +1,8 @@
 #pragma once
 // Internal: the cuBLAS functions libdoppler_cuda calls, loaded with dlopen on first use rather
 // than linked: libcublas and libcublasLt (0.5 GB) take about 0.37 s to load and initialise, which
-// every start of a binary linking them paid, CUDA backend or not (the CLI starts ~600 times in
-// `make test`).
+// every start of a binary linking them paid, CUDA backend or not (the tests start the CLI from
+// 170 places, many of them in loops).
 #include <cublas_v2.h>
 
 #include <string>
