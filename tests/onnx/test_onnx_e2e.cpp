@@ -195,7 +195,9 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
   r = models_py("onnx-flops " + q(m / "model.onnx") + " all Conv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   double total_flops = 0, conv_flops = 0;
-  std::istringstream(r.out) >> total_flops >> conv_flops;
+  std::istringstream lines(r.out);
+  ASSERT_TRUE(lines >> total_flops >> conv_flops) << r.out;
+  ASSERT_TRUE((lines >> std::ws).eof()) << r.out;  // two numbers and nothing else
   ASSERT_GT(conv_flops, 0) << r.out;
   const double module_conv = expected["conv_flops"].get<double>();
   const auto graph = dir / "g.json";
