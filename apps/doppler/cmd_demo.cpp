@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "engine_options.hpp"
+#include "learned_commands.hpp"
 #include "measured_winner.hpp"
 #include "methods.hpp"
 
@@ -367,15 +368,9 @@ void run_demo(const DemoOptions& asked) {
 
 }  // namespace
 
-void add_demo(CLI::App& app) {
+void learned::add_demo(CLI::App& app) {
   auto o = std::make_shared<DemoOptions>();
-  auto* cmd = app.add_subcommand("demo",
-                                 "The full pipeline on the default workload (a Llama layer) at a "
-                                 "CPU-friendly size: calibrate the engine, place "
-                                 "with every heuristic, train Doppler (Stage I, II and a short "
-                                 "Stage III on the engine), calibrate again, then measure every "
-                                 "placement on the engine beside its simulation with the "
-                                 "second profile and draw the winner's Gantt chart");
+  auto* cmd = app.add_subcommand("demo", learned::kDemoSummary);
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   cmd->add_option("--backend", o->backend,
                   "engine: cpu (threads), cuda (SM partitions of GPU 0) or auto (cuda when a GPU "

@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "common.hpp"
+#include "learned_commands.hpp"
 
 #include "doppler/engine/mpi_world.hpp"
 #include "doppler/train/pretrain.hpp"
@@ -104,16 +105,10 @@ void run_pretrain(PretrainOptions& o) {
 
 }  // namespace
 
-void add_pretrain(CLI::App& app) {
+void learned::add_pretrain(CLI::App& app) {
   auto o = std::make_shared<PretrainOptions>();
   o->cfg.updates = -1;  // "not given" (resume keeps the run's)
-  auto* cmd = app.add_subcommand(
-      "pretrain",
-      "Train one Doppler policy over a distribution of problems (generated workloads, random "
-      "DAGs, graph files; device counts; platforms) for zero-shot placement and fine-tuning. "
-      "Under mpirun, ranks train data-parallel (gradients averaged). Writes RUN/ckpt.pt "
-      "(place with --method doppler:policy=RUN, fine-tune with train --init RUN), log.jsonl "
-      "(one line per update; held-out evaluations), problems.json, spec.json, config.json.");
+  auto* cmd = app.add_subcommand("pretrain", learned::kPretrainSummary);
   cmd->add_option("--spec", o->spec,
                   "problem distribution (JSON, docs/pretraining.md); default: the shipped model's "
                   "(models/pretrain-spec.json)");

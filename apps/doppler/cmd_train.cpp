@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "common.hpp"
 #include "engine_options.hpp"
+#include "learned_commands.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/mpi_backend.hpp"
@@ -250,14 +251,9 @@ void run_train(TrainCmdOptions o) {
 
 }  // namespace
 
-void add_train(CLI::App& app) {
+void learned::add_train(CLI::App& app) {
   auto o = std::make_shared<TrainCmdOptions>();
-  auto* cmd =
-      app.add_subcommand("train",
-                         "Train the Doppler policies: Stage I imitation of the "
-                         "critical-path placer (--stage il), Stage II REINFORCE on the "
-                         "simulator (--stage sim) or Stage III REINFORCE on the real engine "
-                         "(--stage real; --engine mpi under mpirun)");
+  auto* cmd = app.add_subcommand("train", learned::kTrainSummary);
   cmd->add_option("graph", o->graph, "graph file (.txt or .json)")->required();
   add_devices_option(*cmd, o->devices, false)->capture_default_str();
   add_hardware_option(*cmd, o->hardware);

@@ -68,25 +68,25 @@ int main(int argc, char** argv) {
       "Exit codes: 0 success, 2 bad input or usage, 1 internal failure.\n"
       "Run 'doppler <command> --help' for a command's options.");
 
-  doppler::cli::add_info(app);
-  doppler::cli::add_convert(app);
-  doppler::cli::add_import(app);
-  doppler::cli::add_demo(app);
-  doppler::cli::add_generate(app);
-  doppler::cli::add_simulate(app);
-  doppler::cli::add_place(app);
-  doppler::cli::add_methods(app);
-  doppler::cli::add_compare(app);
-  doppler::cli::add_bench_suite(app);
-  doppler::cli::add_execute(app);
-  doppler::cli::add_calibrate(app);
-  doppler::cli::add_validate_sim(app);
-  doppler::cli::add_gpus(app);
-  doppler::cli::register_backends();
-  doppler::cli::add_train(app);
-  doppler::cli::add_pretrain(app);
-
   try {
+    doppler::cli::prepare_learned(argc, argv);  // before add_demo, add_train and add_pretrain
+    doppler::cli::add_info(app);
+    doppler::cli::add_convert(app);
+    doppler::cli::add_import(app);
+    doppler::cli::add_demo(app);
+    doppler::cli::add_generate(app);
+    doppler::cli::add_simulate(app);
+    doppler::cli::add_place(app);
+    doppler::cli::add_methods(app);
+    doppler::cli::add_compare(app);
+    doppler::cli::add_bench_suite(app);
+    doppler::cli::add_execute(app);
+    doppler::cli::add_calibrate(app);
+    doppler::cli::add_validate_sim(app);
+    doppler::cli::add_gpus(app);
+    doppler::cli::register_backends();
+    doppler::cli::add_train(app);
+    doppler::cli::add_pretrain(app);
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

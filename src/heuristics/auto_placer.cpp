@@ -310,14 +310,25 @@ AutoFeatures auto_features(const Problem& problem, int threads, const Budget& bu
   std::size_t repeated = 0;
   for (const auto& c : repeat_classes(problem.graph())) repeated += c.size();
   f.repeated = f.ops > 0 ? static_cast<double>(repeated) / f.ops : 0;
-  try {
-    make_placer("doppler-search");
-    f.learned = true;
-  } catch (const InputError&) {
-    f.learned = false;  // not built with torch, or no policy
-  }
   return f;
 }
+
+namespace {
+
+// Whether doppler-search can be made: false when not built with torch, or without a policy.
+bool learned_search_available() {
+  try {
+    make_placer("doppler-search");
+    return true;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+AutoPlacer::AutoPlacer(double refine, double t0, TieBreak tiebreak)
+    : refine_(refine), t0_(t0), tiebreak_(tiebreak), learned_(learned_search_available()) {}
 
 PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions& options,
                                      BudgetedEvaluator& eval) const {
@@ -327,6 +338,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
     return {Assignment{p, std::vector<DeviceId>(static_cast<std::size_t>(n), 0), {}, name()},
             "one device or no op"};
   AutoFeatures f = auto_features(problem, options.threads, eval.limits());
+  f.learned = learned_;
   AutoPlan plan = plan_auto(f);
   if (!plan.exhaustive && reads_call_time(f)) {
     f.call_seconds = measure_call_seconds(problem, eval);

@@ -2,6 +2,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "doppler/heuristics/auto_placer.hpp"
 #include "doppler/heuristics/clustering.hpp"
 #include "doppler/heuristics/critical_path.hpp"
+#include "doppler/heuristics/deferred_placers.hpp"
 #include "doppler/heuristics/levels.hpp"
 #include "doppler/heuristics/list_placers.hpp"
 #include "doppler/heuristics/multilevel.hpp"
@@ -31,7 +33,8 @@ std::mutex& registry_mutex() {
 
 struct Entry {
   PlacerInfo info;
-  PlacerFactory make;
+  PlacerFactory make;               ///< empty for a deferred placer not yet loaded
+  std::function<void()> load = {};  ///< a deferred placer's loader (register_deferred_placers)
 };
 
 // multilevel's factory: its settings, with `inner` checked now rather than mid-run.
@@ -423,10 +426,22 @@ void register_placer(PlacerInfo info, PlacerFactory make) {
   std::lock_guard lock(registry_mutex());
   for (Entry& e : registry())
     if (e.info.name == info.name) {
-      e = {std::move(info), std::move(make)};
+      e = {std::move(info), std::move(make), {}};
       return;
     }
-  registry().push_back({std::move(info), std::move(make)});
+  registry().push_back({std::move(info), std::move(make), {}});
+}
+
+void register_deferred_placers(std::vector<PlacerInfo> infos, std::function<void()> load) {
+  std::lock_guard lock(registry_mutex());
+  for (PlacerInfo& info : infos) {
+    auto it = std::find_if(registry().begin(), registry().end(),
+                           [&](const Entry& e) { return e.info.name == info.name; });
+    if (it == registry().end())
+      registry().push_back({std::move(info), {}, load});
+    else if (!it->make)
+      *it = {std::move(info), {}, load};
+  }
 }
 
 std::pair<std::string, PlacerParams> parse_placer_spec(const std::string& spec) {
@@ -452,26 +467,49 @@ bool is_learned_method_name(std::string_view name) {
   return false;
 }
 
+namespace {
+
+// The factory of registered placer `name` and its accepted options ("none" when it has none),
+// or an empty factory, with `names` listing the registered ones; `load` is set for a deferred
+// placer not yet loaded.
+struct Lookup {
+  PlacerFactory make;
+  std::function<void()> load;
+  std::string accepted, names;
+};
+
+Lookup look_up(const std::string& name) {
+  Lookup out;
+  std::lock_guard lock(registry_mutex());
+  for (const Entry& e : registry()) {
+    out.names += (out.names.empty() ? "" : ", ") + e.info.name;
+    if (e.info.name != name) continue;
+    out.make = e.make;
+    out.load = e.make ? nullptr : e.load;
+    out.accepted = e.info.options.empty() ? "none" : options_text(e.info);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::unique_ptr<Placer> make_placer(const std::string& spec) {
   auto [name, params] = parse_placer_spec(spec);
-  PlacerFactory make;
-  std::string accepted, names;
-  {
-    std::lock_guard lock(registry_mutex());
-    for (const Entry& e : registry()) {
-      names += (names.empty() ? "" : ", ") + e.info.name;
-      if (e.info.name != name) continue;
-      make = e.make;
-      accepted = e.info.options.empty() ? "none" : options_text(e.info);
-    }
+  Lookup found = look_up(name);
+  if (!found.make && found.load) {
+    found.load();  // registers the deferred placers' factories (outside the registry's lock)
+    found = look_up(name);
+    if (!found.make)
+      throw std::runtime_error(fmt::format("method '{}' was not registered by its loader", name));
   }
-  if (!make && !component_built(Component::torch) && is_learned_method_name(name))
+  if (!found.make && !component_built(Component::torch) && is_learned_method_name(name))
     throw component_absent(fmt::format("method '{}'", name), Component::torch);
-  if (!make) throw InputError(fmt::format("unknown method '{}' (available: {})", name, names));
-  auto placer = make(params);
+  if (!found.make)
+    throw InputError(fmt::format("unknown method '{}' (available: {})", name, found.names));
+  auto placer = found.make(params);
   if (!params.empty())
     throw InputError(fmt::format("method {}: unknown option '{}' (accepted: {})", name,
-                                 params.begin()->first, accepted));
+                                 params.begin()->first, found.accepted));
   return placer;
 }
 

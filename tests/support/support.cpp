@@ -65,11 +65,12 @@ Graph random_dag(std::mt19937_64& rng, const RandomDagOptions& opt) {
 
 namespace {
 
-CliResult run_command(const std::string& prefix, const std::string& args) {
+CliResult run_command(const std::string& prefix, const std::string& binary,
+                      const std::string& args) {
   TempDir dir;
   const std::string out = (dir / "out").string(), err = (dir / "err").string();
   const std::string cmd = std::string("cd '") + DOPPLER_SOURCE_DIR + "' && " + prefix + "'" +
-                          DOPPLER_CLI + "' " + args + " >'" + out + "' 2>'" + err + "'";
+                          binary + "' " + args + " >'" + out + "' 2>'" + err + "'";
   const int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -87,7 +88,11 @@ CliResult run_command(const std::string& prefix, const std::string& args) {
 }  // namespace
 
 CliResult run_cli(const std::string& args) {
-  return run_command("", args);
+  return run_command("", DOPPLER_CLI, args);
+}
+
+CliResult run_program(const std::filesystem::path& binary, const std::string& args) {
+  return run_command("", binary.string(), args);
 }
 
 bool cli_has(Component c) {
@@ -105,7 +110,8 @@ bool have_mpirun() {
 }
 
 CliResult run_cli_mpi2(const std::string& args) {
-  return run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 ", args);
+  return run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 2 ", DOPPLER_CLI,
+                     args);
 }
 
 std::filesystem::path test_data(const std::string& name) {

@@ -68,6 +68,9 @@ struct CliResult {
 /// Runs the doppler CLI with `args` (a shell-quoted argument string) in the source directory.
 CliResult run_cli(const std::string& args);
 
+/// Runs `binary` (a copy of the CLI) as run_cli() runs the CLI.
+CliResult run_program(const std::filesystem::path& binary, const std::string& args);
+
 /// True when the CLI the tests run (cli_path()) was built with component `c` (its `--version`
 /// lists them; asked once per process).
 bool cli_has(Component c);

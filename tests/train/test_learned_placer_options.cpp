@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include "support/support.hpp"
 
 #include "doppler/heuristics/placer.hpp"
+#include "doppler/train/learned_infos.hpp"
 #include "doppler/train/learned_placers.hpp"
 #include "doppler/util/error.hpp"
 
@@ -65,6 +68,23 @@ std::vector<PlacerInfo> learned() {
 std::string spec_with(const PlacerInfo& info, const std::string& key, const std::string& value) {
   const bool training = info.name == "doppler-search" && !kSearchOwn.count(key);
   return info.name + ":" + (training ? "train=0.5," : "") + key + "=" + value;
+}
+
+// The infos a torch-free program lists (learned_infos.hpp) name kLearnedMethodNames, in order,
+// each learned and seeded, and each is made by the factory registered under its name.
+TEST(LearnedPlacerOptions, TheTorchFreeInfosNameTheRegisteredMethods) {
+  const std::vector<PlacerInfo> infos = learned_placer_infos();
+  ASSERT_EQ(infos.size(), std::size(kLearnedMethodNames));
+  const StandInPolicy policy;
+  register_learned_placers();
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    EXPECT_EQ(infos[i].name, kLearnedMethodNames[i]);
+    EXPECT_TRUE(infos[i].learned && !infos[i].deterministic) << infos[i].name;
+    const std::string spec = infos[i].name == "placeto" || infos[i].name == "gdp"
+                                 ? infos[i].name + ":calls=10"
+                                 : infos[i].name;
+    EXPECT_EQ(make_placer(spec)->name(), infos[i].name);
+  }
 }
 
 TEST(LearnedPlacerOptions, DeclarationsAreWellFormed) {

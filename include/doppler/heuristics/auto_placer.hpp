@@ -67,8 +67,10 @@ public:
   /// `refine`: overrides AutoPlan::refine_share when >= 0; `t0`: overrides AutoPlan::refine_t0
   /// (the refinement's AnnealSettings::t0) when >= 0; `tiebreak`: the tie rule of every annealing
   /// member (local-search, multilevel, doppler-search) and of the refinement.
-  explicit AutoPlacer(double refine = -1, double t0 = -1, TieBreak tiebreak = TieBreak::none)
-      : refine_(refine), t0_(t0), tiebreak_(tiebreak) {}
+  /// Whether doppler-search can run (AutoFeatures::learned) is found here, when the placer is
+  /// made, not in place(): making it may load its code (a deferred placer: the CLI's libtorch
+  /// plug-in, 0.6 s), which a time budget should not pay.
+  explicit AutoPlacer(double refine = -1, double t0 = -1, TieBreak tiebreak = TieBreak::none);
   std::string name() const override { return "auto"; }
   std::int64_t default_calls() const override { return kDefaultSearchCalls; }
   PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
@@ -77,11 +79,13 @@ public:
 private:
   double refine_, t0_;
   TieBreak tiebreak_;
+  bool learned_;  // doppler-search can be made
 };
 
 /// The features of a problem as plan_auto reads them, for `threads` threads and a run within
 /// `budget` (call_seconds left at 0: for a budget of seconds alone AutoPlacer times a call, the
-/// fastest of three counted simulations of a round-robin assignment).
+/// fastest of three counted simulations of a round-robin assignment); `learned` is left false
+/// (AutoPlacer sets it).
 AutoFeatures auto_features(const Problem& problem, int threads, const Budget& budget);
 
 }  // namespace doppler

@@ -1,6 +1,7 @@
 #pragma once
 // The learned placement methods as Placers of the one registry (make_placer("doppler-search"),
-// make_placer("gdp:calls=4000"), ...). Linking libdoppler_learn registers them before main().
+// make_placer("gdp:calls=4000"), ...). Linking libdoppler_learn registers them before main();
+// their names, descriptions and options are learned_infos.hpp's.
 //
 // Budget rule of the learned methods (docs/training.md): every simulator call counts, training
 // included, through the run's BudgetedEvaluator (heuristics/budget.hpp), which never lets a run
