@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/sanitized.hpp"
 #include "support/support.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
@@ -113,7 +114,7 @@ void expect_same_optimum(double got, double want, const std::string& what) {
 
 TEST(Optimal, MatchesExhaustiveOnSmallRandomGraphs) {
   std::mt19937_64 rng(17);
-  for (int trial = 0; trial < 60; ++trial) {
+  for (int trial = 0; trial < (test::kSanitized ? 20 : 60); ++trial) {
     const int n = 3 + static_cast<int>(rng() % 8);  // 3..10 ops
     const int p = 2 + static_cast<int>(rng() % 2);  // 2..3 devices
     const Graph g = random_graph(rng, n, 0.1 + static_cast<double>(rng() % 50) / 100, false);
@@ -135,7 +136,7 @@ TEST(Optimal, MatchesExhaustiveOnSmallRandomGraphs) {
 TEST(Optimal, MatchesBruteForceWithPerEdgeTransferCosts) {
   if (!simulator_has_edge_costs()) GTEST_SKIP() << "the simulator ignores per-edge costs";
   std::mt19937_64 rng(23);
-  for (int trial = 0; trial < 25; ++trial) {
+  for (int trial = 0; trial < (test::kSanitized ? 8 : 25); ++trial) {
     const Graph g = random_graph(rng, 4 + static_cast<int>(rng() % 5), 0.4, true);
     const Problem problem(g, Platform::reference(3));
     expect_same_optimum(problem.simulator().makespan(OptimalPlacer().place(problem, {}).assignment),
@@ -153,7 +154,7 @@ TEST(Optimal, SymmetryOnlyWhereDevicesAreInterchangeable) {
   EXPECT_FALSE(
       devices_interchangeable(Problem(g0, Platform::hardware(load_hardware_profile("p100"), 4))));
   // On both hardware platforms the optimum is the one of a plain enumeration (no symmetry).
-  for (int trial = 0; trial < 16; ++trial) {
+  for (int trial = 0; trial < (test::kSanitized ? 6 : 16); ++trial) {
     const Graph g = random_graph(rng, 4 + static_cast<int>(rng() % 4), 0.4, trial % 2 == 1);
     for (const Platform& platform : {heterogeneous(), all_to_all()}) {
       const Problem problem(g, platform);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "support/builders.hpp"
+#include "support/sanitized.hpp"
 #include "support/support.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
@@ -39,7 +40,7 @@ TEST(Exhaustive, MatchesAnIndependentEnumerationAndRefusesLargeProblems) {
 TEST(SearchPlacers, ExhaustiveBeatsEveryPlacerAndLocalSearchFindsTheOptimum) {
   std::mt19937_64 rng(2026);
   int optimal = 0;
-  const int instances = 200;
+  const int instances = test::kSanitized ? 60 : 200;
   for (int trial = 0; trial < instances; ++trial) {
     test::RandomDagOptions opt;
     opt.nodes = 4 + static_cast<int>(rng() % 9);  // 4..12 ops
