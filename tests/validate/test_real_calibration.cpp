@@ -2,14 +2,17 @@
 // checked for what holds on any machine: every benchmark took a positive, finite time on every
 // device, the largest GEMM longer than the smallest, copies a positive bandwidth, and the profile
 // written from it prices an op at least the launch overhead. No timing bound: it runs beside
-// other tests. Under AddressSanitizer it is the calibration's real-engine path (`make test-asan`
-// leaves out CalibratedPrediction.KnownChainsArePredictedWithin25Percent, which times that path
-// alone, 70 s there).
+// other tests. It runs under the sanitizers only: there it is the calibration's real-engine path
+// (`make test-asan` leaves out CalibratedPrediction.KnownChainsArePredictedWithin25Percent, which
+// times that path alone, 70 s there); elsewhere that check and
+// CliCalibrate.WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt take it, with more checks.
 #include <algorithm>
 #include <cmath>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "support/sanitized.hpp"
 
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/hardware/platform.hpp"
@@ -24,6 +27,9 @@ bool positive(double x) {
 }
 
 TEST(RealCalibration, EveryBenchmarkIsMeasuredAndTheProfilePricesOps) {
+  if (!test::kSanitized)
+    GTEST_SKIP() << "run under the sanitizers only: CalibratedPrediction.KnownChains... and "
+                    "CliCalibrate.WritesAProfile... take this path here";
   CalibrationOptions o;
   o.devices = 2;
   o.repeat = 1;
