@@ -422,25 +422,33 @@ std::vector<PlacerInfo> placer_infos() {
   return out;
 }
 
+namespace {
+
+// The registry's entry named `name`, or nullptr; the caller holds registry_mutex().
+Entry* find_entry(const std::string& name) {
+  for (Entry& e : registry())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
+}  // namespace
+
 void register_placer(PlacerInfo info, PlacerFactory make) {
   std::lock_guard lock(registry_mutex());
-  for (Entry& e : registry())
-    if (e.info.name == info.name) {
-      e = {std::move(info), std::move(make), {}};
-      return;
-    }
-  registry().push_back({std::move(info), std::move(make), {}});
+  if (Entry* e = find_entry(info.name))
+    *e = {std::move(info), std::move(make), {}};
+  else
+    registry().push_back({std::move(info), std::move(make), {}});
 }
 
 void register_deferred_placers(std::vector<PlacerInfo> infos, std::function<void()> load) {
   std::lock_guard lock(registry_mutex());
   for (PlacerInfo& info : infos) {
-    auto it = std::find_if(registry().begin(), registry().end(),
-                           [&](const Entry& e) { return e.info.name == info.name; });
-    if (it == registry().end())
+    Entry* e = find_entry(info.name);
+    if (e == nullptr)
       registry().push_back({std::move(info), {}, load});
-    else if (!it->make)
-      *it = {std::move(info), {}, load};
+    else if (!e->make)
+      *e = {std::move(info), {}, load};
   }
 }
 

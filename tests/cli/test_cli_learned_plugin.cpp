@@ -2,7 +2,6 @@
 // beside the binary, loaded on first use: the binary does not link libtorch (whose loading took
 // 0.6 s of each start), every other command works with no plug-in at all, and a learned method or
 // command without it ends in one line naming the library it could not load (exit 1).
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,26 +10,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/dynamic_section.hpp"
 #include "support/support.hpp"
 
 namespace doppler {
 namespace {
 
-// The binary's DT_NEEDED entries, as `readelf -d` prints them.
-std::string dynamic_section(const std::string& binary) {
-  const std::string command = "readelf -d '" + binary + "'";
-  FILE* p = popen(command.c_str(), "r");
-  EXPECT_NE(p, nullptr) << command;
-  if (p == nullptr) return "";
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  EXPECT_EQ(pclose(p), 0) << command;
-  return out;
-}
-
 TEST(CliLearnedPlugin, TheCliDoesNotLinkTorch) {
-  const std::string out = dynamic_section(test::cli_path());
+  const std::string out = test::dynamic_section(test::cli_path());
   ASSERT_NE(out.find("(NEEDED)"), std::string::npos) << out;
   EXPECT_NE(out.find("libc.so"), std::string::npos) << out;
   for (const char* torch : {"libtorch", "libc10"}) EXPECT_EQ(out.find(torch), std::string::npos);

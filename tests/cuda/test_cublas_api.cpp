@@ -1,11 +1,11 @@
 // cuBLAS is loaded on first use, not linked: it loads without a GPU or driver (CI), its functions
 // work where they need no device, and the CLI's start-up does not load it.
-#include <cstdio>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "engine/cuda/cublas_api.hpp"
+#include "support/dynamic_section.hpp"
 #include "support/support.hpp"
 
 namespace doppler {
@@ -32,13 +32,7 @@ TEST(CublasApi, LoadsWithoutAGpuAndNamesItsStatuses) {
 // The libraries the CLI's start-up loads (its ELF's DT_NEEDED entries): no cuBLAS, whose load
 // took ~0.37 s of each of the CLI's starts.
 TEST(CublasApi, TheCliDoesNotLinkIt) {
-  const std::string command = "readelf -d '" + test::cli_path() + "'";
-  FILE* p = popen(command.c_str(), "r");
-  ASSERT_NE(p, nullptr) << command;
-  std::string out;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  ASSERT_EQ(pclose(p), 0) << command;
+  const std::string out = test::dynamic_section(test::cli_path());
   ASSERT_NE(out.find("(NEEDED)"), std::string::npos) << out;
   EXPECT_NE(out.find("libc.so"), std::string::npos) << out;
   EXPECT_EQ(out.find("libcublas"), std::string::npos) << out;
