@@ -37,6 +37,8 @@ from setuptools.errors import SetupError
 
 SOURCE = Path(__file__).resolve().parent
 PACKAGE_SOURCE = SOURCE / "python" / "doppler"
+# The extension modules: the binding, and its learned part (libtorch), which it loads on first use.
+EXTENSION_MODULES = ("_doppler", "_doppler_learn")
 
 
 def project_version():
@@ -77,7 +79,7 @@ def run(cmd):
 
 def cmake_build():
     """Configures DIR when it has no CMake cache and builds doppler_python; returns
-    DIR/python/doppler and the extension module in it for this interpreter."""
+    DIR/python/doppler and the extension modules in it for this interpreter."""
     cmake = shutil.which("cmake")
     if cmake is None:
         raise SetupError("setup.py: cmake not found (Debian: apt-get install cmake ninja-build; "
@@ -94,18 +96,23 @@ def cmake_build():
         if home is not None and Path(home).resolve() != SOURCE:
             raise SetupError(f"setup.py: the build directory {d} was configured for the sources "
                              f"in {home}, not {SOURCE}; set DOPPLER_BUILD_DIR to another one")
-    run([cmake, "--build", d, "--target", "doppler_python"])
+    run([cmake, "--build", d, "--target", "doppler_python"])  # builds _doppler_learn too
     built = d / "python" / "doppler"
-    modules = sorted(built.glob("_doppler.*.so"))
+    return built, [extension_module(built, name) for name in EXTENSION_MODULES]
+
+
+def extension_module(built, name):
+    """The extension module `name` in `built` for this interpreter."""
+    modules = sorted(built.glob(name + ".*.so"))
     suffixes = importlib.machinery.EXTENSION_SUFFIXES
-    fitting = [m for m in modules if any(m.name == "_doppler" + s for s in suffixes)]
+    fitting = [m for m in modules if any(m.name == name + s for s in suffixes)]
     if not fitting:
         found = ", ".join(m.name for m in modules) or "none"
         raise SetupError(f"setup.py: {built} has no extension module for this interpreter "
-                         f"({sys.executable}, wants _doppler{suffixes[0]}; found {found}); "
+                         f"({sys.executable}, wants {name}{suffixes[0]}; found {found}); "
                          "configure the build with -DPython_EXECUTABLE=... or set "
                          "DOPPLER_BUILD_DIR to a new directory")
-    return built, fitting[0]
+    return fitting[0]
 
 
 class CMakeBuildExt(build_ext):
@@ -115,20 +122,21 @@ class CMakeBuildExt(build_ext):
         if self.inplace:
             raise SetupError("setup.py: editable installs are not supported; for a development "
                              "tree use PYTHONPATH=build/python after `make python`")
-        built, module = cmake_build()
+        built, modules = cmake_build()
         out = Path(self.build_lib) / "doppler"
         out.mkdir(parents=True, exist_ok=True)
-        # The package's files are the source's .py files (as CMake copied them) and the module; a
+        # The package's files are the source's .py files (as CMake copied them) and the modules; a
         # stale copy of a .py file since removed from the source is left out.
-        for f in [built / p.name for p in sorted(PACKAGE_SOURCE.glob("*.py"))] + [module]:
+        for f in [built / p.name for p in sorted(PACKAGE_SOURCE.glob("*.py"))] + modules:
             if not f.exists():
                 raise SetupError(f"setup.py: {f} is missing after the CMake build")
             self.copy_file(str(f), str(out / f.name))
 
     def get_outputs(self):
         out = Path(self.build_lib) / "doppler"
+        suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         return [str(out / p.name) for p in sorted(PACKAGE_SOURCE.glob("*.py"))] + [
-            str(out / ("_doppler" + importlib.machinery.EXTENSION_SUFFIXES[0]))]
+            str(out / (name + suffix)) for name in EXTENSION_MODULES]
 
 
 class ScratchBuild(build):
@@ -152,7 +160,7 @@ setup(
     version=project_version(),
     packages=[],
     py_modules=[],
-    ext_modules=[Extension("doppler._doppler", sources=[])],
+    ext_modules=[Extension("doppler." + name, sources=[]) for name in EXTENSION_MODULES],
     cmdclass={"build": ScratchBuild, "build_ext": CMakeBuildExt, "egg_info": ScratchEggInfo},
     zip_safe=False,
 )

@@ -1,6 +1,7 @@
 #pragma once
-// Shared pieces of the Python extension module doppler._doppler (pybind11): the Python-side
-// Graph and Problem objects and the functions that add each part of the API to the module.
+// Shared pieces of the Python extension modules doppler._doppler and doppler._doppler_learn
+// (pybind11): the Python-side Graph and Problem objects and the functions that add each part of
+// the API to a module.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -61,7 +62,10 @@ void bind_methods(py::module_& m);
 void bind_env(py::module_& m);
 /// Placement (pickles).
 void bind_placement(py::module_& m);
-/// Policy (a trained Doppler policy).
+/// Policy (a trained Doppler policy) and default_policy_path(): doppler._doppler_learn's.
 void bind_policy(py::module_& m);
+/// The learned methods as deferred placers of the registry, and _load_learned(), which imports
+/// doppler._doppler_learn (libtorch) on first use.
+void bind_learned_loader(py::module_& m);
 
 }  // namespace doppler::python

@@ -1,6 +1,7 @@
-// The extension module doppler._doppler: a thin binding over libdoppler and libdoppler_learn
-// (python/doppler/__init__.py re-exports it). Bad input raises ValueError with the library's
-// one-line message; other failures raise RuntimeError.
+// The extension module doppler._doppler: a thin binding over libdoppler (python/doppler/__init__.py
+// re-exports it); its learned part, doppler._doppler_learn (libtorch), is loaded on first use.
+// Bad input raises ValueError with the library's one-line message (in both modules: the
+// translator is pybind11's global one); other failures raise RuntimeError.
 #include <string>
 
 #include "bindings.hpp"
@@ -46,5 +47,5 @@ PYBIND11_MODULE(_doppler, m) {
   doppler::python::bind_problem(m);
   doppler::python::bind_methods(m);
   doppler::python::bind_env(m);
-  doppler::python::bind_policy(m);
+  doppler::python::bind_learned_loader(m);
 }

@@ -20,16 +20,19 @@ import pytest
 
 from conftest import SOURCE
 
-# What an installed module must do: say where it came from, generate a graph, place and simulate.
+# What an installed module must do: say where it came from, generate a graph, place and simulate,
+# and place with a learned method (its learned part, doppler._doppler_learn, installed beside it).
 CHECK = """
 import json, sys
 import doppler
 g = doppler.generate("random-dag", devices=2, ops=40, seed=5)
 problem = doppler.Problem(g, 2)
 p = doppler.place(problem, "heft")
+learned = doppler.place(problem, "doppler:samples=2", seed=1)
 out = {"file": doppler.__file__, "module": doppler._doppler.__file__,
        "version": doppler.__version__, "ops": g.num_ops,
        "makespan": problem.simulate(p.assignment), "placed": p.makespan,
+       "learned": learned.makespan, "learned_from": doppler._doppler_learn.__file__,
        "torch_imported": "torch" in sys.modules}
 try:
     import importlib.metadata
@@ -105,6 +108,8 @@ def check_installed(doppler, cwd, env, where, isolated_path=None):
     want = doppler.place(problem, "heft").makespan
     assert out["ops"] == g.num_ops
     assert out["makespan"] == out["placed"] == want
+    assert Path(out["learned_from"]).resolve().is_relative_to(where.resolve()), out["learned_from"]
+    assert out["learned"] == doppler.place(problem, "doppler:samples=2", seed=1).makespan
     return out
 
 
@@ -148,7 +153,8 @@ def test_python_build_makes_a_platform_wheel_of_the_cmake_build(doppler, build_d
     names = set(zipfile.ZipFile(wheel).namelist())
     package = {n for n in names if n.startswith("doppler/")}
     want = {f"doppler/{p.name}" for p in (SOURCE / "python" / "doppler").glob("*.py")}
-    want.add("doppler/_doppler" + importlib.machinery.EXTENSION_SUFFIXES[0])
+    for module in ("_doppler", "_doppler_learn"):  # the binding and its learned part
+        want.add(f"doppler/{module}" + importlib.machinery.EXTENSION_SUFFIXES[0])
     assert package == want
     assert scratch_files(build_dir) == before
     # The wheel installs and works from a folder of its own.
