@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "help_format.hpp"
 
 #include "doppler/engine/engine.hpp"
 #include "doppler/util/components.hpp"
@@ -49,6 +51,8 @@ int main(int argc, char** argv) {
       "Doppler places the operations of an ML dataflow graph on devices so that it finishes as "
       "fast as possible on an asynchronous, work-conserving runtime.\n"};
   app.name("doppler");
+  // Before the commands are added: they share it. The listing gives each a one-line summary.
+  app.formatter(std::make_shared<doppler::cli::HelpFormatter>());
   app.require_subcommand(1);
   app.fallthrough();
   // The version and the optional components built (cmake/Components.cmake), one line each.
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
   });
   app.footer(
       "Exit codes: 0 success, 2 bad input or usage, 1 internal failure.\n"
-      "Run 'doppler <command> --help' for a command's options.");
+      "Run 'doppler <command> --help' for a command's whole description and options.");
 
   try {
     doppler::cli::prepare_learned(argc, argv);  // before add_demo, add_train and add_pretrain
