@@ -138,6 +138,46 @@ TEST(Constants, ReaderErrorsNameTheLine) {
             "c.json:2: expected an array, found object");
 }
 
+// Constants of 4,096 base64 characters and more are decoded from the file's text in place (not
+// copied into the parsed document): the same values and the same errors, on the same lines.
+TEST(Constants, LongDataReadsAsShortDataDoes) {
+  std::vector<float> values(3000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f - 7;
+  const Graph g = load_graph_with({{"big", {3000}, values}, {"small", {2}, {1, 2}}});
+  const std::string text = format_graph_json(g);
+  const Graph g2 = parse_graph_json(text, "c.json");
+  ASSERT_EQ(g2.constants().size(), 2u);
+  EXPECT_EQ(g2.constants()[0].values, values);
+  EXPECT_EQ(g2.constants()[1].values, (std::vector<float>{1, 2}));
+  EXPECT_EQ(format_graph_json(g2), text);
+  // 3000 f32 are 12,000 bytes, 16,000 base64 characters, all "A" for zeros.
+  const std::string zeros(16000, 'A');
+  EXPECT_EQ(
+      error_of(HEAD "{\"shape\": [3000], \"dtype\": \"f32\",\n\"data\":\n\"" + zeros + "\"}]}"),
+      "no error");
+  // The value starts on line 5 (its key on line 4), long or short.
+  EXPECT_EQ(error_of(HEAD "{\"shape\": [1], \"dtype\": \"f32\",\n\"data\":\n\"AA*APw==\"}]}"),
+            "c.json:5: constant 0: invalid base64 character at position 2");
+  std::string bad = zeros;
+  bad[9000] = '*';
+  EXPECT_EQ(error_of(HEAD "{\"shape\": [3000], \"dtype\": \"f32\",\n\"data\":\n\"" + bad + "\"}]}"),
+            "c.json:5: constant 0: invalid base64 character at position 9000");
+  EXPECT_EQ(
+      error_of(HEAD "{\"shape\": [3001], \"dtype\": \"f32\",\n\"data\":\n\"" + zeros + "\"}]}"),
+      "c.json:5: constant 0: data holds 12000 bytes, the shape needs 12004 (4 per f32)");
+  EXPECT_EQ(
+      error_of(HEAD "{\"shape\": [3000], \"dtype\": \"f32\",\n\"data\":\n\"" + zeros + "A\"}]}"),
+      "c.json:5: constant 0: base64 length 16001 is not a multiple of 4");
+  // A long value with an escape is parsed as JSON says, and decoded as any other.
+  EXPECT_EQ(error_of(HEAD "{\"shape\": [3000], \"dtype\": \"f32\",\n\"data\":\n\"\\u0041" +
+                     zeros.substr(1) + "\"}]}"),
+            "no error");
+  // A long string in another member stays in the document.
+  const std::string named = HEAD "{\"name\": \"" + zeros +
+                            "\", \"shape\": [1], \"dtype\": \"f32\", \"data\": \"AACAPw==\"}]}";
+  EXPECT_EQ(parse_graph_json(named, "c.json").constants()[0].name, zeros);
+}
+
 TEST(Constants, ReaderEnforcesTheByteLimitBeforeDecoding) {
   ReadLimits limits = ReadLimits::defaults();
   limits.max_constant_bytes = 12;

@@ -1,5 +1,8 @@
 // Base64: the test vectors of RFC 4648 (section 10), both alphabet extremes, a round trip of
-// every byte value, and strict decoding (length, characters, padding, non-canonical bits).
+// every byte value, strict decoding (length, characters, padding, non-canonical bits), and the
+// in-place forms (append, decode into a buffer).
+#include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -71,6 +74,28 @@ TEST(Base64, StrictDecodingRefusesMalformedText) {
   EXPECT_EQ(refusal("Zm9="), "non-zero unused bits before the base64 padding at position 2");
   EXPECT_EQ(refusal(std::string("Zm9\0", 4)), "invalid base64 character at position 3");
   EXPECT_EQ(refusal("Zm9\xc3"), "invalid base64 character at position 3");
+}
+
+// The in-place forms against the RFC 4648 vectors: append after existing text, decode into a
+// buffer sized by base64_decoded_size.
+TEST(Base64, AppendAndDecodeIntoABuffer) {
+  std::string out = "x:";
+  base64_append("foob", out);
+  base64_append("", out);
+  base64_append("fo", out);
+  EXPECT_EQ(out, "x:Zm9vYg==Zm8=");
+  EXPECT_EQ(base64_encoded_size(4), 8u);
+  EXPECT_EQ(base64_encoded_size(0), 0u);
+  for (const auto& [text, size] : {std::pair{"", 0}, {"Zg==", 1}, {"Zm8=", 2}, {"Zm9vYmFy", 6}})
+    EXPECT_EQ(base64_decoded_size(text), std::size_t(size)) << text;
+  EXPECT_EQ(base64_decoded_size("Zm9"), std::nullopt);
+  std::string buffer(6, '?'), why;
+  ASSERT_TRUE(base64_decode_to("Zm9vYmFy", buffer, why)) << why;
+  EXPECT_EQ(buffer, "foobar");
+  EXPECT_FALSE(base64_decode_to("Zm9vYm*y", buffer, why));
+  EXPECT_EQ(why, "invalid base64 character at position 6");
+  std::string small(5, '?');
+  EXPECT_THROW(base64_decode_to("Zm9vYmFy", small, why), std::invalid_argument);
 }
 
 }  // namespace

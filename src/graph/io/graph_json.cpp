@@ -4,17 +4,24 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/util/base64.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/util/json_aside.hpp"
 #include "doppler/util/json_doc.hpp"
 
 namespace doppler {
 
 namespace {
+
+// The shortest constant data (base64 characters) decoded from the file's text in place.
+constexpr std::size_t kAsideBytes = 4096;
 
 using nlohmann::json;
 using ojson = nlohmann::ordered_json;
@@ -93,7 +100,7 @@ ojson exec_to_json(const ExecDesc& x) {
 }
 
 // Reverses each 4-byte group on big-endian hosts (the format stores little-endian f32).
-void to_little_endian(std::string& bytes) {
+void to_little_endian(std::span<char> bytes) {
   if constexpr (std::endian::native == std::endian::big) {
     for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
       std::swap(bytes[i], bytes[i + 3]);
@@ -102,24 +109,39 @@ void to_little_endian(std::string& bytes) {
   }
 }
 
-// The little-endian bytes of f32 values.
-std::string f32_bytes(const std::vector<float>& values) {
-  std::string bytes(values.size() * 4, '\0');
-  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
-  to_little_endian(bytes);
-  return bytes;
+// Appends the base64 of f32 values' little-endian bytes to `out`.
+void append_f32_base64(const std::vector<float>& values, std::string& out) {
+  const std::string_view bytes(reinterpret_cast<const char*>(values.data()), values.size() * 4);
+  if constexpr (std::endian::native == std::endian::little) return base64_append(bytes, out);
+  std::string swapped(bytes);
+  to_little_endian(swapped);
+  base64_append(swapped, out);
 }
 
-// f32 values from little-endian bytes (4 * out.size() of them); `bytes` is reused.
-void f32_values(std::string& bytes, std::vector<float>& out) {
+// Decodes `data` (base64 of little-endian f32) into `out`, whose size the shape gave; fails at
+// `pointer` with why the text is not that.
+void decode_f32(const JsonDoc& doc, std::string_view data, std::vector<float>& out,
+                const std::string& pointer, std::size_t t) {
+  const std::size_t size = out.size() * 4;
+  std::string why;
+  if (base64_decoded_size(data) != size) {  // the reason: invalid base64, or the wrong size
+    std::string bytes;
+    if (!base64_decode(data, bytes, why)) doc.fail(pointer, fmt::format("constant {}: {}", t, why));
+    doc.fail(pointer,
+             fmt::format("constant {}: data holds {} bytes, the shape needs {} (4 per f32)", t,
+                         bytes.size(), size));
+  }
+  const std::span<char> bytes(reinterpret_cast<char*>(out.data()), size);
+  if (!base64_decode_to(data, bytes, why))
+    doc.fail(pointer, fmt::format("constant {}: {}", t, why));
   to_little_endian(bytes);
-  if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
 }
 
 // The "constants" array: [{"name", "shape", "dtype": "f32", "data": base64}...]. The total
 // decoded size is limited by `limits.max_constant_bytes`, checked before anything is decoded.
 std::vector<ConstantTensor> parse_constants(const JsonDoc& doc, const json& arr,
-                                            const ReadLimits& limits) {
+                                            const ReadLimits& limits, std::string_view source,
+                                            const std::vector<AsideSpan>& aside) {
   doc.expect_array(arr, "/constants");
   std::vector<ConstantTensor> out;
   std::uint64_t total = 0;
@@ -139,8 +161,10 @@ std::vector<ConstantTensor> parse_constants(const JsonDoc& doc, const json& arr,
     if (dtype != "f32")
       doc.fail(p + "/dtype",
                fmt::format("constant {}: unsupported dtype \"{}\" (expected \"f32\")", t, dtype));
-    const json& data = doc.require(jc, p, "data");
-    if (!data.is_string()) doc.string(data, p + "/data");  // throws: expected a string
+    const json& data_value = doc.require(jc, p, "data");
+    if (!data_value.is_string()) doc.string(data_value, p + "/data");  // throws: expected a string
+    const std::string_view data =
+        aside_contents(data_value.get_ref<const std::string&>(), source, aside);
     // Element count, refused as soon as the bytes exceed what is left of the limit.
     const std::uint64_t left = limits.max_constant_bytes - total;
     const auto too_large = [&] {
@@ -159,15 +183,8 @@ std::vector<ConstantTensor> parse_constants(const JsonDoc& doc, const json& arr,
     }
     if (count * 4 > left) too_large();
     total += count * 4;
-    std::string bytes, why;
-    if (!base64_decode(data.get_ref<const std::string&>(), bytes, why))
-      doc.fail(p + "/data", fmt::format("constant {}: {}", t, why));
-    if (bytes.size() != count * 4)
-      doc.fail(p + "/data",
-               fmt::format("constant {}: data holds {} bytes, the shape needs {} (4 per f32)", t,
-                           bytes.size(), count * 4));
     c.values.resize(static_cast<std::size_t>(count));
-    f32_values(bytes, c.values);
+    decode_f32(doc, data, c.values, p + "/data", t);
     out.push_back(std::move(c));
   }
   return out;
@@ -180,7 +197,11 @@ Graph parse_graph_json(std::string_view text, const std::string& file,
   JsonLimits jl;
   jl.arrays = {{"nodes", limits.max_ops, "nodes", "DOPPLER_MAX_OPS"},
                {"edges", limits.max_edges, "edges", "DOPPLER_MAX_EDGES"}};
-  const JsonDoc doc(std::string(text), file, jl);
+  // The constants' base64 (hundreds of MB for a large model) is set aside, to be decoded from
+  // the text itself, not copied into the parsed document a character at a time.
+  std::optional<AsideText> aside = set_aside_long_strings(text, {"data"}, kAsideBytes);
+  const JsonDoc doc(aside ? std::move(aside->text) : std::string(text), file, jl);
+  const std::vector<AsideSpan> spans = aside ? std::move(aside->spans) : std::vector<AsideSpan>{};
   doc.expect_format("doppler-graph", 1);
   const json& root = doc.root();
 
@@ -191,7 +212,7 @@ Graph parse_graph_json(std::string_view text, const std::string& file,
   if (root.contains("params")) {
     doc.expect_object(root["params"], "/params");
     for (const auto& [k, v] : root["params"].items())
-      meta.params[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      meta.params[k] = v.is_string() ? doc.string(v, "/params/" + k) : v.dump();
   }
 
   const json& nodes = doc.require(root, "", "nodes");
@@ -296,7 +317,7 @@ Graph parse_graph_json(std::string_view text, const std::string& file,
         fmt::format("{}: {} duplicate edge(s) collapsed", file, b.duplicates_collapsed()));
   if (root.contains("constants")) {
     try {
-      g.set_constants(parse_constants(doc, root["constants"], limits));
+      g.set_constants(parse_constants(doc, root["constants"], limits, text, spans));
     } catch (const InputError& e) {
       if (!e.file().empty()) throw;
       doc.fail("/constants", e.problem());
@@ -358,14 +379,20 @@ std::string format_graph_json(const Graph& g) {
   }
   out += g.num_edges() ? "\n  ]" : "]";
   if (!g.constants().empty()) {
+    std::size_t data_size = 0;  // the constants' base64, reserved at once (hundreds of MB)
+    for (const ConstantTensor& c : g.constants())
+      data_size += base64_encoded_size(c.values.size() * 4) + 64 + c.name.size();
+    out.reserve(out.size() + data_size);
     out += ",\n  \"constants\": [";
     for (std::size_t t = 0; t < g.constants().size(); ++t) {
       const ConstantTensor& c = g.constants()[t];
-      ojson j = {{"name", c.name},
-                 {"shape", c.shape},
-                 {"dtype", "f32"},
-                 {"data", base64_encode(f32_bytes(c.values))}};
-      out += (t ? ",\n    " : "\n    ") + j.dump();
+      // As ordered_json's dump() of {name, shape, dtype, data} writes it, but the data (base64:
+      // nothing to escape) is appended whole, not character by character.
+      out += (t ? ",\n    " : "\n    ");
+      out += "{\"name\":" + ojson(c.name).dump() + ",\"shape\":" + ojson(c.shape).dump() +
+             ",\"dtype\":\"f32\",\"data\":\"";
+      append_f32_base64(c.values, out);
+      out += "\"}";
     }
     out += "\n  ]";
   }
