@@ -51,6 +51,12 @@ TEST(JsonAside, OnlyLongUnescapedValuesOfTheNamedMembers) {
   ASSERT_EQ(aside->spans.size(), 2u);
   EXPECT_EQ(source.substr(aside->spans[0].offset, aside->spans[0].size), long_a);
   EXPECT_EQ(source.substr(aside->spans[1].offset, aside->spans[1].size), long_b);
+  // Contents that are not printable ASCII stay in the document: a line break or a tab (invalid
+  // JSON there), a non-ASCII character.
+  for (const char* odd : {"\n", "\t", "\xc3\xa9"}) {
+    const std::string text = "{\"data\": \"" + long_a + odd + long_a + "\"}";
+    EXPECT_FALSE(set_aside_long_strings(text, {"data"}, 10).has_value()) << odd;
+  }
   const json parsed = json::parse(aside->text);
   EXPECT_EQ(parsed["data"], std::string("\0"
                                         "0",
@@ -61,6 +67,10 @@ TEST(JsonAside, OnlyLongUnescapedValuesOfTheNamedMembers) {
   EXPECT_EQ(lines(aside->text), lines(source));
   EXPECT_EQ(resolved(parsed, source, aside->spans), json::parse(source));
   EXPECT_FALSE(set_aside_long_strings(source, {"data"}, 41).has_value());
+  // A source with the placeholders' escape \u0000 anywhere, before or after: nothing set aside.
+  EXPECT_FALSE(set_aside_long_strings("[\"\\u0000\", " + source + "]", {"data"}, 10));
+  EXPECT_FALSE(set_aside_long_strings("[" + source + ", \"\\u0000\"]", {"data"}, 10));
+  EXPECT_TRUE(set_aside_long_strings("[" + source + ", \"\\u0001\"]", {"data"}, 10));
   EXPECT_FALSE(set_aside_long_strings(source, {"other"}, 10).has_value());
 }
 
@@ -102,7 +112,8 @@ json random_value(std::mt19937& rng, int depth) {
   std::uniform_int_distribution<int> pick(depth == 0 ? 5 : 0, depth > 3 ? 3 : 6);  // root: {}
   const auto text = [&](std::size_t n) {
     std::string s(n, 'x');
-    for (char& c : s) c = "AZaz09+/= \"\\\n\t"[rng() % 15];
+    // Now and then a NUL (dumped as \u0000, the placeholders' escape: nothing is set aside).
+    for (char& c : s) c = rng() % 20000 == 0 ? '\0' : "AZaz09+/= \"\\\n\t"[rng() % 14];
     if (rng() % 2)
       std::replace_if(
           s.begin(), s.end(), [](char c) { return !std::isalnum(c); }, 'Q');
@@ -147,6 +158,31 @@ TEST(JsonAside, ParsingWithPlaceholdersGivesTheSourcesDocument) {
     EXPECT_EQ(resolved(json::parse(aside->text), source, aside->spans), value) << source;
   }
   EXPECT_GT(set_aside, 50);  // the property was exercised
+}
+
+// Corrupted documents: the text with placeholders is valid JSON exactly when the source is (so
+// the parser reports a broken file as it would have), and then means the same document.
+TEST(JsonAside, ValidExactlyWhenTheSourceIs) {
+  std::mt19937 rng(7);
+  const std::string noise = std::string("\"\\:,{}[]\n AZ09\x01\x7f") + "\xc3\xa9";
+  int checked = 0, valid = 0;
+  for (int doc = 0; doc < 2000; ++doc) {
+    std::string source = random_value(rng, 0).dump(rng() % 2 ? -1 : 1);
+    for (int hits = 1 + static_cast<int>(rng() % 3); hits > 0; --hits)
+      source[rng() % source.size()] = noise[rng() % noise.size()];
+    const auto aside = set_aside_long_strings(source, {"data"}, 64);
+    if (!aside) continue;
+    ++checked;
+    const bool ok = json::accept(source);
+    ASSERT_EQ(json::accept(aside->text), ok) << source;
+    EXPECT_EQ(lines(aside->text), lines(source));
+    if (!ok) continue;
+    ++valid;
+    EXPECT_EQ(resolved(json::parse(aside->text), source, aside->spans), json::parse(source));
+  }
+  EXPECT_GT(checked, 300);
+  EXPECT_GT(valid, 20);
+  EXPECT_GT(checked - valid, 100);
 }
 
 TEST(JsonAside, MalformedTextIsLeftToTheParser) {

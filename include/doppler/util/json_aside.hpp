@@ -26,9 +26,11 @@ struct AsideText {
 };
 
 /// Sets aside the string values of members named in `members` whose contents are at least
-/// `min_size` bytes with no escape (a backslash): one pass over `source` that jumps from quote to
-/// quote. nullopt when none qualifies (then the source is parsed as it is). A text that is not
-/// valid JSON is left for the parser to report: the pass only reads it.
+/// `min_size` bytes of printable ASCII without a backslash (contents that are valid as they
+/// stand and mean themselves): one pass over `source` that jumps from quote to quote. nullopt
+/// when none qualifies, or when the source has the escape \u0000 anywhere (a placeholder's own:
+/// then the source is parsed as it is). The text with placeholders is valid
+/// JSON exactly when the source is, so that the parser reports what it would have reported.
 std::optional<AsideText> set_aside_long_strings(std::string_view source,
                                                 const std::vector<std::string>& members,
                                                 std::size_t min_size);
