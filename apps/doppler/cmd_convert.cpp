@@ -1,4 +1,4 @@
-// doppler convert IN OUT: between graph formats.
+// doppler convert IN OUT (or IN -o OUT): between graph formats.
 #include <iostream>
 #include <memory>
 
@@ -16,7 +16,17 @@ namespace {
 
 struct ConvertOptions {
   std::string in, out, to, assignment;
+  std::string out_option;  ///< -o, the other way to name the output (as every other command)
 };
+
+// The output file: the positional OUT or -o, exactly one of them.
+void resolve_output(ConvertOptions& o) {
+  if (o.out.empty() && o.out_option.empty())
+    throw CLI::RequiredError("convert: the output file (OUT, or -o OUT)");
+  if (!o.out.empty() && !o.out_option.empty())
+    throw CLI::ValidationError("convert", "give the output file once: OUT or -o OUT, not both");
+  if (o.out.empty()) o.out = o.out_option;
+}
 
 void run_convert(const ConvertOptions& o) {
   GraphFormat format;
@@ -47,11 +57,15 @@ void add_convert(CLI::App& app) {
       "Graphviz DOT task graphs (.dot/.gv, Weight attributes); Kasahara STG files (.stg) are "
       "read only");
   cmd->add_option("input", o->in, "input graph (.txt, .json, .dot/.gv or .stg)")->required();
-  cmd->add_option("output", o->out, "output file, written atomically")->required();
+  cmd->add_option("output", o->out, "output file, written atomically (or -o)");
+  cmd->add_option("-o,--output", o->out_option, "output file, as OUT");
   cmd->add_option("--to", o->to, "output format: txt, json or dot (default: from the extension)");
   cmd->add_option("-a,--assignment", o->assignment,
                   "colour DOT nodes by this assignment's devices");
-  cmd->callback([o] { run_convert(*o); });
+  cmd->callback([o] {
+    resolve_output(*o);
+    run_convert(*o);
+  });
 }
 
 }  // namespace doppler::cli

@@ -113,6 +113,30 @@ TEST(Cli, ConvertRoundTripsAndWritesDot) {
   EXPECT_EQ(dot.find("n0 -> n2 [style=bold"), std::string::npos);
 }
 
+// The output as every other command names it (-o) or as the second positional, once.
+TEST(Cli, ConvertTakesTheOutputAsOutOrDashO) {
+  test::TempDir dir;
+  write(dir / "g.txt", kDiamond);
+  const std::string g = (dir / "g.txt").string();
+  ASSERT_EQ(test::run_cli("convert " + g + " -o " + (dir / "a.json").string()).exit_code, 0);
+  ASSERT_EQ(test::run_cli("convert " + g + " " + (dir / "b.json").string()).exit_code, 0);
+  std::ifstream a(dir / "a.json"), b(dir / "b.json");
+  const std::string ta((std::istreambuf_iterator<char>(a)), {});
+  const std::string tb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(ta, tb);
+  EXPECT_EQ(load_graph(dir / "a.json").num_edges(), 4);
+  const auto none = test::run_cli("convert " + g);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("the output file (OUT, or -o OUT) is required"), std::string::npos)
+      << none.err;
+  const auto both = test::run_cli("convert " + g + " " + (dir / "c.json").string() + " -o " +
+                                  (dir / "d.json").string());
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("OUT or -o OUT, not both"), std::string::npos) << both.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "c.json"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "d.json"));
+}
+
 TEST(Cli, FailedConvertLeavesNoOutputFile) {
   test::TempDir dir;
   write(dir / "bad.txt", "2\n\n0,\n1,\n1,4\n");
