@@ -15,9 +15,11 @@ endfunction()
 # doppler_add_test(<name> LIBS <libs...>): one GoogleTest binary from tests/<name>/*.cpp,
 # each test case registered with ctest (label = <name>). SERIAL <gtest filter>: the test cases that
 # match run with RUN_SERIAL (nothing else runs beside them), for checks that time the engine.
-# ENV <VAR=value...>: environment of every test case of the binary.
+# ENV <VAR=value>: environment of every test case of the binary. PER_SUITE: one ctest per test
+# suite instead (named after the suite; cmake/DiscoverSuites.cmake), for binaries whose start is
+# costly (libtorch's load).
 function(doppler_add_test name)
-  cmake_parse_arguments(T "" "SERIAL" "LIBS;ENV" ${ARGN})
+  cmake_parse_arguments(T "PER_SUITE" "SERIAL" "LIBS;ENV" ${ARGN})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/tests/${name}/*.cpp)
   if(NOT srcs)
     return()
@@ -28,6 +30,22 @@ function(doppler_add_test name)
   set(props LABELS ${name})
   if(T_ENV)
     list(APPEND props ENVIRONMENT "${T_ENV}")
+  endif()
+  if(T_PER_SUITE)
+    set(ctest_file ${CMAKE_CURRENT_BINARY_DIR}/test_${name}_suites.cmake)
+    add_custom_command(TARGET test_${name} POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -D TEST_EXECUTABLE=$<TARGET_FILE:test_${name}>
+              -D CTEST_FILE=${ctest_file} -D WORKING_DIRECTORY=${PROJECT_SOURCE_DIR}
+              -D LABEL=${name} -D ENV=${T_ENV}
+              -P ${PROJECT_SOURCE_DIR}/cmake/DiscoverSuites.cmake
+      BYPRODUCTS ${ctest_file} VERBATIM)
+    # Read by ctest; says so when the binary was never built (as gtest_discover_tests does).
+    set(include_file ${CMAKE_CURRENT_BINARY_DIR}/test_${name}_include.cmake)
+    file(WRITE ${include_file}
+         "if(EXISTS [==[${ctest_file}]==])\n  include([==[${ctest_file}]==])\nelse()\n"
+         "  add_test(test_${name}_NOT_BUILT test_${name}_NOT_BUILT)\nendif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
+    return()
   endif()
   if(NOT T_SERIAL)
     gtest_discover_tests(test_${name}
