@@ -133,6 +133,39 @@ DOPPLER_HD void copy_element(const CopyArgs& a, I64 i, const T* src, T* dst) {
   dst[offset_at(i, a.shape, a.dst)] = src[offset_at(i, a.shape, a.src)];
 }
 
+// ---- gather: rows of a table at computed indices (embedding lookups) ----
+
+/// The row of a table of `rows` rows that index value `v` names: truncated toward zero,
+/// negative values counted from the end (ONNX Gather), then clamped into the table (so that
+/// no index reads outside it; the importer refuses the out-of-range values it knows).
+DOPPLER_HD I64 gather_row(float v, I64 rows) {
+  if (!(v > -0x1.0p62f && v < 0x1.0p62f)) v = 0;  // NaN and huge values: row 0
+  I64 r = static_cast<I64>(v);
+  if (r < 0) r += rows;
+  return r < 0 ? 0 : r >= rows ? rows - 1 : r;
+}
+
+/// out[p, q] = table[row(idx[p]), q]: output element i is position p = i / row_len of the
+/// indices view and element q = i % row_len of a table row (a view over the table's dimensions
+/// after the first).
+struct GatherArgs {
+  Shape idx;              ///< the indices view's shape
+  I64 ix[kMaxRank] = {};  ///< its strides
+  Shape row;              ///< a table row's shape (the table's dimensions after the first)
+  I64 tr[kMaxRank] = {};  ///< its strides in the table
+  I64 rows = 1;           ///< the table's first extent
+  I64 row_stride = 0;     ///< the table's first stride
+  I64 row_len = 1;        ///< elements of a row
+  I64 n = 0;              ///< output elements
+};
+
+template <class T>
+DOPPLER_HD void gather_element(const GatherArgs& a, I64 i, const T* table, const T* idx, T* out) {
+  const I64 p = i / a.row_len, q = i % a.row_len;
+  const I64 r = gather_row(as_f32(idx[offset_at(p, a.idx, a.ix)]), a.rows);
+  out[i] = table[r * a.row_stride + offset_at(q, a.row, a.tr)];
+}
+
 // ---- unary and binary elementwise functions (the values of engine_detail::Fn) ----
 
 /// Elementwise or reduction function of unary / binary / aggregate / reduce kernels (the CPU

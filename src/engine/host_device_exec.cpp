@@ -85,6 +85,11 @@ template <class T>
 void HostDeviceExec<T>::rotary(const dev::RotaryArgs& a, const T* x, const T* t, T* o) {
   for (dev::I64 i = 0; i < a.n; ++i) dev::rotary_element(a, i, x, t, o);
 }
+
+template <class T>
+void HostDeviceExec<T>::gather(const dev::GatherArgs& a, const T* table, const T* idx, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::gather_element(a, i, table, idx, o);
+}
 template <class T>
 void HostDeviceExec<T>::loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* o) {
   for (dev::I64 i = 0; i < a.n; ++i) dev::loop_element(a, i, in, o);

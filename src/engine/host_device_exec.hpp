@@ -33,6 +33,7 @@ public:
   void binary(const dev::BinaryArgs& a, const T* x, const T* y, T* o) override;
   void reduce(const dev::ReduceArgs& a, const T* x, T* o) override;
   void rotary(const dev::RotaryArgs& a, const T* x, const T* t, T* o) override;
+  void gather(const dev::GatherArgs& a, const T* table, const T* idx, T* o) override;
   void loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* o) override;
   void aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* o) override;
   void checksum(const dev::ChecksumArgs& a, const dev::Operands<T>& in, T* o) override;

@@ -254,6 +254,21 @@ void run_rotary(const KernelPlan& k, NodeId v, const T* in, T* out, KernelExec<T
 }
 
 template <class T>
+void run_gather(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
+  const View& t = k.in[0];
+  const View& ix = k.in[1];
+  dev::GatherArgs a;
+  a.idx = shape_of(ix.shape);
+  put(ix.strides, a.ix);
+  const Dims row(t.shape.begin() + 1, t.shape.end());
+  a.row = shape_of(row);
+  put(Dims(t.strides.begin() + 1, t.strides.end()), a.tr);
+  a.rows = t.shape[0], a.row_stride = t.strides[0], a.row_len = numel_of(row);
+  a.n = k.numel;
+  if (a.n > 0) x.gather(a, in[0] + t.offset, in[1] + ix.offset, out);
+}
+
+template <class T>
 void run_synthetic(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   if (k.sm > 0 && k.sk > 0) {
     GemmCall<T> c;
@@ -421,6 +436,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
       return run_reduce(k, in[0], out, x);
     case KernelOp::rotary:
       return run_rotary(k, v, in[0], out, x);
+    case KernelOp::gather:
+      return run_gather(k, in, out, x);
     case KernelOp::synthetic:
       return run_synthetic(k, in, out, x);
     case KernelOp::conv2d:

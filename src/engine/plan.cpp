@@ -156,6 +156,18 @@ std::vector<std::size_t> transpose_perm(const Graph& g, NodeId v, const std::str
   return perm;
 }
 
+// gather: the output is the indices' shape followed by a table row's (the table's dimensions
+// after the first).
+void plan_gather(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  if (k.in.size() != 2 || k.in[0].shape.empty())
+    bad(g, v, "gather: expected a table of rank >= 1 and an index operand");
+  Dims want = k.in[1].shape;
+  want.insert(want.end(), k.in[0].shape.begin() + 1, k.in[0].shape.end());
+  if (want != e.shape)
+    bad(g, v, "gather: the output shape is not the indices' followed by a table row's");
+  k.op = KernelOp::gather;
+}
+
 void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   const std::size_t n = e.shape.size();
   const double pa_attr = e.attr("pos_axis", -1);
@@ -299,6 +311,8 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     k.op = KernelOp::reduce;
   } else if (op == "rotary") {
     plan_rotary(g, v, e, k);
+  } else if (op == "gather") {
+    plan_gather(g, v, e, k);
   } else if (op == "conv2d" || op == "maxpool2d" || op == "avgpool2d") {
     try {
       plan_window(e, k);

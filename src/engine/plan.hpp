@@ -38,6 +38,7 @@ enum class KernelOp : std::uint8_t {
   conv2d,       ///< 2-D convolution of an NCHW window (KernelPlan::window)
   maxpool2d,    ///< max pooling of an NCHW window
   avgpool2d,    ///< average pooling of an NCHW window
+  gather,       ///< rows of operand 0 at the indices of operand 1 (dev::gather_row)
   empty,        ///< nothing
 };
 

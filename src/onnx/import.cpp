@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -167,8 +170,43 @@ std::map<std::string, Shape> inferred_shapes(const onnx::GraphProto& g) {
   return m;
 }
 
+// The tensors read as the indices of an axis-0 Gather of an initializer (token ids of an
+// embedding), with the rows of that table (the fewest when several): graph inputs among them get
+// generated values that are rows, and their .npy values are checked against it.
+std::map<std::string, std::int64_t> index_rows(const onnx::GraphProto& g) {
+  std::map<std::string, std::int64_t> rows_of;
+  for (const auto& t : g.initializer())
+    if (t.dims_size() > 0) rows_of[t.name()] = t.dims(0);
+  std::map<std::string, std::int64_t> out;
+  for (const auto& n : g.node()) {
+    if (n.op_type() != "Gather" || n.input_size() < 2 || !n.domain().empty()) continue;
+    std::int64_t axis = 0;
+    for (const auto& a : n.attribute())
+      if (a.name() == "axis") axis = a.i();
+    const auto table = rows_of.find(n.input(0));
+    if (axis != 0 || table == rows_of.end() || table->second < 1) continue;
+    const auto [it, fresh] = out.try_emplace(n.input(1), table->second);
+    if (!fresh) it->second = std::min(it->second, table->second);
+  }
+  return out;
+}
+
+// Values of a .npy file given for a graph input that indexes a table of `rows` rows: each must
+// name one (-rows .. rows - 1, ONNX Gather's range).
+void check_indices(const std::string& path, const std::string& input, const NpyArray& a,
+                   std::int64_t rows) {
+  for (std::size_t i = 0; i < a.values.size(); ++i) {
+    const double v = std::trunc(a.values[i]);
+    if (!(v >= -static_cast<double>(rows) && v < static_cast<double>(rows)))
+      fail(path, fmt::format("element {} is {}: graph input '{}' indexes a table of {} rows "
+                             "(expected {} .. {})",
+                             i, a.values[i], input, rows, -rows, rows - 1));
+  }
+}
+
 void define_inputs(const Model& m, const ImportOptions& o, Lowerer& low) {
   const auto& g = m.proto.graph();
+  const auto rows = index_rows(g);
   for (const auto& t : g.initializer()) {
     try {
       low.set_constant(t.name(), decode_tensor(t));
@@ -181,19 +219,22 @@ void define_inputs(const Model& m, const ImportOptions& o, Lowerer& low) {
     if (low.find(vi.name())) continue;
     Shape s;
     for (const auto& d : vi.type().tensor_type().shape().dim()) s.push_back(d.dim_value());
+    const auto r = rows.find(vi.name());
+    const auto index_of = r == rows.end() ? std::nullopt : std::optional<std::int64_t>(r->second);
     if (auto it = o.input_files.find(vi.name()); it != o.input_files.end()) {
       used.insert(vi.name());
       const NpyArray a = read_npy(it->second);
       if (a.shape != s)
         fail(it->second, fmt::format("holds a {} array; graph input '{}' is {}",
                                      shape_text(a.shape), vi.name(), shape_text(s)));
+      if (index_of) check_indices(it->second, vi.name(), a, *index_of);
       low.set_loaded_input(vi.name(),
                            HostTensor{a.shape, {a.values.begin(), a.values.end()}, false});
     } else if (auto sd = o.input_seeds.find(vi.name()); sd != o.input_seeds.end()) {
       used.insert(vi.name());
-      low.set_input(vi.name(), s, sd->second);
+      low.set_input(vi.name(), s, sd->second, index_of);
     } else {
-      low.set_input(vi.name(), s);
+      low.set_input(vi.name(), s, std::nullopt, index_of);
     }
   }
   for (const auto& [name, path] : o.input_files)

@@ -1,5 +1,6 @@
 // Lowering of the ONNX data-movement ops: Identity/Cast (aliases), Shape, Transpose, Reshape,
-// Flatten, Squeeze, Unsqueeze, Concat, Split, Slice and Gather on constant indices.
+// Flatten, Squeeze, Unsqueeze, Concat, Split, Slice and Gather (constant indices: selects;
+// computed ones, such as token ids: the gather kernel).
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -141,6 +142,7 @@ void Lowerer::gather(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto axis = static_cast<std::size_t>(
       normalize_axis(attr_int(n, "axis", 0), static_cast<std::int64_t>(s.size())));
+  if (!in(n, 1).constant) return gather_rows(n, axis);
   const HostTensor& ind = const_in(n, 1, "indices");
   std::vector<std::int64_t> idx = ind.ints();
   for (auto& i : idx) {
@@ -166,6 +168,21 @@ void Lowerer::gather(const onnx::NodeProto& n) {
   target.insert(target.end(), ind.shape.begin(), ind.shape.end());
   target.insert(target.end(), s.begin() + static_cast<std::ptrdiff_t>(axis) + 1, s.end());
   define(n.output(0), reshaped(out(n), g, target));
+}
+
+// Gather with computed indices: rows of the data (an embedding table, most often) at them, one
+// "gather" kernel per output block.
+void Lowerer::gather_rows(const onnx::NodeProto& n, std::size_t axis) {
+  if (axis != 0)
+    throw std::runtime_error(fmt::format(
+        "Gather with computed indices on axis {} (only axis 0: rows of a table, as embeddings)",
+        axis));
+  const Shape s = in(n, 0).shape;
+  Shape shape = in(n, 1).shape;
+  shape.insert(shape.end(), s.begin() + 1, s.end());
+  const BlockedTensor& table = blocked(n, 0);
+  const BlockedTensor& indices = blocked(n, 1);
+  define(n.output(0), p_.gather(out(n), table, indices, cuts_for(n.output(0), shape, nullptr)));
 }
 
 }  // namespace doppler::onnx_import

@@ -93,8 +93,11 @@ void Lowerer::set_constant(const std::string& name, HostTensor t) {
 }
 
 void Lowerer::set_input(const std::string& name, const Shape& shape,
-                        std::optional<std::uint64_t> seed) {
-  define(name, seed ? p_.input_seeded(name, shape, *seed) : p_.input(name, shape));
+                        std::optional<std::uint64_t> seed, std::optional<std::int64_t> index_rows) {
+  const double half = index_rows ? static_cast<double>(*index_rows) / 2 : 0;
+  const double scale = index_rows ? half : 1;
+  define(name, seed ? p_.input_seeded(name, shape, *seed, scale, half)
+                    : p_.input(name, shape, scale, half));
 }
 
 void Lowerer::set_loaded_input(const std::string& name, const HostTensor& t) {

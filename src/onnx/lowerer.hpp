@@ -35,9 +35,11 @@ public:
   /// Defines a constant tensor (initializer or folded value).
   void set_constant(const std::string& name, HostTensor t);
   /// Defines a graph input with generated values (kernel "input"; seeded by `seed`, else by
-  /// the name).
+  /// the name): in [-1, 1), or in [0, index_rows) for the indices of a table of that many rows
+  /// (whole once truncated, as the gather kernel reads them).
   void set_input(const std::string& name, const Shape& shape,
-                 std::optional<std::uint64_t> seed = std::nullopt);
+                 std::optional<std::uint64_t> seed = std::nullopt,
+                 std::optional<std::int64_t> index_rows = std::nullopt);
   /// Defines a graph input whose values are `t` (a Graph constant read by "load" blocks, never
   /// folded into the ops that read it).
   void set_loaded_input(const std::string& name, const HostTensor& t);
@@ -110,6 +112,7 @@ private:
   void split(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
   void gather(const onnx::NodeProto& n);
+  void gather_rows(const onnx::NodeProto& n, std::size_t axis);
   const BlockedTensor& select(const std::string& name, const BlockedTensor& a, const Shape& offset,
                               const Shape& length);
   const BlockedTensor& reshaped(const std::string& name, const BlockedTensor& a,

@@ -127,6 +127,15 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
   for (const char* k : constants) b.push_back({"constant", what(k), k, "", {}, rows, 0, eb * e});
   for (const char* k : movers)
     b.push_back({"data movement", what(k), k, "", {rows}, rows, 0, 2 * eb * e});
+  // Rows of a table at indices (the benchmark's generated indices name its first or last row).
+  b.push_back({"data movement",
+               what("gather"),
+               "gather",
+               "",
+               {rows, {n / 256}},
+               rows,
+               0,
+               eb * (2 * e + e / 256)});
   b.push_back({"data movement",
                what("transpose"),
                "transpose",

@@ -171,9 +171,9 @@ const BlockedTensor& BlockedProgram::placed(const BlockedTensor& t) {
 
 const BlockedTensor& BlockedProgram::input_seeded(const std::string& name,
                                                   std::vector<std::int64_t> shape,
-                                                  std::uint64_t seed) {
+                                                  std::uint64_t seed, double scale, double offset) {
   if (seed >= (std::uint64_t{1} << 53)) throw InputError("input seeds must be below 2^53");
-  const BlockedTensor& t = input(name, std::move(shape));
+  const BlockedTensor& t = input(name, std::move(shape), scale, offset);
   inputs_[t.id].seed = static_cast<double>(seed);
   return t;
 }

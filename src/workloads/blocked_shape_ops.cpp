@@ -166,4 +166,37 @@ const BlockedTensor& BlockedProgram::concat(const std::string& name,
   return t;
 }
 
+const BlockedTensor& BlockedProgram::gather(const std::string& name, const BlockedTensor& table,
+                                            const BlockedTensor& indices, std::vector<Cuts> cuts) {
+  if (table.shape.empty()) throw std::logic_error("gather: a table of rank 0");
+  const std::size_t q = indices.shape.size();
+  std::vector<std::int64_t> shape = indices.shape;
+  shape.insert(shape.end(), table.shape.begin() + 1, table.shape.end());
+  if (cuts.size() != shape.size()) throw std::logic_error("gather: cuts rank");
+  const auto split = cuts.begin() + static_cast<std::ptrdiff_t>(q);
+  const std::vector<std::optional<Cuts>> ireq(cuts.begin(), split);
+  std::vector<std::optional<Cuts>> treq = {Cuts{0, table.shape[0]}};
+  treq.insert(treq.end(), split, cuts.end());
+  const BlockedTensor& ix = ensure_layout(indices, ireq);
+  const BlockedTensor& tb = ensure_layout(table, treq);
+  double elements = 1;
+  for (auto e : shape) elements *= static_cast<double>(e);
+  BlockedTensor& t = new_tensor(name, std::move(shape), std::move(cuts), elements);
+  const Index grid = t.grid();
+  reserve_nodes(product(grid), name);
+  for_each_index(grid, [&](const Index& idx) {
+    ExecDesc x = block_desc(t, idx, "gather");
+    Region rt{{0}, {tb.shape[0]}}, ri;
+    for (std::size_t d = 0; d < x.shape.size(); ++d) {
+      Region& r = d < q ? ri : rt;
+      r.lo.push_back(x.origin[d]);
+      r.hi.push_back(x.origin[d] + x.shape[d]);
+    }
+    x.inputs.push_back(read(tb, rt));
+    x.inputs.push_back(read(ix, ri));
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
+  });
+  return t;
+}
+
 }  // namespace doppler::workloads

@@ -19,6 +19,7 @@
 #include "doppler/engine/engine.hpp"
 #include "doppler/engine/gpus.hpp"
 #include "doppler/util/error.hpp"
+#include "doppler/workloads/blocked_program.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler {
@@ -220,6 +221,51 @@ TEST(CudaEngine, AFaultingKernelEndsTheRunWithOneLine) {
   EXPECT_EQ(r.err.rfind("doppler: error: ", 0), 0u) << r.err;
   EXPECT_NE(r.err.find(" failed: "), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// An embedding lookup: rows of a `rows` x 16 table at 4 x 8 indices in [0, rows), cut in 2 x 2.
+Graph gather_graph(std::int64_t rows) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& table = p.input("table", {rows, 16});
+  const double half = static_cast<double>(rows) / 2;
+  const auto& ids = p.input("ids", {4, 8}, half, half);
+  const auto& x = p.gather("x", table, ids, {{0, 2, 4}, {0, 8}, {0, 8, 16}});
+  p.map("y", "relu", {&x}, {{0, 2, 4}, {0, 8}, {0, 8, 16}});
+  return p.build({"gather", "test", {}});
+}
+
+TEST(CudaEngine, GathersComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  expect_matches_cpu(gather_graph(1000), cuda_options(2, 2), 5, 0);
+  EngineOptions o = cuda_options(2, 2);
+  o.gpu.storage = GpuDevices::Storage::bf16;
+  expect_matches_cpu(gather_graph(200), o, 6, 0);  // indices below 256: exact in bf16
+}
+
+// bf16 holds whole numbers exactly only up to 256: a table of more rows is a bad request, said
+// before any GPU is looked for (so also here, without one).
+TEST(CudaEngine, Bf16StorageRefusesIndicesOfLongerTables) {
+  EngineOptions o = cuda_options(1, 1);
+  o.gpu.storage = GpuDevices::Storage::bf16;
+  try {
+    Engine e(gather_graph(300), o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {  // nodes 0-3: the index and table blocks
+    EXPECT_EQ(std::string(e.what()),
+              "node 4 gathers rows of a 300-row table, and --gpu-dtype bf16 holds indices exactly "
+              "only up to 256: use --gpu-dtype f32");
+  }
+  const std::string why = cuda_detail::no_gpu_reason();
+  if (why.empty()) GTEST_SKIP() << "a GPU is present: the accepted requests run elsewhere";
+  for (const std::int64_t rows : {256, 300})  // accepted: then the driver's error
+    try {
+      EngineOptions f = o;
+      if (rows == 300) f.gpu.storage = GpuDevices::Storage::f32;
+      Engine e(gather_graph(rows), f);
+      FAIL() << "an Engine on the CUDA backend was made without a GPU";
+    } catch (const EngineError& e) {
+      EXPECT_EQ(std::string(e.what()), why) << rows;
+    }
 }
 
 TEST(CudaEngine, FewerPartitionsThanDevicesAreABadRequest) {

@@ -109,6 +109,19 @@ TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "einsums bf16");
 }
 
+// Embedding lookups of a rank-3 table, indices in [-50, 50) for 40 rows: negative ones counted
+// from the end, out-of-range ones clamped.
+TEST(DeviceOps, GathersAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& table = p.input("table", {40, 6, 2});
+  const auto& ids = p.input("ids", {3, 5}, 50, 0);
+  p.gather("x", table, ids, {{0, 2, 3}, {0, 5}, {0, 3, 6}, {0, 2}});
+  const Graph g = p.build({"gather", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "gather");
+  EXPECT_TRUE(seen.count(KernelOp::gather));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "gather bf16");
+}
+
 TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
   const Graph g = test::small_workloads(2)[3].graph;  // llama-block
   const auto seen =

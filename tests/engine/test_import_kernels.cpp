@@ -1,6 +1,6 @@
 // The kernels for imported models (docs/exec.md): load from Graph constants, the unary kernels
-// sqrt .. identity, reshape and transpose. Small hand-built graphs run by the engine are checked
-// against hand-computed values and against the independent evaluator (block_eval.cpp); bad
+// sqrt .. identity, reshape, transpose and gather. Small hand-built graphs run by the engine are
+// checked against hand-computed values and against the independent evaluator (block_eval.cpp); bad
 // descriptions are refused when the engine compiles the graph, naming the node.
 #include <cmath>
 #include <cstring>
@@ -212,6 +212,30 @@ TEST(ImportKernels, TransposePermutesA3DBlock) {
             (std::vector<float>{0, 10, 20, 100, 110, 120}));
 }
 
+// gather: rows of the 3 x 4 grid (w[r][c] = 10 r + c) at indices given as floats: truncated,
+// negative ones from the end, out-of-range ones clamped into the table.
+TEST(ImportKernels, GatherCopiesTheRowsTheIndicesName) {
+  Program p;
+  const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+  const NodeId ids = p.load("ids", 1, {2, 3}, {0, 0});  // 2, 0, 1.9, -1, -3, 7
+  const NodeId rows =
+      p.add("rows", {"gather", {2, 3, 4}, {0, 0, 0}, {{w, {}, {}}, {ids, {}, {}}}, "", {}});
+  // A region of the table (columns 1..2) and of the indices (its second row): out 1 x 3 x 2.
+  const NodeId part =
+      p.add("part",
+            {"gather", {1, 3, 2}, {0, 0, 0}, {{w, {0, 1}, {3, 2}}, {ids, {1, 0}, {1, 3}}}, "", {}});
+  const NodeId flat = p.load("flat", 2, {2}, {0});  // a vector table: scalar rows
+  const NodeId picks =
+      p.add("picks", {"gather", {2, 3}, {0, 0}, {{flat, {}, {}}, {ids, {}, {}}}, "", {}});
+  const Graph g = p.build({grid(), {"ids", {2, 3}, {2, 0, 1.9f, -1, -3, 7}}, {"f", {2}, {5, 6}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[rows], (std::vector<float>{20, 21, 22, 23, 0, 1, 2, 3, 10, 11, 12, 13,
+                                           20, 21, 22, 23, 0, 1, 2, 3, 20, 21, 22, 23}));
+  EXPECT_EQ(out[part], (std::vector<float>{21, 22, 1, 2, 21, 22}));
+  // Rows of a 2-row table: 2 -> 1 (clamped), 0, 1.9 -> 1, -1 -> 1, -3 -> -1 -> 0, 7 -> 1.
+  EXPECT_EQ(out[picks], (std::vector<float>{6, 5, 6, 6, 5, 6}));
+}
+
 TEST(ImportKernels, AnyAssignmentReproducesTheSingleDeviceRun) {
   Program p;
   const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
@@ -282,6 +306,12 @@ TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
               p.add("t", {"transpose", {3, 4}, {0, 0}, {{w, {}, {}}}, "ab->ba", {}});
             }),
             "node 1 (t): transpose: output extent 0 differs from the operand's");
+  EXPECT_EQ(error([](Program& p) {
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              const NodeId i = p.load("i", 0, {1, 2}, {0, 0});
+              p.add("g", {"gather", {1, 2, 3}, {0, 0, 0}, {{w, {}, {}}, {i, {}, {}}}, "", {}});
+            }),
+            "node 2 (g): gather: the output shape is not the indices' followed by a table row's");
 }
 
 }  // namespace

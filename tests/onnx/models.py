@@ -23,6 +23,9 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
              constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
              residual connections, on x [B, S, d]
+    lm       a whole small language model: token and position embeddings (nn.Embedding: Gather
+             of the token ids), one gpt block, a final LayerNorm and the vocabulary head, on
+             token ids x [B, S] (int64 in the model, whole numbers in x.npy) in [0, V)
 
 `export` writes the model with torch.onnx.export (opset 14, do_constant_folding=True, static
 shapes, input "x", output "y"), the seeded input x.npy, PyTorch's output y.npy (float32) and
@@ -81,6 +84,10 @@ SIZES = {
     "gpt": {
         "small": {"B": 2, "S": 16, "d": 64, "h": 4},
         "large": {"B": 2, "S": 64, "d": 256, "h": 8},
+    },
+    "lm": {
+        "small": {"B": 2, "S": 16, "d": 64, "h": 4, "V": 300},
+        "large": {"B": 2, "S": 64, "d": 256, "h": 8, "V": 4000},
     },
 }
 # torchvision models (python3-torchvision, weights=None: seeded random weights), input
@@ -152,16 +159,21 @@ def build(name, size):
                  + 2 * tokens * d * ff + 2 * tokens * ff * d)  # feed-forward
     else:
         B, S, d, h = p["B"], p["S"], p["d"], p["h"]
-        module = GptBlock(d, h, S)
-        shape = [B, S, d]
+        module = GptBlock(d, h, S) if name == "gpt" else TinyLm(d, h, S, p["V"])
+        shape = [B, S, d] if name == "gpt" else [B, S]
         tokens = B * S
         flops = (2 * tokens * d * 3 * d
                  + 2 * (2 * B * h * S * S * (d // h))
                  + 2 * tokens * d * d
                  + 2 * tokens * d * 4 * d + 2 * tokens * 4 * d * d)
+        if name == "lm":
+            flops += 2 * tokens * d * p["V"]  # the vocabulary head
     module.eval()
     generator = torch.Generator().manual_seed(1)
-    x = torch.randn(*shape, generator=generator, dtype=torch.float32)
+    if name == "lm":
+        x = torch.randint(0, p["V"], shape, generator=generator, dtype=torch.int64)
+    else:
+        x = torch.randn(*shape, generator=generator, dtype=torch.float32)
     return module, x, flops
 
 
@@ -249,6 +261,27 @@ def gpt_block_class():
 
 def GptBlock(d, h, seq):  # noqa: N802 (a class factory: torch is imported lazily)
     return gpt_block_class()(d, h, seq)
+
+
+def TinyLm(d, h, seq, vocab):  # noqa: N802 (a class factory: torch is imported lazily)
+    """Token and position embeddings, one GPT block, a final LayerNorm, the vocabulary head."""
+    import torch
+    from torch import nn
+
+    class TinyLmImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(vocab, d)
+            self.positions = nn.Embedding(seq, d)
+            self.block = GptBlock(d, h, seq)
+            self.ln = nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab)
+
+        def forward(self, x):
+            pos = torch.arange(x.shape[1]).unsqueeze(0)
+            return self.head(self.ln(self.block(self.tokens(x) + self.positions(pos))))
+
+    return TinyLmImpl()
 
 
 def export(name, size, outdir):

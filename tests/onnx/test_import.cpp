@@ -165,6 +165,31 @@ TEST(OnnxImport, SplitAndGatherOfActivations) {
   }
 }
 
+// An embedding lookup: token ids (a graph input) index the rows of a weight; the ids are generated
+// as rows of the table (whole numbers in [0, 5) once truncated), and the output is the looked-up
+// rows, for a table cut or not.
+TEST(OnnxImport, GatherOfComputedIndicesLooksUpRows) {
+  const auto w = iota_values(5 * 6, 0.25f, -2.0f);
+  ModelBuilder m;
+  m.input("ids", {2, 3}, onnx::TensorProto::INT64).output("y", {2, 3, 6}).weight("w", {5, 6}, w);
+  m.node("Gather", {"w", "ids"}, {"y"});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense ids = e.tensor("ids"), y = e.tensor("y");
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{2, 3, 6}));
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) {
+        const double v = ids(i, j);
+        ASSERT_TRUE(v >= 0 && v < 5) << v;  // generated as rows of the table
+        const auto row = static_cast<std::size_t>(v);
+        for (int c = 0; c < 6; ++c)
+          EXPECT_EQ((y[{i, j, c}]), w[row * 6 + static_cast<std::size_t>(c)]) << "P=" << p;
+      }
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 0);
+    EXPECT_EQ(e.res.report.parameters, 5 * 6);
+  }
+}
+
 TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
   // y = sqrt(exp(concat(squeeze(unsqueeze(reduce_sum(identity(cast(sigmoid(x) - tanh(x))))),
   //                     flatten(x))))), x [2, 3, 4]

@@ -1,5 +1,6 @@
 // End to end: ONNX models exported by PyTorch (tests/onnx/models.py: an MLP, a
-// TransformerEncoderLayer and a GPT block, each at two sizes) are imported by `doppler import`
+// TransformerEncoderLayer, a GPT block and a whole small language model from token ids, each at
+// two sizes) are imported by `doppler import`
 // for 1, 2 and 4 devices; the FLOPs it reports must equal the independent counts of models.py
 // (onnx-flops: onnx's shape inference and the conventions of its docstring; einsum FLOPs from the
 // module's sizes) and, for the small sizes, the model output computed by the engine after a HEFT
@@ -160,7 +161,7 @@ TEST_P(OnnxEndToEnd, ImportFlopsAndOutputMatchPyTorch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxEndToEnd,
-                         ::testing::Combine(::testing::Values("mlp", "encoder", "gpt"),
+                         ::testing::Combine(::testing::Values("mlp", "encoder", "gpt", "lm"),
                                             ::testing::Values("small", "large")),
                          [](const ::testing::TestParamInfo<OnnxEndToEnd::ParamType>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);

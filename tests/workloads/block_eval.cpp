@@ -382,6 +382,24 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
   } else if (op == "select") {
     if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "select region shape");
     r = ops[0];
+  } else if (op == "gather") {
+    // docs/exec.md: out[p, q] = table[row(idx[p]), q]; row: truncated toward zero, negative
+    // counted from the end, clamped into the table.
+    if (ops.size() != 2 || ops[0].shape.empty()) fail(g, v, "gather operands");
+    const Dense& table = ops[0];
+    const Dense& ind = ops[1];
+    Idx want = ind.shape;
+    want.insert(want.end(), table.shape.begin() + 1, table.shape.end());
+    if (want != e.shape) fail(g, v, "gather output shape");
+    const std::int64_t rows = table.shape[0];
+    do {
+      const Idx p(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(ind.shape.size()));
+      std::int64_t row = static_cast<std::int64_t>(std::trunc(ind[p]));
+      if (row < 0) row += rows;
+      Idx t = {std::clamp<std::int64_t>(row, 0, rows - 1)};
+      t.insert(t.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind.shape.size()), idx.end());
+      r[idx] = table[t];
+    } while (next_index(idx, e.shape));
   } else if (op == "reduce_sum" || op == "reduce_max" || op == "reduce_sumsq") {
     Idx want = ops.at(0).shape;
     const auto last = want.size() - 1;

@@ -149,6 +149,44 @@ TEST(BlockedProgram, BroadcastSelectAndCausalFill) {
     EXPECT_DOUBLE_EQ(v.out_bytes, 2.0 * static_cast<double>(v.exec->numel()));
 }
 
+// An embedding lookup: the table, first blocked by rows (as another reader laid it out), is
+// re-blocked with its rows whole (its columns, uncut, already nest in the output's); each output
+// block reads its indices and every row of its columns. Values against a direct lookup of the
+// assembled tensors.
+TEST(BlockedProgram, GatherReadsEveryRowOfItsColumnsAtItsIndices) {
+  BlockedProgram p(DType::f32);
+  const auto& table = p.input("table", {10, 6}, 1, 0, {even_cuts(10, 2), even_cuts(6, 1)});
+  const auto& ids = p.input("ids", {3, 4}, 7, 2);  // [-5, 9): negative ones from the end
+  p.map("t2", "scale", {&table}, table.cuts, {{"scale", 2}});
+  p.gather("x", table, ids, {even_cuts(3, 3), even_cuts(4, 1), even_cuts(6, 2)});
+  const Graph g = p.build({});
+  int relayouts = 0, gathers = 0;
+  for (const Node& v : g.nodes()) {
+    relayouts += v.name.rfind("relayout:table[", 0) == 0;
+    if (v.exec && v.exec->op == "gather") {
+      ++gathers;
+      ASSERT_EQ(v.exec->inputs.size(), 2u);
+      EXPECT_EQ(g.node(v.exec->inputs[0].src).name, "relayout:table[0,0]");
+      EXPECT_EQ(v.exec->inputs[0].shape, (std::vector<std::int64_t>{10, 3}));  // its columns
+      EXPECT_EQ(v.exec->shape, (std::vector<std::int64_t>{1, 4, 3}));
+    }
+  }
+  EXPECT_EQ(relayouts, 1);  // one block: rows whole
+  EXPECT_EQ(gathers, 3 * 2);
+  const auto vals = test::evaluate_blocks(g, false);
+  const Dense ts = test::assemble_tensor(g, vals, "table"),
+              is = test::assemble_tensor(g, vals, "ids"), x = test::assemble_tensor(g, vals, "x");
+  int negative = 0;
+  for (std::int64_t a = 0; a < 3; ++a)
+    for (std::int64_t b = 0; b < 4; ++b) {
+      auto row = static_cast<std::int64_t>(std::trunc(is(a, b)));
+      negative += row < 0;
+      if (row < 0) row += 10;
+      for (std::int64_t c = 0; c < 6; ++c) EXPECT_EQ((x[{a, b, c}]), ts(row, c)) << a << b << c;
+    }
+  EXPECT_GT(negative, 0);  // the rule for negative indices was exercised
+}
+
 TEST(BlockedProgram, RefusesAbsurdBlockCounts) {
   BlockedProgram p(DType::f32);
   const auto& a = p.input("a", {100000, 100000});

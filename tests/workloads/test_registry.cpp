@@ -216,9 +216,9 @@ TEST(Registry, EveryExecOpIsADocumentedKernelOfTheNodesKind) {
   // serve imported models (tests/workloads/test_import_kernels.cpp and, for the convolutional
   // ones, tests/engine/test_window_kernels.cpp and tests/onnx/test_import_conv.cpp).
   const std::set<std::string> imported = {
-      "load",        "reshape",   "transpose", "sqrt",      "sigmoid",  "tanh",
-      "erf",         "gelu",      "neg",       "pow",       "identity", "clip",
-      "hardsigmoid", "hardswish", "conv2d",    "maxpool2d", "avgpool2d"};
+      "load",        "reshape",   "transpose", "sqrt",      "sigmoid",   "tanh",
+      "erf",         "gelu",      "neg",       "pow",       "identity",  "clip",
+      "hardsigmoid", "hardswish", "conv2d",    "maxpool2d", "avgpool2d", "gather"};
   for (const auto& k : workloads::kernels())
     if (k.name != "max" && !imported.count(std::string(k.name))) {
       EXPECT_TRUE(used.count(std::string(k.name))) << k.name;

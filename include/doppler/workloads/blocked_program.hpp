@@ -61,7 +61,7 @@ public:
 
   /// As input(), with the kernel's `seed` given (an integer below 2^53) instead of the name's.
   const BlockedTensor& input_seeded(const std::string& name, std::vector<std::int64_t> shape,
-                                    std::uint64_t seed);
+                                    std::uint64_t seed, double scale = 1, double offset = 0);
 
   /// Declares a constant tensor whose values are Graph::constants()[index] (kernel "load", node
   /// kind input); its layout is fixed by its first reader, as for input().
@@ -108,6 +108,13 @@ public:
   /// inserted otherwise); every output block is one whole input block.
   const BlockedTensor& reshape(const std::string& name, const BlockedTensor& a,
                                std::vector<std::int64_t> shape);
+
+  /// Rows of `table` at `indices` (kernel "gather"; an embedding lookup): the output has the
+  /// indices' shape followed by a table row's (the table's dimensions after the first), cut by
+  /// `cuts`. Each output block reads its region of the indices and every row of the table (laid
+  /// out with its first dimension whole, the others cut as the output's). 0 FLOPs.
+  const BlockedTensor& gather(const std::string& name, const BlockedTensor& table,
+                              const BlockedTensor& indices, std::vector<Cuts> cuts);
 
   /// Concatenation of `parts` along dimension `axis` (kernel "select" copying whole blocks; the
   /// other dimensions take the first part's cuts, relayouts inserted where parts differ).

@@ -97,6 +97,9 @@ void* upload(const std::vector<float>& host, GpuDevices::Storage storage, const 
   return p;
 }
 
+// The largest whole number up to which every whole number is a bf16 (8 significant bits).
+constexpr std::int64_t kBf16WholeNumbers = 256;
+
 // The element pointers of one launch as T (the storage type), in `to`.
 template <class T>
 std::span<const T* const> typed(std::span<const void* const> in, std::vector<const T*>& to) {
@@ -414,10 +417,25 @@ private:
   std::unique_ptr<std::mutex[]> staging_mu_;  // per receiving device
 };
 
+// bf16 holds whole numbers exactly only up to 256: indices of longer tables would name other
+// rows. A bad request, said before any GPU is looked for.
+void check_bf16_indices(const Plan& plan, GpuDevices::Storage storage) {
+  if (storage != GpuDevices::Storage::bf16) return;
+  for (std::size_t v = 0; v < plan.kernels.size(); ++v) {
+    const auto& k = plan.kernels[v];
+    if (k.op == engine_detail::KernelOp::gather && k.in[0].shape[0] > kBf16WholeNumbers)
+      throw InputError(fmt::format(
+          "node {} gathers rows of a {}-row table, and --gpu-dtype bf16 holds indices exactly "
+          "only up to {}: use --gpu-dtype f32",
+          v, k.in[0].shape[0], kBf16WholeNumbers));
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<DeviceBackend> make_cuda_backend(const Plan& plan, const EngineOptions& options,
                                                  int nodes) {
+  check_bf16_indices(plan, options.gpu.storage);
   return std::make_unique<CudaBackend>(plan, options, nodes);
 }
 

@@ -38,6 +38,10 @@ void CudaExec<T>::rotary(const dev::RotaryArgs& a, const T* x, const T* table, T
   launch_rotary(a, x, table, out, r_.stream);
 }
 template <class T>
+void CudaExec<T>::gather(const dev::GatherArgs& a, const T* table, const T* idx, T* out) {
+  launch_gather(a, table, idx, out, r_.stream);
+}
+template <class T>
 void CudaExec<T>::loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out) {
   launch_loop(a, in, out, r_.stream);
 }

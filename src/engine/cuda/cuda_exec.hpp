@@ -40,6 +40,8 @@ public:
   void binary(const engine_detail::dev::BinaryArgs& a, const T* x, const T* y, T* out) override;
   void reduce(const engine_detail::dev::ReduceArgs& a, const T* x, T* out) override;
   void rotary(const engine_detail::dev::RotaryArgs& a, const T* x, const T* table, T* out) override;
+  void gather(const engine_detail::dev::GatherArgs& a, const T* table, const T* idx,
+              T* out) override;
   void loop(const engine_detail::dev::LoopArgs& a, const engine_detail::dev::Operands<T>& in,
             T* out) override;
   void aggregate(const engine_detail::dev::AggregateArgs& a,

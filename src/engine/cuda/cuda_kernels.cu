@@ -65,6 +65,10 @@ __global__ void rotary_kernel(dev::RotaryArgs a, const T* x, const T* t, T* out)
   DOPPLER_EACH(i, a.n) dev::rotary_element(a, i, x, t, out);
 }
 template <class T>
+__global__ void gather_kernel(dev::GatherArgs a, const T* table, const T* idx, T* out) {
+  DOPPLER_EACH(i, a.n) dev::gather_element(a, i, table, idx, out);
+}
+template <class T>
 __global__ void loop_kernel(dev::LoopArgs a, dev::Operands<T> in, T* out) {
   DOPPLER_EACH(i, a.n) dev::loop_element(a, i, in, out);
 }
@@ -134,6 +138,11 @@ void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out,
   launched("rotary kernel");
 }
 template <class T>
+void launch_gather(const dev::GatherArgs& a, const T* table, const T* idx, T* out, cudaStream_t s) {
+  gather_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, table, idx, out);
+  launched("gather kernel");
+}
+template <class T>
 void launch_loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out, cudaStream_t s) {
   loop_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, in, out);
   launched("einsum loop kernel");
@@ -179,6 +188,7 @@ void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s) {
   template void launch_binary(const dev::BinaryArgs&, const T*, const T*, T*, cudaStream_t);  \
   template void launch_reduce(const dev::ReduceArgs&, const T*, T*, cudaStream_t);            \
   template void launch_rotary(const dev::RotaryArgs&, const T*, const T*, T*, cudaStream_t);  \
+  template void launch_gather(const dev::GatherArgs&, const T*, const T*, T*, cudaStream_t);  \
   template void launch_loop(const dev::LoopArgs&, const dev::Operands<T>&, T*, cudaStream_t); \
   template void launch_aggregate(const dev::AggregateArgs&, const dev::Operands<T>&, T*,      \
                                  cudaStream_t);                                               \

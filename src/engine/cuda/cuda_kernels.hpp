@@ -22,6 +22,8 @@ void launch_reduce(const dev::ReduceArgs& a, const T* x, T* out, cudaStream_t s)
 template <class T>
 void launch_rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out, cudaStream_t s);
 template <class T>
+void launch_gather(const dev::GatherArgs& a, const T* table, const T* idx, T* out, cudaStream_t s);
+template <class T>
 void launch_loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out, cudaStream_t s);
 template <class T>
 void launch_aggregate(const dev::AggregateArgs& a, const dev::Operands<T>& in, T* out,
