@@ -113,6 +113,31 @@ def test_import_errors_name_the_module_and_leave_no_file(doppler, torch, tmp_pat
         doppler.from_torch(RunningSum(), [1.0, 2.0])
 
 
+def test_a_language_model_imports_from_its_token_ids(doppler, torch):
+    """nn.Embedding (a Gather of the token ids) and the vocabulary head: the head's FLOPs, the
+    lookups' none; the ids, generated as rows of the table, place and simulate."""
+
+    class TinyLm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = torch.nn.Embedding(500, 32)
+            self.head = torch.nn.Linear(32, 500)
+
+        def forward(self, ids):
+            return self.head(self.tokens(ids))
+
+    torch.manual_seed(0)
+    ids = torch.randint(0, 500, (2, 16))
+    g = doppler.from_torch(TinyLm().eval(), ids, devices=4)
+    kinds = dict(zip(*np.unique(g.kinds, return_counts=True)))
+    assert kinds.get("select", 0) >= 1  # the lookups (gather blocks)
+    tokens = 2 * 16
+    assert g.flops.sum() == 2 * tokens * 32 * 500 + tokens * 500  # the head and its bias
+    problem = doppler.Problem(g, 4, hardware="v100")
+    p = doppler.place(problem, "heft")
+    assert problem.simulate(p.assignment) == p.makespan > 0
+
+
 def test_example_places_a_torchvision_model(doppler, torch):
     pytest.importorskip("torchvision")
     example = SOURCE / "examples" / "python" / "place_torchvision.py"
