@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Reproduces the table of imported ONNX models (docs/results/onnx.md): PyTorch modules exported
-# by tests/onnx/models.py (MLP, TransformerEncoderLayer, GPT-style block at two sizes), imported
+# by tests/onnx/models.py (MLP, TransformerEncoderLayer, GPT-style block, a small whole language
+# model from token ids, each at two sizes), imported
 # with `doppler import` (their real weights and input), checked against PyTorch's output on the
 # CPU engine, and placed by every method with `doppler compare` on a shipped hardware profile.
 # Usage: scripts/onnx_results.sh [BUILD_DIR] [OUT_DIR] [DEVICES] [SEEDS] [BUDGET]
-# Environment: HARDWARE (default v100), METHODS (default below), PYTHON (default /usr/bin/python3,
-# which must import torch and onnx: Debian python3-torch, python3-onnx).
+# Environment: HARDWARE (default v100), METHODS (default below), MODELS (default: all four),
+# PYTHON (default /usr/bin/python3, which must import torch and onnx: Debian python3-torch,
+# python3-onnx).
 set -euo pipefail
 build=${1:-build}
 out=${2:-onnx-results}
@@ -21,7 +23,7 @@ methods=${METHODS:-critical-path,heft,etf,local-search,doppler:samples=16,dopple
 python=${PYTHON:-/usr/bin/python3}
 doppler="$build/doppler"
 mkdir -p "$out"
-for model in mlp encoder gpt; do
+for model in ${MODELS:-mlp encoder gpt lm}; do
   for size in small large; do
     dir="$out/$model-$size"
     [ -f "$dir/model.onnx" ] || "$python" "$here/tests/onnx/models.py" export "$model" "$size" "$dir" >/dev/null

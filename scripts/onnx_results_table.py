@@ -49,7 +49,7 @@ def main():
     dirs = sorted(d for d in (os.path.join(out, x) for x in os.listdir(out))
                   if os.path.isfile(os.path.join(d, "compare.json")))
     order = {f"{m}-{s}": i for i, (m, s) in enumerate(
-        (m, s) for m in ("mlp", "encoder", "gpt") for s in ("small", "large"))}
+        (m, s) for m in ("mlp", "encoder", "gpt", "lm") for s in ("small", "large"))}
     dirs.sort(key=lambda d: order.get(os.path.basename(d), 99))
     rows = [row(d) for d in dirs]
     methods, _, first, _ = rows[0]
