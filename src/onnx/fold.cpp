@@ -175,7 +175,10 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
       {"Less", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
       {"Greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }},
       {"And", [](double a, double b) { return a != 0 && b != 0 ? 1.0 : 0.0; }},
-      {"Or", [](double a, double b) { return a != 0 || b != 0 ? 1.0 : 0.0; }}};
+      {"Or", [](double a, double b) { return a != 0 || b != 0 ? 1.0 : 0.0; }},
+      {"Xor", [](double a, double b) { return (a != 0) != (b != 0) ? 1.0 : 0.0; }},
+      {"LessOrEqual", [](double a, double b) { return a <= b ? 1.0 : 0.0; }},
+      {"GreaterOrEqual", [](double a, double b) { return a >= b ? 1.0 : 0.0; }}};
   static const std::map<std::string, double (*)(double)> un = {
       {"Sqrt", [](double a) { return std::sqrt(a); }},
       {"Neg", [](double a) { return -a; }},
@@ -183,7 +186,16 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
       {"Erf", [](double a) { return std::erf(a); }},
       {"Tanh", [](double a) { return std::tanh(a); }},
       {"Sigmoid", [](double a) { return 1 / (1 + std::exp(-a)); }},
-      {"Not", [](double a) { return a == 0 ? 1.0 : 0.0; }}};
+      {"Not", [](double a) { return a == 0 ? 1.0 : 0.0; }},
+      {"Abs", [](double a) { return std::abs(a); }},
+      {"Exp", [](double a) { return std::exp(a); }},
+      {"Log", [](double a) { return std::log(a); }},
+      {"Floor", [](double a) { return std::floor(a); }},
+      {"Ceil", [](double a) { return std::ceil(a); }},
+      {"Reciprocal", [](double a) { return 1 / a; }},
+      {"Sign", [](double a) { return a > 0   ? 1.0
+                                     : a < 0 ? -1.0
+                                             : 0.0; }}};
   const std::string& op = n.op_type();
   if (op == "Div") {
     const bool integer = in.at(0).integer && in.at(1).integer;
@@ -195,11 +207,30 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
         },
         integer);
   } else if (auto b = bin.find(op); b != bin.end()) {
-    const bool logical =
-        op == "Equal" || op == "Less" || op == "Greater" || op == "And" || op == "Or";
+    const bool logical = op == "Equal" || op == "Less" || op == "Greater" || op == "And" ||
+                         op == "Or" || op == "Xor" || op == "LessOrEqual" || op == "GreaterOrEqual";
     r = binary(in.at(0), in.at(1), b->second, logical || (in[0].integer && in[1].integer));
   } else if (auto u = un.find(op); u != un.end()) {
     r = unary(in.at(0), u->second);
+  } else if (op == "Min" || op == "Max") {  // variadic, broadcasting
+    const bool is_min = op == "Min";
+    r = in.at(0);
+    for (std::size_t i = 1; i < in.size(); ++i)
+      r = binary(
+          r, in[i],
+          [is_min](double a, double b) { return is_min ? std::min(a, b) : std::max(a, b); },
+          r.integer && in[i].integer);
+  } else if (op == "Mod") {  // fmod = 0: the divisor's sign (Python); 1: the dividend's (C)
+    const bool c_style = attr_int(n, "fmod", 0) != 0;
+    const bool integer = in.at(0).integer && in.at(1).integer;
+    r = binary(
+        in[0], in[1],
+        [c_style, integer](double a, double b) {
+          if (integer && b == 0) throw std::runtime_error("integer modulo by zero");
+          const double m = std::fmod(a, b);
+          return c_style || m == 0 || (m < 0) == (b < 0) ? m : m + b;
+        },
+        integer);
   } else if (op == "Where") {
     const Shape s =
         broadcast_shapes(broadcast_shapes(in.at(0).shape, in.at(1).shape), in.at(2).shape);

@@ -77,9 +77,11 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {
-      "And", "Constant", "ConstantOfShape", "Equal", "Expand", "Greater", "Less", "Not",
-      "Or",  "Range"};
+  std::vector<std::string> v = {"Abs",   "And",         "Ceil",  "Constant", "ConstantOfShape",
+                                "Equal", "Expand",      "Floor", "Greater",  "GreaterOrEqual",
+                                "Less",  "LessOrEqual", "Log",   "Max",      "Min",
+                                "Mod",   "Not",         "Or",    "Range",    "Reciprocal",
+                                "Sign",  "Xor"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

@@ -190,6 +190,44 @@ TEST(OnnxImport, GatherOfComputedIndicesLooksUpRows) {
   }
 }
 
+// The math of relative-position buckets (as T5 computes them from constant positions), folded at
+// import: Abs, Log, Floor, Min, Sign, Mod (Python's sign), variadic Max, LessOrEqual,
+// GreaterOrEqual, Xor, Reciprocal, Ceil; the result added to a computed input.
+TEST(OnnxImport, ConstantPositionMathIsFolded) {
+  ModelBuilder m;
+  m.input("x", {6}).output("y", {6}).ints("r", {6}, {-5, -2, 0, 1, 3, 8});
+  m.weight("one", {}, {1}).weight("two", {}, {2}).weight("three", {}, {3});
+  m.ints("four", {}, {4}).ints("zero", {}, {0}).ints("three_i", {}, {3});
+  m.node("Abs", {"r"}, {"a"})
+      .node("Cast", {"a"}, {"c"}, {{"to", onnx::TensorProto::FLOAT}})
+      .node("Add", {"c", "one"}, {"f"})
+      .node("Log", {"f"}, {"g"})  // log(|r| + 1)
+      .node("Mul", {"g", "two"}, {"g2"})
+      .node("Floor", {"g2"}, {"h"})         // 3, 2, 0, 1, 2, 4
+      .node("Min", {"h", "three"}, {"mn"})  // 3, 2, 0, 1, 2, 3
+      .node("Sign", {"r"}, {"si"})          // -1, -1, 0, 1, 1, 1
+      .node("Cast", {"si"}, {"s"}, {{"to", onnx::TensorProto::FLOAT}})
+      .node("Mul", {"mn", "s"}, {"b"})     // -3, -2, 0, 1, 2, 3
+      .node("Mod", {"r", "four"}, {"qi"})  // 3, 2, 0, 1, 3, 0
+      .node("Cast", {"qi"}, {"q"}, {{"to", onnx::TensorProto::FLOAT}})
+      .node("Max", {"q", "mn", "h"}, {"z"})  // 3, 2, 0, 1, 3, 4
+      .node("LessOrEqual", {"r", "zero"}, {"le"})
+      .node("GreaterOrEqual", {"r", "three_i"}, {"ge"})
+      .node("Xor", {"le", "ge"}, {"cond"})  // T, T, T, F, T, T
+      .node("Reciprocal", {"f"}, {"inv"})
+      .node("Ceil", {"inv"}, {"ones"})  // 1 everywhere
+      .node("Add", {"ones", "ones"}, {"twos"})
+      .node("Where", {"cond", "z", "twos"}, {"k"})  // 3, 2, 0, 2, 3, 4
+      .node("Add", {"b", "k"}, {"bk"})              // 0, 0, 0, 3, 5, 7
+      .node("Add", {"x", "bk"}, {"y"});
+  const auto e = import_and_eval(m, 2);
+  const Dense x = e.tensor("x"), y = e.tensor("y");
+  const double want[] = {0, 0, 0, 3, 5, 7};
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_NEAR(y.data[i], x.data[i] + want[i], 1e-6) << i;
+  EXPECT_EQ(e.res.report.folded_nodes, 21);  // every node but the last
+  EXPECT_DOUBLE_EQ(e.res.report.total_flops, 6);
+}
+
 TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
   // y = sqrt(exp(concat(squeeze(unsqueeze(reduce_sum(identity(cast(sigmoid(x) - tanh(x))))),
   //                     flatten(x))))), x [2, 3, 4]
