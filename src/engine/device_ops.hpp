@@ -186,7 +186,12 @@ enum class Fn : std::uint8_t {
   identity,
   clip,         ///< p0 = min, p1 = max
   hardsigmoid,  ///< p0 = alpha, p1 = beta
-  hardswish,    // unary
+  hardswish,
+  leaky_relu,  ///< p0 = alpha
+  elu,         ///< p0 = alpha
+  softplus,
+  abs,
+  log,  // unary
   add,
   sub,
   mul,
@@ -251,6 +256,16 @@ DOPPLER_HD float unary(Fn f, float p0, float p1, float x) {
       return clamp01(p0 * x + p1);
     case Fn::hardswish:
       return x * clamp01(x / 6.0f + 0.5f);
+    case Fn::leaky_relu:
+      return x > 0 ? x : p0 * x;
+    case Fn::elu:
+      return x > 0 ? x : static_cast<float>(p0 * std::expm1(static_cast<double>(x)));
+    case Fn::softplus:
+      return static_cast<float>(std::log1p(std::exp(static_cast<double>(x))));
+    case Fn::abs:
+      return x < 0 ? -x : x;
+    case Fn::log:
+      return static_cast<float>(std::log(static_cast<double>(x)));
     default:
       return x;
   }

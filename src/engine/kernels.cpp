@@ -125,6 +125,19 @@ void run_unary(const KernelPlan& k, const float* x, float* out) {
                   [a = k.p0, b = k.p1](float v) { return hi(0.0f, lo(1.0f, a * v + b)); });
     case Fn::hardswish:
       return map1(k, x, out, [](float v) { return v * hi(0.0f, lo(1.0f, v / 6.0f + 0.5f)); });
+    case Fn::leaky_relu:
+      return map1(k, x, out, [a = k.p0](float v) { return v > 0 ? v : a * v; });
+    case Fn::elu:
+      return map1(k, x, out, [a = k.p0](float v) {
+        return v > 0 ? v : static_cast<float>(a * std::expm1(double{v}));
+      });
+    case Fn::softplus:
+      return map1(k, x, out,
+                  [](float v) { return static_cast<float>(std::log1p(std::exp(double{v}))); });
+    case Fn::abs:
+      return map1(k, x, out, [](float v) { return v < 0 ? -v : v; });
+    case Fn::log:
+      return map1(k, x, out, [](float v) { return static_cast<float>(std::log(double{v})); });
     default:
       break;
   }

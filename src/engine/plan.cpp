@@ -34,6 +34,11 @@ const std::map<std::string, Fn>& fn_names() {
                                               {"clip", Fn::clip},
                                               {"hardsigmoid", Fn::hardsigmoid},
                                               {"hardswish", Fn::hardswish},
+                                              {"leaky_relu", Fn::leaky_relu},
+                                              {"elu", Fn::elu},
+                                              {"softplus", Fn::softplus},
+                                              {"abs", Fn::abs},
+                                              {"log", Fn::log},
                                               {"add", Fn::add},
                                               {"sub", Fn::sub},
                                               {"mul", Fn::mul},
@@ -213,8 +218,8 @@ void plan_binary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   k.op = KernelOp::binary;
 }
 
-// clip and hardsigmoid: their two attributes in p0, p1; FLOPs as documented (the new unary
-// kernels count their own, whatever the node charges).
+// clip and hardsigmoid: their two attributes in p0, p1 (leaky_relu and elu: alpha in p0); FLOPs as
+// documented (the new unary kernels count their own, whatever the node charges).
 void plan_unary_attrs(const ExecDesc& e, KernelPlan& k) {
   const auto n = static_cast<double>(k.numel);
   if (e.op == "clip") {
@@ -227,6 +232,13 @@ void plan_unary_attrs(const ExecDesc& e, KernelPlan& k) {
     k.flops = 4 * n;
   } else if (e.op == "hardswish") {
     k.flops = 5 * n;
+  } else if (e.op == "leaky_relu" || e.op == "elu") {
+    k.p0 = static_cast<float>(e.attr("alpha", e.op == "elu" ? 1.0 : 0.01));
+    k.flops = (e.op == "elu" ? 4 : 2) * n;
+  } else if (e.op == "softplus") {
+    k.flops = 3 * n;
+  } else if (e.op == "abs" || e.op == "log") {
+    k.flops = n;
   }
 }
 

@@ -149,9 +149,17 @@ void Lowerer::binary(const onnx::NodeProto& n) {
 
 void Lowerer::unary(const onnx::NodeProto& n) {
   static const std::map<std::string, std::string> kernels = {
-      {"Relu", "relu"}, {"Sqrt", "sqrt"}, {"Neg", "neg"},   {"Sigmoid", "sigmoid"},
-      {"Tanh", "tanh"}, {"Erf", "erf"},   {"Gelu", "gelu"}, {"Exp", "exp"}};
+      {"Relu", "relu"},       {"Sqrt", "sqrt"},         {"Neg", "neg"},
+      {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},         {"Erf", "erf"},
+      {"Gelu", "gelu"},       {"Exp", "exp"},           {"LeakyRelu", "leaky_relu"},
+      {"Elu", "elu"},         {"Softplus", "softplus"}, {"Abs", "abs"},
+      {"Log", "log"}};
   const std::string& op = n.op_type();
+  if (op == "LeakyRelu" || op == "Elu") {
+    const double alpha = attr_float(n, "alpha", op == "Elu" ? 1.0 : 0.01);
+    define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0)}, {{"alpha", alpha}}));
+    return;
+  }
   if (op == "Gelu") {
     const auto* a = find_attr(n, "approximate");
     if (a && a->s() != "none")
@@ -174,8 +182,13 @@ void Lowerer::softmax(const onnx::NodeProto& n) {
   const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
   const auto axis = normalize_axis(attr_int(n, "axis", opset_ >= 13 ? -1 : 1), rank);
   if (axis != rank - 1)
-    throw std::runtime_error("Softmax over an axis other than the last is not supported");
+    throw std::runtime_error(n.op_type() + " over an axis other than the last is not supported");
   const auto& x = last_axis_whole(blocked(n, 0));
+  if (n.op_type() == "LogSoftmax") {  // log of the softmax (one more FLOP per element)
+    const auto& s = workloads::softmax(p_, out(n, ".softmax"), x);
+    define(n.output(0), map(out(n), "log", {&s}));
+    return;
+  }
   define(n.output(0), workloads::softmax(p_, out(n), x));
 }
 

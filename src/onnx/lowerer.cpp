@@ -45,6 +45,12 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Erf", &Lowerer::unary},
                                               {"Gelu", &Lowerer::unary},
                                               {"Exp", &Lowerer::unary},
+                                              {"LeakyRelu", &Lowerer::unary},
+                                              {"Elu", &Lowerer::unary},
+                                              {"Softplus", &Lowerer::unary},
+                                              {"Abs", &Lowerer::unary},
+                                              {"Log", &Lowerer::unary},
+                                              {"LogSoftmax", &Lowerer::softmax},
                                               {"Softmax", &Lowerer::softmax},
                                               {"ReduceMean", &Lowerer::reduce},
                                               {"ReduceSum", &Lowerer::reduce},
@@ -77,11 +83,26 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"Abs",   "And",         "Ceil",  "Constant", "ConstantOfShape",
-                                "Equal", "Expand",      "Floor", "Greater",  "GreaterOrEqual",
-                                "Less",  "LessOrEqual", "Log",   "Max",      "Min",
-                                "Mod",   "Not",         "Or",    "Range",    "Reciprocal",
-                                "Sign",  "Xor"};
+  std::vector<std::string> v = {"And",
+                                "Ceil",
+                                "Constant",
+                                "ConstantOfShape",
+                                "Equal",
+                                "Expand",
+                                "Floor",
+                                "Greater",
+                                "GreaterOrEqual",
+                                "Less",
+                                "LessOrEqual",
+                                "Max",
+                                "Min",
+                                "Mod",
+                                "Not",
+                                "Or",
+                                "Range",
+                                "Reciprocal",
+                                "Sign",
+                                "Xor"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

@@ -95,9 +95,10 @@ namespace {
 // Every elementwise, aggregate, reduction, constant and copy kernel of the engine on n elements
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
-  static const char* unary[] = {"relu",     "exp",  "silu",        "scale",     "rsqrt", "sqrt",
-                                "sigmoid",  "tanh", "erf",         "gelu",      "neg",   "pow",
-                                "identity", "clip", "hardsigmoid", "hardswish", "rotary"};
+  static const char* unary[] = {
+      "relu",       "exp",  "silu",     "scale", "rsqrt",    "sqrt",  "sigmoid",     "tanh",
+      "erf",        "gelu", "neg",      "pow",   "identity", "clip",  "hardsigmoid", "hardswish",
+      "leaky_relu", "elu",  "softplus", "abs",   "log",      "rotary"};
   static const char* binary[] = {"add",       "sub",       "mul",        "div",
                                  "relu_grad", "silu_grad", "rsqrt_grad", "sumsq_grad"};
   static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq"};

@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 42> kKernels = {{
+constexpr std::array<KernelInfo, 47> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -50,6 +50,11 @@ constexpr std::array<KernelInfo, 42> kKernels = {{
     {"clip", OpKind::elementwise, 1, 2, "min(max(x, min), max)"},
     {"hardsigmoid", OpKind::elementwise, 1, 4, "max(0, min(1, alpha x + beta))"},
     {"hardswish", OpKind::elementwise, 1, 5, "x max(0, min(1, x / 6 + 1/2))"},
+    {"leaky_relu", OpKind::elementwise, 1, 2, "x if x > 0 else alpha x"},
+    {"elu", OpKind::elementwise, 1, 4, "x if x > 0 else alpha (exp(x) - 1)"},
+    {"softplus", OpKind::elementwise, 1, 3, "log(1 + exp(x))"},
+    {"abs", OpKind::elementwise, 1, 1, "|x|"},
+    {"log", OpKind::elementwise, 1, 1, "log(x)"},
     {"conv2d", OpKind::einsum, -1, 2, "2-D convolution of an NCHW window; 2 per MAC"},
     {"maxpool2d", OpKind::einsum, -1, 1, "max over each window position (NCHW)"},
     {"avgpool2d", OpKind::einsum, -1, 1, "mean over each window position (NCHW)"},

@@ -122,6 +122,23 @@ TEST(DeviceOps, GathersAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "gather bf16");
 }
 
+// The activations of imported models (positive inputs for log).
+TEST(DeviceOps, ImportedActivationsAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {6, 10}, 4);
+  const auto& pos = p.input("pos", {6, 10}, 2, 2.5);
+  const std::vector<workloads::Cuts> cuts = {{0, 3, 6}, {0, 10}};
+  p.map("leaky", "leaky_relu", {&x}, cuts, {{"alpha", 0.2}});
+  p.map("elu", "elu", {&x}, cuts, {{"alpha", 1.5}});
+  p.map("softplus", "softplus", {&x}, cuts);
+  p.map("abs", "abs", {&x}, cuts);
+  p.map("log", "log", {&pos}, cuts);
+  const Graph g = p.build({"activations", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "activations");
+  EXPECT_TRUE(seen.count(KernelOp::unary));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "activations bf16");
+}
+
 TEST(DeviceOps, SyntheticKernelsAgreeWithTheCpuKernels) {
   const Graph g = test::small_workloads(2)[3].graph;  // llama-block
   const auto seen =

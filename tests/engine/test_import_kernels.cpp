@@ -1,7 +1,8 @@
 // The kernels for imported models (docs/exec.md): load from Graph constants, the unary kernels
-// sqrt .. identity, reshape, transpose and gather. Small hand-built graphs run by the engine are
-// checked against hand-computed values and against the independent evaluator (block_eval.cpp); bad
-// descriptions are refused when the engine compiles the graph, naming the node.
+// sqrt .. identity and leaky_relu .. log, reshape, transpose and gather. Small hand-built graphs
+// run by the engine are checked against hand-computed values and against the independent evaluator
+// (block_eval.cpp); bad descriptions are refused when the engine compiles the graph, naming the
+// node.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -139,6 +140,12 @@ TEST(ImportKernels, UnaryKernelsMatchHandComputedValues) {
   const NodeId th = p.unary("tanh", y, {2, 2});
   const NodeId erf = p.unary("erf", y, {2, 2});
   const NodeId gelu = p.unary("gelu", y, {2, 2});
+  const NodeId leaky =
+      p.add("leaky", {"leaky_relu", {2, 2}, {0, 0}, {{y, {}, {}}}, "", {{"alpha", 0.1}}});
+  const NodeId elu = p.unary("elu", y, {2, 2});  // default alpha 1
+  const NodeId softplus = p.unary("softplus", y, {2, 2});
+  const NodeId abs = p.unary("abs", y, {2, 2});
+  const NodeId log = p.unary("log", x, {4});
   const Graph g = p.build({{"x", {4}, {0.25f, 1, 2.25f, 4}}, {"y", {2, 2}, {-2, -0.5f, 0, 1}}});
   const auto out = run(g);
   EXPECT_EQ(out[sq], (std::vector<float>{0.5f, 1, 1.5f, 2}));
@@ -153,6 +160,11 @@ TEST(ImportKernels, UnaryKernelsMatchHandComputedValues) {
       {th, {-0.9640275801, -0.4621171573, 0.0, 0.7615941560}},
       {erf, {-0.9953222650, -0.5204998778, 0.0, 0.8427007929}},
       {gelu, {-0.04550026390, -0.1542687694, 0.0, 0.8413447461}},
+      {leaky, {-0.2, -0.05, 0.0, 1.0}},
+      {elu, {-0.8646647168, -0.3934693403, 0.0, 1.0}},
+      {softplus, {0.1269280110, 0.4740769842, 0.6931471806, 1.3132616875}},
+      {abs, {2.0, 0.5, 0.0, 1.0}},
+      {log, {-1.3862943611, 0.0, 0.8109302162, 1.3862943611}},
   };
   for (const auto& [v, w] : want)
     for (std::size_t i = 0; i < 4; ++i)

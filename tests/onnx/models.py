@@ -51,6 +51,11 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Sigmoid              4
     Gelu                 5
     Softmax              5 (max, subtract, exp, sum, divide)
+    LogSoftmax           6 (Softmax's and the log)
+    LeakyRelu            2
+    Elu                  4
+    Softplus             3
+    Abs Log              1
     ReduceMean           1 per input element, plus 1 per output element (the scale)
     ReduceSum            1 per input element
     LayerNormalization   per element 1 (sum) + 1 (subtract the mean) + 2 (sum of squares)
@@ -108,6 +113,7 @@ ELEMENTWISE = {
     "Add": 1, "Sub": 1, "Mul": 1, "Div": 1, "Pow": 1, "Sqrt": 1, "Neg": 1, "Relu": 1,
     "Erf": 1, "Tanh": 1, "Sigmoid": 4, "Gelu": 5, "Softmax": 5,
     "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
+    "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
 }
 # Data movement and shape ops: no FLOPs.
 FREE = {

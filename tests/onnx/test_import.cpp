@@ -228,6 +228,34 @@ TEST(OnnxImport, ConstantPositionMathIsFolded) {
   EXPECT_DOUBLE_EQ(e.res.report.total_flops, 6);
 }
 
+// The activations: LeakyRelu, Elu (their alphas), Softplus, Log, Abs and LogSoftmax, against
+// loops; FLOPs by docs/onnx.md: 2 + 4 + 3 + 1 + 1 + 6 per element.
+TEST(OnnxImport, ActivationsMatchLoops) {
+  ModelBuilder m;
+  m.input("x", {3, 4}).output("y", {3, 4});
+  m.node("LeakyRelu", {"x"}, {"a"}, {}, {}, {{"alpha", 0.3f}})
+      .node("Elu", {"a"}, {"b"}, {}, {}, {{"alpha", 0.7f}})
+      .node("Softplus", {"b"}, {"c"})
+      .node("Log", {"c"}, {"d"})
+      .node("Abs", {"d"}, {"e"})
+      .node("LogSoftmax", {"e"}, {"y"}, {{"axis", -1}});
+  for (int p : {1, 2}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    for (int i = 0; i < 3; ++i) {
+      double v[4], sum = 0;
+      for (int j = 0; j < 4; ++j) {
+        const double a = x(i, j) > 0 ? x(i, j) : 0.3 * x(i, j);
+        const double b = a > 0 ? a : 0.7 * (std::exp(a) - 1);
+        v[j] = std::abs(std::log(std::log(1 + std::exp(b))));
+        sum += std::exp(v[j]);
+      }
+      for (int j = 0; j < 4; ++j) EXPECT_NEAR(y(i, j), v[j] - std::log(sum), 1e-5) << i << j;
+    }
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 17.0 * 12);
+  }
+}
+
 TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
   // y = sqrt(exp(concat(squeeze(unsqueeze(reduce_sum(identity(cast(sigmoid(x) - tanh(x))))),
   //                     flatten(x))))), x [2, 3, 4]

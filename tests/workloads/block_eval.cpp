@@ -89,6 +89,11 @@ double unary(const std::string& op, double x, const ExecDesc& e) {
   if (op == "hardsigmoid")
     return std::max(0.0, std::min(1.0, e.attr("alpha", 0.2) * x + e.attr("beta", 0.5)));
   if (op == "hardswish") return x * std::max(0.0, std::min(1.0, x / 6 + 0.5));
+  if (op == "leaky_relu") return x > 0 ? x : e.attr("alpha", 0.01) * x;
+  if (op == "elu") return x > 0 ? x : e.attr("alpha", 1) * (std::exp(x) - 1);
+  if (op == "softplus") return std::log(1 + std::exp(x));
+  if (op == "abs") return std::abs(x);
+  if (op == "log") return std::log(x);
   throw std::runtime_error("unknown unary " + op);
 }
 
