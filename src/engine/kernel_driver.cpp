@@ -20,14 +20,6 @@ using dev::I64;
 // Runs of output channels of one group at least this long take a GEMM (as on the CPU).
 constexpr I64 kMinGemmRows = 8;
 
-dev::Shape shape_of(const Dims& d) {
-  dev::Shape s;
-  s.rank = static_cast<int>(d.size());
-  std::copy(d.begin(), d.end(), s.ext);
-  s.narrow = numel_of(d) < (I64{1} << 31);
-  return s;
-}
-
 void put(const Dims& d, I64* to) {
   std::copy(d.begin(), d.end(), to);
 }
@@ -39,7 +31,7 @@ void copy_view(KernelExec<T>& x, const T* src, const Dims& src_strides, T* dst,
   dev::CopyArgs a;
   Dims s = src_strides, d = dst_strides;
   Dims* views[] = {&s, &d};
-  a.shape = shape_of(coalesce_dims(shape, views));
+  a.shape = device_shape(coalesce_dims(shape, views));
   put(s, a.src);
   put(d, a.dst);
   a.n = numel_of(shape);
@@ -171,7 +163,7 @@ void run_unary(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   dev::UnaryArgs a;
   Dims s = k.in[0].strides;
   Dims* views[] = {&s};
-  a.shape = shape_of(coalesce_dims(k.shape, views));
+  a.shape = device_shape(coalesce_dims(k.shape, views));
   put(s, a.in);
   a.n = k.numel, a.fn = k.fn, a.p0 = k.p0, a.p1 = k.p1;
   if (a.n > 0) x.unary(a, in + k.in[0].offset, out);
@@ -184,7 +176,7 @@ void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const 
   dev::BinaryArgs a;
   Dims s = sp, t = sq;
   Dims* views[] = {&s, &t};
-  a.shape = shape_of(coalesce_dims(k.shape, views));
+  a.shape = device_shape(coalesce_dims(k.shape, views));
   put(s, a.a);
   put(t, a.b);
   a.n = k.numel, a.fn = f, a.p0 = k.p0, a.p1 = k.p1;
@@ -201,7 +193,7 @@ void run_aggregate(const KernelPlan& k, std::span<const T* const> in, T* out, Ke
   std::vector<Dims*> views;
   for (const View& v : k.in) strides.push_back(v.strides);
   for (Dims& d : strides) views.push_back(&d);
-  const dev::Shape shape = shape_of(coalesce_dims(k.shape, views));
+  const dev::Shape shape = device_shape(coalesce_dims(k.shape, views));
   for (int done = 0; done < total;) {
     dev::AggregateArgs a;
     dev::Operands<T> ops;
@@ -237,7 +229,7 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   dev::ReduceArgs a;
   Dims s = v.strides;
   Dims* views[] = {&s};
-  a.rows = shape_of(coalesce_dims(rows, views));
+  a.rows = device_shape(coalesce_dims(rows, views));
   put(s, a.in);
   a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = k.fn;
   a.lanes = a.len >= dev::kLaneRowLength ? dev::kReduceLanes : 1;
@@ -247,7 +239,7 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
 template <class T>
 void run_rotary(const KernelPlan& k, NodeId v, const T* in, T* out, KernelExec<T>& x) {
   dev::RotaryArgs a;
-  a.shape = shape_of(k.shape);
+  a.shape = device_shape(k.shape);
   put(k.in[0].strides, a.in);
   a.n = k.numel;
   if (a.n > 0) x.rotary(a, in + k.in[0].offset, x.values(v), out);
@@ -258,10 +250,10 @@ void run_gather(const KernelPlan& k, std::span<const T* const> in, T* out, Kerne
   const View& t = k.in[0];
   const View& ix = k.in[1];
   dev::GatherArgs a;
-  a.idx = shape_of(ix.shape);
+  a.idx = device_shape(ix.shape);
   put(ix.strides, a.ix);
   const Dims row(t.shape.begin() + 1, t.shape.end());
-  a.row = shape_of(row);
+  a.row = device_shape(row);
   put(Dims(t.strides.begin() + 1, t.strides.end()), a.tr);
   a.rows = t.shape[0], a.row_stride = t.strides[0], a.row_len = numel_of(row);
   a.n = k.numel;

@@ -286,15 +286,6 @@ void run_synthetic(const Plan& plan, const KernelPlan& k, const float* const* in
   out[0] = static_cast<float>(0.5 * mean + k.p0);
 }
 
-// The element shape of `d` for dev::offset_at.
-dev::Shape dev_shape(const Dims& d) {
-  dev::Shape s;
-  s.rank = static_cast<int>(d.size());
-  for (std::size_t i = 0; i < d.size(); ++i) s.ext[i] = d[i];
-  s.narrow = numel_of(d) < (std::int64_t{1} << 31);
-  return s;
-}
-
 // out[p, ...] = table[row(idx[p]), ...], one row copy per index.
 void run_gather(const KernelPlan& k, const float* table, const float* idx, float* out) {
   const View& t = k.in[0];
@@ -303,7 +294,7 @@ void run_gather(const KernelPlan& k, const float* table, const float* idx, float
   const Dims row_strides(t.strides.begin() + 1, t.strides.end());
   const Dims row_dst = contiguous_strides(row_shape);
   const std::int64_t row_len = numel_of(row_shape);
-  const dev::Shape ishape = dev_shape(ix.shape);
+  const dev::Shape ishape = device_shape(ix.shape);
   for (std::int64_t p = 0, n = numel_of(ix.shape); p < n; ++p) {
     const float value = idx[ix.offset + dev::offset_at(p, ishape, ix.strides.data())];
     const std::int64_t r = dev::gather_row(value, t.shape[0]);

@@ -11,6 +11,14 @@
 
 namespace doppler::engine_detail {
 
+dev::Shape device_shape(const Dims& d) {
+  dev::Shape s;
+  s.rank = static_cast<int>(d.size());
+  std::copy(d.begin(), d.end(), s.ext);
+  s.narrow = numel_of(d) < (std::int64_t{1} << 31);
+  return s;
+}
+
 namespace {
 
 [[noreturn]] void bad(const Graph& g, NodeId v, const std::string& why) {

@@ -130,6 +130,9 @@ struct KernelPlan {
   double flops = 0;                       ///< FLOPs executed
 };
 
+/// The shape `d` as the device functions take it (device_ops.hpp; rank <= dev::kMaxRank).
+dev::Shape device_shape(const Dims& d);
+
 /// A compiled graph.
 struct Plan {
   KernelMode mode = KernelMode::real;  ///< never automatic
