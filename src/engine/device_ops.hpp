@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "doppler/graph/resize_coords.hpp"  // also free of the project's other headers
+
 #if defined(__CUDACC__)
 #define DOPPLER_HD __host__ __device__ inline
 #else
@@ -620,6 +622,41 @@ DOPPLER_HD void pool_element(const PoolArgs& a, I64 i, const T* win, T* out) {
   }
   if (!a.is_max) acc /= static_cast<float>(w.include_pad ? w.kh * w.kw : rows_in * cols_in);
   put(out + i, acc);
+}
+
+/// a (1 - w) + b w in f32: one step of a linear resize.
+DOPPLER_HD float lerp(float a, float b, float w) {
+  return a * (1.0f - w) + b * w;
+}
+
+/// resize2d: output element i of [nb, cb, oh, ow] from the window channel of the same index
+/// (channels map one to one), at global output row y0 + y and column x.
+struct ResizeArgs {
+  Window w;
+  resize::Axis ay, ax;                                               ///< rows and columns
+  bool linear = false;                                               ///< linear, else nearest
+  resize::Rounding rounding = resize::Rounding::round_prefer_floor;  ///< nearest's rounding
+  I64 n = 0;
+};
+
+template <class T>
+DOPPLER_HD void resize_element(const ResizeArgs& a, I64 i, const T* win, T* out) {
+  const Window& w = a.w;
+  const I64 plane = w.oh * w.ow, c = (i / plane) % w.cb, nb = i / (plane * w.cb);
+  const I64 y = w.y0 + (i % plane) / w.ow, ox = i % w.ow;
+  const T* x = win + nb * w.sn + c * w.sc;  // global row iy at x + (iy - row0) sy
+  if (!a.linear) {
+    const I64 iy = resize::nearest(a.ay, a.rounding, y), ix = resize::nearest(a.ax, a.rounding, ox);
+    out[i] = x[(iy - w.row0) * w.sy + ix];
+    return;
+  }
+  const resize::Taps ty = resize::linear(a.ay, y), tx = resize::linear(a.ax, ox);
+  const float wx = static_cast<float>(tx.w1), wy = static_cast<float>(ty.w1);
+  const T* r0 = x + (ty.i0 - w.row0) * w.sy;
+  const T* r1 = x + (ty.i1 - w.row0) * w.sy;
+  const float top = lerp(as_f32(r0[tx.i0]), as_f32(r0[tx.i1]), wx);
+  const float bottom = lerp(as_f32(r1[tx.i0]), as_f32(r1[tx.i1]), wx);
+  put(out + i, lerp(top, bottom, wy));
 }
 
 }  // namespace doppler::engine_detail::dev

@@ -120,6 +120,11 @@ void HostDeviceExec<T>::pool(const dev::PoolArgs& a, const T* w, T* o) {
 }
 
 template <class T>
+void HostDeviceExec<T>::resize(const dev::ResizeArgs& a, const T* w, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::resize_element(a, i, w, o);
+}
+
+template <class T>
 void HostDeviceExec<T>::gemm(const GemmCall<T>& g) {
   for (std::int64_t t = 0; t < g.batch; ++t)
     gemm_one(g, g.a + t * g.sa, g.b + t * g.sb, g.c + t * g.sc);

@@ -41,6 +41,7 @@ public:
   void im2col(const dev::Im2colArgs& a, const T* x, T* c) override;
   void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* w, T* o) override;
   void pool(const dev::PoolArgs& a, const T* w, T* o) override;
+  void resize(const dev::ResizeArgs& a, const T* w, T* o) override;
   /// cblas_sgemm per batch element on operands rounded by round_gemm_operand(), f32 sums; with
   /// Bf16 storage C is summed in f32 and then rounded.
   void gemm(const GemmCall<T>& g) override;

@@ -401,6 +401,17 @@ void run_pool(const KernelPlan& k, std::span<const T* const> in, T* out, KernelE
   if (a.n > 0) x.pool(a, win, out);
 }
 
+template <class T>
+void run_resize(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
+  const WindowPlan& w = k.window;
+  T* s = w.scratch > 0 ? x.scratch(w.scratch) : nullptr;
+  dev::ResizeArgs a;
+  const T* win = window_of(k, in, s, x, a.w);
+  a.ay = w.ay, a.ax = w.ax, a.linear = w.linear, a.rounding = w.rounding;
+  a.n = k.numel;
+  if (a.n > 0) x.resize(a, win, out);
+}
+
 }  // namespace
 
 template <class T>
@@ -437,6 +448,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
     case KernelOp::maxpool2d:
     case KernelOp::avgpool2d:
       return run_pool(k, in, out, x);
+    case KernelOp::resize2d:
+      return run_resize(k, in, out, x);
     case KernelOp::empty:
       return;
   }
@@ -477,7 +490,8 @@ I64 device_scratch(const Plan& plan) {
   I64 need = 1;
   for (const KernelPlan& k : plan.kernels) {
     if (k.op == KernelOp::gemm) need = std::max(need, gemm_batching(k.gemm).scratch);
-    if (k.op == KernelOp::conv2d || k.op == KernelOp::maxpool2d || k.op == KernelOp::avgpool2d)
+    if (k.op == KernelOp::conv2d || k.op == KernelOp::maxpool2d || k.op == KernelOp::avgpool2d ||
+        k.op == KernelOp::resize2d)
       need = std::max(need, k.window.scratch);
     if (k.op == KernelOp::synthetic) need = std::max(need, k.sm * k.sm);
   }

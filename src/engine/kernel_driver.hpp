@@ -76,6 +76,7 @@ public:
   virtual void im2col(const dev::Im2colArgs& a, const T* x, T* cols) = 0;
   virtual void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt, T* out) = 0;
   virtual void pool(const dev::PoolArgs& a, const T* win, T* out) = 0;
+  virtual void resize(const dev::ResizeArgs& a, const T* win, T* out) = 0;
   virtual void gemm(const GemmCall<T>& g) = 0;
   /// Device scratch of at least `elements` elements (valid until the next call of scratch()).
   virtual T* scratch(std::int64_t elements) = 0;

@@ -39,21 +39,9 @@ bool has_attr(const ExecDesc& e, const std::string& name) {
                      [&](const auto& a) { return a.first == name; });
 }
 
-// Integer attribute `name` >= `min`; `fallback` when absent unless `required`.
-I64 int_attr(const ExecDesc& e, const std::string& name, bool required, I64 fallback, I64 min) {
-  if (!has_attr(e, name)) {
-    if (required) fail(e, "attribute '" + name + "' is required");
-    return fallback;
-  }
-  const double x = e.attr(name, 0);
-  if (!(x >= static_cast<double>(min)) || x > kMaxAttr || x != std::floor(x))
-    fail(e, "attribute '" + name + "' must be an integer >= " + std::to_string(min));
-  return static_cast<I64>(x);
-}
-
 // 0 or 1 attribute `name` (default 0).
 bool flag_attr(const ExecDesc& e, const std::string& name) {
-  const I64 x = int_attr(e, name, false, 0, 0);
+  const I64 x = window_attr(e, name, false, 0, 0);
   if (x > 1) fail(e, "attribute '" + name + "' must be 0 or 1");
   return x == 1;
 }
@@ -79,23 +67,18 @@ Cols cols_of(const WindowPlan& w, I64 kx) {
 }
 
 void read_geometry(const ExecDesc& e, bool conv, WindowPlan& w) {
-  w.pieces = int_attr(e, "pieces", true, 1, 1);
-  w.row0 = int_attr(e, "row0", true, 0, 0);
-  w.c0 = int_attr(e, "c0", true, 0, 0);
-  w.in_h = int_attr(e, "in_h", true, 1, 1);
-  w.in_w = int_attr(e, "in_w", true, 1, 1);
-  w.sh = int_attr(e, "stride_h", false, 1, 1);
-  w.sw = int_attr(e, "stride_w", false, 1, 1);
-  w.ph = int_attr(e, "pad_h", false, 0, 0);
-  w.pw = int_attr(e, "pad_w", false, 0, 0);
-  w.dh = int_attr(e, "dil_h", false, 1, 1);
-  w.dw = int_attr(e, "dil_w", false, 1, 1);
+  w.sh = window_attr(e, "stride_h", false, 1, 1);
+  w.sw = window_attr(e, "stride_w", false, 1, 1);
+  w.ph = window_attr(e, "pad_h", false, 0, 0);
+  w.pw = window_attr(e, "pad_w", false, 0, 0);
+  w.dh = window_attr(e, "dil_h", false, 1, 1);
+  w.dw = window_attr(e, "dil_w", false, 1, 1);
   if (conv) {
-    w.out_per_group = int_attr(e, "out_per_group", true, 1, 1);
+    w.out_per_group = window_attr(e, "out_per_group", true, 1, 1);
     w.bias = flag_attr(e, "bias");
   } else {
-    w.kh = int_attr(e, "kernel_h", true, 1, 1);
-    w.kw = int_attr(e, "kernel_w", true, 1, 1);
+    w.kh = window_attr(e, "kernel_h", true, 1, 1);
+    w.kw = window_attr(e, "kernel_w", true, 1, 1);
   }
   if (e.op == "avgpool2d") {
     w.include_pad = flag_attr(e, "count_include_pad");
@@ -111,9 +94,8 @@ void check_output(const ExecDesc& e, WindowPlan& w) {
 }
 
 // The window pieces: [nb, cw, r_i, in_w] each, stacked rows inside the input.
-void check_pieces(const ExecDesc& e, const KernelPlan& k, WindowPlan& w) {
-  const auto want = static_cast<std::size_t>(w.pieces) +
-                    (e.op == "conv2d" ? 1 + static_cast<std::size_t>(w.bias) : 0);
+void check_pieces(const ExecDesc& e, const KernelPlan& k, std::size_t extra, WindowPlan& w) {
+  const auto want = static_cast<std::size_t>(w.pieces) + extra;
   if (k.in.size() != want)
     fail(e, "needs " + std::to_string(want) + " operands, has " + std::to_string(k.in.size()));
   w.cw = k.in[0].shape.size() == 4 ? k.in[0].shape[1] : 0;
@@ -405,12 +387,32 @@ void run_pool(const KernelPlan& k, const float* const* inputs, float* out,
 
 }  // namespace
 
+I64 window_attr(const ExecDesc& e, const std::string& name, bool required, I64 fallback, I64 min) {
+  if (!has_attr(e, name)) {
+    if (required) fail(e, "attribute '" + name + "' is required");
+    return fallback;
+  }
+  const double x = e.attr(name, 0);
+  if (!(x >= static_cast<double>(min)) || x > kMaxAttr || x != std::floor(x))
+    fail(e, "attribute '" + name + "' must be an integer >= " + std::to_string(min));
+  return static_cast<I64>(x);
+}
+
+void read_window(const ExecDesc& e, const KernelPlan& k, std::size_t extra, WindowPlan& w) {
+  w.pieces = window_attr(e, "pieces", true, 1, 1);
+  w.row0 = window_attr(e, "row0", true, 0, 0);
+  w.c0 = window_attr(e, "c0", true, 0, 0);
+  w.in_h = window_attr(e, "in_h", true, 1, 1);
+  w.in_w = window_attr(e, "in_w", true, 1, 1);
+  check_output(e, w);
+  check_pieces(e, k, extra, w);
+}
+
 void plan_window(const ExecDesc& e, KernelPlan& k) {
   WindowPlan& w = k.window;
   const bool conv = e.op == "conv2d";
   read_geometry(e, conv, w);
-  check_output(e, w);
-  check_pieces(e, k, w);
+  read_window(e, k, conv ? 1 + static_cast<std::size_t>(w.bias) : 0, w);
   if (conv) plan_conv(e, k, w);
   check_coverage(e, w, !conv);
   if (!conv) plan_pool(e, k, w);

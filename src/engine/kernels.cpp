@@ -337,6 +337,8 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
       return run_window(k, inputs, out, scratch);
     case KernelOp::gather:
       return run_gather(k, inputs[0], inputs[1], out);
+    case KernelOp::resize2d:
+      return run_resize(k, inputs, out, scratch);
     case KernelOp::empty:
       return;
   }

@@ -339,6 +339,12 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     } catch (const InputError& err) {
       bad(g, v, err.what());
     }
+  } else if (op == "resize2d") {
+    try {
+      plan_resize(e, k);
+    } catch (const InputError& err) {
+      bad(g, v, err.what());
+    }
   } else if (info->arity == 1) {
     if (k.in[0].shape != e.shape) bad(g, v, "unary operand shape differs from the output's");
     k.op = KernelOp::unary;

@@ -11,6 +11,7 @@
 
 #include "doppler/engine/options.hpp"
 #include "doppler/graph/graph.hpp"
+#include "doppler/graph/resize_coords.hpp"
 
 namespace doppler::engine_detail {
 
@@ -39,6 +40,7 @@ enum class KernelOp : std::uint8_t {
   maxpool2d,    ///< max pooling of an NCHW window
   avgpool2d,    ///< average pooling of an NCHW window
   gather,       ///< rows of operand 0 at the indices of operand 1 (dev::gather_row)
+  resize2d,     ///< nearest or linear resize of an NCHW window (KernelPlan::window)
   empty,        ///< nothing
 };
 
@@ -83,7 +85,7 @@ struct Piece {
   std::int64_t dst_offset = 0;
 };
 
-/// conv2d / maxpool2d / avgpool2d (docs/exec.md, windowed kernels): the geometry of the
+/// conv2d / maxpool2d / avgpool2d / resize2d (docs/exec.md, windowed kernels): the geometry of the
 /// window [nb, cw, rows, in_w] (operands 0 .. pieces - 1 stacked along rows) and of the output
 /// block [nb, cb, oh, ow] at global channel o0 and row y0.
 struct WindowPlan {
@@ -106,6 +108,11 @@ struct WindowPlan {
                                  ///< columns inside the input, x sw + off
   Dims col_count;                ///< per output column: kernel columns inside the input
   std::int64_t scratch = 0;      ///< floats of scratch needed
+  std::vector<float> col_w;      ///< resize2d (linear): per output column, the weight of col_hi
+                                 ///< (col_lo, col_hi: the input columns it reads)
+  resize::Axis ay, ax;           ///< resize2d: the rows and the columns
+  bool linear = false;           ///< resize2d: linear, else nearest
+  resize::Rounding rounding = resize::Rounding::round_prefer_floor;  ///< resize2d: nearest's
 };
 
 /// The compiled kernel of one node.
@@ -166,6 +173,21 @@ void run_einsum(const KernelPlan& k, const float* const* inputs, float* out,
 void plan_window(const ExecDesc& e, KernelPlan& k);
 /// Runs a compiled windowed kernel.
 void run_window(const KernelPlan& k, const float* const* inputs, float* out,
+                std::vector<float>& scratch);
+
+/// Integer attribute `name` of a windowed kernel, >= `min`; `fallback` when absent unless
+/// `required` (InputError naming the kernel otherwise).
+std::int64_t window_attr(const ExecDesc& e, const std::string& name, bool required,
+                         std::int64_t fallback, std::int64_t min);
+/// Reads the window attributes (`pieces`, `row0`, `c0`, `in_h`, `in_w`) into `w` and checks the
+/// output block and the window pieces, which `extra` operands follow. InputError when malformed.
+void read_window(const ExecDesc& e, const KernelPlan& k, std::size_t extra, WindowPlan& w);
+
+/// Compiles a resize2d node (operands already in k.in; kernel_resize.cpp); sets k.flops.
+/// InputError (without the node) when the description is malformed.
+void plan_resize(const ExecDesc& e, KernelPlan& k);
+/// Runs a compiled resize2d kernel.
+void run_resize(const KernelPlan& k, const float* const* inputs, float* out,
                 std::vector<float>& scratch);
 
 }  // namespace doppler::engine_detail

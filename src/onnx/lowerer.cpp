@@ -77,7 +77,9 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Clip", &Lowerer::clip},
                                               {"HardSigmoid", &Lowerer::hard_sigmoid},
                                               {"HardSwish", &Lowerer::hard_sigmoid},
-                                              {"Pad", &Lowerer::pad}};
+                                              {"Pad", &Lowerer::pad},
+                                              {"Resize", &Lowerer::resize},
+                                              {"Upsample", &Lowerer::resize}};
   return m;
 }
 

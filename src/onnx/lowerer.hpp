@@ -101,6 +101,8 @@ private:
   void clip(const onnx::NodeProto& n);
   void hard_sigmoid(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
+  void resize(const onnx::NodeProto& n);
+  workloads::Resize2d resize_mode(const onnx::NodeProto& n) const;
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
 
   // Shape ops (lower_shape.cpp).

@@ -137,6 +137,25 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
                rows,
                0,
                eb * (2 * e + e / 256)});
+  // A 2x nearest upsampling of 16 x 16 planes, 0 FLOPs: resize2d is priced by the bytes it
+  // writes, in either mode (a linear resize moves the same bytes and adds 9 FLOPs an element).
+  b.push_back({"data movement",
+               what("resize2d"),
+               "resize2d",
+               "",
+               {{1, n / 1024, 16, 16}},
+               {1, n / 1024, 32, 32},
+               0,
+               eb * (e + e / 4),
+               {{"pieces", 1},
+                {"row0", 0},
+                {"c0", 0},
+                {"in_h", 16},
+                {"in_w", 16},
+                {"out_h", 32},
+                {"out_w", 32},
+                {"coord", 1},
+                {"nearest", 2}}});
   b.push_back({"data movement",
                what("transpose"),
                "transpose",

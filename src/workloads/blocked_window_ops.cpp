@@ -55,13 +55,10 @@ const BlockedTensor& BlockedProgram::pool2d(const std::string& name, const std::
                   std::move(cuts));
 }
 
-// Appends to `desc` the regions of x's blocks that hold the window rows of desc's output rows,
-// channels [c0, c0 + cw), and sets the `pieces`, `row0` and `c0` attributes.
-void BlockedProgram::add_window_pieces(ExecDesc& desc, const BlockedTensor& x,
-                                       const Window2d& geometry, std::int64_t c0,
-                                       std::int64_t cw) const {
-  const auto [lo, hi] =
-      input_rows(geometry, desc.origin[2], desc.origin[2] + desc.shape[2], x.shape[2]);
+// Appends to `desc` the regions of x's blocks that hold the window rows [lo, hi), channels [c0,
+// c0 + cw), and sets the `pieces`, `row0` and `c0` attributes.
+void BlockedProgram::add_window_pieces(ExecDesc& desc, const BlockedTensor& x, std::int64_t lo,
+                                       std::int64_t hi, std::int64_t c0, std::int64_t cw) const {
   if (lo >= hi)
     throw InputError(desc.op + " " + x.name + ": an output block reads only padding rows");
   int pieces = 0;
@@ -114,7 +111,8 @@ const BlockedTensor& BlockedProgram::window2d(const std::string& name, const std
       c0 = g_lo * icg;
       cw = (g_hi - g_lo + 1) * icg;
     }
-    add_window_pieces(d, x, g, c0, cw);
+    const auto [lo, hi] = input_rows(g, d.origin[2], d.origin[2] + d.shape[2], x.shape[2]);
+    add_window_pieces(d, x, lo, hi, c0, cw);
     double flops = window * static_cast<double>(d.numel());
     if (conv) {
       flops *= 2;
@@ -131,6 +129,43 @@ const BlockedTensor& BlockedProgram::window2d(const std::string& name, const std
       if (op == "avgpool2d") d.attrs.emplace_back("count_include_pad", g.count_include_pad);
     }
     add_tensor_block(t, idx, std::move(d), OpKind::einsum, flops);
+  });
+  return t;
+}
+
+const BlockedTensor& BlockedProgram::resize2d(const std::string& name, const BlockedTensor& x0,
+                                              const Resize2d& r, std::int64_t out_h,
+                                              std::int64_t out_w, std::vector<Cuts> cuts) {
+  if (x0.rank() != 4) throw std::logic_error("resize2d: rank");
+  if (cuts.size() != 4 || cuts[3] != Cuts{0, out_w})
+    throw std::logic_error("resize2d: the output width must be one block");
+  const BlockedTensor& x =
+      ensure_layout(x0, {cuts[0], cuts[1], std::nullopt, Cuts{0, x0.shape[3]}});
+  const double h = static_cast<double>(x.shape[2]), w = static_cast<double>(x.shape[3]);
+  const resize::Axis ay{r.coord, r.scale_h > 0 ? r.scale_h : static_cast<double>(out_h) / h,
+                        x.shape[2], out_h};
+  const double flops_per = r.linear ? 9 : 0;
+  const std::vector<std::int64_t> out_shape = {x.shape[0], x.shape[1], out_h, out_w};
+  BlockedTensor& t =
+      new_tensor(name, out_shape, std::move(cuts), static_cast<double>(product(out_shape)));
+  const Index grid = t.grid();
+  reserve_nodes(product(grid), name);
+  for_each_index(grid, [&](const Index& idx) {
+    ExecDesc d = block_desc(t, idx, "resize2d");
+    d.attrs = {{"in_h", h},
+               {"in_w", w},
+               {"out_h", static_cast<double>(out_h)},
+               {"out_w", static_cast<double>(out_w)},
+               {"mode", r.linear ? 1 : 0},
+               {"coord", static_cast<double>(static_cast<int>(r.coord))},
+               {"nearest", static_cast<double>(static_cast<int>(r.rounding))},
+               {"scale_h", ay.scale},
+               {"scale_w", r.scale_w > 0 ? r.scale_w : static_cast<double>(out_w) / w}};
+    const resize::Span rows =
+        resize::input_span(ay, r.linear, r.rounding, d.origin[2], d.origin[2] + d.shape[2]);
+    add_window_pieces(d, x, rows.lo, rows.hi, d.origin[1], d.shape[1]);
+    const double flops = flops_per * static_cast<double>(d.numel());
+    add_tensor_block(t, idx, std::move(d), OpKind::elementwise, flops);
   });
   return t;
 }

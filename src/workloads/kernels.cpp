@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 47> kKernels = {{
+constexpr std::array<KernelInfo, 48> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -58,6 +58,8 @@ constexpr std::array<KernelInfo, 47> kKernels = {{
     {"conv2d", OpKind::einsum, -1, 2, "2-D convolution of an NCHW window; 2 per MAC"},
     {"maxpool2d", OpKind::einsum, -1, 1, "max over each window position (NCHW)"},
     {"avgpool2d", OpKind::einsum, -1, 1, "mean over each window position (NCHW)"},
+    {"resize2d", OpKind::elementwise, -1, 9,
+     "nearest (0 FLOPs) or linear (9 per output element) resize of an NCHW window"},
 }};
 
 }  // namespace

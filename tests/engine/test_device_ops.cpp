@@ -87,6 +87,29 @@ TEST(DeviceOps, ConvolutionsAndPoolsAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(blocked_cnn(), KernelMode::real, "blocked-cnn bf16");
 }
 
+// Nearest and linear resizes of row-cut NCHW tensors (windows in one and two pieces), every
+// coordinate transformation.
+TEST(DeviceOps, ResizesAgreeWithTheCpuKernels) {
+  using resize::Coord;
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {2, 4, 7, 6}, 1, 0, {{0, 2}, {0, 2, 4}, {0, 3, 7}, {0, 6}});
+  const std::vector<workloads::Cuts> up = {{0, 2}, {0, 2, 4}, {0, 5, 14}, {0, 12}};
+  for (int c = 0; c <= resize::kMaxCoord; ++c)
+    for (bool linear : {false, true}) {
+      workloads::Resize2d r;
+      r.linear = linear, r.coord = static_cast<Coord>(c);
+      r.rounding = static_cast<resize::Rounding>(c % (resize::kMaxRounding + 1));
+      p.resize2d("r" + std::to_string(c) + (linear ? "l" : "n"), x, r, 14, 12, up);
+    }
+  workloads::Resize2d down;
+  down.linear = true;
+  p.resize2d("down", x, down, 3, 4, {{0, 2}, {0, 4}, {0, 2, 3}, {0, 4}});
+  const Graph g = p.build({"resize", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "resize");
+  EXPECT_TRUE(seen.count(KernelOp::resize2d));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "resize bf16");
+}
+
 // Einsums that are not one GEMM, GEMMs whose operands are gathered or whose output is
 // scattered, transposes and reshapes.
 TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {

@@ -94,6 +94,14 @@ public:
     }
     return *this;
   }
+  /// A string attribute of the last node added.
+  ModelBuilder& attr(const std::string& name, const std::string& value) {
+    auto* a = model_.mutable_graph()->mutable_node(model_.graph().node_size() - 1)->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(value);
+    return *this;
+  }
   /// The serialised model.
   std::string bytes() const { return model_.SerializeAsString(); }
   /// The model itself, for edits.

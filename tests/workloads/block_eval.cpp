@@ -294,6 +294,74 @@ Dense eval_pool2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vector
   return r;
 }
 
+// ONNX Resize's input coordinate of output position x (the spec's formulas, written out here
+// apart from the engine's resize_coords.hpp): coord 0 half_pixel, 1 asymmetric, 2 align_corners,
+// 3 pytorch_half_pixel, 4 tf_half_pixel_for_nearest.
+double resize_source(int coord, std::int64_t x, double scale, std::int64_t in, std::int64_t out) {
+  const double xr = static_cast<double>(x);
+  if (coord == 1) return xr / scale;
+  if (coord == 2)
+    return out > 1 ? xr * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0;
+  if (coord == 3 && out == 1) return 0;
+  if (coord == 4) return (xr + 0.5) / scale;
+  return (xr + 0.5) / scale - 0.5;
+}
+
+// Nearest: the rounded source index (0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3
+// ceil), clamped into the input.
+std::int64_t resize_nearest(int rounding, double s, std::int64_t in) {
+  double i = std::floor(s);
+  const double frac = s - i;
+  if (rounding == 3 || (rounding == 1 && frac >= 0.5) || (rounding == 0 && frac > 0.5)) {
+    i = frac > 0 ? i + 1 : i;
+  }
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(i), 0, in - 1);
+}
+
+Dense eval_resize2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vector<Dense>& ops) {
+  const Geom w = geometry(g, v, e);
+  const Dense win = stack_window(g, v, ops, w.pieces);
+  if (ops.size() != static_cast<std::size_t>(w.pieces)) fail(g, v, "resize2d operands");
+  const std::int64_t out_h = int_attr(g, v, e, "out_h", true, 0);
+  const std::int64_t out_w = int_attr(g, v, e, "out_w", true, 0);
+  const bool linear = int_attr(g, v, e, "mode", false, 0) == 1;
+  const int coord = static_cast<int>(int_attr(g, v, e, "coord", false, 0));
+  const int rounding = static_cast<int>(int_attr(g, v, e, "nearest", false, 0));
+  const double sh = e.attr("scale_h", static_cast<double>(out_h) / static_cast<double>(w.in_h));
+  const double sw = e.attr("scale_w", static_cast<double>(out_w) / static_cast<double>(w.in_w));
+  Dense r(e.shape);
+  Idx i(4, 0);
+  do {
+    const std::int64_t n = i[0], c = w.o0 + i[1], oy = w.y0 + i[2], ox = i[3];
+    const double ys = resize_source(coord, oy, sh, w.in_h, out_h);
+    const double xs = resize_source(coord, ox, sw, w.in_w, out_w);
+    double x = 0, acc = 0;
+    if (!linear) {
+      if (!x_at(g, v, win, w, n, c, resize_nearest(rounding, ys, w.in_h),
+                resize_nearest(rounding, xs, w.in_w), x))
+        fail(g, v, "resize2d read outside the input");
+      r[i] = x;
+      continue;
+    }
+    // Bilinear: the four neighbours of the position clamped into the input.
+    const double yc = std::clamp(ys, 0.0, static_cast<double>(w.in_h - 1));
+    const double xc = std::clamp(xs, 0.0, static_cast<double>(w.in_w - 1));
+    const auto y0 = static_cast<std::int64_t>(yc), x0 = static_cast<std::int64_t>(xc);
+    for (std::int64_t dy = 0; dy < 2; ++dy)
+      for (std::int64_t dx = 0; dx < 2; ++dx) {
+        const double wy = dy ? yc - static_cast<double>(y0) : 1 - (yc - static_cast<double>(y0));
+        const double wx = dx ? xc - static_cast<double>(x0) : 1 - (xc - static_cast<double>(x0));
+        if (wy == 0 || wx == 0) continue;
+        if (!x_at(g, v, win, w, n, c, std::min(y0 + dy, w.in_h - 1), std::min(x0 + dx, w.in_w - 1),
+                  x))
+          fail(g, v, "resize2d read outside the input");
+        acc += wy * wx * x;
+      }
+    r[i] = acc;
+  } while (next_index(i, e.shape));
+  return r;
+}
+
 Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
   const ExecDesc& e = *g.node(v).exec;
   const std::string& op = e.op;
@@ -424,6 +492,8 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
     r = eval_conv2d(g, v, e, ops);
   } else if (op == "maxpool2d" || op == "avgpool2d") {
     r = eval_pool2d(g, v, e, ops);
+  } else if (op == "resize2d") {
+    r = eval_resize2d(g, v, e, ops);
   } else if (op == "rotary") {
     if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "rotary operand shape");
     const auto pa = static_cast<std::size_t>(e.attr("pos_axis", -1));

@@ -214,12 +214,13 @@ TEST(Registry, EveryExecOpIsADocumentedKernelOfTheNodesKind) {
   // Every kernel of the catalogue is used by some generator ("max" aggregates partial maxima,
   // which only a softmax over a cut axis has: see test_blocked_program.cpp), except those that
   // serve imported models (tests/workloads/test_import_kernels.cpp and, for the convolutional
-  // ones, tests/engine/test_window_kernels.cpp and tests/onnx/test_import_conv.cpp).
+  // ones, tests/engine/test_window_kernels.cpp, test_resize_kernel.cpp and
+  // tests/onnx/test_import_conv.cpp).
   const std::set<std::string> imported = {
       "load",        "reshape",   "transpose", "sqrt",      "sigmoid",   "tanh",
       "erf",         "gelu",      "neg",       "pow",       "identity",  "clip",
       "hardsigmoid", "hardswish", "conv2d",    "maxpool2d", "avgpool2d", "gather",
-      "leaky_relu",  "elu",       "softplus",  "abs",       "log"};
+      "leaky_relu",  "elu",       "softplus",  "abs",       "log",       "resize2d"};
   for (const auto& k : workloads::kernels())
     if (k.name != "max" && !imported.count(std::string(k.name))) {
       EXPECT_TRUE(used.count(std::string(k.name))) << k.name;

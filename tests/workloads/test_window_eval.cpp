@@ -156,6 +156,35 @@ TEST(WindowKernelEval, UnaryKernelsGiveTheHandComputedValues) {
   }
 }
 
+// resize2d of x = 1 .. 9 (3 x 3, rows 0..1 and row 2 as two pieces) to 2 x 2: PyTorch's
+// F.interpolate(x, size=2, mode="bilinear") and mode="nearest" give these values.
+TEST(WindowKernelEval, ResizesGiveTheHandComputedValues) {
+  Blocks b;
+  const NodeId top = b.add({"load", {1, 1, 2, 3}, {0, 0, 0, 0}, {}, "", {{"tensor", 0}}});
+  const NodeId bot = b.add({"load", {1, 1, 1, 3}, {0, 0, 2, 0}, {}, "", {{"tensor", 0}}});
+  const std::vector<ExecInput> both = {{top, {}, {}}, {bot, {}, {}}};
+  const Attrs two = {{"out_h", 2}, {"out_w", 2}};
+  Attrs lin = two, near = two;
+  lin.insert(lin.end(), {{"mode", 1}, {"coord", 3}});
+  near.insert(near.end(), {{"coord", 1}, {"nearest", 2}});  // asymmetric, floor
+  const NodeId l = b.add({"resize2d", {1, 1, 2, 2}, {0, 0, 0, 0}, both, "", window(2, 0, lin)});
+  const NodeId n = b.add({"resize2d", {1, 1, 2, 2}, {0, 0, 0, 0}, both, "", window(2, 0, near)});
+  // Output row 1 alone reads input rows 1 .. 2 (linear at 1.75).
+  const NodeId r1 = b.add({"resize2d", {1, 1, 1, 2}, {0, 0, 1, 0}, both, "", window(2, 0, lin)});
+  std::vector<float> x(9);
+  for (int i = 0; i < 9; ++i) x[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+  const auto out = b.evaluate({{"x", {1, 1, 3, 3}, x}});
+  // Linear, pytorch_half_pixel, scale 2/3: positions 0.25 and 1.75 along both axes.
+  const auto near_all = [](const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
+  };
+  near_all(out[l].data, {2.0, 3.5, 6.5, 8.0});
+  near_all(out[r1].data, {6.5, 8.0});
+  // Nearest, asymmetric, floor: positions 0 and 1.5 -> 1.
+  EXPECT_EQ(out[n].data, (std::vector<double>{1, 2, 4, 5}));
+}
+
 TEST(WindowKernelEval, AWindowMissingARowIsRefused) {
   Blocks b;
   const NodeId top = b.add({"load", {1, 1, 2, 3}, {0, 0, 0, 0}, {}, "", {{"tensor", 0}}});

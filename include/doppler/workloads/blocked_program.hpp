@@ -14,6 +14,7 @@
 
 #include "doppler/graph/graph.hpp"
 #include "doppler/graph/graph_builder.hpp"
+#include "doppler/graph/resize_coords.hpp"
 #include "doppler/workloads/blocked_tensor.hpp"
 #include "doppler/workloads/dtype.hpp"
 
@@ -32,6 +33,14 @@ struct Window2d {
   std::int64_t dil_h = 1, dil_w = 1;        ///< dilation (>= 1)
   std::int64_t groups = 1;                  ///< conv2d: channel groups
   bool count_include_pad = false;           ///< avgpool2d: divide by the whole window
+};
+
+/// How a resize2d kernel maps output positions to input ones (docs/exec.md).
+struct Resize2d {
+  bool linear = false;  ///< linear (9 FLOPs per output element), else nearest (0)
+  resize::Coord coord = resize::Coord::half_pixel;                   ///< coordinate transform
+  resize::Rounding rounding = resize::Rounding::round_prefer_floor;  ///< nearest's rounding
+  double scale_h = 0, scale_w = 0;  ///< the model's scales (> 0); 0: out / in
 };
 
 /// Incrementally builds a blocked program's graph. Costs (docs/workloads.md):
@@ -138,6 +147,13 @@ public:
                               const BlockedTensor& x, const Window2d& geometry, std::int64_t out_h,
                               std::int64_t out_w, std::vector<Cuts> cuts);
 
+  /// Nearest or linear resize (kernel "resize2d") of `x` [N, C, H, W] to [N, C, out_h, out_w]
+  /// cut by `cuts` (the width uncut); x is laid out with N and C cut as the output and W whole.
+  /// Each output block reads the rows of x its rows map to (resize::input_span), from every x
+  /// block they overlap.
+  const BlockedTensor& resize2d(const std::string& name, const BlockedTensor& x, const Resize2d& r,
+                                std::int64_t out_h, std::int64_t out_w, std::vector<Cuts> cuts);
+
   /// `a` re-blocked by `cuts`: blocks `relayout:name[...]` assemble the pieces of a's blocks
   /// they overlap (kernel "assemble"). Cached: the same (a, cuts) gives the same tensor.
   const BlockedTensor& relayout(const BlockedTensor& a, const std::vector<Cuts>& cuts);
@@ -184,7 +200,7 @@ private:
                                 const BlockedTensor& x, const BlockedTensor* w,
                                 const BlockedTensor* bias, const Window2d& geometry,
                                 const std::vector<std::int64_t>& out_shape, std::vector<Cuts> cuts);
-  void add_window_pieces(ExecDesc& desc, const BlockedTensor& x, const Window2d& geometry,
+  void add_window_pieces(ExecDesc& desc, const BlockedTensor& x, std::int64_t lo, std::int64_t hi,
                          std::int64_t c0, std::int64_t cw) const;
   double bytes_of(double elements) const;
 

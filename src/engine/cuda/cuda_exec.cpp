@@ -70,6 +70,11 @@ void CudaExec<T>::pool(const dev::PoolArgs& a, const T* win, T* out) {
   launch_pool(a, win, out, r_.stream);
 }
 
+template <class T>
+void CudaExec<T>::resize(const dev::ResizeArgs& a, const T* win, T* out) {
+  launch_resize(a, win, out, r_.stream);
+}
+
 namespace {
 
 cublasOperation_t op(bool t) {

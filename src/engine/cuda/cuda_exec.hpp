@@ -53,6 +53,7 @@ public:
   void direct_conv(const engine_detail::dev::DirectConvArgs& a, const T* x, const T* wt,
                    T* out) override;
   void pool(const engine_detail::dev::PoolArgs& a, const T* win, T* out) override;
+  void resize(const engine_detail::dev::ResizeArgs& a, const T* win, T* out) override;
   void gemm(const engine_detail::GemmCall<T>& g) override;
   T* scratch(std::int64_t elements) override;
   const T* values(NodeId v) override;

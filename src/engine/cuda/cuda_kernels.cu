@@ -96,6 +96,10 @@ template <class T>
 __global__ void pool_kernel(dev::PoolArgs a, const T* win, T* out) {
   DOPPLER_EACH(i, a.n) dev::pool_element(a, i, win, out);
 }
+template <class T>
+__global__ void resize_kernel(dev::ResizeArgs a, const T* win, T* out) {
+  DOPPLER_EACH(i, a.n) dev::resize_element(a, i, win, out);
+}
 
 __global__ void trap_kernel() {
   __trap();
@@ -181,6 +185,12 @@ void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s) {
   launched("pool kernel");
 }
 
+template <class T>
+void launch_resize(const dev::ResizeArgs& a, const T* win, T* out, cudaStream_t s) {
+  resize_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, win, out);
+  launched("resize kernel");
+}
+
 // Every launcher for both storage types.
 #define DOPPLER_LAUNCHERS(T)                                                                  \
   template void launch_copy(const dev::CopyArgs&, const T*, T*, cudaStream_t);                \
@@ -198,7 +208,8 @@ void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s) {
   template void launch_im2col(const dev::Im2colArgs&, const T*, T*, cudaStream_t);            \
   template void launch_direct_conv(const dev::DirectConvArgs&, const T*, const T*, T*,        \
                                    cudaStream_t);                                             \
-  template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);
+  template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);                \
+  template void launch_resize(const dev::ResizeArgs&, const T*, T*, cudaStream_t);
 DOPPLER_LAUNCHERS(float)
 DOPPLER_LAUNCHERS(dev::Bf16)
 #undef DOPPLER_LAUNCHERS

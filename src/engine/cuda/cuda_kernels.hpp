@@ -40,6 +40,8 @@ void launch_direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt, T
                         cudaStream_t s);
 template <class T>
 void launch_pool(const dev::PoolArgs& a, const T* win, T* out, cudaStream_t s);
+template <class T>
+void launch_resize(const dev::ResizeArgs& a, const T* win, T* out, cudaStream_t s);
 /// Test hook: a kernel that traps (a sticky launch failure once the stream reaches it).
 void launch_trap(cudaStream_t s);
 
