@@ -588,6 +588,34 @@ DOPPLER_HD void direct_conv_element(const DirectConvArgs& a, I64 i, const T* x, 
   put(out + i, acc);
 }
 
+/// Transposed convolution, after the GEMM cols[(j kh + ky) kw + kx, r in_w + ix] = sum over the
+/// group's channels ci of w[o + j, ci, ky, kx] X(ci, row0 + r, ix): output element i of channels
+/// [o, o + count) of one batch element (already at the bias) += the columns of every kernel
+/// position that lands on it, oy + ph = iy sh + ky dh (and likewise for x).
+struct Col2imArgs {
+  Window w;
+  I64 n = 0;  ///< count oh ow
+};
+
+template <class T>
+DOPPLER_HD void col2im_element(const Col2imArgs& a, I64 i, const T* cols, T* out) {
+  const Window& w = a.w;
+  const I64 plane = w.oh * w.ow, j = i / plane, p = i % plane;
+  const I64 oy = w.y0 + p / w.ow, ox = p % w.ow, ncol = w.rows * w.in_w;
+  float acc = as_f32(out[i]);
+  for (I64 ky = 0; ky < w.kh; ++ky) {
+    const I64 ty = oy + w.ph - ky * w.dh;
+    if (ty < 0 || ty % w.sh != 0 || ty / w.sh >= w.in_h) continue;
+    const T* row = cols + ((j * w.kh + ky) * w.kw) * ncol + (ty / w.sh - w.row0) * w.in_w;
+    for (I64 kx = 0; kx < w.kw; ++kx) {
+      const I64 tx = ox + w.pw - kx * w.dw;
+      if (tx < 0 || tx % w.sw != 0 || tx / w.sw >= w.in_w) continue;
+      acc += as_f32(row[kx * ncol + tx / w.sw]);
+    }
+  }
+  put(out + i, acc);
+}
+
 /// Max or average pooling: output element i of [nb, cb, oh, ow] from the window channel of the
 /// same index (channels map one to one).
 struct PoolArgs {

@@ -125,6 +125,11 @@ void HostDeviceExec<T>::resize(const dev::ResizeArgs& a, const T* w, T* o) {
 }
 
 template <class T>
+void HostDeviceExec<T>::col2im(const dev::Col2imArgs& a, const T* cols, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::col2im_element(a, i, cols, o);
+}
+
+template <class T>
 void HostDeviceExec<T>::gemm(const GemmCall<T>& g) {
   for (std::int64_t t = 0; t < g.batch; ++t)
     gemm_one(g, g.a + t * g.sa, g.b + t * g.sb, g.c + t * g.sc);

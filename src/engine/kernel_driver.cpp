@@ -285,16 +285,6 @@ void run_synthetic(const KernelPlan& k, std::span<const T* const> in, T* out, Ke
 
 // ---- windowed kernels ----
 
-dev::Window window_geometry(const WindowPlan& w, I64 sn, I64 sc, I64 sy) {
-  dev::Window g;
-  g.nb = w.nb, g.cw = w.cw, g.rows = w.rows, g.in_h = w.in_h, g.in_w = w.in_w;
-  g.row0 = w.row0, g.c0 = w.c0, g.cb = w.cb, g.oh = w.oh, g.ow = w.ow, g.o0 = w.o0, g.y0 = w.y0;
-  g.kh = w.kh, g.kw = w.kw, g.sh = w.sh, g.sw = w.sw, g.ph = w.ph, g.pw = w.pw;
-  g.dh = w.dh, g.dw = w.dw, g.icg = w.icg, g.out_per_group = w.out_per_group;
-  g.include_pad = w.include_pad, g.sn = sn, g.sc = sc, g.sy = sy;
-  return g;
-}
-
 // The window in place (one piece) or gathered at `s` (advanced past it), with its geometry.
 template <class T>
 const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s, KernelExec<T>& x,
@@ -302,7 +292,7 @@ const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s, Ker
   const WindowPlan& w = k.window;
   if (w.pieces == 1) {
     const View& v = k.in[0];
-    g = window_geometry(w, v.strides[0], v.strides[1], v.strides[2]);
+    g = device_window(w, v.strides[0], v.strides[1], v.strides[2]);
     return in[0] + v.offset;
   }
   const Dims ws = contiguous_strides({w.nb, w.cw, w.rows, w.in_w});
@@ -312,7 +302,7 @@ const T* window_of(const KernelPlan& k, std::span<const T* const> in, T*& s, Ker
     copy_view(x, in[j] + v.offset, v.strides, s + row * ws[2], ws, v.shape);
     row += v.shape[2];
   }
-  g = window_geometry(w, ws[0], ws[1], ws[2]);
+  g = device_window(w, ws[0], ws[1], ws[2]);
   const T* p = s;
   s += w.nb * ws[0];
   return p;
@@ -390,6 +380,51 @@ void run_conv(const KernelPlan& k, std::span<const T* const> in, T* out, KernelE
     }
 }
 
+// Transposed convolution: per batch element and run of output channels in one group, the GEMM
+// of the packed weight [(o, ky, kx), ci] by the window [ci, rows in_w], then col2im onto the
+// output at the bias.
+template <class T>
+void run_conv_transpose(const KernelPlan& k, std::span<const T* const> in, T* out,
+                        KernelExec<T>& x) {
+  const WindowPlan& w = k.window;
+  T* s = x.scratch(w.scratch);
+  dev::Window g;
+  const T* win = window_of(k, in, s, x, g);
+  const View& wv = k.in[static_cast<std::size_t>(w.pieces)];
+  const Dims pshape = {w.cb, w.kh, w.kw, w.icg};
+  T* wp = s;
+  copy_view(x, in[static_cast<std::size_t>(w.pieces)] + wv.offset,
+            {wv.strides[0], wv.strides[2], wv.strides[3], wv.strides[1]}, wp,
+            contiguous_strides(pshape), pshape);
+  T* cols = wp + numel_of(pshape);
+  const I64 plane = w.oh * w.ow, ncol = w.rows * w.in_w, kk = w.kh * w.kw;
+  dev::BiasArgs b;
+  b.n = k.numel, b.plane = plane, b.cb = w.cb, b.has_bias = w.bias;
+  const T* bias = nullptr;
+  if (w.bias) {
+    const View& bv = k.in[static_cast<std::size_t>(w.pieces) + 1];
+    bias = in[static_cast<std::size_t>(w.pieces) + 1] + bv.offset;
+    b.stride = bv.strides[0];
+  }
+  if (b.n > 0) x.bias(b, bias, out);
+  dev::Col2imArgs a;
+  a.w = g;
+  for (I64 n = 0; n < w.nb; ++n)
+    for (I64 o = 0; o < w.cb;) {  // runs [o, end) of output channels in one group
+      const I64 grp = (w.o0 + o) / w.out_per_group;
+      const I64 end = std::min(w.cb, (grp + 1) * w.out_per_group - w.o0);
+      GemmCall<T> c;
+      c.m = (end - o) * kk, c.n = ncol, c.k = w.icg;
+      c.a = wp + o * kk * w.icg, c.lda = w.icg;
+      c.b = win + n * g.sn + (grp * w.icg - w.c0) * g.sc, c.ldb = g.sc;
+      c.c = cols, c.ldc = ncol;
+      x.gemm(c);
+      a.n = (end - o) * plane;
+      x.col2im(a, cols, out + (n * w.cb + o) * plane);
+      o = end;
+    }
+}
+
 template <class T>
 void run_pool(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const WindowPlan& w = k.window;
@@ -445,6 +480,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
       return run_synthetic(k, in, out, x);
     case KernelOp::conv2d:
       return run_conv(k, in, out, x);
+    case KernelOp::conv_transpose2d:
+      return run_conv_transpose(k, in, out, x);
     case KernelOp::maxpool2d:
     case KernelOp::avgpool2d:
       return run_pool(k, in, out, x);
@@ -491,7 +528,7 @@ I64 device_scratch(const Plan& plan) {
   for (const KernelPlan& k : plan.kernels) {
     if (k.op == KernelOp::gemm) need = std::max(need, gemm_batching(k.gemm).scratch);
     if (k.op == KernelOp::conv2d || k.op == KernelOp::maxpool2d || k.op == KernelOp::avgpool2d ||
-        k.op == KernelOp::resize2d)
+        k.op == KernelOp::resize2d || k.op == KernelOp::conv_transpose2d)
       need = std::max(need, k.window.scratch);
     if (k.op == KernelOp::synthetic) need = std::max(need, k.sm * k.sm);
   }

@@ -77,6 +77,7 @@ public:
   virtual void direct_conv(const dev::DirectConvArgs& a, const T* x, const T* wt, T* out) = 0;
   virtual void pool(const dev::PoolArgs& a, const T* win, T* out) = 0;
   virtual void resize(const dev::ResizeArgs& a, const T* win, T* out) = 0;
+  virtual void col2im(const dev::Col2imArgs& a, const T* cols, T* out) = 0;
   virtual void gemm(const GemmCall<T>& g) = 0;
   /// Device scratch of at least `elements` elements (valid until the next call of scratch()).
   virtual T* scratch(std::int64_t elements) = 0;

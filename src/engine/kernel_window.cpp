@@ -197,11 +197,7 @@ Cols cols_at(const WindowPlan& w, I64 kx) {
   return {w.col_lo[i], w.col_hi[i], w.col_off[i]};
 }
 
-// The window: element (n, c, r, x) at p[n sn + c sc + r sy + x].
-struct Win {
-  const float* p = nullptr;
-  I64 sn = 0, sc = 0, sy = 0;
-};
+using Win = WindowRef;
 
 // The window in place (one piece) or gathered at `s` (advanced past it).
 Win window_of(const KernelPlan& k, const float* const* inputs, float*& s) {
@@ -408,21 +404,37 @@ void read_window(const ExecDesc& e, const KernelPlan& k, std::size_t extra, Wind
   check_pieces(e, k, extra, w);
 }
 
+WindowRef window_ref(const KernelPlan& k, const float* const* inputs, float*& s) {
+  return window_of(k, inputs, s);
+}
+
+void check_conv_weight(const ExecDesc& e, const KernelPlan& k, WindowPlan& w) {
+  check_weight(e, k, w);
+}
+
+I64 longest_group_run(const WindowPlan& w) {
+  return longest_run(w);
+}
+
 void plan_window(const ExecDesc& e, KernelPlan& k) {
   WindowPlan& w = k.window;
-  const bool conv = e.op == "conv2d";
+  const bool transposed = e.op == "conv_transpose2d";
+  const bool conv = e.op == "conv2d" || transposed;
   read_geometry(e, conv, w);
   read_window(e, k, conv ? 1 + static_cast<std::size_t>(w.bias) : 0, w);
+  w.scratch += w.pieces > 1 ? w.nb * w.cw * w.rows * w.in_w : 0;
+  if (transposed) return plan_conv_transpose(e, k);
   if (conv) plan_conv(e, k, w);
   check_coverage(e, w, !conv);
   if (!conv) plan_pool(e, k, w);
-  w.scratch += w.pieces > 1 ? w.nb * w.cw * w.rows * w.in_w : 0;
 }
 
 void run_window(const KernelPlan& k, const float* const* inputs, float* out,
                 std::vector<float>& scratch) {
   if (k.op == KernelOp::conv2d) {
     run_conv(k, inputs, out, scratch);
+  } else if (k.op == KernelOp::conv_transpose2d) {
+    run_conv_transpose(k, inputs, out, scratch);
   } else {
     run_pool(k, inputs, out, scratch);
   }

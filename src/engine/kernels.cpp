@@ -332,6 +332,7 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
     case KernelOp::synthetic:
       return run_synthetic(plan, k, inputs, out, scratch);
     case KernelOp::conv2d:
+    case KernelOp::conv_transpose2d:
     case KernelOp::maxpool2d:
     case KernelOp::avgpool2d:
       return run_window(k, inputs, out, scratch);

@@ -11,6 +11,16 @@
 
 namespace doppler::engine_detail {
 
+dev::Window device_window(const WindowPlan& w, std::int64_t sn, std::int64_t sc, std::int64_t sy) {
+  dev::Window g;
+  g.nb = w.nb, g.cw = w.cw, g.rows = w.rows, g.in_h = w.in_h, g.in_w = w.in_w;
+  g.row0 = w.row0, g.c0 = w.c0, g.cb = w.cb, g.oh = w.oh, g.ow = w.ow, g.o0 = w.o0, g.y0 = w.y0;
+  g.kh = w.kh, g.kw = w.kw, g.sh = w.sh, g.sw = w.sw, g.ph = w.ph, g.pw = w.pw;
+  g.dh = w.dh, g.dw = w.dw, g.icg = w.icg, g.out_per_group = w.out_per_group;
+  g.include_pad = w.include_pad, g.sn = sn, g.sc = sc, g.sy = sy;
+  return g;
+}
+
 dev::Shape device_shape(const Dims& d) {
   dev::Shape s;
   s.rank = static_cast<int>(d.size());
@@ -333,7 +343,7 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     plan_rotary(g, v, e, k);
   } else if (op == "gather") {
     plan_gather(g, v, e, k);
-  } else if (op == "conv2d" || op == "maxpool2d" || op == "avgpool2d") {
+  } else if (op == "conv2d" || op == "conv_transpose2d" || op == "maxpool2d" || op == "avgpool2d") {
     try {
       plan_window(e, k);
     } catch (const InputError& err) {

@@ -25,23 +25,24 @@ struct View {
 
 /// What a kernel does.
 enum class KernelOp : std::uint8_t {
-  constant,     ///< copy cached values (input, fill, load)
-  gemm,         ///< einsum as batched SGEMM
-  einsum_loop,  ///< einsum by a plain loop (specs that are not one batched GEMM)
-  aggregate,    ///< elementwise sum / max of k operands
-  pieces,       ///< assemble / select: strided copies of operand regions into the output
-  copy,         ///< reshape / transpose: one strided copy of the operand (KernelPlan::copy_*)
-  unary,        ///< elementwise f(x)
-  binary,       ///< elementwise f(a, b) with broadcasting
-  reduce,       ///< last-axis reduction
-  rotary,       ///< rotary position embedding (cached cos/sin table)
-  synthetic,    ///< a sized SGEMM plus a checksum of the inputs' first elements
-  conv2d,       ///< 2-D convolution of an NCHW window (KernelPlan::window)
-  maxpool2d,    ///< max pooling of an NCHW window
-  avgpool2d,    ///< average pooling of an NCHW window
-  gather,       ///< rows of operand 0 at the indices of operand 1 (dev::gather_row)
-  resize2d,     ///< nearest or linear resize of an NCHW window (KernelPlan::window)
-  empty,        ///< nothing
+  constant,          ///< copy cached values (input, fill, load)
+  gemm,              ///< einsum as batched SGEMM
+  einsum_loop,       ///< einsum by a plain loop (specs that are not one batched GEMM)
+  aggregate,         ///< elementwise sum / max of k operands
+  pieces,            ///< assemble / select: strided copies of operand regions into the output
+  copy,              ///< reshape / transpose: one strided copy of the operand (KernelPlan::copy_*)
+  unary,             ///< elementwise f(x)
+  binary,            ///< elementwise f(a, b) with broadcasting
+  reduce,            ///< last-axis reduction
+  rotary,            ///< rotary position embedding (cached cos/sin table)
+  synthetic,         ///< a sized SGEMM plus a checksum of the inputs' first elements
+  conv2d,            ///< 2-D convolution of an NCHW window (KernelPlan::window)
+  maxpool2d,         ///< max pooling of an NCHW window
+  avgpool2d,         ///< average pooling of an NCHW window
+  gather,            ///< rows of operand 0 at the indices of operand 1 (dev::gather_row)
+  resize2d,          ///< nearest or linear resize of an NCHW window (KernelPlan::window)
+  conv_transpose2d,  ///< transposed 2-D convolution of an NCHW window (KernelPlan::window)
+  empty,             ///< nothing
 };
 
 /// Elementwise or reduction function of unary / binary / aggregate / reduce kernels (defined
@@ -139,6 +140,8 @@ struct KernelPlan {
 
 /// The shape `d` as the device functions take it (device_ops.hpp; rank <= dev::kMaxRank).
 dev::Shape device_shape(const Dims& d);
+/// The geometry of `w` as the device functions take it, with the window's strides.
+dev::Window device_window(const WindowPlan& w, std::int64_t sn, std::int64_t sc, std::int64_t sy);
 
 /// A compiled graph.
 struct Plan {
@@ -168,12 +171,33 @@ void plan_einsum(const std::string& spec, const std::vector<View>& ops, const Di
 void run_einsum(const KernelPlan& k, const float* const* inputs, float* out,
                 std::vector<float>& scratch);
 
-/// Compiles a conv2d / maxpool2d / avgpool2d node (operands already in k.in); sets k.flops to
-/// the documented count. InputError (without the node) when the description is malformed.
+/// Compiles a conv2d / conv_transpose2d / maxpool2d / avgpool2d node (operands already in
+/// k.in); sets k.flops to the documented count. InputError (without the node) when the
+/// description is malformed.
 void plan_window(const ExecDesc& e, KernelPlan& k);
 /// Runs a compiled windowed kernel.
 void run_window(const KernelPlan& k, const float* const* inputs, float* out,
                 std::vector<float>& scratch);
+
+/// The window of a windowed kernel: element (n, c, r, x) at p[n sn + c sc + r sy + x].
+struct WindowRef {
+  const float* p = nullptr;
+  std::int64_t sn = 0, sc = 0, sy = 0;
+};
+/// The window in place (one piece) or gathered at `s` (advanced past it).
+WindowRef window_ref(const KernelPlan& k, const float* const* inputs, float*& s);
+/// conv2d / conv_transpose2d: checks the weight region [cb, icg, KH, KW] and the bias and sets
+/// icg, kh, kw and pack_weight. InputError when malformed.
+void check_conv_weight(const ExecDesc& e, const KernelPlan& k, WindowPlan& w);
+/// Longest run of the block's output channels in one group.
+std::int64_t longest_group_run(const WindowPlan& w);
+
+/// The conv_transpose2d part of plan_window (kernel_conv_transpose.cpp), after the window.
+void plan_conv_transpose(const ExecDesc& e, KernelPlan& k);
+/// Runs a compiled conv_transpose2d kernel: SGEMM of the packed weight and the window, then
+/// the columns added onto the output at the bias (dev::col2im_element).
+void run_conv_transpose(const KernelPlan& k, const float* const* inputs, float* out,
+                        std::vector<float>& scratch);
 
 /// Integer attribute `name` of a windowed kernel, >= `min`; `fallback` when absent unless
 /// `required` (InputError naming the kernel otherwise).

@@ -1,5 +1,5 @@
-// Lowering of the convolutional ops: Conv, MaxPool, AveragePool, GlobalAveragePool,
-// BatchNormalization (inference), Clip, HardSigmoid, HardSwish, Pad, Resize and Upsample
+// Lowering of the convolutional ops: Conv, ConvTranspose, MaxPool, AveragePool,
+// GlobalAveragePool, BatchNormalization (inference), Clip, HardSigmoid, HardSwish and Pad
 // (docs/onnx.md).
 #include <array>
 #include <cmath>
@@ -127,6 +127,104 @@ void Lowerer::conv(const onnx::NodeProto& n) {
   const Shape out_shape = {x[0], oc, oh, ow};
   define(n.output(0), p_.conv2d(out(n), blocked(n, 0), blocked(n, 1), bias, g, oh, ow,
                                 nchw_cuts(out(n), out_shape)));
+}
+
+namespace {
+
+// ConvTranspose's output extent along one axis and its start padding (pad_lo), from pads,
+// auto_pad or output_shape (ONNX's formulas: total padding = the full extent - the output's).
+std::int64_t transposed_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
+                            std::int64_t out_pad, const std::string& auto_pad, std::int64_t want,
+                            std::int64_t pad_lo_attr, std::int64_t pad_hi_attr,
+                            std::int64_t& pad_lo) {
+  const std::int64_t full = s * (in - 1) + out_pad + (k - 1) * d + 1;
+  if (want < 0 && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) want = in * s;
+  if (want < 0) {
+    pad_lo = auto_pad == "VALID" ? 0 : pad_lo_attr;
+    return full - pad_lo - (auto_pad == "VALID" ? 0 : pad_hi_attr);
+  }
+  const std::int64_t total = full - want;
+  if (total < 0)
+    throw std::runtime_error(fmt::format(
+        "output_shape {} is beyond the transposed convolution's extent {}", want, full));
+  pad_lo = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+  return want;
+}
+
+// W'[o, ci, ky, kx] = W[g icg + ci, o - g opg, ky, kx], g = o / opg: ConvTranspose's weight
+// [C, OC / groups, KH, KW] regrouped by output channel, as conv2d's.
+HostTensor regrouped_weight(const HostTensor& w, std::int64_t groups) {
+  const std::int64_t c = w.shape[0], opg = w.shape[1], kk = w.shape[2] * w.shape[3];
+  const std::int64_t icg = c / groups, oc = opg * groups;
+  HostTensor r;
+  r.shape = {oc, icg, w.shape[2], w.shape[3]};
+  r.data.resize(w.data.size());
+  for (std::int64_t o = 0; o < oc; ++o)
+    for (std::int64_t ci = 0; ci < icg; ++ci) {
+      const std::int64_t g = o / opg, src = ((g * icg + ci) * opg + (o - g * opg)) * kk;
+      std::copy_n(w.data.begin() + src, kk, r.data.begin() + (o * icg + ci) * kk);
+    }
+  return r;
+}
+
+}  // namespace
+
+void Lowerer::conv_transpose(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  if (x.size() != 4) throw std::runtime_error("only 2-D ConvTranspose (NCHW input) is supported");
+  const HostTensor& w = const_in(n, 1, "weight (W)");
+  if (w.shape.size() != 4)
+    throw std::runtime_error("the weight must be [C, OC / group, KH, KW] (rank 4)");
+  workloads::Window2d g;
+  g.groups = attr_int(n, "group", 1);
+  if (g.groups < 1 || x[1] % g.groups != 0 || w.shape[0] != x[1])
+    throw std::runtime_error(
+        fmt::format("the weight has {} input channels for an input of {} in {} groups", w.shape[0],
+                    x[1], g.groups));
+  const std::int64_t oc = w.shape[1] * g.groups;
+  g.kernel_h = w.shape[2];
+  g.kernel_w = w.shape[3];
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != g.kernel_h || ks[1] != g.kernel_w))
+    throw std::runtime_error("kernel_shape differs from the weight's");
+  read_strides(n, g, true);
+  const auto* ap = find_attr(n, "auto_pad");
+  const std::string auto_pad = ap ? ap->s() : "NOTSET";
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
+      auto_pad != "SAME_LOWER")
+    throw std::runtime_error("auto_pad '" + auto_pad + "' is not supported");
+  auto pads = attr_ints(n, "pads"), out_pad = attr_ints(n, "output_padding");
+  auto os = attr_ints(n, "output_shape");
+  if (pads.empty()) pads.assign(4, 0);
+  if (out_pad.empty()) out_pad.assign(2, 0);
+  if (pads.size() != 4 || out_pad.size() != 2 || (!os.empty() && os.size() != 2 && os.size() != 4))
+    throw std::runtime_error("pads, output_padding and output_shape must be 2-D");
+  for (auto v : pads)
+    if (v < 0) throw std::runtime_error("negative pads are not supported");
+  for (auto v : out_pad)
+    if (v < 0) throw std::runtime_error("output_padding must not be negative");
+  if (os.size() == 4) os.erase(os.begin(), os.begin() + 2);
+  std::int64_t pad[2] = {0, 0}, extent[2] = {0, 0};
+  const std::int64_t k[2] = {g.kernel_h, g.kernel_w}, s[2] = {g.stride_h, g.stride_w},
+                     d[2] = {g.dil_h, g.dil_w};
+  for (std::size_t a = 0; a < 2; ++a) {
+    extent[a] = transposed_out(x[a + 2], k[a], s[a], d[a], out_pad[a], auto_pad,
+                               os.empty() ? -1 : os[a], pads[a], pads[a + 2], pad[a]);
+    if (extent[a] < 1) throw std::runtime_error("the padding leaves an empty output");
+  }
+  g.pad_h = pad[0];
+  g.pad_w = pad[1];
+  const BlockedTensor* bias = nullptr;
+  if (has_in(n, 2)) {
+    const HostTensor& b = const_in(n, 2, "bias (B)");
+    if (b.shape != Shape{oc})
+      throw std::runtime_error("the bias must have one value per output channel");
+    bias = &blocked(n, 2);
+  }
+  const Shape out_shape = {x[0], oc, extent[0], extent[1]};
+  const auto& wr = load(out(n, ":weight"), regrouped_weight(w, g.groups));
+  define(n.output(0), p_.conv_transpose2d(out(n), blocked(n, 0), wr, bias, g, extent[0], extent[1],
+                                          nchw_cuts(out(n), out_shape)));
 }
 
 void Lowerer::pool(const onnx::NodeProto& n) {
@@ -258,89 +356,6 @@ void Lowerer::pad(const onnx::NodeProto& n) {
     t = &p_.concat(out(n, fmt::format(":axis{}", a)), parts, static_cast<int>(a));
   }
   define(n.output(0), *t);
-}
-
-namespace {
-
-// The index of `name` in `names`, or an error listing them.
-int choice(const std::string& what, const std::string& name,
-           std::initializer_list<const char*> names) {
-  int i = 0;
-  std::string all;
-  for (const char* c : names) {
-    if (name == c) return i;
-    all += (i++ ? ", " : "") + std::string(c);
-  }
-  throw std::runtime_error(what + " '" + name + "' is not supported (" + all + ")");
-}
-
-std::string string_attr(const onnx::NodeProto& n, const std::string& name,
-                        const std::string& fallback) {
-  const auto* a = find_attr(n, name);
-  return a ? a->s() : fallback;
-}
-
-}  // namespace
-
-// How Resize (opset 11+) or Resize-10 / Upsample (asymmetric, nearest rounding down) maps
-// positions.
-workloads::Resize2d Lowerer::resize_mode(const onnx::NodeProto& n) const {
-  workloads::Resize2d r;
-  r.linear = choice("mode", string_attr(n, "mode", "nearest"), {"nearest", "linear"}) == 1;
-  if (n.op_type() == "Upsample" || opset_ < 11) {
-    r.coord = resize::Coord::asymmetric;
-    r.rounding = resize::Rounding::floor;
-    return r;
-  }
-  r.coord = static_cast<resize::Coord>(
-      choice("coordinate_transformation_mode",
-             string_attr(n, "coordinate_transformation_mode", "half_pixel"),
-             {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-              "tf_half_pixel_for_nearest"}));
-  r.rounding = static_cast<resize::Rounding>(
-      choice("nearest_mode", string_attr(n, "nearest_mode", "round_prefer_floor"),
-             {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
-  return r;
-}
-
-// Resize / Upsample of the two spatial axes of an NCHW tensor (kernel resize2d).
-void Lowerer::resize(const onnx::NodeProto& n) {
-  const Shape x = in(n, 0).shape;
-  if (x.size() != 4) throw std::runtime_error("only 4-D (NCHW) " + n.op_type() + " is supported");
-  workloads::Resize2d r = resize_mode(n);
-  // Scales: the attribute (Upsample-7), input 1 (opset < 11) or 2; else sizes (input 3).
-  std::vector<double> scales;
-  const std::size_t si = n.op_type() == "Upsample" || opset_ < 11 ? 1 : 2;
-  if (n.op_type() == "Upsample" && opset_ < 9) {
-    const auto* a = find_attr(n, "scales");
-    if (a) scales.assign(a->floats().begin(), a->floats().end());
-  } else if (has_in(n, si)) {
-    scales = const_in(n, si, "scales").data;
-  }
-  Shape out_shape = x;
-  if (!scales.empty()) {
-    if (scales.size() != 4) throw std::runtime_error("scales must have 4 entries (NCHW)");
-    for (std::size_t a = 0; a < 4; ++a) {
-      if (!(scales[a] > 0)) throw std::runtime_error("scales must be positive");
-      out_shape[a] = static_cast<std::int64_t>(std::floor(static_cast<double>(x[a]) * scales[a]));
-    }
-    r.scale_h = scales[2];
-    r.scale_w = scales[3];
-  } else if (si == 2 && has_in(n, 3)) {
-    out_shape = const_in(n, 3, "sizes").ints();
-    if (out_shape.size() != 4) throw std::runtime_error("sizes must have 4 entries (NCHW)");
-  } else {
-    throw std::runtime_error(n.op_type() + " needs constant scales or sizes");
-  }
-  if (out_shape[0] != x[0] || out_shape[1] != x[1])
-    throw std::runtime_error("only the height and width may be resized (N and C unchanged)");
-  if (out_shape[2] < 1 || out_shape[3] < 1)
-    throw std::runtime_error(fmt::format("the output {}x{} is empty", out_shape[2], out_shape[3]));
-  if (r.rounding == resize::Rounding::floor && r.coord == resize::Coord::asymmetric && !r.linear &&
-      si == 1 && (out_shape[2] < x[2] || out_shape[3] < x[3]))
-    throw std::runtime_error("nearest downsampling is not supported before opset 11");
-  define(n.output(0), p_.resize2d(out(n), blocked(n, 0), r, out_shape[2], out_shape[3],
-                                  nchw_cuts(out(n), out_shape)));
 }
 
 }  // namespace doppler::onnx_import

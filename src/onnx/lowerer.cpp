@@ -70,6 +70,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Slice", &Lowerer::slice},
                                               {"Gather", &Lowerer::gather},
                                               {"Conv", &Lowerer::conv},
+                                              {"ConvTranspose", &Lowerer::conv_transpose},
                                               {"MaxPool", &Lowerer::pool},
                                               {"AveragePool", &Lowerer::pool},
                                               {"GlobalAveragePool", &Lowerer::global_avg_pool},

@@ -95,6 +95,7 @@ private:
 
   // Convolutional ops (lower_conv.cpp).
   void conv(const onnx::NodeProto& n);
+  void conv_transpose(const onnx::NodeProto& n);
   void pool(const onnx::NodeProto& n);
   void global_avg_pool(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);

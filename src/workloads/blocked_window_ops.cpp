@@ -21,6 +21,18 @@ std::pair<std::int64_t, std::int64_t> input_rows(const Window2d& g, std::int64_t
   return {std::max<std::int64_t>(lo, 0), std::min(hi, in_h)};
 }
 
+// Input rows [lo, hi) a transposed convolution's output rows [y0, y1) read: those with iy sh -
+// pad + ky dil in [y0, y1) for some ky, clamped to the input; one row when there are none (the
+// block is its bias alone, but the kernel takes a window).
+std::pair<std::int64_t, std::int64_t> transposed_rows(const Window2d& g, std::int64_t y0,
+                                                      std::int64_t y1, std::int64_t in_h) {
+  const std::int64_t top = y0 + g.pad_h - (g.kernel_h - 1) * g.dil_h;
+  std::int64_t lo = top <= 0 ? 0 : (top + g.stride_h - 1) / g.stride_h;
+  std::int64_t hi = std::min((y1 - 1 + g.pad_h) / g.stride_h + 1, in_h);
+  lo = std::min(lo, in_h - 1);
+  return {lo, std::max(hi, lo + 1)};
+}
+
 std::vector<std::pair<std::string, double>> window_attrs(const Window2d& g, std::int64_t in_h,
                                                          std::int64_t in_w) {
   return {
@@ -42,6 +54,21 @@ const BlockedTensor& BlockedProgram::conv2d(const std::string& name, const Block
   g.kernel_h = w.shape[2];
   g.kernel_w = w.shape[3];
   return window2d(name, "conv2d", x, &w, bias, g, {x.shape[0], w.shape[0], out_h, out_w},
+                  std::move(cuts));
+}
+
+const BlockedTensor& BlockedProgram::conv_transpose2d(const std::string& name,
+                                                      const BlockedTensor& x,
+                                                      const BlockedTensor& w,
+                                                      const BlockedTensor* bias,
+                                                      const Window2d& geometry, std::int64_t out_h,
+                                                      std::int64_t out_w, std::vector<Cuts> cuts) {
+  if (x.rank() != 4 || w.rank() != 4 || (bias && bias->rank() != 1))
+    throw std::logic_error("conv_transpose2d: ranks");
+  Window2d g = geometry;
+  g.kernel_h = w.shape[2];
+  g.kernel_w = w.shape[3];
+  return window2d(name, "conv_transpose2d", x, &w, bias, g, {x.shape[0], w.shape[0], out_h, out_w},
                   std::move(cuts));
 }
 
@@ -96,7 +123,10 @@ const BlockedTensor& BlockedProgram::window2d(const std::string& name, const std
                                                       Cuts{0, w0->shape[2]}, Cuts{0, w0->shape[3]}})
                                : nullptr;
   const BlockedTensor* bias = bias0 ? &ensure_layout(*bias0, {cuts[1]}) : nullptr;
-  const double window = static_cast<double>(g.kernel_h * g.kernel_w * icg);
+  const bool transposed = op == "conv_transpose2d";
+  // Window positions per output element (a transposed convolution's spread over its outputs).
+  const double window = static_cast<double>(g.kernel_h * g.kernel_w * icg) /
+                        (transposed ? static_cast<double>(g.stride_h * g.stride_w) : 1.0);
   const double elements = static_cast<double>(product(out_shape));
   BlockedTensor& t = new_tensor(name, out_shape, std::move(cuts), elements * window);
   const Index grid = t.grid();
@@ -111,7 +141,9 @@ const BlockedTensor& BlockedProgram::window2d(const std::string& name, const std
       c0 = g_lo * icg;
       cw = (g_hi - g_lo + 1) * icg;
     }
-    const auto [lo, hi] = input_rows(g, d.origin[2], d.origin[2] + d.shape[2], x.shape[2]);
+    const std::int64_t y0 = d.origin[2], y1 = y0 + d.shape[2];
+    const auto [lo, hi] =
+        transposed ? transposed_rows(g, y0, y1, x.shape[2]) : input_rows(g, y0, y1, x.shape[2]);
     add_window_pieces(d, x, lo, hi, c0, cw);
     double flops = window * static_cast<double>(d.numel());
     if (conv) {

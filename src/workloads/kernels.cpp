@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 48> kKernels = {{
+constexpr std::array<KernelInfo, 49> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -56,6 +56,8 @@ constexpr std::array<KernelInfo, 48> kKernels = {{
     {"abs", OpKind::elementwise, 1, 1, "|x|"},
     {"log", OpKind::elementwise, 1, 1, "log(x)"},
     {"conv2d", OpKind::einsum, -1, 2, "2-D convolution of an NCHW window; 2 per MAC"},
+    {"conv_transpose2d", OpKind::einsum, -1, 2,
+     "transposed 2-D convolution of an NCHW window; 2 per MAC"},
     {"maxpool2d", OpKind::einsum, -1, 1, "max over each window position (NCHW)"},
     {"avgpool2d", OpKind::einsum, -1, 1, "mean over each window position (NCHW)"},
     {"resize2d", OpKind::elementwise, -1, 9,

@@ -175,12 +175,14 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   EXPECT_EQ(
       profile.contains("count") ? profile["count"].get<std::size_t>() : profile["devices"].size(),
       4u);
-  // Every kernel the generators emit has a measured cost, except those that need a graph to run
-  // (load: a graph's constant tensor; the window kernels: their window attributes); a kernel
-  // left out is priced at the hand-off overhead plus FLOPs / peak, nothing for the copy kernels.
+  // Every kernel the generators emit has a measured cost, except load (it needs a graph's
+  // constant tensor) and the convolutions and pools (resize2d is measured); a kernel left out is
+  // priced at the hand-off overhead plus FLOPs / peak, nothing for the copy kernels.
   for (const auto& k : workloads::kernels()) {
     const std::string name(k.name);
-    if (name == "load" || name == "conv2d" || name == "maxpool2d" || name == "avgpool2d") continue;
+    if (name == "load" || name == "conv2d" || name == "conv_transpose2d" || name == "maxpool2d" ||
+        name == "avgpool2d")
+      continue;
     EXPECT_TRUE(profile["kernels"].contains(name)) << name << " has no measured cost";
   }
   r = test::run_cli("simulate " + q(dir / "g.json") + " -a " + q(dir / "a.json") + " --hardware " +

@@ -62,9 +62,10 @@ std::set<engine_detail::KernelOp> expect_device_path_agrees(const Graph& g, Kern
 /// two differ where sums in another order land on either side of a rounding boundary (one bf16
 /// step, 2^-8 relative, in a few elements): a gtest failure where a node differs by more than
 /// 2^-10 relative in L2 (about one element in 16 one step off) or an element is NaN or infinite
-/// on one side only. Aggregates must be exact (both add the blocks in order in f32 and round
-/// once), but for 2^-8 per launch after the first where more than dev::kAggregateOperands blocks
-/// take several (each rounds its partial sum).
+/// on one side only (2^-8 for a transposed convolution, whose GEMM columns are rounded to bf16
+/// before col2im adds them). Aggregates must be exact (both add the blocks in order in f32 and
+/// round once), but for 2^-8 per launch after the first where more than dev::kAggregateOperands
+/// blocks take several (each rounds its partial sum).
 std::set<engine_detail::KernelOp> expect_bf16_device_path_agrees(const Graph& g, KernelMode mode,
                                                                  const std::string& label,
                                                                  double scale = 1.0);

@@ -110,6 +110,34 @@ TEST(DeviceOps, ResizesAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "resize bf16");
 }
 
+// Transposed convolutions of row-cut tensors: strided, padded with output padding, grouped,
+// depthwise, dilated, and a stride above the kernel (blocks of bias alone).
+TEST(DeviceOps, TransposedConvolutionsAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {2, 4, 7, 5}, 1, 0, {{0, 2}, {0, 4}, {0, 3, 7}, {0, 5}});
+  const auto add = [&](const std::string& name, std::int64_t oc, std::int64_t k, std::int64_t s,
+                       std::int64_t pad, std::int64_t d, std::int64_t groups, std::int64_t oh,
+                       std::int64_t ow) {
+    workloads::Window2d g;
+    g.stride_h = g.stride_w = s, g.pad_h = g.pad_w = pad, g.dil_h = g.dil_w = d;
+    g.groups = groups;
+    const auto& w = p.input(name + ".w", {oc, 4 / groups, k, k}, 0.4);
+    const auto& b = p.input(name + ".b", {oc});
+    p.conv_transpose2d(name, x, w, &b, g, oh, ow,
+                       {{0, 2}, {0, oc / 2, oc}, {0, oh / 2, oh}, {0, ow}});
+  };
+  add("k2s2", 16, 2, 2, 0, 1, 1, 14, 10);   // runs of 16 / 2 = 8 channels: GEMMs of 32 rows
+  add("k3s2p1", 6, 3, 2, 1, 1, 1, 14, 10);  // output padding 1
+  add("k4s2g2", 6, 4, 2, 1, 1, 2, 14, 10);  // two groups
+  add("dw", 4, 3, 1, 1, 1, 4, 7, 5);        // depthwise
+  add("k3s3d2", 4, 3, 3, 2, 2, 2, 19, 13);  // dilation
+  add("k1s3", 2, 1, 3, 0, 1, 1, 19, 13);    // rows of bias alone
+  const Graph g = p.build({"conv-transpose", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "conv-transpose");
+  EXPECT_TRUE(seen.count(KernelOp::conv_transpose2d));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "conv-transpose bf16");
+}
+
 // Einsums that are not one GEMM, GEMMs whose operands are gathered or whose output is
 // scattered, transposes and reshapes.
 TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {

@@ -20,6 +20,13 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
              b32 (224 x 224; inception 299 x 299); flops.json adds conv_flops = 2 x the Conv2d
              multiply-adds counted by forward hooks (no bias: the exporter folds BatchNorm into
              the convolutions, adding a bias the module does not have)
+    lraspp_mobilenet_v3_large fcn_resnet50
+             torchvision's segmentation models (weights=None, weights_backbone=None, seeded),
+             their "out" (class scores per pixel, bilinear Resize back to the input's size); the
+             sizes of the vision models (small: batch 1, 64 x 64)
+    unet     a two-level U-Net written out (3x3 conv pairs, max pooling; up by a 2x2 stride-2
+             ConvTranspose2d, nearest and bilinear Upsample; skip connections concatenated;
+             width 8, 4 classes); small: batch 1, 32 x 32
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
              constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
              residual connections, on x [B, S, d]
@@ -42,6 +49,9 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          computed C (a constant C is scaled at import)
     Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
     Conv                 2 * (input channels per group) * KH * KW, plus 1 with a bias
+    ConvTranspose        2 * (output channels per group) * KH * KW per INPUT element (its true
+                         multiply-adds when no padding crops them), plus 1 per output with a bias
+    Resize Upsample      0 (mode nearest), 9 (mode linear)
     MaxPool AveragePool  KH * KW
     GlobalAveragePool    1 per input element, plus 1 per output element (the scale)
     BatchNormalization   2 (multiply and add)
@@ -103,6 +113,13 @@ VISION = {
     "mobilenet_v3_small": {"small": (1, 64)}, "inception_v3": {"small": (1, 80)},
     "vit_b_16": {"small": (1, 64)},
 }
+# Segmentation models, whose decoders upsample: torchvision's LR-ASPP (MobileNetV3-large
+# backbone, bilinear Resize) and FCN (ResNet-50, bilinear Resize), and a small U-Net written out
+# here (ConvTranspose2d and nearest and bilinear Upsample in its decoder); their output is the
+# per-pixel class scores, [batch, classes, image, image].
+SEGMENTATION = {"lraspp_mobilenet_v3_large": {"small": (1, 64)},
+                "fcn_resnet50": {"small": (1, 64)}, "unet": {"small": (1, 32)}}
+VISION.update(SEGMENTATION)
 for _name, _sizes in VISION.items():
     _image = 299 if _name == "inception_v3" else 224
     _sizes.update({"b1": (1, _image), "b32": (32, _image)})
@@ -115,6 +132,8 @@ ELEMENTWISE = {
     "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
     "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
 }
+# Resize and Upsample: nearest copies (0), linear interpolates (9 per output element).
+RESIZE = {"nearest": 0, "linear": 9}
 # Data movement and shape ops: no FLOPs.
 FREE = {
     "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
@@ -187,6 +206,10 @@ def vision_model(name, batch, image):
     """A torchvision model with seeded weights, its input shape and its Linear FLOPs."""
     import torchvision
 
+    if name == "unet":
+        return UNet(3, 8, 4), [batch, 3, image, image], None
+    if name in SEGMENTATION:
+        return segmentation_model(name), [batch, 3, image, image], None
     kwargs = {"weights": None}
     if name == "vit_b_16":
         kwargs["image_size"] = image
@@ -196,6 +219,62 @@ def vision_model(name, batch, image):
     module.eval()
     shape = [batch, 3, image, image]
     return module, shape, None  # counted by module_flops after a forward pass
+
+
+def segmentation_model(name):
+    """torchvision's segmentation model `name` (seeded random weights), returning its "out"."""
+    import torchvision
+    from torch import nn
+
+    kwargs = {"weights": None, "weights_backbone": None}
+    if name != "lraspp_mobilenet_v3_large":
+        kwargs["aux_loss"] = False
+    inner = getattr(torchvision.models.segmentation, name)(**kwargs)
+
+    class Out(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):
+            return self.inner(x)["out"]
+
+    return Out().eval()
+
+
+def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
+    """A two-level U-Net: 3x3 conv pairs, max pooling down; up by a 2x2 stride-2 ConvTranspose2d,
+    then by nearest and bilinear Upsample; skip connections concatenated; a 1x1 classifier."""
+    from torch import nn
+    import torch
+
+    def pair(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU(),
+                             nn.Conv2d(cout, cout, 3, padding=1), nn.ReLU())
+
+    class UNetImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            w = width
+            self.enc1, self.enc2, self.mid = pair(channels, w), pair(w, 2 * w), pair(2 * w, 4 * w)
+            self.pool = nn.MaxPool2d(2)
+            self.up2 = nn.ConvTranspose2d(4 * w, 2 * w, 2, stride=2)
+            self.dec2 = pair(4 * w, 2 * w)
+            self.up1 = nn.Upsample(scale_factor=2, mode="nearest")
+            self.dec1 = pair(3 * w, w)
+            self.smooth = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False)
+            self.down = nn.Conv2d(w, w, 3, stride=2, padding=1)
+            self.head = nn.Conv2d(w, classes, 1)
+
+        def forward(self, x):
+            e1 = self.enc1(x)
+            e2 = self.enc2(self.pool(e1))
+            m = self.mid(self.pool(e2))
+            d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
+            d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+            return self.head(self.down(self.smooth(d1)))
+
+    return UNetImpl().eval()
 
 
 def module_flops(module, x):
@@ -315,13 +394,27 @@ def export(name, size, outdir):
 
 
 def shapes_of(model):
-    """name -> static shape (list of ints) of every tensor onnx's shape inference knows."""
+    """name -> static shape (list of ints) of every tensor onnx's shape inference knows, helped
+    where a Resize's sizes are computed from Shape (onnx 1.12 does not propagate them): those
+    sizes are evaluated with numpy, the Resize's output shape annotated, and the inference rerun."""
     import onnx
+
+    while True:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
+        shapes = known_shapes(inferred.graph)
+        annotated = resize_shapes(inferred.graph, shapes)
+        if not annotated:
+            return shapes
+        model = inferred
+        for name, dims in annotated.items():
+            model.graph.value_info.append(
+                onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims))
+
+
+def known_shapes(g):
     from onnx import numpy_helper
 
-    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     shapes = {}
-    g = inferred.graph
     for vi in list(g.input) + list(g.output) + list(g.value_info):
         t = vi.type.tensor_type
         if not t.HasField("shape"):
@@ -333,6 +426,61 @@ def shapes_of(model):
     for init in g.initializer:
         shapes[init.name] = list(numpy_helper.to_array(init).shape)
     return shapes
+
+
+def resize_shapes(g, shapes):
+    """Output shapes of the Resize nodes onnx left unknown whose sizes or scales numpy can
+    evaluate from constants and static shapes (Shape, Constant, Slice, Gather, Concat, Cast,
+    Unsqueeze, Mul, Div, Floor)."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    values = {init.name: numpy_helper.to_array(init) for init in g.initializer}
+
+    def ints(node, i):
+        return values[node.input[i]].astype(np.int64) if len(node.input) > i else None
+
+    for node in g.node:
+        ins = [values.get(i) for i in node.input if i]
+        op, out = node.op_type, node.output[0]
+        attrs = {a.name: a for a in node.attribute}
+        if op == "Constant":
+            values[out] = numpy_helper.to_array(attrs["value"].t)
+        elif op == "Shape" and all(d is not None for d in shapes.get(node.input[0], [None])):
+            values[out] = np.array(shapes[node.input[0]], dtype=np.int64)
+        elif any(v is None for v in ins) or not ins:
+            continue
+        elif op == "Slice":
+            starts, ends = ints(node, 1), ints(node, 2)
+            axes = ints(node, 3) if len(node.input) > 3 and node.input[3] else range(len(starts))
+            index = [slice(None)] * ins[0].ndim
+            for a, b, e in zip(axes, starts, ends):
+                index[a] = slice(b, e)
+            values[out] = ins[0][tuple(index)]
+        elif op == "Gather":
+            values[out] = np.take(ins[0], ins[1], axis=attrs["axis"].i if "axis" in attrs else 0)
+        elif op == "Concat":
+            values[out] = np.concatenate(ins, axis=attrs["axis"].i)
+        elif op == "Unsqueeze":
+            values[out] = np.expand_dims(ins[0], tuple(ins[1].tolist()))
+        elif op in ("Cast", "Floor", "Mul", "Div"):
+            fn = {"Cast": lambda a: a, "Floor": np.floor, "Mul": np.multiply, "Div": np.divide}
+            values[out] = fn[op](*ins)
+    annotated = {}
+    for node in g.node:
+        out = node.output[0]
+        if node.op_type != "Resize" or out in shapes and None not in shapes[out]:
+            continue
+        x = shapes.get(node.input[0])
+        sizes = values.get(node.input[3]) if len(node.input) > 3 and node.input[3] else None
+        scales = values.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
+        if x is None or None in x:
+            continue
+        if sizes is not None and sizes.size:
+            annotated[out] = [int(d) for d in sizes]
+        elif scales is not None and scales.size:
+            annotated[out] = [int(math.floor(d * float(f))) for d, f in zip(x, scales)]
+    return annotated
 
 
 def numel(shape, what):
@@ -385,6 +533,13 @@ def node_flops(node, shapes, constant=frozenset()):
         w = shape(1)
         flops = 2 * n_out * w[1] * w[2] * w[3]
         return flops + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
+    if op == "ConvTranspose":
+        w = shape(1)  # [C, OC / group, KH, KW]: each input pixel meets OC / group x KH x KW
+        macs = numel(shape(0), node.input[0]) * w[1] * w[2] * w[3]
+        return 2 * macs + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
+    if op in ("Resize", "Upsample"):
+        mode = attr("mode", b"nearest")
+        return RESIZE[mode.decode() if isinstance(mode, bytes) else mode] * n_out
     if op in ("MaxPool", "AveragePool"):
         k = attr("kernel_shape", None)
         return n_out * k[0] * k[1]

@@ -182,7 +182,8 @@ double max_abs_error(const NpyArray& got, const NpyArray& want, std::size_t& wor
   return err;
 }
 
-// torchvision models (seeded random weights) at a small input size: the import's FLOPs equal the
+// torchvision models (seeded random weights; classifiers and segmentation models, whose decoders
+// Resize) and a U-Net (ConvTranspose, Resize) at a small input size: the import's FLOPs equal the
 // independent count of the ONNX file (total and Conv), the Conv FLOPs are the module's 2 x
 // multiply-adds plus at most one bias addition per output element, and on 2 devices (HEFT on the
 // cpu profile) the engine's output equals PyTorch's, every block verified against a
@@ -210,7 +211,7 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
   const auto graph = dir / "g.json";
   // The FLOPs are the same whatever the device count: checked on the two small models (the
   // large ones' imports take 4-12 s each here, most of it their weights' text), the rest at 4.
-  const bool small = model == "resnet18" || model == "mobilenet_v3_small";
+  const bool small = model == "resnet18" || model == "mobilenet_v3_small" || model == "unet";
   for (const int devices : small ? std::vector<int>{1, 2, 4} : std::vector<int>{4}) {
     r = test::run_cli("import " + q(m / "model.onnx") + " --devices " + std::to_string(devices) +
                       " --inputs x=" + q(m / "x.npy") + " -o " + q(graph) + " --json");
@@ -221,8 +222,9 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
   }
   const Graph g = load_graph(graph);
   test::expect_device_path_agrees(g, KernelMode::real, model);  // 4 devices
-  // and with bf16 tensors on one model: depthwise (direct) convolutions, hardswish, pools
-  if (model == "mobilenet_v3_small")
+  // and with bf16 tensors on two models: depthwise (direct) convolutions, hardswish, pools;
+  // transposed convolutions and resizes
+  if (model == "mobilenet_v3_small" || model == "unet")
     test::expect_bf16_device_path_agrees(g, KernelMode::real, model + " bf16");
   EXPECT_GE(conv_flops, module_conv);
   EXPECT_LE(conv_flops, module_conv * 1.06);  // a bias adds 1 per output, >= 18 per MAC term
@@ -247,7 +249,8 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxVision,
                          ::testing::Values("resnet18", "mobilenet_v3_small", "inception_v3",
-                                           "vit_b_16", "resnet50"));
+                                           "vit_b_16", "resnet50", "lraspp_mobilenet_v3_large",
+                                           "unet"));
 
 // The independent counter on a hand-checkable model: the small MLP's FLOPs are its three
 // matmuls, bias additions and ReLUs, 64 x (128 -> 256 -> 256 -> 64).

@@ -265,6 +265,45 @@ Dense eval_conv2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vector
   return r;
 }
 
+// Transposed convolution by scattering: every window pixel times every kernel position adds to
+// the output position it lands on, oy = iy stride_h - pad_h + ky dil_h (kept when in the block).
+Dense eval_conv_transpose2d(const Graph& g, NodeId v, const ExecDesc& e,
+                            const std::vector<Dense>& ops) {
+  const Geom w = geometry(g, v, e);
+  const Dense win = stack_window(g, v, ops, w.pieces);
+  const bool bias = int_attr(g, v, e, "bias", false, 0) == 1;
+  const std::int64_t opg = int_attr(g, v, e, "out_per_group", true, 0);
+  if (ops.size() != static_cast<std::size_t>(w.pieces) + (bias ? 2 : 1) || opg < 1)
+    fail(g, v, "conv_transpose2d operands");
+  const Dense& wt = ops[static_cast<std::size_t>(w.pieces)];
+  if (wt.shape.size() != 4 || wt.shape[0] != e.shape[1]) fail(g, v, "conv_transpose2d weight");
+  const std::int64_t icg = wt.shape[1], kh = wt.shape[2], kw = wt.shape[3];
+  Dense r(e.shape);
+  Idx i(4, 0);
+  do {
+    r[i] = bias ? ops[static_cast<std::size_t>(w.pieces) + 1][{i[1]}] : 0.0;
+  } while (next_index(i, e.shape));
+  for (std::int64_t n = 0; n < e.shape[0]; ++n)
+    for (std::int64_t o = 0; o < e.shape[1]; ++o) {
+      const std::int64_t c0 = ((w.o0 + o) / opg) * icg;  // the group's first input channel
+      for (std::int64_t ci = 0; ci < icg; ++ci)
+        for (std::int64_t iy = 0; iy < w.in_h; ++iy)
+          for (std::int64_t ky = 0; ky < kh; ++ky) {
+            const std::int64_t y = iy * w.sh - w.ph + ky * w.dh - w.y0;
+            if (y < 0 || y >= e.shape[2]) continue;
+            for (std::int64_t ix = 0; ix < w.in_w; ++ix)
+              for (std::int64_t kx = 0; kx < kw; ++kx) {
+                const std::int64_t x = ix * w.sw - w.pw + kx * w.dw;
+                if (x < 0 || x >= e.shape[3]) continue;
+                double xv = 0;
+                x_at(g, v, win, w, n, c0 + ci, iy, ix, xv);
+                r[{n, o, y, x}] += wt[{o, ci, ky, kx}] * xv;
+              }
+          }
+    }
+  return r;
+}
+
 Dense eval_pool2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vector<Dense>& ops) {
   const Geom w = geometry(g, v, e);
   const Dense win = stack_window(g, v, ops, w.pieces);
@@ -492,6 +531,8 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
     r = eval_conv2d(g, v, e, ops);
   } else if (op == "maxpool2d" || op == "avgpool2d") {
     r = eval_pool2d(g, v, e, ops);
+  } else if (op == "conv_transpose2d") {
+    r = eval_conv_transpose2d(g, v, e, ops);
   } else if (op == "resize2d") {
     r = eval_resize2d(g, v, e, ops);
   } else if (op == "rotary") {

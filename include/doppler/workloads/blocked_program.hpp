@@ -140,6 +140,16 @@ public:
                               const BlockedTensor& w, const BlockedTensor* bias,
                               const Window2d& geometry, std::int64_t out_h, std::int64_t out_w,
                               std::vector<Cuts> cuts);
+  /// Transposed 2-D convolution (kernel "conv_transpose2d") of `x` [N, C, H, W] with the weight
+  /// `w` [OC, C / groups, KH, KW] (ONNX's [C, OC / groups, KH, KW] regrouped by output channel)
+  /// and `bias` [OC] (or nullptr), giving [N, OC, out_h, out_w] cut by `cuts` (the width uncut);
+  /// `geometry`'s pads are the top and left ones. Layouts as conv2d's; each output block reads
+  /// the rows of x whose kernel positions land on its rows. FLOPs: 2 x C / groups x KH x KW /
+  /// (stride_h stride_w) per output element, plus 1 with a bias.
+  const BlockedTensor& conv_transpose2d(const std::string& name, const BlockedTensor& x,
+                                        const BlockedTensor& w, const BlockedTensor* bias,
+                                        const Window2d& geometry, std::int64_t out_h,
+                                        std::int64_t out_w, std::vector<Cuts> cuts);
   /// Max or average pooling (`op` "maxpool2d" or "avgpool2d") of `x` [N, C, H, W] to [N, C,
   /// out_h, out_w] cut by `cuts` (the width uncut); x is laid out with N and C cut as the output.
   /// FLOPs: KH x KW per output element.

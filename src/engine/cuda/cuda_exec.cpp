@@ -75,6 +75,11 @@ void CudaExec<T>::resize(const dev::ResizeArgs& a, const T* win, T* out) {
   launch_resize(a, win, out, r_.stream);
 }
 
+template <class T>
+void CudaExec<T>::col2im(const dev::Col2imArgs& a, const T* cols, T* out) {
+  launch_col2im(a, cols, out, r_.stream);
+}
+
 namespace {
 
 cublasOperation_t op(bool t) {

@@ -100,6 +100,10 @@ template <class T>
 __global__ void resize_kernel(dev::ResizeArgs a, const T* win, T* out) {
   DOPPLER_EACH(i, a.n) dev::resize_element(a, i, win, out);
 }
+template <class T>
+__global__ void col2im_kernel(dev::Col2imArgs a, const T* cols, T* out) {
+  DOPPLER_EACH(i, a.n) dev::col2im_element(a, i, cols, out);
+}
 
 __global__ void trap_kernel() {
   __trap();
@@ -191,6 +195,12 @@ void launch_resize(const dev::ResizeArgs& a, const T* win, T* out, cudaStream_t 
   launched("resize kernel");
 }
 
+template <class T>
+void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t s) {
+  col2im_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, cols, out);
+  launched("col2im kernel");
+}
+
 // Every launcher for both storage types.
 #define DOPPLER_LAUNCHERS(T)                                                                  \
   template void launch_copy(const dev::CopyArgs&, const T*, T*, cudaStream_t);                \
@@ -209,7 +219,8 @@ void launch_resize(const dev::ResizeArgs& a, const T* win, T* out, cudaStream_t 
   template void launch_direct_conv(const dev::DirectConvArgs&, const T*, const T*, T*,        \
                                    cudaStream_t);                                             \
   template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);                \
-  template void launch_resize(const dev::ResizeArgs&, const T*, T*, cudaStream_t);
+  template void launch_resize(const dev::ResizeArgs&, const T*, T*, cudaStream_t);            \
+  template void launch_col2im(const dev::Col2imArgs&, const T*, T*, cudaStream_t);
 DOPPLER_LAUNCHERS(float)
 DOPPLER_LAUNCHERS(dev::Bf16)
 #undef DOPPLER_LAUNCHERS

@@ -1,7 +1,8 @@
-// The resize2d kernel (docs/exec.md): nearest and linear resizing under ONNX's coordinate
-// transformations and nearest roundings, against hand-computed values (PyTorch's
-// F.interpolate gives the same numbers), against the independent evaluator (block_eval.cpp) on
-// blocked tensors whose windows come in several pieces, and its refusals of bad descriptions.
+// The kernels that upsample (docs/exec.md): resize2d, nearest and linear resizing under ONNX's
+// coordinate transformations and nearest roundings, and conv_transpose2d, the transposed
+// convolution: against hand-computed values (PyTorch's F.interpolate and ConvTranspose2d give
+// the same numbers), against the independent evaluator (block_eval.cpp) on blocked tensors
+// whose windows come in several pieces, and their refusals of bad descriptions.
 #include <cmath>
 #include <functional>
 #include <random>
@@ -162,6 +163,97 @@ TEST(ResizeKernel, BlockedResizeEqualsTheWholeResize) {
     double flops = 0;
     for (NodeId v : blocked.blocks) flops += g.node(v).flops;
     EXPECT_EQ(flops, r.linear ? 9.0 * 2 * 3 * static_cast<double>(c.out_h * c.out_w) : 0.0);
+  }
+}
+
+// x = [[1, 2], [3, 4]] and the kernel [[1, 10], [100, 1000]]: stride 2 places a scaled copy of
+// the kernel per pixel; stride 1 overlaps them; padding 1 crops to the centre; a bias adds.
+TEST(ConvTransposeKernel, MatchesHandComputedValues) {
+  BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.constant("x", {1, 1, 2, 2}, 0);
+  const auto& w = p.constant("w", {1, 1, 2, 2}, 1);
+  const auto& b = p.constant("b", {1}, 2);
+  workloads::Window2d s2;
+  s2.stride_h = s2.stride_w = 2;
+  const NodeId placed =
+      p.conv_transpose2d("s2", x, w, nullptr, s2, 4, 4, one_block(4, 4)).blocks[0];
+  const NodeId overlap =
+      p.conv_transpose2d("s1", x, w, nullptr, workloads::Window2d{}, 3, 3, one_block(3, 3))
+          .blocks[0];
+  workloads::Window2d pad1;
+  pad1.pad_h = pad1.pad_w = 1;
+  const NodeId centre = p.conv_transpose2d("p1", x, w, &b, pad1, 1, 1, one_block(1, 1)).blocks[0];
+  Graph g = p.build({"conv-transpose", "test", {}});
+  g.set_constants({{"x", {1, 1, 2, 2}, {1, 2, 3, 4}},
+                   {"w", {1, 1, 2, 2}, {1, 10, 100, 1000}},
+                   {"b", {1}, {0.5f}}});
+  const auto out = run(g);
+  EXPECT_EQ(
+      out[static_cast<std::size_t>(placed)],
+      (std::vector<float>{1, 10, 2, 20, 100, 1000, 200, 2000, 3, 30, 4, 40, 300, 3000, 400, 4000}));
+  EXPECT_EQ(out[static_cast<std::size_t>(overlap)],
+            (std::vector<float>{1, 12, 20, 103, 1234, 2040, 300, 3400, 4000}));
+  EXPECT_EQ(out[static_cast<std::size_t>(centre)], (std::vector<float>{1234.5f}));
+}
+
+struct TransposedCase {
+  std::string label;
+  workloads::Window2d g;
+  std::int64_t oc, out_h, out_w;
+};
+
+// x [2, 4, 7, 5] in row blocks 0..3, 3..7 (and channel blocks for the depthwise case), each
+// case's output in row blocks of 4 and channel blocks, and as one block: equal when reassembled,
+// equal to the evaluator's blocks, the same under any assignment, with the documented FLOPs.
+TEST(ConvTransposeKernel, BlockedEqualsWhole) {
+  const auto geometry = [](std::int64_t k, std::int64_t s, std::int64_t pad, std::int64_t d,
+                           std::int64_t groups) {
+    workloads::Window2d g;
+    g.kernel_h = g.kernel_w = k, g.stride_h = g.stride_w = s, g.pad_h = g.pad_w = pad;
+    g.dil_h = g.dil_w = d, g.groups = groups;
+    return g;
+  };
+  // out = (in - 1) s - 2 pad + (k - 1) d + 1 (+ output padding: one more row and column)
+  const std::vector<TransposedCase> cases = {
+      {"k2 s2", geometry(2, 2, 0, 1, 1), 6, 14, 10},
+      {"k3 s2 pad 1 output padding 1", geometry(3, 2, 1, 1, 1), 5, 14, 10},
+      {"k4 s2 pad 1 groups 2", geometry(4, 2, 1, 1, 2), 6, 14, 10},
+      {"depthwise k3 s1 pad 1", geometry(3, 1, 1, 1, 4), 4, 7, 5},
+      {"k3 s3 dilation 2 pad 2", geometry(3, 3, 2, 2, 2), 4, 19, 13},
+      {"k1 s3 (rows of bias alone)", geometry(1, 3, 0, 1, 1), 3, 19, 13},
+  };
+  for (const TransposedCase& c : cases) {
+    SCOPED_TRACE(c.label);
+    BlockedProgram p(workloads::DType::f32);
+    const auto& x = p.input("x", {2, 4, 7, 5}, 1, 0, {{0, 2}, {0, 2, 4}, {0, 3, 7}, {0, 5}});
+    const std::int64_t icg = 4 / c.g.groups;
+    const auto& w = p.input("w", {c.oc, icg, c.g.kernel_h, c.g.kernel_w}, 0.5);
+    const auto& b = p.input("b", {c.oc});
+    Cuts rows;
+    for (std::int64_t y = 0; y < c.out_h; y += 4) rows.push_back(y);
+    rows.push_back(c.out_h);
+    const Cuts chans = c.oc == 4 ? Cuts{0, 2, 4} : Cuts{0, c.oc / 2, c.oc};
+    const Blocks blocked(p.conv_transpose2d("blocked", x, w, &b, c.g, c.out_h, c.out_w,
+                                            {{0, 1, 2}, chans, rows, {0, c.out_w}}));
+    const Blocks single(p.conv_transpose2d("single", x, w, &b, c.g, c.out_h, c.out_w,
+                                           {{0, 2}, {0, c.oc}, {0, c.out_h}, {0, c.out_w}}));
+    const Graph g = p.build({"conv-transpose", "test", {}});
+    const auto out = run(g);
+    const auto a = whole(g, out, blocked), want = whole(g, out, single);
+    ASSERT_EQ(a.size(), want.size());
+    for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], want[i], 1e-5) << i;
+    EngineOptions o;
+    o.devices = 3;
+    Engine e(g, o);
+    std::mt19937_64 rng(11);
+    e.run(test::random_assignment(g, 3, rng));
+    EXPECT_EQ(test::all_outputs(e), out);
+    double flops = 0;
+    for (NodeId v : blocked.blocks) flops += g.node(v).flops;
+    const double per = 2.0 * static_cast<double>(icg * c.g.kernel_h * c.g.kernel_w) /
+                           static_cast<double>(c.g.stride_h * c.g.stride_w) +
+                       1;
+    EXPECT_DOUBLE_EQ(flops, per * static_cast<double>(2 * c.oc * c.out_h * c.out_w));
   }
 }
 

@@ -1,7 +1,7 @@
-// ONNX import of Resize (opsets 10 and 13) and Upsample (opset 9) on small hand-built models:
-// values (block evaluator of docs/exec.md) against plain loops written from ONNX's formulas, on
-// 1-4 devices and with the output rows cut into blocks, FLOPs by the formula, and one-line
-// errors for what is not supported.
+// ONNX import of the ops that upsample, Resize (opsets 10 and 13), Upsample (opset 9) and
+// ConvTranspose, on small hand-built models: values (block evaluator of docs/exec.md) against
+// plain loops written from ONNX's formulas, on 1-4 devices and with the output rows cut into
+// blocks, FLOPs by the formula, and one-line errors for what is not supported.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -191,6 +191,122 @@ TEST(ResizeImport, UnsupportedResizesAreOneLineErrors) {
   m.input("x", {kN, kC, kH}).output("y", {"n", "c", "h"}).weight("scales", {3}, {1, 1, 2});
   m.node("Resize", {"x", "", "scales"}, {"y"});
   EXPECT_EQ(import_error(m), node("only 4-D (NCHW) Resize is supported"));
+}
+
+struct Transposed {
+  std::string label;
+  std::int64_t c, oc, k, stride, dil, groups;
+  std::vector<std::int64_t> pads, output_padding, output_shape;  // empty: absent
+  std::string auto_pad;                                          // empty: absent
+  std::int64_t pad_top, pad_left, out_h, out_w;                  // what ONNX's formulas give
+};
+
+// ConvTranspose by scattering, from ONNX's weight layout [C, OC / groups, KH, KW]: every input
+// pixel times every kernel position lands on oy = iy stride - pad_top + ky dil.
+Dense scatter(const Dense& x, const std::vector<float>& w, const std::vector<float>& b,
+              const Transposed& t) {
+  const std::int64_t icg = t.c / t.groups, opg = t.oc / t.groups;
+  Dense y({x.shape[0], t.oc, t.out_h, t.out_w});
+  for (std::int64_t n = 0; n < x.shape[0]; ++n)
+    for (std::int64_t o = 0; o < t.oc; ++o) {
+      for (std::int64_t r = 0; r < t.out_h; ++r)
+        for (std::int64_t q = 0; q < t.out_w; ++q) y[{n, o, r, q}] = b[static_cast<std::size_t>(o)];
+      const std::int64_t grp = o / opg;
+      for (std::int64_t ci = 0; ci < icg; ++ci)
+        for (std::int64_t iy = 0; iy < x.shape[2]; ++iy)
+          for (std::int64_t ix = 0; ix < x.shape[3]; ++ix)
+            for (std::int64_t ky = 0; ky < t.k; ++ky)
+              for (std::int64_t kx = 0; kx < t.k; ++kx) {
+                const std::int64_t r = iy * t.stride - t.pad_top + ky * t.dil;
+                const std::int64_t q = ix * t.stride - t.pad_left + kx * t.dil;
+                if (r < 0 || r >= t.out_h || q < 0 || q >= t.out_w) continue;
+                const auto wi = static_cast<std::size_t>(
+                    (((grp * icg + ci) * opg + (o - grp * opg)) * t.k + ky) * t.k + kx);
+                y[{n, o, r, q}] += w[wi] * x[{n, grp * icg + ci, iy, ix}];
+              }
+    }
+  return y;
+}
+
+// Output extents: (in - 1) stride + output_padding + (k - 1) dil + 1 - pads; with output_shape
+// or auto_pad SAME_*, the total padding is that extent minus the requested one, its start half
+// (rounded down for SAME_UPPER, up otherwise).
+TEST(ConvTransposeImport, MatchesScatterLoopsOnAnyPartition) {
+  const std::vector<Transposed> cases = {
+      {"k2 s2 (UNet)", 6, 4, 2, 2, 1, 1, {}, {}, {}, "", 0, 0, 10, 8},
+      {"k3 s2 pads 1 output_padding 1",
+       4,
+       5,
+       3,
+       2,
+       1,
+       1,
+       {1, 1, 1, 1},
+       {1, 1},
+       {},
+       "",
+       1,
+       1,
+       10,
+       8},
+      {"k4 s2 pads 1 groups 2", 4, 6, 4, 2, 1, 2, {1, 2, 1, 0}, {}, {}, "", 1, 2, 10, 8},
+      {"depthwise k3", 4, 4, 3, 1, 1, 4, {1, 1, 1, 1}, {}, {}, "", 1, 1, 5, 4},
+      {"k3 s3 dilation 2", 4, 6, 3, 3, 2, 2, {}, {}, {}, "", 0, 0, 17, 14},
+      // full extent 11 x 9; output_shape 10 x 8: total 1, start 1 (NOTSET), 0 (SAME_UPPER)
+      {"output_shape", 4, 3, 3, 2, 1, 1, {}, {}, {10, 8}, "", 1, 1, 10, 8},
+      {"output_shape SAME_UPPER", 4, 3, 3, 2, 1, 1, {}, {}, {10, 8}, "SAME_UPPER", 0, 0, 10, 8},
+      {"SAME_LOWER", 4, 3, 3, 2, 1, 1, {}, {}, {}, "SAME_LOWER", 1, 1, 10, 8},
+  };
+  for (const Transposed& t : cases) {
+    SCOPED_TRACE(t.label);
+    const std::int64_t opg = t.oc / t.groups;
+    const auto w = test::iota_values(static_cast<std::size_t>(t.c * opg * t.k * t.k), 0.1f, -0.5f);
+    const auto b = test::iota_values(static_cast<std::size_t>(t.oc), 0.2f, -0.7f);
+    ModelBuilder m(13);
+    m.input("x", {kN, t.c, kH, kW}).output("y", {"n", "c", "h", "w"});
+    m.weight("w", {t.c, opg, t.k, t.k}, w).weight("b", {t.oc}, b);
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> ints = {
+        {"strides", {t.stride, t.stride}}, {"dilations", {t.dil, t.dil}}};
+    if (!t.pads.empty()) ints.push_back({"pads", t.pads});
+    if (!t.output_padding.empty()) ints.push_back({"output_padding", t.output_padding});
+    if (!t.output_shape.empty()) ints.push_back({"output_shape", t.output_shape});
+    m.node("ConvTranspose", {"x", "w", "b"}, {"y"}, {{"group", t.groups}}, ints);
+    if (!t.auto_pad.empty()) m.attr("auto_pad", t.auto_pad);
+    const double per = 2.0 * static_cast<double>(t.c / t.groups * t.k * t.k) /
+                           static_cast<double>(t.stride * t.stride) +
+                       1;
+    const double flops = per * static_cast<double>(kN * t.oc * t.out_h * t.out_w);
+    for (const auto& [p, partition] :
+         std::vector<std::pair<int, std::map<std::string, std::vector<std::int64_t>>>>{
+             {1, {}}, {2, {}}, {4, {}}, {3, {{"y", {1, 2, 3, 1}}}}}) {
+      const auto r = import_and_eval(m, p, partition);
+      EXPECT_LT(max_abs_diff(r.tensor("y"), scatter(r.tensor("x"), w, b, t)), 1e-9) << "P=" << p;
+      EXPECT_DOUBLE_EQ(r.res.report.total_flops, flops) << "P=" << p;
+    }
+  }
+}
+
+TEST(ConvTransposeImport, MalformedModelsAreOneLineErrors) {
+  const auto error =
+      [](const std::vector<std::int64_t>& x, const std::vector<std::int64_t>& w,
+         const std::vector<std::pair<std::string, std::vector<std::int64_t>>>& ints) {
+        ModelBuilder m(13);
+        m.input("x", std::vector<test::Dim>(x.begin(), x.end())).output("y", {"n", "c", "h", "w"});
+        std::int64_t count = 1;
+        for (auto d : w) count *= d;
+        m.weight("w", w, std::vector<float>(static_cast<std::size_t>(count), 1));
+        m.node("ConvTranspose", {"x", "w"}, {"y"}, {}, ints);
+        return import_error(m);
+      };
+  const auto node = [](const std::string& problem) {
+    return "bad.onnx: " + problem + " (node ConvTranspose_1 (ConvTranspose))";
+  };
+  EXPECT_EQ(error({1, 3, 4, 4}, {2, 2, 3, 3}, {}),
+            node("the weight has 2 input channels for an input of 3 in 1 groups"));
+  EXPECT_EQ(error({1, 2, 4, 4}, {2, 2, 3, 3}, {{"output_shape", {12, 4}}}),
+            node("output_shape 12 is beyond the transposed convolution's extent 6"));
+  EXPECT_EQ(error({1, 2, 4, 4}, {2, 2, 3, 3}, {{"pads", {3, 3, 3, 3}}}),
+            node("the padding leaves an empty output"));
 }
 
 }  // namespace
