@@ -352,6 +352,21 @@ void conv_run(const KernelPlan& k, const dev::Window& g, const T* xg, const T* w
   x.gemm(c);
 }
 
+// Every output plane of a convolution at its channel's bias (0 without one).
+template <class T>
+void fill_bias(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
+  const WindowPlan& w = k.window;
+  dev::BiasArgs b;
+  b.n = k.numel, b.plane = w.oh * w.ow, b.cb = w.cb, b.has_bias = w.bias;
+  const T* bias = nullptr;
+  if (w.bias) {
+    const View& bv = k.in[static_cast<std::size_t>(w.pieces) + 1];
+    bias = in[static_cast<std::size_t>(w.pieces) + 1] + bv.offset;
+    b.stride = bv.strides[0];
+  }
+  if (b.n > 0) x.bias(b, bias, out);
+}
+
 template <class T>
 void run_conv(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const WindowPlan& w = k.window;
@@ -361,15 +376,7 @@ void run_conv(const KernelPlan& k, std::span<const T* const> in, T* out, KernelE
   I64 ldw = 0;
   const T* wt = weight_of(k, in, s, x, ldw);
   const I64 plane = w.oh * w.ow;
-  dev::BiasArgs b;
-  b.n = k.numel, b.plane = plane, b.cb = w.cb, b.has_bias = w.bias;
-  const T* bias = nullptr;
-  if (w.bias) {
-    const View& bv = k.in[static_cast<std::size_t>(w.pieces) + 1];
-    bias = in[static_cast<std::size_t>(w.pieces) + 1] + bv.offset;
-    b.stride = bv.strides[0];
-  }
-  if (b.n > 0) x.bias(b, bias, out);
+  fill_bias(k, in, out, x);
   for (I64 n = 0; n < w.nb; ++n)
     for (I64 o = 0; o < w.cb;) {  // runs [o, end) of output channels in one group
       const I64 grp = (w.o0 + o) / w.out_per_group;
@@ -398,15 +405,7 @@ void run_conv_transpose(const KernelPlan& k, std::span<const T* const> in, T* ou
             contiguous_strides(pshape), pshape);
   T* cols = wp + numel_of(pshape);
   const I64 plane = w.oh * w.ow, ncol = w.rows * w.in_w, kk = w.kh * w.kw;
-  dev::BiasArgs b;
-  b.n = k.numel, b.plane = plane, b.cb = w.cb, b.has_bias = w.bias;
-  const T* bias = nullptr;
-  if (w.bias) {
-    const View& bv = k.in[static_cast<std::size_t>(w.pieces) + 1];
-    bias = in[static_cast<std::size_t>(w.pieces) + 1] + bv.offset;
-    b.stride = bv.strides[0];
-  }
-  if (b.n > 0) x.bias(b, bias, out);
+  fill_bias(k, in, out, x);
   dev::Col2imArgs a;
   a.w = g;
   for (I64 n = 0; n < w.nb; ++n)

@@ -70,7 +70,26 @@ std::int64_t window_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_h
   return out;
 }
 
+// A convolution's kernel extent from its weight [.., .., KH, KW] (kernel_shape must agree), its
+// strides and dilations.
+void kernel_of_weight(const onnx::NodeProto& n, const HostTensor& w, workloads::Window2d& g) {
+  g.kernel_h = w.shape[2];
+  g.kernel_w = w.shape[3];
+  const auto ks = attr_ints(n, "kernel_shape");
+  if (!ks.empty() && (ks.size() != 2 || ks[0] != g.kernel_h || ks[1] != g.kernel_w))
+    throw std::runtime_error("kernel_shape differs from the weight's");
+  read_strides(n, g, true);
+}
+
 }  // namespace
+
+const BlockedTensor* Lowerer::conv_bias(const onnx::NodeProto& n, std::int64_t oc) {
+  if (!has_in(n, 2)) return nullptr;
+  const HostTensor& b = const_in(n, 2, "bias (B)");
+  if (b.shape != Shape{oc})
+    throw std::runtime_error("the bias must have one value per output channel");
+  return &blocked(n, 2);
+}
 
 std::vector<Cuts> Lowerer::nchw_cuts(const std::string& tensor, const Shape& shape) const {
   if (options_.partition.count(tensor)) {
@@ -104,12 +123,7 @@ void Lowerer::conv(const onnx::NodeProto& n) {
         fmt::format("the weight has {} input channels per group, the input "
                     "{} / {} groups",
                     w.shape[1], x[1], g.groups));
-  g.kernel_h = w.shape[2];
-  g.kernel_w = w.shape[3];
-  const auto ks = attr_ints(n, "kernel_shape");
-  if (!ks.empty() && (ks.size() != 2 || ks[0] != g.kernel_h || ks[1] != g.kernel_w))
-    throw std::runtime_error("kernel_shape differs from the weight's");
-  read_strides(n, g, true);
+  kernel_of_weight(n, w, g);
   const auto pads = window_pads(n, x, g);
   g.pad_h = pads[0];
   g.pad_w = pads[1];
@@ -117,13 +131,7 @@ void Lowerer::conv(const onnx::NodeProto& n) {
       window_out(x[2], pads[0], pads[2], g.kernel_h, g.stride_h, g.dil_h, false);
   const std::int64_t ow =
       window_out(x[3], pads[1], pads[3], g.kernel_w, g.stride_w, g.dil_w, false);
-  const BlockedTensor* bias = nullptr;
-  if (has_in(n, 2)) {
-    const HostTensor& b = const_in(n, 2, "bias (B)");
-    if (b.shape != Shape{oc})
-      throw std::runtime_error("the bias must have one value per output channel");
-    bias = &blocked(n, 2);
-  }
+  const BlockedTensor* bias = conv_bias(n, oc);
   const Shape out_shape = {x[0], oc, oh, ow};
   define(n.output(0), p_.conv2d(out(n), blocked(n, 0), blocked(n, 1), bias, g, oh, ow,
                                 nchw_cuts(out(n), out_shape)));
@@ -182,12 +190,7 @@ void Lowerer::conv_transpose(const onnx::NodeProto& n) {
         fmt::format("the weight has {} input channels for an input of {} in {} groups", w.shape[0],
                     x[1], g.groups));
   const std::int64_t oc = w.shape[1] * g.groups;
-  g.kernel_h = w.shape[2];
-  g.kernel_w = w.shape[3];
-  const auto ks = attr_ints(n, "kernel_shape");
-  if (!ks.empty() && (ks.size() != 2 || ks[0] != g.kernel_h || ks[1] != g.kernel_w))
-    throw std::runtime_error("kernel_shape differs from the weight's");
-  read_strides(n, g, true);
+  kernel_of_weight(n, w, g);
   const auto* ap = find_attr(n, "auto_pad");
   const std::string auto_pad = ap ? ap->s() : "NOTSET";
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" &&
@@ -214,13 +217,7 @@ void Lowerer::conv_transpose(const onnx::NodeProto& n) {
   }
   g.pad_h = pad[0];
   g.pad_w = pad[1];
-  const BlockedTensor* bias = nullptr;
-  if (has_in(n, 2)) {
-    const HostTensor& b = const_in(n, 2, "bias (B)");
-    if (b.shape != Shape{oc})
-      throw std::runtime_error("the bias must have one value per output channel");
-    bias = &blocked(n, 2);
-  }
+  const BlockedTensor* bias = conv_bias(n, oc);
   const Shape out_shape = {x[0], oc, extent[0], extent[1]};
   const auto& wr = load(out(n, ":weight"), regrouped_weight(w, g.groups));
   define(n.output(0), p_.conv_transpose2d(out(n), blocked(n, 0), wr, bias, g, extent[0], extent[1],

@@ -96,6 +96,7 @@ private:
   // Convolutional ops (lower_conv.cpp).
   void conv(const onnx::NodeProto& n);
   void conv_transpose(const onnx::NodeProto& n);
+  const BlockedTensor* conv_bias(const onnx::NodeProto& n, std::int64_t oc);
   void pool(const onnx::NodeProto& n);
   void global_avg_pool(const onnx::NodeProto& n);
   void batch_norm(const onnx::NodeProto& n);

@@ -242,6 +242,32 @@ TEST(CudaEngine, GathersComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(gather_graph(200), o, 6, 0);  // indices below 256: exact in bf16
 }
 
+// A decoder: a stride-2 transposed convolution (cuBLAS GEMM, then col2im) and a bilinear
+// resize, output rows cut so that windows come in two pieces.
+Graph decoder_graph() {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {2, 16, 12, 10}, 1, 0, {{0, 2}, {0, 16}, {0, 6, 12}, {0, 10}});
+  const auto& w = p.input("w", {8, 16, 2, 2}, 0.3);
+  const auto& b = p.input("b", {8});
+  workloads::Window2d s2;
+  s2.stride_h = s2.stride_w = 2;
+  const auto& up =
+      p.conv_transpose2d("up", x, w, &b, s2, 24, 20, {{0, 1, 2}, {0, 8}, {0, 12, 24}, {0, 20}});
+  workloads::Resize2d bilinear;
+  bilinear.linear = true;
+  bilinear.coord = resize::Coord::pytorch_half_pixel;
+  p.resize2d("smooth", up, bilinear, 48, 40, {{0, 2}, {0, 4, 8}, {0, 16, 48}, {0, 40}});
+  return p.build({"decoder", "test", {}});
+}
+
+TEST(CudaEngine, DecodersComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  expect_matches_cpu(decoder_graph(), cuda_options(2, 2), 7);
+  EngineOptions o = cuda_options(2, 2);
+  o.gpu.storage = GpuDevices::Storage::bf16;
+  expect_matches_cpu(decoder_graph(), o, 8, 2e-2);
+}
+
 // bf16 holds whole numbers exactly only up to 256: a table of more rows is a bad request, said
 // before any GPU is looked for (so also here, without one).
 TEST(CudaEngine, Bf16StorageRefusesIndicesOfLongerTables) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "doppler/graph/graph_builder.hpp"
+#include "doppler/util/error.hpp"
 #include "doppler/workloads/workload.hpp"
 
 namespace doppler::test {
@@ -62,6 +63,15 @@ Assignment random_assignment(const Graph& g, int devices, std::mt19937_64& rng) 
   std::iota(a.order.begin(), a.order.end(), 0);
   std::shuffle(a.order.begin(), a.order.end(), rng);
   return a;
+}
+
+std::string compile_error(const Graph& g) {
+  try {
+    Engine e(g, {});
+  } catch (const InputError& err) {
+    return err.what();
+  }
+  return "no error";
 }
 
 std::vector<std::vector<float>> all_outputs(const Engine& e) {

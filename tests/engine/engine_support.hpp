@@ -32,6 +32,9 @@ Assignment random_assignment(const Graph& g, int devices, std::mt19937_64& rng);
 /// Output of every node after the engine's last run.
 std::vector<std::vector<float>> all_outputs(const Engine& e);
 
+/// The InputError of compiling `g` for the engine (its message), or "no error".
+std::string compile_error(const Graph& g);
+
 /// Checks (gtest expectations) that `r` is a valid dataflow execution of `a`: every op starts
 /// after it became ready and ready after each input was resident on its device (produced there,
 /// or copied there), a device and a copy worker do one thing at a time (with producer copies:

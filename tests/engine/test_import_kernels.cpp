@@ -99,15 +99,6 @@ ConstantTensor grid() {
   return {"grid", {3, 4}, tabulate({3, 4}, [](const Shape& i) { return 10 * i[0] + i[1]; })};
 }
 
-std::string compile_error(const Graph& g) {
-  try {
-    Engine e(g, {});
-  } catch (const InputError& err) {
-    return err.what();
-  }
-  return "no error";
-}
-
 TEST(ImportKernels, LoadCutsTheConstantAtTheBlockOrigin) {
   Program p;
   const NodeId inner = p.load("inner", 0, {2, 2}, {1, 2});
@@ -281,7 +272,7 @@ TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
   const auto error = [](auto build) {
     Program p;
     build(p);
-    return compile_error(p.build({grid()}));
+    return test::compile_error(p.build({grid()}));
   };
   EXPECT_EQ(error([](Program& p) {
               p.load("w", 1, {2, 2}, {0, 0});

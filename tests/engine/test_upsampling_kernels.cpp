@@ -257,15 +257,6 @@ TEST(ConvTransposeKernel, BlockedEqualsWhole) {
   }
 }
 
-std::string compile_error(const Graph& g) {
-  try {
-    Engine e(g, {});
-  } catch (const InputError& err) {
-    return err.what();
-  }
-  return "no error";
-}
-
 // A nearest 2x resize of x [1, 2, 4, 4] (row blocks 0..2, 2..4): output rows 0..3 read input
 // rows 0..1, the first block alone.
 TEST(ResizeKernel, BadDescriptionsAreRefusedNamingTheNode) {
@@ -282,7 +273,7 @@ TEST(ResizeKernel, BadDescriptionsAreRefusedNamingTheNode) {
       b.add_node(std::move(n));
     }
     for (const Edge& e : g.edges()) b.add_edge(e.src, e.dst);
-    return compile_error(b.build());
+    return test::compile_error(b.build());
   };
   const auto set = [](ExecDesc& e, const std::string& name, double value) {
     for (auto& [k, v] : e.attrs)

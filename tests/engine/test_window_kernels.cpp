@@ -88,15 +88,6 @@ std::vector<std::vector<float>> run(const Graph& g, double* flops = nullptr) {
   return out;
 }
 
-std::string compile_error(const Graph& g) {
-  try {
-    Engine e(g, {});
-  } catch (const InputError& err) {
-    return err.what();
-  }
-  return "no error";
-}
-
 // Deterministic values in [-1, 1).
 std::vector<float> random_values(std::int64_t n, unsigned seed) {
   std::mt19937 rng(seed);
@@ -603,9 +594,9 @@ TEST(WindowKernels, BadDescriptionsAreRefusedNamingTheNode) {
                 {"bias", 1}}};
     edit(e);
     p.add("conv", std::move(e));
-    return compile_error(p.build({{"x", {1, 2, 4, 4}, std::vector<float>(32, 1.0f)},
-                                  {"w", {4, 2, 3, 3}, std::vector<float>(72, 1.0f)},
-                                  {"b", {4}, {1, 2, 3, 4}}}));
+    return test::compile_error(p.build({{"x", {1, 2, 4, 4}, std::vector<float>(32, 1.0f)},
+                                        {"w", {4, 2, 3, 3}, std::vector<float>(72, 1.0f)},
+                                        {"b", {4}, {1, 2, 3, 4}}}));
   };
   const auto drop = [](const std::string& name) {
     return [name](ExecDesc& e) {

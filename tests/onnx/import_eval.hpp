@@ -9,6 +9,7 @@
 #include "workloads/block_eval.hpp"
 
 #include "doppler/onnx/import.hpp"
+#include "doppler/util/error.hpp"
 
 namespace doppler::test {
 
@@ -36,6 +37,18 @@ inline Evaluated import_and_eval(const ModelBuilder& m, int devices,
   Evaluated e{onnx_import::import_onnx_bytes(m.bytes(), "m.onnx", o), {}};
   e.values = evaluate_blocks(e.res.graph, false);
   return e;
+}
+
+/// The one-line error of importing `m` as "bad.onnx" for 2 devices, or "no error".
+inline std::string import_error(const ModelBuilder& m) {
+  onnx_import::ImportOptions o;
+  o.devices = 2;
+  try {
+    onnx_import::import_onnx_bytes(m.bytes(), "bad.onnx", o);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace doppler::test

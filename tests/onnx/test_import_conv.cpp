@@ -21,6 +21,7 @@ namespace {
 using onnx_import::ImportOptions;
 using test::Dense;
 using test::import_and_eval;
+using test::import_error;
 using test::iota_values;
 using test::ModelBuilder;
 
@@ -194,17 +195,6 @@ TEST(ConvImportOps, PoolsBatchNormAndActivationsMatchLoops) {
     EXPECT_DOUBLE_EQ(r.res.report.total_flops,
                      120.0 * 9 + 120 * 9 + 120 * (2 + 2 + 5) + 120 + 6 + partials + 120 * (6 + 4));
   }
-}
-
-std::string import_error(const ModelBuilder& m) {
-  ImportOptions o;
-  o.devices = 2;
-  try {
-    onnx_import::import_onnx_bytes(m.bytes(), "bad.onnx", o);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(ConvImportErrors, MalformedModelsNameTheNode) {

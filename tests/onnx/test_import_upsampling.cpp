@@ -19,6 +19,7 @@ namespace {
 
 using test::Dense;
 using test::import_and_eval;
+using test::import_error;
 using test::ModelBuilder;
 
 constexpr std::int64_t kN = 2, kC = 3, kH = 5, kW = 4;
@@ -154,17 +155,6 @@ TEST(ResizeImport, UpsampleAndNearestRoundings) {
       });
     });
   }
-}
-
-std::string import_error(ModelBuilder& m) {
-  onnx_import::ImportOptions o;
-  o.devices = 2;
-  try {
-    onnx_import::import_onnx_bytes(m.bytes(), "bad.onnx", o);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(ResizeImport, UnsupportedResizesAreOneLineErrors) {
