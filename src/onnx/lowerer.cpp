@@ -55,6 +55,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"ReduceMean", &Lowerer::reduce},
                                               {"ReduceSum", &Lowerer::reduce},
                                               {"LayerNormalization", &Lowerer::layer_norm},
+                                              {"InstanceNormalization", &Lowerer::instance_norm},
                                               {"Where", &Lowerer::where},
                                               {"Identity", &Lowerer::alias},
                                               {"Cast", &Lowerer::alias},

@@ -85,6 +85,8 @@ private:
   void softmax(const onnx::NodeProto& n);
   void reduce(const onnx::NodeProto& n);
   void layer_norm(const onnx::NodeProto& n);
+  void instance_norm(const onnx::NodeProto& n);
+  const BlockedTensor& normalized(const std::string& y, const BlockedTensor& x, double eps);
   void where(const onnx::NodeProto& n);
   const BlockedTensor& einsum(const std::string& name, const std::string& spec,
                               const BlockedTensor& a, const BlockedTensor& b,

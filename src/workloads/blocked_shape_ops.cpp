@@ -142,7 +142,13 @@ const BlockedTensor& BlockedProgram::concat(const std::string& name,
       if (p->shape[d] != first.shape[d]) throw std::logic_error("concat: shape mismatch");
       req[d] = first.cuts[d];
     }
-    const BlockedTensor& s = ensure_layout(*p, req);
+    const BlockedTensor* sp = &ensure_layout(*p, req);
+    // Nesting is not enough: every part's blocks must be the first's, off the axis.
+    std::vector<Cuts> exact = sp->cuts;
+    for (std::size_t d = 0; d < shape.size(); ++d)
+      if (d != ax) exact[d] = first.cuts[d];
+    if (exact != sp->cuts) sp = &relayout(*sp, exact);
+    const BlockedTensor& s = *sp;
     for (std::size_t c = 1; c < s.cuts[ax].size(); ++c)
       cuts[ax].push_back(shape[ax] + s.cuts[ax][c]);
     shape[ax] += s.shape[ax];

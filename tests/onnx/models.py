@@ -24,9 +24,9 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
              torchvision's segmentation models (weights=None, weights_backbone=None, seeded),
              their "out" (class scores per pixel, bilinear Resize back to the input's size); the
              sizes of the vision models (small: batch 1, 64 x 64)
-    unet     a two-level U-Net written out (3x3 conv pairs, max pooling; up by a 2x2 stride-2
-             ConvTranspose2d, nearest and bilinear Upsample; skip connections concatenated;
-             width 8, 4 classes); small: batch 1, 32 x 32
+    unet     a two-level U-Net written out (3x3 conv pairs with GroupNorm, max pooling; up by a
+             2x2 stride-2 ConvTranspose2d, nearest and bilinear Upsample; skip connections
+             concatenated; width 8, 4 classes); small: batch 1, 32 x 32
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
              constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
              residual connections, on x [B, S, d]
@@ -71,6 +71,7 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     LayerNormalization   per element 1 (sum) + 1 (subtract the mean) + 2 (sum of squares)
                          + 1 (normalise) + 1 (gain) + 1 (bias); per normalised row 1 (the scale
                          of the mean) + 3 (the reciprocal square root)
+    InstanceNormalization  as LayerNormalization, a row per (batch, channel)
     Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather Cast Identity
     Constant Shape ConstantOfShape Expand   0
     Where                (constant condition) 2 per element when one branch is computed (the
@@ -243,14 +244,21 @@ def segmentation_model(name):
 
 
 def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
-    """A two-level U-Net: 3x3 conv pairs, max pooling down; up by a 2x2 stride-2 ConvTranspose2d,
-    then by nearest and bilinear Upsample; skip connections concatenated; a 1x1 classifier."""
+    """A two-level U-Net: 3x3 conv pairs (each conv, GroupNorm of 4 groups, ReLU), max pooling
+    down; up by a 2x2 stride-2 ConvTranspose2d, then by nearest and bilinear Upsample; skip
+    connections concatenated; a 1x1 classifier."""
     from torch import nn
     import torch
 
     def pair(cin, cout):
-        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.ReLU(),
-                             nn.Conv2d(cout, cout, 3, padding=1), nn.ReLU())
+        layers = []
+        for c in (cin, cout):
+            norm = nn.GroupNorm(4, cout)
+            with torch.no_grad():  # away from the identity: seeded gain and shift
+                norm.weight.uniform_(0.5, 1.5)
+                norm.bias.uniform_(-0.5, 0.5)
+            layers += [nn.Conv2d(c, cout, 3, padding=1), norm, nn.ReLU()]
+        return nn.Sequential(*layers)
 
     class UNetImpl(nn.Module):
         def __init__(self):
@@ -549,6 +557,9 @@ def node_flops(node, shapes, constant=frozenset()):
         return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceSum":
         return numel(shape(0), node.input[0])
+    if op == "InstanceNormalization":
+        x = shape(0)
+        return 7 * numel(x, node.input[0]) + 4 * x[0] * x[1]
     if op == "LayerNormalization":
         x = shape(0)
         axis = attr("axis", -1)

@@ -148,6 +148,45 @@ TEST(OnnxImport, LayerNormGemmWhereSliceConcatMatchLoops) {
   }
 }
 
+// InstanceNormalization of [2, 3, 4, 5] (each (n, c) over its 4 x 5 values) and of [2, 2, 30]
+// (PyTorch's GroupNorm: 2 groups of a reshaped tensor): values against plain loops, FLOPs 7 per
+// element and 4 per normalised row.
+TEST(OnnxImport, InstanceNormalizationMatchesLoops) {
+  for (const std::vector<std::int64_t>& shape :
+       {std::vector<std::int64_t>{2, 3, 4, 5}, std::vector<std::int64_t>{2, 2, 30}}) {
+    const std::int64_t n = shape[0], c = shape[1], per = 60 / c;
+    const auto scale = iota_values(static_cast<std::size_t>(c), 0.3f, 0.5f);
+    const auto bias = iota_values(static_cast<std::size_t>(c), 0.2f, -0.4f);
+    ModelBuilder m(14);
+    m.input("x", std::vector<test::Dim>(shape.begin(), shape.end()));
+    m.output("y", std::vector<test::Dim>(shape.begin(), shape.end()));
+    m.weight("s", {c}, scale).weight("b", {c}, bias);
+    m.node("InstanceNormalization", {"x", "s", "b"}, {"y"}, {}, {}, {{"epsilon", 1e-3f}});
+    for (int p : {1, 2, 4}) {
+      const auto e = import_and_eval(m, p);
+      const Dense x = e.tensor("x"), y = e.tensor("y");
+      ASSERT_EQ(y.shape, shape);
+      std::vector<double> want;
+      for (std::int64_t r = 0; r < n * c; ++r) {  // rows (n, c) of `per` values, row-major
+        double mean = 0, var = 0;
+        for (std::int64_t k = 0; k < per; ++k)
+          mean += x.data[static_cast<std::size_t>(r * per + k)] / per;
+        for (std::int64_t k = 0; k < per; ++k) {
+          const double d = x.data[static_cast<std::size_t>(r * per + k)] - mean;
+          var += d * d / per;
+        }
+        const auto ch = static_cast<std::size_t>(r % c);
+        for (std::int64_t k = 0; k < per; ++k)
+          want.push_back((x.data[static_cast<std::size_t>(r * per + k)] - mean) /
+                             std::sqrt(var + 1e-3) * scale[ch] +
+                         bias[ch]);
+      }
+      EXPECT_LT(max_abs_diff(y, want), 1e-4) << "P=" << p;
+      EXPECT_DOUBLE_EQ(e.res.report.total_flops, 7.0 * 2 * 60 + 4.0 * n * c) << "P=" << p;
+    }
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;

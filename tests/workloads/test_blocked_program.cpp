@@ -187,6 +187,25 @@ TEST(BlockedProgram, GatherReadsEveryRowOfItsColumnsAtItsIndices) {
   EXPECT_GT(negative, 0);  // the rule for negative indices was exercised
 }
 
+// A part cut coarser than the first part off the concatenation axis (a U-Net's upsampled path
+// beside a skip connection cut by rows) is re-blocked to the first's cuts, so that each output
+// block reads one block. It was read by the first's block indices, past its own grid.
+TEST(BlockedProgram, ConcatRelaysOutPartsCutCoarserOffTheAxis) {
+  BlockedProgram p(DType::f32);
+  const auto& a = p.input("a", {4, 3}, 1, 0, {even_cuts(4, 2), even_cuts(3, 1)});
+  const auto& b = p.input("b", {4, 2}, 1, 0, {even_cuts(4, 1), even_cuts(2, 1)});
+  p.map("b2", "scale", {&b}, b.cuts, {{"scale", 2}});  // b keeps its one row block
+  const auto& c = p.concat("c", {&a, &b}, 1);
+  EXPECT_EQ(c.cuts, (std::vector<Cuts>{{0, 2, 4}, {0, 3, 5}}));
+  const Graph g = p.build({});
+  EXPECT_EQ(count_op(g, "assemble"), 2);  // b in two row blocks
+  const auto vals = test::evaluate_blocks(g, false);
+  const Dense as = test::assemble_tensor(g, vals, "a"), bs = test::assemble_tensor(g, vals, "b"),
+              cs = test::assemble_tensor(g, vals, "c");
+  for (std::int64_t i = 0; i < 4; ++i)
+    for (std::int64_t j = 0; j < 5; ++j) EXPECT_EQ(cs(i, j), j < 3 ? as(i, j) : bs(i, j - 3));
+}
+
 TEST(BlockedProgram, RefusesAbsurdBlockCounts) {
   BlockedProgram p(DType::f32);
   const auto& a = p.input("a", {100000, 100000});
