@@ -193,7 +193,8 @@ enum class Fn : std::uint8_t {
   elu,         ///< p0 = alpha
   softplus,
   abs,
-  log,  // unary
+  log,
+  logical_not,  // unary: 1 where x == 0, else 0
   add,
   sub,
   mul,
@@ -202,6 +203,14 @@ enum class Fn : std::uint8_t {
   silu_grad,
   rsqrt_grad,
   sumsq_grad,  // binary (the gradients take (dy, x))
+  less,
+  greater,
+  equal,
+  less_equal,
+  greater_equal,
+  logical_and,
+  logical_or,
+  logical_xor,  // binary, 1 where the comparison or connective holds, else 0 (nonzero is true)
   sum,
   max,
   sumsq,  // aggregate / reduce
@@ -268,6 +277,8 @@ DOPPLER_HD float unary(Fn f, float p0, float p1, float x) {
       return x < 0 ? -x : x;
     case Fn::log:
       return static_cast<float>(std::log(static_cast<double>(x)));
+    case Fn::logical_not:
+      return x == 0 ? 1.0f : 0.0f;
     default:
       return x;
   }
@@ -299,6 +310,22 @@ DOPPLER_HD float binary(Fn f, float p0, float p1, float a, float b) {
     }
     case Fn::sumsq_grad:
       return 2 * b * a;
+    case Fn::less:
+      return a < b ? 1.0f : 0.0f;
+    case Fn::greater:
+      return a > b ? 1.0f : 0.0f;
+    case Fn::equal:
+      return a == b ? 1.0f : 0.0f;
+    case Fn::less_equal:
+      return a <= b ? 1.0f : 0.0f;
+    case Fn::greater_equal:
+      return a >= b ? 1.0f : 0.0f;
+    case Fn::logical_and:
+      return a != 0 && b != 0 ? 1.0f : 0.0f;
+    case Fn::logical_or:
+      return a != 0 || b != 0 ? 1.0f : 0.0f;
+    case Fn::logical_xor:
+      return (a != 0) != (b != 0) ? 1.0f : 0.0f;
     default:
       return a;
   }
@@ -333,6 +360,22 @@ template <class T>
 DOPPLER_HD void binary_element(const BinaryArgs& a, I64 i, const T* x, const T* y, T* out) {
   put(out + i, binary(a.fn, a.p0, a.p1, as_f32(x[offset_at(i, a.shape, a.a)]),
                       as_f32(y[offset_at(i, a.shape, a.b)])));
+}
+
+/// where: out[i] = cond != 0 ? a : b over a contiguous output, each operand broadcast (stride 0).
+struct WhereArgs {
+  Shape shape;
+  I64 c[kMaxRank] = {};
+  I64 a[kMaxRank] = {};
+  I64 b[kMaxRank] = {};
+  I64 n = 0;
+};
+
+template <class T>
+DOPPLER_HD void where_element(const WhereArgs& w, I64 i, const T* c, const T* a, const T* b,
+                              T* out) {
+  out[i] = as_f32(c[offset_at(i, w.shape, w.c)]) != 0 ? a[offset_at(i, w.shape, w.a)]
+                                                      : b[offset_at(i, w.shape, w.b)];
 }
 
 // ---- last-axis reduction ----

@@ -125,6 +125,11 @@ void HostDeviceExec<T>::resize(const dev::ResizeArgs& a, const T* w, T* o) {
 }
 
 template <class T>
+void HostDeviceExec<T>::where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::where_element(a, i, c, x, y, o);
+}
+
+template <class T>
 void HostDeviceExec<T>::col2im(const dev::Col2imArgs& a, const T* cols, T* o) {
   for (dev::I64 i = 0; i < a.n; ++i) dev::col2im_element(a, i, cols, o);
 }

@@ -183,6 +183,21 @@ void run_binary_on(const KernelPlan& k, Fn f, const T* p, const Dims& sp, const 
   if (a.n > 0) x.binary(a, p, q, out);
 }
 
+// cond != 0 ? a : b in one launch, the dimensions every operand walks as one merged.
+template <class T>
+void run_where(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
+  dev::WhereArgs a;
+  Dims c = k.bcast[0], p = k.bcast[1], q = k.bcast[2];
+  Dims* views[] = {&c, &p, &q};
+  a.shape = device_shape(coalesce_dims(k.shape, views));
+  put(c, a.c);
+  put(p, a.a);
+  put(q, a.b);
+  a.n = k.numel;
+  if (a.n > 0)
+    x.where(a, in[0] + k.in[0].offset, in[1] + k.in[1].offset, in[2] + k.in[2].offset, out);
+}
+
 // One launch per kAggregateOperands operands (the first), then per kAggregateOperands - 1
 // (each later launch also reads the output).
 template <class T>
@@ -469,6 +484,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
     case KernelOp::binary:
       return run_binary_on(k, k.fn, in[0] + k.in[0].offset, k.bcast[0], in[1] + k.in[1].offset,
                            k.bcast[1], out, x);
+    case KernelOp::where:
+      return run_where(k, in, out, x);
     case KernelOp::reduce:
       return run_reduce(k, in[0], out, x);
     case KernelOp::rotary:

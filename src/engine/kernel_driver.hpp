@@ -65,6 +65,7 @@ public:
   virtual void copy(const dev::CopyArgs& a, const T* src, T* dst) = 0;
   virtual void unary(const dev::UnaryArgs& a, const T* x, T* out) = 0;
   virtual void binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out) = 0;
+  virtual void where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* out) = 0;
   virtual void reduce(const dev::ReduceArgs& a, const T* x, T* out) = 0;
   virtual void rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out) = 0;
   virtual void gather(const dev::GatherArgs& a, const T* table, const T* idx, T* out) = 0;

@@ -138,6 +138,8 @@ void run_unary(const KernelPlan& k, const float* x, float* out) {
       return map1(k, x, out, [](float v) { return v < 0 ? -v : v; });
     case Fn::log:
       return map1(k, x, out, [](float v) { return static_cast<float>(std::log(double{v})); });
+    case Fn::logical_not:
+      return map1(k, x, out, [](float v) { return v == 0 ? 1.0f : 0.0f; });
     default:
       break;
   }
@@ -173,9 +175,24 @@ void run_binary(const KernelPlan& k, const float* a, const float* b, float* out)
       });
     case Fn::sumsq_grad:
       return bin(k, a, b, out, [](float dy, float x) { return 2 * x * dy; });
-    default:
-      break;
+    default:  // comparisons and connectives (0 or 1), as the device computes them
+      return bin(k, a, b, out, [f = k.fn](float x, float y) { return dev::binary(f, 0, 0, x, y); });
   }
+}
+
+// out = cond != 0 ? a : b, each operand broadcast over the output.
+void run_where(const KernelPlan& k, const float* const* in, float* out) {
+  const Dims os = contiguous_strides(k.shape);
+  const float* c = in[0] + k.in[0].offset;
+  const float* a = in[1] + k.in[1].offset;
+  const float* b = in[2] + k.in[2].offset;
+  for_each_row<4>(k.shape, {&k.bcast[0], &k.bcast[1], &k.bcast[2], &os},
+                  [&](auto off, std::int64_t len, auto step) {
+                    float* d = out + off[3];
+                    for (std::int64_t i = 0; i < len; ++i)
+                      d[i] = c[off[0] + i * step[0]] != 0 ? a[off[1] + i * step[1]]
+                                                          : b[off[2] + i * step[2]];
+                  });
 }
 
 void run_aggregate(const KernelPlan& k, const float* const* inputs, float* out) {
@@ -325,6 +342,8 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
       return run_unary(k, inputs[0], out);
     case KernelOp::binary:
       return run_binary(k, inputs[0], inputs[1], out);
+    case KernelOp::where:
+      return run_where(k, inputs, out);
     case KernelOp::reduce:
       return run_reduce(k, inputs[0], out);
     case KernelOp::rotary:

@@ -65,6 +65,15 @@ const std::map<std::string, Fn>& fn_names() {
                                               {"silu_grad", Fn::silu_grad},
                                               {"rsqrt_grad", Fn::rsqrt_grad},
                                               {"sumsq_grad", Fn::sumsq_grad},
+                                              {"less", Fn::less},
+                                              {"greater", Fn::greater},
+                                              {"equal", Fn::equal},
+                                              {"less_equal", Fn::less_equal},
+                                              {"greater_equal", Fn::greater_equal},
+                                              {"and", Fn::logical_and},
+                                              {"or", Fn::logical_or},
+                                              {"xor", Fn::logical_xor},
+                                              {"not", Fn::logical_not},
                                               {"sum", Fn::sum},
                                               {"max", Fn::max},
                                               {"reduce_sum", Fn::sum},
@@ -219,8 +228,9 @@ void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   }
 }
 
-void plan_binary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
-  if (k.in.size() != 2) bad(g, v, e.op + " needs 2 operands");
+// binary and where kernels: each operand's strides over the output (0 where it broadcasts).
+void plan_broadcast(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k, std::size_t n) {
+  if (k.in.size() != n) bad(g, v, e.op + " needs " + std::to_string(n) + " operands");
   const std::size_t r = e.shape.size();
   for (const View& o : k.in) {
     if (o.shape.size() > r) bad(g, v, "operand rank above the output's");
@@ -233,7 +243,7 @@ void plan_binary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
     }
     k.bcast.push_back(std::move(s));
   }
-  k.op = KernelOp::binary;
+  k.op = n == 3 ? KernelOp::where : KernelOp::binary;
 }
 
 // clip and hardsigmoid: their two attributes in p0, p1 (leaky_relu and elu: alpha in p0); FLOPs as
@@ -359,7 +369,9 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     if (k.in[0].shape != e.shape) bad(g, v, "unary operand shape differs from the output's");
     k.op = KernelOp::unary;
   } else if (info->arity == 2) {
-    plan_binary(g, v, e, k);
+    plan_broadcast(g, v, e, k, 2);
+  } else if (op == "where") {
+    plan_broadcast(g, v, e, k, 3);
   } else {
     bad(g, v, "kernel '" + op + "' is not supported by the engine");
   }

@@ -33,6 +33,7 @@ enum class KernelOp : std::uint8_t {
   copy,              ///< reshape / transpose: one strided copy of the operand (KernelPlan::copy_*)
   unary,             ///< elementwise f(x)
   binary,            ///< elementwise f(a, b) with broadcasting
+  where,             ///< elementwise cond != 0 ? a : b, broadcasting (operands cond, a, b)
   reduce,            ///< last-axis reduction
   rotary,            ///< rotary position embedding (cached cos/sin table)
   synthetic,         ///< a sized SGEMM plus a checksum of the inputs' first elements
@@ -129,7 +130,7 @@ struct KernelPlan {
   GemmPlan gemm;
   EinsumLoop loop;
   std::vector<Piece> pieces;  ///< one per operand (pieces)
-  std::vector<Dims> bcast;    ///< binary: per operand, strides over the output's dimensions
+  std::vector<Dims> bcast;    ///< binary / where: per operand, strides over the output's dims
   Dims copy_shape;            ///< copy: the extents iterated
   Dims copy_src;              ///< copy: their strides in the operand's buffer (from its offset)
   Dims copy_dst;              ///< copy: their strides in the output

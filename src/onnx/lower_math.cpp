@@ -261,7 +261,31 @@ void Lowerer::instance_norm(const onnx::NodeProto& n) {
   define(n.output(0), map(y, "add", {&g, &bias}));
 }
 
+// Comparisons and logical connectives of computed tensors: 0 / 1 values (kernels less ..
+// xor, not), 1 FLOP per element.
+void Lowerer::compare(const onnx::NodeProto& n) {
+  static const std::map<std::string, std::string> kernels = {{"Equal", "equal"},
+                                                             {"Less", "less"},
+                                                             {"Greater", "greater"},
+                                                             {"LessOrEqual", "less_equal"},
+                                                             {"GreaterOrEqual", "greater_equal"},
+                                                             {"And", "and"},
+                                                             {"Or", "or"},
+                                                             {"Xor", "xor"},
+                                                             {"Not", "not"}};
+  const std::string& k = kernels.at(n.op_type());
+  if (k == "not") {
+    define(n.output(0), map(out(n), k, {&blocked(n, 0)}));
+    return;
+  }
+  define(n.output(0), map(out(n), k, {&blocked(n, 0), &blocked(n, 1)}));
+}
+
 void Lowerer::where(const onnx::NodeProto& n) {
+  if (!in(n, 0).constant) {  // a computed condition: kernel where (1 FLOP per element)
+    define(n.output(0), map(out(n), "where", {&blocked(n, 0), &blocked(n, 1), &blocked(n, 2)}));
+    return;
+  }
   const HostTensor& c = const_in(n, 0, "condition");
   const Value &x = in(n, 1), &y = in(n, 2);
   const auto pick = [&](const HostTensor& t, bool when) {  // t where c == when, else 0

@@ -57,6 +57,15 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"LayerNormalization", &Lowerer::layer_norm},
                                               {"InstanceNormalization", &Lowerer::instance_norm},
                                               {"Where", &Lowerer::where},
+                                              {"Equal", &Lowerer::compare},
+                                              {"Less", &Lowerer::compare},
+                                              {"Greater", &Lowerer::compare},
+                                              {"LessOrEqual", &Lowerer::compare},
+                                              {"GreaterOrEqual", &Lowerer::compare},
+                                              {"And", &Lowerer::compare},
+                                              {"Or", &Lowerer::compare},
+                                              {"Xor", &Lowerer::compare},
+                                              {"Not", &Lowerer::compare},
                                               {"Identity", &Lowerer::alias},
                                               {"Cast", &Lowerer::alias},
                                               {"Dropout", &Lowerer::alias},
@@ -87,26 +96,8 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"And",
-                                "Ceil",
-                                "Constant",
-                                "ConstantOfShape",
-                                "Equal",
-                                "Expand",
-                                "Floor",
-                                "Greater",
-                                "GreaterOrEqual",
-                                "Less",
-                                "LessOrEqual",
-                                "Max",
-                                "Min",
-                                "Mod",
-                                "Not",
-                                "Or",
-                                "Range",
-                                "Reciprocal",
-                                "Sign",
-                                "Xor"};
+  std::vector<std::string> v = {"Ceil", "Constant", "ConstantOfShape", "Expand",     "Floor", "Max",
+                                "Min",  "Mod",      "Range",           "Reciprocal", "Sign"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

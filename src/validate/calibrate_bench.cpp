@@ -96,11 +96,13 @@ namespace {
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
   static const char* unary[] = {
-      "relu",       "exp",  "silu",     "scale", "rsqrt",    "sqrt",  "sigmoid",     "tanh",
-      "erf",        "gelu", "neg",      "pow",   "identity", "clip",  "hardsigmoid", "hardswish",
-      "leaky_relu", "elu",  "softplus", "abs",   "log",      "rotary"};
-  static const char* binary[] = {"add",       "sub",       "mul",        "div",
-                                 "relu_grad", "silu_grad", "rsqrt_grad", "sumsq_grad"};
+      "relu",       "exp",  "silu",     "scale", "rsqrt",    "sqrt", "sigmoid",     "tanh",
+      "erf",        "gelu", "neg",      "pow",   "identity", "clip", "hardsigmoid", "hardswish",
+      "leaky_relu", "elu",  "softplus", "abs",   "log",      "not",  "rotary"};
+  static const char* binary[] = {"add",           "sub",       "mul",        "div",
+                                 "relu_grad",     "silu_grad", "rsqrt_grad", "sumsq_grad",
+                                 "less",          "greater",   "equal",      "less_equal",
+                                 "greater_equal", "and",       "or",         "xor"};
   static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq"};
   static const char* aggregates[] = {"sum", "max"};
   static const char* constants[] = {"input", "fill"};
@@ -120,6 +122,14 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
   }
   for (const char* k : binary)
     b.push_back({"elementwise", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 3 * eb * e});
+  b.push_back({"elementwise",
+               what("where"),
+               "where",
+               "",
+               {rows, rows, rows},
+               rows,
+               fpe("where") * e,
+               4 * eb * e});
   for (const char* k : reductions)
     b.push_back(
         {"reduction", what(k), k, "", {rows}, {n / 256, 1}, fpe(k) * e, eb * (e + e / 256)});

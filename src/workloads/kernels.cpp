@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 49> kKernels = {{
+constexpr std::array<KernelInfo, 59> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -55,6 +55,17 @@ constexpr std::array<KernelInfo, 49> kKernels = {{
     {"softplus", OpKind::elementwise, 1, 3, "log(1 + exp(x))"},
     {"abs", OpKind::elementwise, 1, 1, "|x|"},
     {"log", OpKind::elementwise, 1, 1, "log(x)"},
+    {"not", OpKind::elementwise, 1, 1, "1 where x == 0, else 0"},
+    {"less", OpKind::elementwise, 2, 1, "1 where a < b, else 0 (broadcast)"},
+    {"greater", OpKind::elementwise, 2, 1, "1 where a > b, else 0 (broadcast)"},
+    {"equal", OpKind::elementwise, 2, 1, "1 where a == b, else 0 (broadcast)"},
+    {"less_equal", OpKind::elementwise, 2, 1, "1 where a <= b, else 0 (broadcast)"},
+    {"greater_equal", OpKind::elementwise, 2, 1, "1 where a >= b, else 0 (broadcast)"},
+    {"and", OpKind::elementwise, 2, 1, "1 where a != 0 and b != 0, else 0 (broadcast)"},
+    {"or", OpKind::elementwise, 2, 1, "1 where a != 0 or b != 0, else 0 (broadcast)"},
+    {"xor", OpKind::elementwise, 2, 1, "1 where exactly one of a, b is nonzero (broadcast)"},
+    {"where", OpKind::elementwise, 3, 1,
+     "a where cond != 0, else b (operands cond, a, b; broadcast)"},
     {"conv2d", OpKind::einsum, -1, 2, "2-D convolution of an NCHW window; 2 per MAC"},
     {"conv_transpose2d", OpKind::einsum, -1, 2,
      "transposed 2-D convolution of an NCHW window; 2 per MAC"},

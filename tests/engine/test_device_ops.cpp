@@ -87,6 +87,27 @@ TEST(DeviceOps, ConvolutionsAndPoolsAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(blocked_cnn(), KernelMode::real, "blocked-cnn bf16");
 }
 
+// Comparisons and connectives (0 / 1) of broadcast operands, not, and where of a computed
+// condition with an infinite branch (masked attention scores).
+TEST(DeviceOps, ComparisonsAndWhereAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& a = p.input("a", {4, 6, 5}, 1, 0, {{0, 2, 4}, {0, 6}, {0, 5}});
+  const auto& b = p.input("b", {6, 1}, 1);
+  const auto& s = p.fill("s", {}, {}, {{"value", -INFINITY}});
+  const std::vector<workloads::Cuts> cuts = {{0, 2, 4}, {0, 3, 6}, {0, 5}};
+  for (const char* op :
+       {"less", "greater", "equal", "less_equal", "greater_equal", "and", "or", "xor"})
+    p.map(op, op, {&a, &b}, cuts);
+  const auto& lt = p.map("lt", "less", {&a, &b}, cuts);
+  p.map("not", "not", {&lt}, cuts);
+  p.map("masked", "where", {&lt, &s, &a}, cuts);
+  p.map("picked", "where", {&b, &a, &lt}, cuts);  // a broadcast condition
+  const Graph g = p.build({"compare", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "compare");
+  EXPECT_TRUE(seen.count(KernelOp::where));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "compare bf16");
+}
+
 // Nearest and linear resizes of row-cut NCHW tensors (windows in one and two pieces), every
 // coordinate transformation.
 TEST(DeviceOps, ResizesAgreeWithTheCpuKernels) {

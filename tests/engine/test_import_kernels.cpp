@@ -70,9 +70,11 @@ std::vector<std::vector<float>> run(const Graph& g) {
     const auto& o = out[static_cast<std::size_t>(v)];
     EXPECT_EQ(e.output_shape(v), w.shape) << g.label(v);
     EXPECT_EQ(o.size(), w.data.size()) << g.label(v);
-    for (std::size_t i = 0; i < o.size() && i < w.data.size(); ++i)
+    for (std::size_t i = 0; i < o.size() && i < w.data.size(); ++i) {
+      if (o[i] == w.data[i]) continue;  // equal infinities agree
       EXPECT_NEAR(o[i], w.data[i], 1e-6 * (1 + std::abs(w.data[i])))
           << g.label(v) << " [" << i << "]";
+    }
   }
   return out;
 }
@@ -237,6 +239,39 @@ TEST(ImportKernels, GatherCopiesTheRowsTheIndicesName) {
   EXPECT_EQ(out[part], (std::vector<float>{21, 22, 1, 2, 21, 22}));
   // Rows of a 2-row table: 2 -> 1 (clamped), 0, 1.9 -> 1, -1 -> 1, -3 -> -1 -> 0, 7 -> 1.
   EXPECT_EQ(out[picks], (std::vector<float>{6, 5, 6, 6, 5, 6}));
+}
+
+// Comparisons and connectives give 0 or 1 (nonzero is true), with broadcasting; where picks
+// its branch elementwise, never mixing them (an infinite branch where not picked leaves no NaN).
+TEST(ImportKernels, ComparisonsAndWhereMatchHandComputedValues) {
+  Program p;
+  const NodeId a = p.load("a", 0, {2, 3}, {0, 0});  // [[-1, 0, 2], [3, -inf, 0.5]]
+  const NodeId b = p.load("b", 1, {3}, {0});        // [0, 0, 2]: broadcast over rows
+  const NodeId s = p.load("s", 2, {}, {});          // the scalar -inf
+  const auto two = [&](const std::string& op) {
+    return p.add(op, {op, {2, 3}, {0, 0}, {{a, {}, {}}, {b, {}, {}}}, "", {}});
+  };
+  const NodeId lt = two("less"), gt = two("greater"), eq = two("equal");
+  const NodeId le = two("less_equal"), ge = two("greater_equal");
+  const NodeId both = two("and"), either = two("or"), one = two("xor");
+  const NodeId no = p.add("not", {"not", {2, 3}, {0, 0}, {{a, {}, {}}}, "", {}});
+  // where(a < b, -inf, a): a where a >= b, -inf elsewhere.
+  const NodeId w =
+      p.add("where", {"where", {2, 3}, {0, 0}, {{lt, {}, {}}, {s, {}, {}}, {a, {}, {}}}, "", {}});
+  const float inf = INFINITY;
+  const Graph g =
+      p.build({{"a", {2, 3}, {-1, 0, 2, 3, -inf, 0.5f}}, {"b", {3}, {0, 0, 2}}, {"s", {}, {-inf}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[lt], (std::vector<float>{1, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(out[gt], (std::vector<float>{0, 0, 0, 1, 0, 0}));
+  EXPECT_EQ(out[eq], (std::vector<float>{0, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(out[le], (std::vector<float>{1, 1, 1, 0, 1, 1}));
+  EXPECT_EQ(out[ge], (std::vector<float>{0, 1, 1, 1, 0, 0}));
+  EXPECT_EQ(out[both], (std::vector<float>{0, 0, 1, 0, 0, 1}));
+  EXPECT_EQ(out[either], (std::vector<float>{1, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(out[one], (std::vector<float>{1, 0, 0, 1, 1, 0}));
+  EXPECT_EQ(out[no], (std::vector<float>{0, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(out[w], (std::vector<float>{-inf, 0, 2, 3, -inf, -inf}));
 }
 
 TEST(ImportKernels, AnyAssignmentReproducesTheSingleDeviceRun) {

@@ -27,6 +27,8 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     unet     a two-level U-Net written out (3x3 conv pairs with GroupNorm, max pooling; up by a
              2x2 stride-2 ConvTranspose2d, nearest and bilinear Upsample; skip connections
              concatenated; width 8, 4 classes); small: batch 1, 32 x 32
+    masked   self-attention under a key padding mask computed from the input (Less, Not, And,
+             GreaterOrEqual and Where of computed tensors; masked_fill(-inf)), on x [B, S, d]
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
              constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
              residual connections, on x [B, S, d]
@@ -76,7 +78,9 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Constant Shape ConstantOfShape Expand   0
     Where                (constant condition) 2 per element when one branch is computed (the
                          computed branch times a 0/1 mask, plus the constant branch's values),
-                         3 when both are (two masked products and their sum)
+                         3 when both are (two masked products and their sum); 1 with a
+                         computed condition (a select)
+    Equal Less Greater LessOrEqual GreaterOrEqual And Or Xor Not   1 (of computed operands)
 
 A node whose inputs are all constants (initializers, Constant outputs, outputs of other such
 nodes, and Shape outputs, which are static) counts 0: the importer folds it. Any other op type
@@ -98,6 +102,10 @@ SIZES = {
         "large": {"B": 2, "S": 64, "d": 256, "h": 8, "ff": 1024},
     },
     "gpt": {
+        "small": {"B": 2, "S": 16, "d": 64, "h": 4},
+        "large": {"B": 2, "S": 64, "d": 256, "h": 8},
+    },
+    "masked": {
         "small": {"B": 2, "S": 16, "d": 64, "h": 4},
         "large": {"B": 2, "S": 64, "d": 256, "h": 8},
     },
@@ -132,6 +140,8 @@ ELEMENTWISE = {
     "Erf": 1, "Tanh": 1, "Sigmoid": 4, "Gelu": 5, "Softmax": 5,
     "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
     "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
+    "Equal": 1, "Less": 1, "Greater": 1, "LessOrEqual": 1, "GreaterOrEqual": 1, "And": 1,
+    "Or": 1, "Xor": 1, "Not": 1,
 }
 # Resize and Upsample: nearest copies (0), linear interpolates (9 per output element).
 RESIZE = {"nearest": 0, "linear": 9}
@@ -183,6 +193,11 @@ def build(name, size):
                  + 2 * (2 * B * h * S * S * (d // h))  # Q K^T and P V
                  + 2 * tokens * d * d              # out-projection
                  + 2 * tokens * d * ff + 2 * tokens * ff * d)  # feed-forward
+    elif name == "masked":
+        B, S, d, h = p["B"], p["S"], p["d"], p["h"]
+        module = MaskedAttention(d, h)
+        shape = [B, S, d]
+        flops = 2 * B * S * d * 3 * d + 2 * (2 * B * h * S * S * (d // h))
     else:
         B, S, d, h = p["B"], p["S"], p["d"], p["h"]
         module = GptBlock(d, h, S) if name == "gpt" else TinyLm(d, h, S, p["V"])
@@ -352,6 +367,33 @@ def gpt_block_class():
     return GptBlockImpl
 
 
+def MaskedAttention(d, h):  # noqa: N802 (a class factory: torch is imported lazily)
+    """Self-attention whose key padding mask is computed from the input (a token is padding when
+    its first feature is below -0.8: a computed Less), applied with masked_fill(-inf) (Where of a
+    computed condition); tokens kept where not padding and their second feature >= -2 (Not, And,
+    GreaterOrEqual), the input passed through elsewhere (Where of two computed branches)."""
+    from torch import nn
+    import torch
+
+    class MaskedAttentionImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(d, 3 * d)
+
+        def forward(self, x):
+            B, S, _ = x.shape
+            pad = x[:, :, 0] < -0.8
+            q, k, v = self.qkv(x).split(d, 2)
+            q, k, v = (t.view(B, S, h, d // h).transpose(1, 2) for t in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // h))
+            att = torch.softmax(att.masked_fill(pad[:, None, None, :], float("-inf")), -1)
+            y = (att @ v).transpose(1, 2).reshape(B, S, d)
+            keep = (~pad) & (x[:, :, 1] >= -2.0)
+            return torch.where(keep[:, :, None], y, x)
+
+    return MaskedAttentionImpl()
+
+
 def GptBlock(d, h, seq):  # noqa: N802 (a class factory: torch is imported lazily)
     return gpt_block_class()(d, h, seq)
 
@@ -519,6 +561,8 @@ def node_flops(node, shapes, constant=frozenset()):
     n_out = numel(out, node.output[0])
     if op in ELEMENTWISE:
         return ELEMENTWISE[op] * n_out
+    if op == "Where" and node.input[0] not in constant:
+        return n_out  # a computed condition: one select per element
     if op == "Where":
         computed = sum(1 for i in node.input[1:] if i not in constant)
         return (2 if computed == 1 else 3) * n_out

@@ -187,6 +187,40 @@ TEST(OnnxImport, InstanceNormalizationMatchesLoops) {
   }
 }
 
+// Masks computed from the input: y = Where(Not(x < 0) And x <= 1, x, -x) and z = Where((x > c)
+// Xor (x >= 1), x, c): values against plain loops, 1 FLOP per element of each lowered op.
+TEST(OnnxImport, ComputedComparisonsAndWhereMatchLoops) {
+  ModelBuilder m(14);
+  m.input("x", {3, 4}).output("y", {3, 4}).output("z", {3, 4});
+  m.weight("zero", {}, {0.0f}).weight("one", {}, {1.0f}).weight("c", {4}, {-0.5f, 0, 0.25f, 2});
+  m.node("Less", {"x", "zero"}, {"neg"})
+      .node("Not", {"neg"}, {"nonneg"})
+      .node("LessOrEqual", {"x", "one"}, {"small"})
+      .node("And", {"nonneg", "small"}, {"in01"})
+      .node("Neg", {"x"}, {"mx"})
+      .node("Where", {"in01", "x", "mx"}, {"y"})
+      .node("Greater", {"x", "c"}, {"above"})
+      .node("GreaterOrEqual", {"x", "one"}, {"big"})
+      .node("Xor", {"above", "big"}, {"between"})
+      .node("Where", {"between", "x", "c"}, {"z"});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), y = e.tensor("y"), z = e.tensor("z");
+    const double c[] = {-0.5, 0, 0.25, 2};
+    std::vector<double> want_y, want_z;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const double v = x(i, j), cj = c[j];
+        want_y.push_back(v >= 0 && v <= 1 ? v : -v);
+        want_z.push_back((v > cj) != (v >= 1) ? v : cj);
+      }
+    EXPECT_LT(max_abs_diff(y, want_y), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(z, want_z), 1e-12) << "P=" << p;
+    // 1 FLOP per element for each of the 10 lowered ops on 12 elements
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 12.0 * 10) << "P=" << p;
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;

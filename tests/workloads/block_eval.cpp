@@ -94,6 +94,7 @@ double unary(const std::string& op, double x, const ExecDesc& e) {
   if (op == "softplus") return std::log(1 + std::exp(x));
   if (op == "abs") return std::abs(x);
   if (op == "log") return std::log(x);
+  if (op == "not") return x == 0 ? 1 : 0;
   throw std::runtime_error("unknown unary " + op);
 }
 
@@ -112,6 +113,14 @@ double binary(const std::string& op, double a, double b, const ExecDesc& e) {
     return a * (-0.5 * sc) * std::pow(u, -1.5);
   }
   if (op == "sumsq_grad") return 2 * a * b;
+  if (op == "less") return a < b;
+  if (op == "greater") return a > b;
+  if (op == "equal") return a == b;
+  if (op == "less_equal") return a <= b;
+  if (op == "greater_equal") return a >= b;
+  if (op == "and") return a != 0 && b != 0;
+  if (op == "or") return a != 0 || b != 0;
+  if (op == "xor") return (a != 0) != (b != 0);
   throw std::runtime_error("unknown binary " + op);
 }
 
@@ -557,7 +566,8 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
     if (ops[0].shape != e.shape) fail(g, v, "unary operand shape");
     for (std::int64_t i = 0; i < r.numel(); ++i)
       r.data[static_cast<std::size_t>(i)] = unary(op, ops[0].data[static_cast<std::size_t>(i)], e);
-  } else if (ops.size() == 2) {
+  } else if (ops.size() == 2 || op == "where") {
+    if (ops.size() != (op == "where" ? 3u : 2u)) fail(g, v, op + ": operand count");
     for (const Dense& o : ops) {
       if (o.shape.size() > e.shape.size()) fail(g, v, "operand rank above output rank");
       for (std::size_t d = 0; d < o.shape.size(); ++d) {
@@ -566,8 +576,10 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       }
     }
     do {
-      r[idx] = binary(op, ops[0][broadcast_index(idx, ops[0].shape)],
-                      ops[1][broadcast_index(idx, ops[1].shape)], e);
+      const double a = ops[0][broadcast_index(idx, ops[0].shape)];
+      const double b = ops[1][broadcast_index(idx, ops[1].shape)];
+      r[idx] = op == "where" ? (a != 0 ? b : ops[2][broadcast_index(idx, ops[2].shape)])
+                             : binary(op, a, b, e);
     } while (next_index(idx, e.shape));
   } else {
     fail(g, v, "unknown kernel " + op);

@@ -76,6 +76,11 @@ void CudaExec<T>::resize(const dev::ResizeArgs& a, const T* win, T* out) {
 }
 
 template <class T>
+void CudaExec<T>::where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* out) {
+  launch_where(a, c, x, y, out, r_.stream);
+}
+
+template <class T>
 void CudaExec<T>::col2im(const dev::Col2imArgs& a, const T* cols, T* out) {
   launch_col2im(a, cols, out, r_.stream);
 }

@@ -101,6 +101,10 @@ __global__ void resize_kernel(dev::ResizeArgs a, const T* win, T* out) {
   DOPPLER_EACH(i, a.n) dev::resize_element(a, i, win, out);
 }
 template <class T>
+__global__ void where_kernel(dev::WhereArgs a, const T* c, const T* x, const T* y, T* out) {
+  DOPPLER_EACH(i, a.n) dev::where_element(a, i, c, x, y, out);
+}
+template <class T>
 __global__ void col2im_kernel(dev::Col2imArgs a, const T* cols, T* out) {
   DOPPLER_EACH(i, a.n) dev::col2im_element(a, i, cols, out);
 }
@@ -196,6 +200,13 @@ void launch_resize(const dev::ResizeArgs& a, const T* win, T* out, cudaStream_t 
 }
 
 template <class T>
+void launch_where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* out,
+                  cudaStream_t s) {
+  where_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, c, x, y, out);
+  launched("where kernel");
+}
+
+template <class T>
 void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t s) {
   col2im_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, cols, out);
   launched("col2im kernel");
@@ -220,7 +231,8 @@ void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t
                                    cudaStream_t);                                             \
   template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);                \
   template void launch_resize(const dev::ResizeArgs&, const T*, T*, cudaStream_t);            \
-  template void launch_col2im(const dev::Col2imArgs&, const T*, T*, cudaStream_t);
+  template void launch_col2im(const dev::Col2imArgs&, const T*, T*, cudaStream_t);            \
+  template void launch_where(const dev::WhereArgs&, const T*, const T*, const T*, T*, cudaStream_t);
 DOPPLER_LAUNCHERS(float)
 DOPPLER_LAUNCHERS(dev::Bf16)
 #undef DOPPLER_LAUNCHERS
