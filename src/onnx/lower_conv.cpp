@@ -91,6 +91,47 @@ const BlockedTensor* Lowerer::conv_bias(const onnx::NodeProto& n, std::int64_t o
   return &blocked(n, 2);
 }
 
+// Conv, ConvTranspose, MaxPool and AveragePool of an NCL tensor (1-D: speech and audio
+// models) as the 2-D op of [N, C, 1, L]: the input reshaped, a weight [a, b, K] as [a, b, 1, K],
+// the window attributes given a height of 1 (kernel, stride and dilation 1, no padding), the
+// output reshaped back to [N, C', L'].
+bool Lowerer::lower_1d(const onnx::NodeProto& n, Op op) {
+  const Shape x = in(n, 0).shape;
+  if (x.size() != 3) return false;
+  onnx::NodeProto m = n;
+  const std::string base = out(n, ":2d");
+  define(base + ".x", reshaped(base + ".x", blocked(n, 0), {x[0], x[1], 1, x[2]}));
+  m.set_input(0, base + ".x");
+  if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose") {
+    HostTensor w = const_in(n, 1, "weight (W)");
+    if (w.shape.size() != 3) throw std::runtime_error("a 1-D weight must have rank 3");
+    w.shape.insert(w.shape.begin() + 2, 1);
+    set_constant(base + ".w", std::move(w));
+    m.set_input(1, base + ".w");
+  }
+  for (auto& a : *m.mutable_attribute()) {
+    const std::string& k = a.name();
+    if (k != "kernel_shape" && k != "strides" && k != "dilations" && k != "pads" &&
+        k != "output_padding" && k != "output_shape")
+      continue;
+    std::vector<std::int64_t> v(a.ints().begin(), a.ints().end());
+    if (v.size() != (k == "pads" ? 2u : 1u))
+      throw std::runtime_error(
+          fmt::format("{} must have {} entries for a 1-D window", k, k == "pads" ? 2 : 1));
+    const std::int64_t flat = k == "pads" || k == "output_padding" ? 0 : 1;
+    v.insert(v.begin(), flat);
+    if (k == "pads") v.insert(v.begin() + 2, 0);  // [0, begin, 0, end]
+    a.clear_ints();
+    for (auto e : v) a.add_ints(e);
+  }
+  m.clear_output();
+  m.add_output(base + ".y");
+  (this->*op)(m);
+  const Value& y = values_.at(base + ".y");
+  define(n.output(0), reshaped(out(n), *y.blocked, {y.shape[0], y.shape[1], y.shape[3]}));
+  return true;
+}
+
 std::vector<Cuts> Lowerer::nchw_cuts(const std::string& tensor, const Shape& shape) const {
   if (options_.partition.count(tensor)) {
     auto cuts = cuts_for(tensor, shape, nullptr);
@@ -106,8 +147,9 @@ std::vector<Cuts> Lowerer::nchw_cuts(const std::string& tensor, const Shape& sha
 }
 
 void Lowerer::conv(const onnx::NodeProto& n) {
+  if (lower_1d(n, &Lowerer::conv)) return;
   const Shape x = in(n, 0).shape;
-  if (x.size() != 4) throw std::runtime_error("only 2-D Conv (NCHW input) is supported");
+  if (x.size() != 4) throw std::runtime_error("only 1-D and 2-D Conv (NCL, NCHW) is supported");
   const HostTensor& w = const_in(n, 1, "weight (W)");
   if (w.shape.size() != 4) throw std::runtime_error("the weight must be OIHW (rank 4)");
   workloads::Window2d g;
@@ -178,8 +220,10 @@ HostTensor regrouped_weight(const HostTensor& w, std::int64_t groups) {
 }  // namespace
 
 void Lowerer::conv_transpose(const onnx::NodeProto& n) {
+  if (lower_1d(n, &Lowerer::conv_transpose)) return;
   const Shape x = in(n, 0).shape;
-  if (x.size() != 4) throw std::runtime_error("only 2-D ConvTranspose (NCHW input) is supported");
+  if (x.size() != 4)
+    throw std::runtime_error("only 1-D and 2-D ConvTranspose (NCL, NCHW) is supported");
   const HostTensor& w = const_in(n, 1, "weight (W)");
   if (w.shape.size() != 4)
     throw std::runtime_error("the weight must be [C, OC / group, KH, KW] (rank 4)");
@@ -225,10 +269,12 @@ void Lowerer::conv_transpose(const onnx::NodeProto& n) {
 }
 
 void Lowerer::pool(const onnx::NodeProto& n) {
-  const Shape x = in(n, 0).shape;
-  if (x.size() != 4) throw std::runtime_error("only 2-D " + n.op_type() + " (NCHW) is supported");
   if (n.output_size() > 1 && !n.output(1).empty())
     throw std::runtime_error("MaxPool's Indices output is not supported");
+  if (lower_1d(n, &Lowerer::pool)) return;
+  const Shape x = in(n, 0).shape;
+  if (x.size() != 4)
+    throw std::runtime_error("only 1-D and 2-D " + n.op_type() + " (NCL, NCHW) is supported");
   if (attr_int(n, "storage_order", 0) != 0)
     throw std::runtime_error("storage_order 1 is not supported");
   workloads::Window2d g;
@@ -257,12 +303,16 @@ void Lowerer::pool(const onnx::NodeProto& n) {
 // 1].
 void Lowerer::global_avg_pool(const onnx::NodeProto& n) {
   const Shape x = in(n, 0).shape;
-  if (x.size() != 4) throw std::runtime_error("only 2-D GlobalAveragePool (NCHW) is supported");
-  const auto& flat = reshaped(out(n, ":flat"), blocked(n, 0), {x[0], x[1], x[2] * x[3]});
+  if (x.size() < 3) throw std::runtime_error("GlobalAveragePool of a tensor of rank below 3");
+  std::int64_t rest = 1;
+  for (std::size_t d = 2; d < x.size(); ++d) rest *= x[d];
+  const auto& flat = reshaped(out(n, ":flat"), blocked(n, 0), {x[0], x[1], rest});
   const auto& sum = p_.reduce(out(n, ":sum"), "reduce_sum", flat);
   const auto& mean =
-      map(out(n, ":mean"), "scale", {&sum}, {{"scale", 1.0 / static_cast<double>(x[2] * x[3])}});
-  define(n.output(0), reshaped(out(n), mean, {x[0], x[1], 1, 1}));
+      map(out(n, ":mean"), "scale", {&sum}, {{"scale", 1.0 / static_cast<double>(rest)}});
+  Shape ones(x.size(), 1);
+  ones[0] = x[0], ones[1] = x[1];
+  define(n.output(0), reshaped(out(n), mean, ones));
 }
 
 // Inference BatchNormalization as x * s + t with s = gamma / sqrt(var + eps), t = beta - mean s

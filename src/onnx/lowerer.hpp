@@ -109,6 +109,7 @@ private:
   void resize(const onnx::NodeProto& n);
   workloads::Resize2d resize_mode(const onnx::NodeProto& n) const;
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
+  bool lower_1d(const onnx::NodeProto& n, Op op);
 
   // Shape ops (lower_shape.cpp).
   void alias(const onnx::NodeProto& n);

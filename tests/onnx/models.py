@@ -27,6 +27,9 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     unet     a two-level U-Net written out (3x3 conv pairs with GroupNorm, max pooling; up by a
              2x2 stride-2 ConvTranspose2d, nearest and bilinear Upsample; skip connections
              concatenated; width 8, 4 classes); small: batch 1, 32 x 32
+    speech   a Whisper-style audio encoder: Conv1d (mels -> d, 3) and Conv1d (d -> d, 3, stride
+             2) with GELU over a mel spectrogram x [B, mels, T], positional embeddings, a
+             pre-LayerNorm TransformerEncoderLayer (GELU, FFN 4d) on T / 2 frames, a LayerNorm
     masked   self-attention under a key padding mask computed from the input (Less, Not, And,
              GreaterOrEqual and Where of computed tensors; masked_fill(-inf)), on x [B, S, d]
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
@@ -104,6 +107,10 @@ SIZES = {
     "gpt": {
         "small": {"B": 2, "S": 16, "d": 64, "h": 4},
         "large": {"B": 2, "S": 64, "d": 256, "h": 8},
+    },
+    "speech": {
+        "small": {"B": 2, "mels": 16, "T": 32, "d": 64, "h": 4},
+        "large": {"B": 2, "mels": 80, "T": 128, "d": 256, "h": 8},
     },
     "masked": {
         "small": {"B": 2, "S": 16, "d": 64, "h": 4},
@@ -193,6 +200,13 @@ def build(name, size):
                  + 2 * (2 * B * h * S * S * (d // h))  # Q K^T and P V
                  + 2 * tokens * d * d              # out-projection
                  + 2 * tokens * d * ff + 2 * tokens * ff * d)  # feed-forward
+    elif name == "speech":
+        B, T, d, h = p["B"], p["T"], p["d"], p["h"]
+        module = SpeechEncoder(p["mels"], d, h, T // 2)
+        shape = [B, p["mels"], T]
+        tokens, S = B * T // 2, T // 2
+        flops = (2 * tokens * d * 3 * d + 2 * (2 * B * h * S * S * (d // h))
+                 + 2 * tokens * d * d + 2 * tokens * d * 4 * d + 2 * tokens * 4 * d * d)
     elif name == "masked":
         B, S, d, h = p["B"], p["S"], p["d"], p["h"]
         module = MaskedAttention(d, h)
@@ -365,6 +379,29 @@ def gpt_block_class():
             return x + self.fc2(F.gelu(self.fc(self.ln2(x))))
 
     return GptBlockImpl
+
+
+def SpeechEncoder(mels, d, h, frames):  # noqa: N802 (a class factory: torch is imported lazily)
+    """A Whisper-style audio encoder: two Conv1d over the mel spectrogram (the second of stride
+    2) with GELU, positional embeddings, one pre-LayerNorm transformer layer, a final LayerNorm."""
+    from torch import nn
+    import torch
+
+    class SpeechEncoderImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv1d(mels, d, 3, padding=1)
+            self.conv2 = nn.Conv1d(d, d, 3, stride=2, padding=1)
+            self.positions = nn.Parameter(torch.randn(frames, d) * 0.02)
+            self.layer = nn.TransformerEncoderLayer(d, h, 4 * d, dropout=0.0, activation="gelu",
+                                                    batch_first=True, norm_first=True)
+            self.ln = nn.LayerNorm(d)
+
+        def forward(self, x):
+            x = nn.functional.gelu(self.conv2(nn.functional.gelu(self.conv1(x))))
+            return self.ln(self.layer(x.transpose(1, 2) + self.positions))
+
+    return SpeechEncoderImpl()
 
 
 def MaskedAttention(d, h):  # noqa: N802 (a class factory: torch is imported lazily)
@@ -582,19 +619,19 @@ def node_flops(node, shapes, constant=frozenset()):
             flops += n_out
         return flops
     if op == "Conv":
-        w = shape(1)
-        flops = 2 * n_out * w[1] * w[2] * w[3]
+        w = shape(1)  # [OC, C / group, K...] (1-D or 2-D)
+        flops = 2 * n_out * math.prod(w[1:])
         return flops + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
     if op == "ConvTranspose":
-        w = shape(1)  # [C, OC / group, KH, KW]: each input pixel meets OC / group x KH x KW
-        macs = numel(shape(0), node.input[0]) * w[1] * w[2] * w[3]
+        w = shape(1)  # [C, OC / group, K...]: each input pixel meets OC / group x K... weights
+        macs = numel(shape(0), node.input[0]) * math.prod(w[1:])
         return 2 * macs + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
     if op in ("Resize", "Upsample"):
         mode = attr("mode", b"nearest")
         return RESIZE[mode.decode() if isinstance(mode, bytes) else mode] * n_out
     if op in ("MaxPool", "AveragePool"):
         k = attr("kernel_shape", None)
-        return n_out * k[0] * k[1]
+        return n_out * math.prod(k)
     if op == "GlobalAveragePool":
         return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceMean":

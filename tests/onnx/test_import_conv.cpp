@@ -197,6 +197,57 @@ TEST(ConvImportOps, PoolsBatchNormAndActivationsMatchLoops) {
   }
 }
 
+// 1-D: y = GlobalAveragePool(MaxPool1d(Conv1d(x))), the convolution strided, padded, dilated,
+// grouped, with a bias (imported as the 2-D ops of [N, C, 1, L]): values against plain loops,
+// FLOPs by the formulas.
+TEST(ConvImportOps, OneDimensionalOpsMatchLoops) {
+  const std::int64_t n = 2, c = 4, oc = 6, len = 17, k = 3, groups = 2, icg = c / groups;
+  const auto w = iota_values(static_cast<std::size_t>(oc * icg * k), 0.1f, -0.5f);
+  const auto b = iota_values(static_cast<std::size_t>(oc), 0.2f, -0.6f);
+  // conv: stride 2, pads (2, 1), dilation 2: (17 + 3 - 4 - 1) / 2 + 1 = 8; pool 3, stride 2,
+  // pad 1: (8 + 2 - 3) / 2 + 1 = 4
+  const std::int64_t cl = 8, pl = 4;
+  ModelBuilder m(14);
+  m.input("x", {n, c, len}).output("y", {n, oc, 1}).output("p", {n, oc, pl});
+  m.weight("w", {oc, icg, k}, w).weight("b", {oc}, b);
+  m.node("Conv", {"x", "w", "b"}, {"cv"}, {{"group", groups}},
+         {{"kernel_shape", {k}}, {"strides", {2}}, {"pads", {2, 1}}, {"dilations", {2}}})
+      .node("MaxPool", {"cv"}, {"p"}, {},
+            {{"kernel_shape", {3}}, {"strides", {2}}, {"pads", {1, 1}}})
+      .node("GlobalAveragePool", {"p"}, {"y"});
+  for (int p : {1, 2, 4}) {
+    const auto r = import_and_eval(m, p);
+    const Dense x = r.tensor("x");
+    Dense conv({n, oc, cl}), pool({n, oc, pl}), mean({n, oc, 1});
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t o = 0; o < oc; ++o) {
+        for (std::int64_t q = 0; q < cl; ++q) {
+          double s = b[static_cast<std::size_t>(o)];
+          for (std::int64_t ci = 0; ci < icg; ++ci)
+            for (std::int64_t t = 0; t < k; ++t) {
+              const std::int64_t ix = q * 2 - 2 + t * 2;
+              if (ix < 0 || ix >= len) continue;
+              s += w[static_cast<std::size_t>((o * icg + ci) * k + t)] *
+                   x[{i, (o / (oc / groups)) * icg + ci, ix}];
+            }
+          conv[{i, o, q}] = s;
+        }
+        for (std::int64_t q = 0; q < pl; ++q) {
+          double mx = -std::numeric_limits<double>::infinity();
+          for (std::int64_t t = 2 * q - 1; t <= 2 * q + 1; ++t)
+            if (t >= 0 && t < cl) mx = std::max(mx, conv[{i, o, t}]);
+          pool[{i, o, q}] = mx;
+          mean[{i, o, 0}] += mx / pl;
+        }
+      }
+    EXPECT_LT(max_rel_diff(r.tensor("p"), pool), 1e-5) << "P=" << p;
+    EXPECT_LT(max_rel_diff(r.tensor("y"), mean), 1e-5) << "P=" << p;
+    // conv 2 icg k + 1 per output (96), pool k per output (48), mean 1 per input + 1 per output
+    EXPECT_DOUBLE_EQ(r.res.report.total_flops, 96.0 * (2 * icg * k + 1) + 48.0 * 3 + 48 + 12)
+        << "P=" << p;
+  }
+}
+
 TEST(ConvImportErrors, MalformedModelsNameTheNode) {
   {
     ModelBuilder m;  // a 5x5 kernel on a 3x3 input without padding
@@ -226,12 +277,12 @@ TEST(ConvImportErrors, MalformedModelsNameTheNode) {
     EXPECT_NE(import_error(m).find("weight"), std::string::npos) << import_error(m);
   }
   {
-    ModelBuilder m;  // a 1-D convolution
-    m.input("x", {1, 2, 9})
-        .output("y", {"n", "c", "w"})
-        .weight("w", {2, 2, 3}, std::vector<float>(12, 1));
+    ModelBuilder m;  // a 3-D convolution
+    m.input("x", {1, 2, 5, 5, 5})
+        .output("y", {"n", "c", "d", "h", "w"})
+        .weight("w", {2, 2, 3, 3, 3}, std::vector<float>(108, 1));
     m.node("Conv", {"x", "w"}, {"y"});
-    EXPECT_NE(import_error(m).find("2-D"), std::string::npos) << import_error(m);
+    EXPECT_NE(import_error(m).find("only 1-D and 2-D Conv"), std::string::npos) << import_error(m);
   }
 }
 

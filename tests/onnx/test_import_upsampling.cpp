@@ -176,11 +176,11 @@ TEST(ResizeImport, UnsupportedResizesAreOneLineErrors) {
                  "(half_pixel, asymmetric, align_corners, pytorch_half_pixel, "
                  "tf_half_pixel_for_nearest)"));
   EXPECT_EQ(resize({1, 2, 2, 2}, "", ""),
-            node("only the height and width may be resized (N and C unchanged)"));
+            node("only the spatial axes may be resized (N and C unchanged)"));
   ModelBuilder m(13);
-  m.input("x", {kN, kC, kH}).output("y", {"n", "c", "h"}).weight("scales", {3}, {1, 1, 2});
+  m.input("x", {kN, kC}).output("y", {"n", "c"}).weight("scales", {2}, {1, 2});
   m.node("Resize", {"x", "", "scales"}, {"y"});
-  EXPECT_EQ(import_error(m), node("only 4-D (NCHW) Resize is supported"));
+  EXPECT_EQ(import_error(m), node("only 3-D (NCL) and 4-D (NCHW) Resize is supported"));
 }
 
 struct Transposed {
@@ -274,6 +274,54 @@ TEST(ConvTransposeImport, MatchesScatterLoopsOnAnyPartition) {
       EXPECT_DOUBLE_EQ(r.res.report.total_flops, flops) << "P=" << p;
     }
   }
+}
+
+// ConvTranspose1d (an audio decoder's upsampling: kernel 4, stride 2, pads 1, two groups), then
+// a 1-D linear Resize by 1.5 (an NCL tensor, resized as [N, C, 1, L]).
+TEST(ConvTransposeImport, OneDimensionalMatchesScatterLoops) {
+  const std::int64_t n = 2, c = 4, oc = 6, len = 9, k = 4, groups = 2, opg = oc / groups;
+  const std::int64_t out_len = (len - 1) * 2 - 2 + k;  // 18
+  const auto w = test::iota_values(static_cast<std::size_t>(c * opg * k), 0.1f, -0.5f);
+  ModelBuilder m(13);
+  m.input("x", {n, c, len}).output("y", {"n", "c", "l"}).weight("w", {c, opg, k}, w);
+  m.node("ConvTranspose", {"x", "w"}, {"y"}, {{"group", groups}},
+         {{"strides", {2}}, {"pads", {1, 1}}});
+  for (int p : {1, 2, 4}) {
+    const auto r = import_and_eval(m, p);
+    const Dense x = r.tensor("x");
+    Dense want({n, oc, out_len});
+    const std::int64_t icg = c / groups;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t ci = 0; ci < c; ++ci)
+        for (std::int64_t ix = 0; ix < len; ++ix)
+          for (std::int64_t j = 0; j < opg; ++j)
+            for (std::int64_t t = 0; t < k; ++t) {
+              const std::int64_t q = ix * 2 - 1 + t;
+              if (q < 0 || q >= out_len) continue;
+              want[{i, (ci / icg) * opg + j, q}] +=
+                  w[static_cast<std::size_t>((ci * opg + j) * k + t)] * x[{i, ci, ix}];
+            }
+    EXPECT_LT(max_abs_diff(r.tensor("y"), want), 1e-9) << "P=" << p;
+    EXPECT_DOUBLE_EQ(r.res.report.total_flops,
+                     2.0 * icg * k / 2 * static_cast<double>(n * oc * out_len));
+  }
+  ModelBuilder up(13);
+  up.input("x", {n, c, len}).output("y", {"n", "c", "l"}).weight("scales", {3}, {1, 1, 1.5f});
+  up.node("Resize", {"x", "", "scales"}, {"y"});
+  up.attr("mode", "linear");
+  const auto r = import_and_eval(up, 2);
+  const Dense x = r.tensor("x"), y = r.tensor("y");
+  ASSERT_EQ(y.shape, (std::vector<std::int64_t>{n, c, 13}));  // floor(9 x 1.5)
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t ci = 0; ci < c; ++ci)
+      for (std::int64_t q = 0; q < 13; ++q) {
+        const double s = std::clamp((q + 0.5) / 1.5 - 0.5, 0.0, static_cast<double>(len - 1));
+        const auto i0 = static_cast<std::int64_t>(s);
+        const std::int64_t i1 = std::min(i0 + 1, len - 1);
+        const double f = s - static_cast<double>(i0);
+        const double want = (1 - f) * x[{i, ci, i0}] + f * x[{i, ci, i1}];
+        EXPECT_NEAR((y[{i, ci, q}]), want, 1e-12);
+      }
 }
 
 TEST(ConvTransposeImport, MalformedModelsAreOneLineErrors) {

@@ -162,7 +162,7 @@ TEST_P(OnnxEndToEnd, ImportFlopsAndOutputMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxEndToEnd,
                          ::testing::Combine(::testing::Values("mlp", "encoder", "gpt", "lm",
-                                                              "masked"),
+                                                              "masked", "speech"),
                                             ::testing::Values("small", "large")),
                          [](const ::testing::TestParamInfo<OnnxEndToEnd::ParamType>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
