@@ -401,6 +401,31 @@ struct ReduceArgs {
   int lanes = 1;  ///< threads per row: 1 or kReduceLanes
 };
 
+/// cumsum: row r of the operand (its rows along the last axis, laid out by `rows` and `in`;
+/// rows contiguous in the output) as running sums in double, from its first element (from its
+/// last with `reverse`), each output including its own element (excluding it with `exclusive`).
+struct ScanArgs {
+  Shape rows;
+  I64 in[kMaxRank] = {};
+  I64 n = 0;  ///< rows
+  I64 len = 0, step = 1;
+  bool exclusive = false, reverse = false;
+};
+
+template <class T>
+DOPPLER_HD void scan_row(const ScanArgs& a, I64 r, const T* x, T* out) {
+  const T* s = x + offset_at(r, a.rows, a.in);
+  T* o = out + r * a.len;
+  double acc = 0;
+  for (I64 j = 0; j < a.len; ++j) {
+    const I64 i = a.reverse ? a.len - 1 - j : j;
+    const double v = as_f32(s[i * a.step]);
+    if (!a.exclusive) acc += v;
+    put(o + i, static_cast<float>(acc));
+    if (a.exclusive) acc += v;
+  }
+}
+
 /// Two partial results of a reduction combined (partial sums of squares add).
 DOPPLER_HD double reduce_combine(Fn f, double a, double b) {
   if (f == Fn::max) return a < b ? b : a;

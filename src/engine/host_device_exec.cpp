@@ -130,6 +130,11 @@ void HostDeviceExec<T>::where(const dev::WhereArgs& a, const T* c, const T* x, c
 }
 
 template <class T>
+void HostDeviceExec<T>::scan(const dev::ScanArgs& a, const T* x, T* o) {
+  for (dev::I64 r = 0; r < a.n; ++r) dev::scan_row(a, r, x, o);
+}
+
+template <class T>
 void HostDeviceExec<T>::col2im(const dev::Col2imArgs& a, const T* cols, T* o) {
   for (dev::I64 i = 0; i < a.n; ++i) dev::col2im_element(a, i, cols, o);
 }

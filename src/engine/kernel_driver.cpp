@@ -252,6 +252,22 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
 }
 
 template <class T>
+void run_scan(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
+  const View& v = k.in[0];
+  const std::size_t last = v.shape.size() - 1;
+  Dims rows = v.shape;
+  rows[last] = 1;
+  dev::ScanArgs a;
+  Dims s = v.strides;
+  Dims* views[] = {&s};
+  a.rows = device_shape(coalesce_dims(rows, views));
+  put(s, a.in);
+  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last];
+  a.exclusive = k.p0 != 0, a.reverse = k.p1 != 0;
+  if (a.n > 0) x.scan(a, in + v.offset, out);
+}
+
+template <class T>
 void run_rotary(const KernelPlan& k, NodeId v, const T* in, T* out, KernelExec<T>& x) {
   dev::RotaryArgs a;
   a.shape = device_shape(k.shape);
@@ -486,6 +502,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
                            k.bcast[1], out, x);
     case KernelOp::where:
       return run_where(k, in, out, x);
+    case KernelOp::scan:
+      return run_scan(k, in[0], out, x);
     case KernelOp::reduce:
       return run_reduce(k, in[0], out, x);
     case KernelOp::rotary:

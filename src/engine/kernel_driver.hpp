@@ -67,6 +67,7 @@ public:
   virtual void binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out) = 0;
   virtual void where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* out) = 0;
   virtual void reduce(const dev::ReduceArgs& a, const T* x, T* out) = 0;
+  virtual void scan(const dev::ScanArgs& a, const T* x, T* out) = 0;
   virtual void rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out) = 0;
   virtual void gather(const dev::GatherArgs& a, const T* table, const T* idx, T* out) = 0;
   virtual void loop(const dev::LoopArgs& a, const dev::Operands<T>& in, T* out) = 0;

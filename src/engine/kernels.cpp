@@ -180,6 +180,24 @@ void run_binary(const KernelPlan& k, const float* a, const float* b, float* out)
   }
 }
 
+// Running sums along the last axis, in double, as the device computes them (dev::scan_row).
+void run_scan(const KernelPlan& k, const float* x, float* out) {
+  const View& v = k.in[0];
+  const std::size_t last = v.shape.size() - 1;
+  dev::ScanArgs a;
+  a.len = v.shape[last], a.step = v.strides[last];
+  a.exclusive = k.p0 != 0, a.reverse = k.p1 != 0;
+  Dims rows = v.shape;
+  rows[last] = 1;
+  const Dims os = contiguous_strides(rows);
+  Dims vs = v.strides;
+  a.rows = device_shape({1});  // each row located below, one at a time
+  for_each_row<2>(rows, {&vs, &os}, [&](auto off, std::int64_t len, auto in) {
+    for (std::int64_t r = 0; r < len; ++r)
+      dev::scan_row(a, 0, x + v.offset + off[0] + r * in[0], out + (off[1] + r * in[1]) * a.len);
+  });
+}
+
 // out = cond != 0 ? a : b, each operand broadcast over the output.
 void run_where(const KernelPlan& k, const float* const* in, float* out) {
   const Dims os = contiguous_strides(k.shape);
@@ -344,6 +362,8 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
       return run_binary(k, inputs[0], inputs[1], out);
     case KernelOp::where:
       return run_where(k, inputs, out);
+    case KernelOp::scan:
+      return run_scan(k, inputs[0], out);
     case KernelOp::reduce:
       return run_reduce(k, inputs[0], out);
     case KernelOp::rotary:

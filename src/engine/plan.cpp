@@ -365,6 +365,12 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     } catch (const InputError& err) {
       bad(g, v, err.what());
     }
+  } else if (op == "cumsum") {
+    if (k.in[0].shape != e.shape || e.shape.empty())
+      bad(g, v, "cumsum: the operand's shape differs from the output's (or is a scalar)");
+    k.op = KernelOp::scan;
+    k.p0 = e.attr("exclusive", 0) != 0 ? 1.0f : 0.0f;
+    k.p1 = e.attr("reverse", 0) != 0 ? 1.0f : 0.0f;
   } else if (info->arity == 1) {
     if (k.in[0].shape != e.shape) bad(g, v, "unary operand shape differs from the output's");
     k.op = KernelOp::unary;
@@ -372,6 +378,7 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     plan_broadcast(g, v, e, k, 2);
   } else if (op == "where") {
     plan_broadcast(g, v, e, k, 3);
+
   } else {
     bad(g, v, "kernel '" + op + "' is not supported by the engine");
   }

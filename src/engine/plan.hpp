@@ -34,6 +34,7 @@ enum class KernelOp : std::uint8_t {
   unary,             ///< elementwise f(x)
   binary,            ///< elementwise f(a, b) with broadcasting
   where,             ///< elementwise cond != 0 ? a : b, broadcasting (operands cond, a, b)
+  scan,              ///< running sums along the last axis (p0: exclusive, p1: reverse)
   reduce,            ///< last-axis reduction
   rotary,            ///< rotary position embedding (cached cos/sin table)
   synthetic,         ///< a sized SGEMM plus a checksum of the inputs' first elements

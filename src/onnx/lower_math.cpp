@@ -281,6 +281,26 @@ void Lowerer::compare(const onnx::NodeProto& n) {
   define(n.output(0), map(out(n), k, {&blocked(n, 0), &blocked(n, 1)}));
 }
 
+// CumSum along `axis` (a constant): kernel cumsum on the last axis, made whole; another axis is
+// swapped with the last one by two transposes around it.
+void Lowerer::cumsum(const onnx::NodeProto& n) {
+  const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
+  if (rank == 0) throw std::runtime_error("CumSum of a scalar");
+  const auto axis = static_cast<int>(normalize_axis(const_in(n, 1, "axis").ints().at(0), rank));
+  const auto last = static_cast<int>(rank - 1);
+  std::vector<int> perm(static_cast<std::size_t>(rank));
+  for (int d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = d;
+  std::swap(perm[static_cast<std::size_t>(axis)], perm[static_cast<std::size_t>(last)]);
+  const BlockedTensor* x = &blocked(n, 0);
+  if (axis != last) x = &p_.transpose(out(n, ":t"), *x, perm);
+  const auto& whole = last_axis_whole(*x);
+  const workloads::Attrs attrs = {{"exclusive", attr_int(n, "exclusive", 0) != 0 ? 1.0 : 0.0},
+                                  {"reverse", attr_int(n, "reverse", 0) != 0 ? 1.0 : 0.0}};
+  const std::string name = axis != last ? out(n, ":scan") : out(n);
+  const auto& s = p_.map(name, "cumsum", {&whole}, whole.cuts, attrs);
+  define(n.output(0), axis != last ? p_.transpose(out(n), s, perm) : s);
+}
+
 void Lowerer::where(const onnx::NodeProto& n) {
   if (!in(n, 0).constant) {  // a computed condition: kernel where (1 FLOP per element)
     define(n.output(0), map(out(n), "where", {&blocked(n, 0), &blocked(n, 1), &blocked(n, 2)}));

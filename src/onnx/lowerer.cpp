@@ -66,6 +66,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Or", &Lowerer::compare},
                                               {"Xor", &Lowerer::compare},
                                               {"Not", &Lowerer::compare},
+                                              {"CumSum", &Lowerer::cumsum},
                                               {"Identity", &Lowerer::alias},
                                               {"Cast", &Lowerer::alias},
                                               {"Dropout", &Lowerer::alias},

@@ -89,6 +89,7 @@ private:
   const BlockedTensor& normalized(const std::string& y, const BlockedTensor& x, double eps);
   void where(const onnx::NodeProto& n);
   void compare(const onnx::NodeProto& n);
+  void cumsum(const onnx::NodeProto& n);
   const BlockedTensor& einsum(const std::string& name, const std::string& spec,
                               const BlockedTensor& a, const BlockedTensor& b,
                               const std::string& out_labels, const Shape& out_shape);

@@ -98,7 +98,7 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
   static const char* unary[] = {
       "relu",       "exp",  "silu",     "scale", "rsqrt",    "sqrt", "sigmoid",     "tanh",
       "erf",        "gelu", "neg",      "pow",   "identity", "clip", "hardsigmoid", "hardswish",
-      "leaky_relu", "elu",  "softplus", "abs",   "log",      "not",  "rotary"};
+      "leaky_relu", "elu",  "softplus", "abs",   "log",      "not",  "cumsum",      "rotary"};
   static const char* binary[] = {"add",           "sub",       "mul",        "div",
                                  "relu_grad",     "silu_grad", "rsqrt_grad", "sumsq_grad",
                                  "less",          "greater",   "equal",      "less_equal",

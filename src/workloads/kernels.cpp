@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 59> kKernels = {{
+constexpr std::array<KernelInfo, 60> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -56,6 +56,7 @@ constexpr std::array<KernelInfo, 59> kKernels = {{
     {"abs", OpKind::elementwise, 1, 1, "|x|"},
     {"log", OpKind::elementwise, 1, 1, "log(x)"},
     {"not", OpKind::elementwise, 1, 1, "1 where x == 0, else 0"},
+    {"cumsum", OpKind::elementwise, 1, 1, "running sums along the last axis (exclusive, reverse)"},
     {"less", OpKind::elementwise, 2, 1, "1 where a < b, else 0 (broadcast)"},
     {"greater", OpKind::elementwise, 2, 1, "1 where a > b, else 0 (broadcast)"},
     {"equal", OpKind::elementwise, 2, 1, "1 where a == b, else 0 (broadcast)"},

@@ -108,6 +108,23 @@ TEST(DeviceOps, ComparisonsAndWhereAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "compare bf16");
 }
 
+// Running sums of row blocks and of a transposed (strided) operand, every direction.
+TEST(DeviceOps, CumsumsAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {6, 300}, 1, 0, {{0, 3, 6}, {0, 300}});
+  const std::vector<workloads::Cuts> cuts = {{0, 3, 6}, {0, 300}};
+  for (double exclusive : {0.0, 1.0})
+    for (double reverse : {0.0, 1.0})
+      p.map("s" + std::to_string(static_cast<int>(2 * exclusive + reverse)), "cumsum", {&x}, cuts,
+            {{"exclusive", exclusive}, {"reverse", reverse}});
+  const auto& t = p.transpose("t", x, {1, 0});
+  p.map("ts", "cumsum", {&t}, t.cuts);
+  const Graph g = p.build({"cumsum", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "cumsum");
+  EXPECT_TRUE(seen.count(KernelOp::scan));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "cumsum bf16");
+}
+
 // Nearest and linear resizes of row-cut NCHW tensors (windows in one and two pieces), every
 // coordinate transformation.
 TEST(DeviceOps, ResizesAgreeWithTheCpuKernels) {

@@ -274,6 +274,31 @@ TEST(ImportKernels, ComparisonsAndWhereMatchHandComputedValues) {
   EXPECT_EQ(out[w], (std::vector<float>{-inf, 0, 2, 3, -inf, -inf}));
 }
 
+// cumsum: running sums of each row, inclusive or exclusive, from either end; and of a region of
+// a block (a strided operand: the grid's columns 1 .. 2).
+TEST(ImportKernels, CumsumRunsAlongTheLastAxis) {
+  Program p;
+  const NodeId w = p.load("w", 0, {3, 4}, {0, 0});  // w[r][c] = 10 r + c
+  const auto scan = [&](const std::string& name, double exclusive, double reverse) {
+    return p.add(name, {"cumsum",
+                        {3, 4},
+                        {0, 0},
+                        {{w, {}, {}}},
+                        "",
+                        {{"exclusive", exclusive}, {"reverse", reverse}}});
+  };
+  const NodeId inc = scan("inc", 0, 0), exc = scan("exc", 1, 0), rev = scan("rev", 0, 1);
+  const NodeId both = scan("both", 1, 1);
+  const NodeId part = p.add("part", {"cumsum", {3, 2}, {0, 0}, {{w, {0, 1}, {3, 2}}}, "", {}});
+  const Graph g = p.build({grid()});
+  const auto out = run(g);
+  EXPECT_EQ(out[inc], (std::vector<float>{0, 1, 3, 6, 10, 21, 33, 46, 20, 41, 63, 86}));
+  EXPECT_EQ(out[exc], (std::vector<float>{0, 0, 1, 3, 0, 10, 21, 33, 0, 20, 41, 63}));
+  EXPECT_EQ(out[rev], (std::vector<float>{6, 6, 5, 3, 46, 36, 25, 13, 86, 66, 45, 23}));
+  EXPECT_EQ(out[both], (std::vector<float>{6, 5, 3, 0, 36, 25, 13, 0, 66, 45, 23, 0}));
+  EXPECT_EQ(out[part], (std::vector<float>{1, 3, 11, 23, 21, 43}));
+}
+
 TEST(ImportKernels, AnyAssignmentReproducesTheSingleDeviceRun) {
   Program p;
   const NodeId w = p.load("w", 0, {3, 4}, {0, 0});

@@ -148,7 +148,7 @@ ELEMENTWISE = {
     "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
     "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
     "Equal": 1, "Less": 1, "Greater": 1, "LessOrEqual": 1, "GreaterOrEqual": 1, "And": 1,
-    "Or": 1, "Xor": 1, "Not": 1,
+    "Or": 1, "Xor": 1, "Not": 1, "CumSum": 1,
 }
 # Resize and Upsample: nearest copies (0), linear interpolates (9 per output element).
 RESIZE = {"nearest": 0, "linear": 9}
@@ -209,7 +209,7 @@ def build(name, size):
                  + 2 * tokens * d * d + 2 * tokens * d * 4 * d + 2 * tokens * 4 * d * d)
     elif name == "masked":
         B, S, d, h = p["B"], p["S"], p["d"], p["h"]
-        module = MaskedAttention(d, h)
+        module = MaskedAttention(d, h, S)
         shape = [B, S, d]
         flops = 2 * B * S * d * 3 * d + 2 * (2 * B * h * S * S * (d // h))
     else:
@@ -404,11 +404,13 @@ def SpeechEncoder(mels, d, h, frames):  # noqa: N802 (a class factory: torch is 
     return SpeechEncoderImpl()
 
 
-def MaskedAttention(d, h):  # noqa: N802 (a class factory: torch is imported lazily)
+def MaskedAttention(d, h, seq):  # noqa: N802 (a class factory: torch is imported lazily)
     """Self-attention whose key padding mask is computed from the input (a token is padding when
     its first feature is below -0.8: a computed Less), applied with masked_fill(-inf) (Where of a
-    computed condition); tokens kept where not padding and their second feature >= -2 (Not, And,
-    GreaterOrEqual), the input passed through elsewhere (Where of two computed branches)."""
+    computed condition); position ids counted over the tokens that are not padding (CumSum of
+    the mask, Gather of a position embedding at computed indices); tokens kept where not padding
+    and their second feature >= -2 (Not, And, GreaterOrEqual), the input passed through
+    elsewhere (Where of two computed branches)."""
     from torch import nn
     import torch
 
@@ -416,16 +418,19 @@ def MaskedAttention(d, h):  # noqa: N802 (a class factory: torch is imported laz
         def __init__(self):
             super().__init__()
             self.qkv = nn.Linear(d, 3 * d)
+            self.positions = nn.Embedding(seq, d)
 
         def forward(self, x):
             B, S, _ = x.shape
             pad = x[:, :, 0] < -0.8
+            ids = ((~pad).long().cumsum(-1) - 1).clamp(min=0)  # HF-style position ids
+            x = x + self.positions(ids)
             q, k, v = self.qkv(x).split(d, 2)
             q, k, v = (t.view(B, S, h, d // h).transpose(1, 2) for t in (q, k, v))
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d // h))
             att = torch.softmax(att.masked_fill(pad[:, None, None, :], float("-inf")), -1)
             y = (att @ v).transpose(1, 2).reshape(B, S, d)
-            keep = (~pad) & (x[:, :, 1] >= -2.0)
+            keep = (~pad) & (x[:, :, 1] >= -2.0)  # x: with the positions added
             return torch.where(keep[:, :, None], y, x)
 
     return MaskedAttentionImpl()

@@ -221,6 +221,32 @@ TEST(OnnxImport, ComputedComparisonsAndWhereMatchLoops) {
   }
 }
 
+// CumSum of x [3, 5] along the rows (axis 0, inclusive) and along the last axis (-1, exclusive
+// and reversed): values against plain loops, 1 FLOP per element each.
+TEST(OnnxImport, CumSumMatchesLoops) {
+  ModelBuilder m(14);
+  m.input("x", {3, 5}).output("a", {3, 5}).output("b", {3, 5});
+  m.ints("zero", {}, {0}).ints("minus1", {}, {-1});
+  m.node("CumSum", {"x", "zero"}, {"a"})
+      .node("CumSum", {"x", "minus1"}, {"b"}, {{"exclusive", 1}, {"reverse", 1}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    std::vector<double> want_a, want_b;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 5; ++j) {
+        double a = 0, b = 0;
+        for (int k = 0; k <= i; ++k) a += x(k, j);
+        for (int k = j + 1; k < 5; ++k) b += x(i, k);
+        want_a.push_back(a);
+        want_b.push_back(b);
+      }
+    EXPECT_LT(max_abs_diff(e.tensor("a"), want_a), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("b"), want_b), 1e-12) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 2.0 * 15) << "P=" << p;
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;

@@ -562,6 +562,20 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       r[idx] = x0 * std::cos(ang) - x1 * std::sin(ang);
       r[j] = x0 * std::sin(ang) + x1 * std::cos(ang);
     } while (next_index(idx, e.shape));
+  } else if (op == "cumsum") {
+    if (ops.size() != 1 || ops[0].shape != e.shape || e.shape.empty())
+      fail(g, v, "cumsum operand shape");
+    const bool exclusive = e.attr("exclusive", 0) != 0, reverse = e.attr("reverse", 0) != 0;
+    const auto last = e.shape.size() - 1;
+    do {  // each output: the sum of its row's elements before it (after it when reverse)
+      Idx j = idx;
+      double acc = 0;
+      for (j[last] = 0; j[last] < e.shape[last]; ++j[last]) {
+        const bool before = reverse ? j[last] > idx[last] : j[last] < idx[last];
+        if (before || (!exclusive && j[last] == idx[last])) acc += ops[0][j];
+      }
+      r[idx] = acc;
+    } while (next_index(idx, e.shape));
   } else if (ops.size() == 1) {
     if (ops[0].shape != e.shape) fail(g, v, "unary operand shape");
     for (std::int64_t i = 0; i < r.numel(); ++i)

@@ -223,7 +223,8 @@ TEST(Registry, EveryExecOpIsADocumentedKernelOfTheNodesKind) {
       "maxpool2d",     "avgpool2d", "gather",      "leaky_relu", "elu",
       "softplus",      "abs",       "log",         "resize2d",   "conv_transpose2d",
       "not",           "less",      "greater",     "equal",      "less_equal",
-      "greater_equal", "and",       "or",          "xor",        "where"};
+      "greater_equal", "and",       "or",          "xor",        "where",
+      "cumsum"};
   for (const auto& k : workloads::kernels())
     if (k.name != "max" && !imported.count(std::string(k.name))) {
       EXPECT_TRUE(used.count(std::string(k.name))) << k.name;

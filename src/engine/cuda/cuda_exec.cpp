@@ -81,6 +81,11 @@ void CudaExec<T>::where(const dev::WhereArgs& a, const T* c, const T* x, const T
 }
 
 template <class T>
+void CudaExec<T>::scan(const dev::ScanArgs& a, const T* x, T* out) {
+  launch_scan(a, x, out, r_.stream);
+}
+
+template <class T>
 void CudaExec<T>::col2im(const dev::Col2imArgs& a, const T* cols, T* out) {
   launch_col2im(a, cols, out, r_.stream);
 }

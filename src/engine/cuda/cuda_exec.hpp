@@ -56,6 +56,7 @@ public:
   void resize(const engine_detail::dev::ResizeArgs& a, const T* win, T* out) override;
   void where(const engine_detail::dev::WhereArgs& a, const T* c, const T* x, const T* y,
              T* out) override;
+  void scan(const engine_detail::dev::ScanArgs& a, const T* x, T* out) override;
   void col2im(const engine_detail::dev::Col2imArgs& a, const T* cols, T* out) override;
   void gemm(const engine_detail::GemmCall<T>& g) override;
   T* scratch(std::int64_t elements) override;

@@ -105,6 +105,10 @@ __global__ void where_kernel(dev::WhereArgs a, const T* c, const T* x, const T* 
   DOPPLER_EACH(i, a.n) dev::where_element(a, i, c, x, y, out);
 }
 template <class T>
+__global__ void scan_kernel(dev::ScanArgs a, const T* x, T* out) {
+  DOPPLER_EACH(r, a.n) dev::scan_row(a, r, x, out);
+}
+template <class T>
 __global__ void col2im_kernel(dev::Col2imArgs a, const T* cols, T* out) {
   DOPPLER_EACH(i, a.n) dev::col2im_element(a, i, cols, out);
 }
@@ -207,6 +211,12 @@ void launch_where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T
 }
 
 template <class T>
+void launch_scan(const dev::ScanArgs& a, const T* x, T* out, cudaStream_t s) {
+  scan_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
+  launched("scan kernel");
+}
+
+template <class T>
 void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t s) {
   col2im_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, cols, out);
   launched("col2im kernel");
@@ -232,7 +242,9 @@ void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t
   template void launch_pool(const dev::PoolArgs&, const T*, T*, cudaStream_t);                \
   template void launch_resize(const dev::ResizeArgs&, const T*, T*, cudaStream_t);            \
   template void launch_col2im(const dev::Col2imArgs&, const T*, T*, cudaStream_t);            \
-  template void launch_where(const dev::WhereArgs&, const T*, const T*, const T*, T*, cudaStream_t);
+  template void launch_where(const dev::WhereArgs&, const T*, const T*, const T*, T*,         \
+                             cudaStream_t);                                                   \
+  template void launch_scan(const dev::ScanArgs&, const T*, T*, cudaStream_t);
 DOPPLER_LAUNCHERS(float)
 DOPPLER_LAUNCHERS(dev::Bf16)
 #undef DOPPLER_LAUNCHERS

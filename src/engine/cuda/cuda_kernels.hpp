@@ -46,6 +46,8 @@ template <class T>
 void launch_where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* out,
                   cudaStream_t s);
 template <class T>
+void launch_scan(const dev::ScanArgs& a, const T* x, T* out, cudaStream_t s);
+template <class T>
 void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t s);
 /// Test hook: a kernel that traps (a sticky launch failure once the stream reaches it).
 void launch_trap(cudaStream_t s);
