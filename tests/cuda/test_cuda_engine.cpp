@@ -269,7 +269,8 @@ TEST(CudaEngine, DecodersComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(decoder_graph(), o, 8, 2e-2);
 }
 
-// A computed mask: comparisons, a connective, not, and where with an infinite branch.
+// A computed mask: comparisons, a connective, not, where with an infinite branch, and the
+// running count of a mask (position ids).
 TEST(CudaEngine, MasksComputeWhatTheCpuEngineComputes) {
   DOPPLER_REQUIRE_GPU();
   workloads::BlockedProgram p(workloads::DType::f32);
@@ -282,8 +283,9 @@ TEST(CudaEngine, MasksComputeWhatTheCpuEngineComputes) {
   const auto& both = p.map("both", "and", {&lt, &ge}, cuts);
   const auto& no = p.map("no", "not", {&both}, cuts);
   p.map("masked", "where", {&no, &s, &a}, cuts);
+  p.map("ids", "cumsum", {&lt}, {{0, 4, 8}, {0, 64}});  // counts: exact in f32
   const Graph g = p.build({"mask", "test", {}});
-  expect_matches_cpu(g, cuda_options(2, 2), 9, 0);  // exact: selections and 0 / 1
+  expect_matches_cpu(g, cuda_options(2, 2), 9, 0);  // exact: selections, 0 / 1 and counts
 }
 
 // bf16 holds whole numbers exactly only up to 256: a table of more rows is a bad request, said
