@@ -235,18 +235,26 @@ void run_pieces(const KernelPlan& k, std::span<const T* const> in, T* out, Kerne
   }
 }
 
-template <class T>
-void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
-  const View& v = k.in[0];
+// The rows of operand v along its last axis, as ReduceArgs and ScanArgs take them: their
+// layout (rows, in), count, length and step.
+template <class A>
+void set_rows(const View& v, A& a) {
   const std::size_t last = v.shape.size() - 1;
   Dims rows = v.shape;
   rows[last] = 1;
-  dev::ReduceArgs a;
   Dims s = v.strides;
   Dims* views[] = {&s};
   a.rows = device_shape(coalesce_dims(rows, views));
   put(s, a.in);
-  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last], a.fn = k.fn;
+  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last];
+}
+
+template <class T>
+void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
+  const View& v = k.in[0];
+  dev::ReduceArgs a;
+  set_rows(v, a);
+  a.fn = k.fn;
   a.lanes = a.len >= dev::kLaneRowLength ? dev::kReduceLanes : 1;
   if (a.n > 0) x.reduce(a, in + v.offset, out);
 }
@@ -254,15 +262,8 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
 template <class T>
 void run_scan(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   const View& v = k.in[0];
-  const std::size_t last = v.shape.size() - 1;
-  Dims rows = v.shape;
-  rows[last] = 1;
   dev::ScanArgs a;
-  Dims s = v.strides;
-  Dims* views[] = {&s};
-  a.rows = device_shape(coalesce_dims(rows, views));
-  put(s, a.in);
-  a.n = numel_of(rows), a.len = v.shape[last], a.step = v.strides[last];
+  set_rows(v, a);
   a.exclusive = k.p0 != 0, a.reverse = k.p1 != 0;
   if (a.n > 0) x.scan(a, in + v.offset, out);
 }

@@ -73,6 +73,23 @@ std::vector<float> whole(const Graph& g, const std::vector<std::vector<float>>& 
   return r;
 }
 
+// Every node's output after a run on 3 devices under a random assignment (seed `seed`).
+std::vector<std::vector<float>> outputs_on_three_devices(const Graph& g, unsigned seed) {
+  EngineOptions o;
+  o.devices = 3;
+  Engine e(g, o);
+  std::mt19937_64 rng(seed);
+  e.run(test::random_assignment(g, 3, rng));
+  return test::all_outputs(e);
+}
+
+// The FLOPs of a tensor's blocks.
+double flops_of(const Graph& g, const Blocks& t) {
+  double flops = 0;
+  for (NodeId v : t.blocks) flops += g.node(v).flops;
+  return flops;
+}
+
 Resize2d mode(bool linear, Coord coord, Rounding rounding = Rounding::round_prefer_floor) {
   Resize2d r;
   r.linear = linear, r.coord = coord, r.rounding = rounding;
@@ -154,15 +171,9 @@ TEST(ResizeKernel, BlockedResizeEqualsTheWholeResize) {
     const Graph g = p.build({"resize", "test", {}});
     const auto out = run(g);
     EXPECT_EQ(whole(g, out, blocked), whole(g, out, single));
-    EngineOptions o;
-    o.devices = 3;
-    Engine e(g, o);
-    std::mt19937_64 rng(7);
-    e.run(test::random_assignment(g, 3, rng));
-    EXPECT_EQ(test::all_outputs(e), out);
-    double flops = 0;
-    for (NodeId v : blocked.blocks) flops += g.node(v).flops;
-    EXPECT_EQ(flops, r.linear ? 9.0 * 2 * 3 * static_cast<double>(c.out_h * c.out_w) : 0.0);
+    EXPECT_EQ(outputs_on_three_devices(g, 7), out);
+    EXPECT_EQ(flops_of(g, blocked),
+              r.linear ? 9.0 * 2 * 3 * static_cast<double>(c.out_h * c.out_w) : 0.0);
   }
 }
 
@@ -242,18 +253,11 @@ TEST(ConvTransposeKernel, BlockedEqualsWhole) {
     const auto a = whole(g, out, blocked), want = whole(g, out, single);
     ASSERT_EQ(a.size(), want.size());
     for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], want[i], 1e-5) << i;
-    EngineOptions o;
-    o.devices = 3;
-    Engine e(g, o);
-    std::mt19937_64 rng(11);
-    e.run(test::random_assignment(g, 3, rng));
-    EXPECT_EQ(test::all_outputs(e), out);
-    double flops = 0;
-    for (NodeId v : blocked.blocks) flops += g.node(v).flops;
+    EXPECT_EQ(outputs_on_three_devices(g, 11), out);
     const double per = 2.0 * static_cast<double>(icg * c.g.kernel_h * c.g.kernel_w) /
                            static_cast<double>(c.g.stride_h * c.g.stride_w) +
                        1;
-    EXPECT_DOUBLE_EQ(flops, per * static_cast<double>(2 * c.oc * c.out_h * c.out_w));
+    EXPECT_DOUBLE_EQ(flops_of(g, blocked), per * static_cast<double>(2 * c.oc * c.out_h * c.out_w));
   }
 }
 
