@@ -228,7 +228,8 @@ void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   }
 }
 
-// binary and where kernels: each operand's strides over the output (0 where it broadcasts).
+// binary, where and expand kernels: each operand's strides over the output (0 where it
+// broadcasts).
 void plan_broadcast(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k, std::size_t n) {
   if (k.in.size() != n) bad(g, v, e.op + " needs " + std::to_string(n) + " operands");
   const std::size_t r = e.shape.size();
@@ -314,6 +315,12 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
         bad(g, v, "transpose: output extent " + std::to_string(d) + " differs from the operand's");
       k.copy_src.push_back(k.in[0].strides[perm[d]]);
     }
+  } else if (op == "expand") {
+    plan_broadcast(g, v, e, k, 1);  // the operand's strides, 0 where it repeats
+    k.op = KernelOp::copy;
+    k.copy_shape = e.shape;
+    k.copy_src = k.bcast[0];
+    k.copy_dst = contiguous_strides(e.shape);
   } else if (op == "einsum") {
     try {
       plan_einsum(e.einsum, k.in, e.shape, k);

@@ -28,6 +28,18 @@ void Lowerer::shape_of(const onnx::NodeProto& n) {
   set_constant(n.output(0), std::move(t));
 }
 
+// Expand of a computed tensor (a mask broadcast over heads and queries): kernel expand, or
+// nothing when the shape does not change.
+void Lowerer::expand(const onnx::NodeProto& n) {
+  const Shape x = in(n, 0).shape;
+  const Shape s = broadcast_shapes(x, const_in(n, 1, "shape").ints());
+  if (s == x) {
+    define(n.output(0), blocked(n, 0));
+    return;
+  }
+  define(n.output(0), p_.expand(out(n), blocked(n, 0), s, cuts_for(out(n), s, nullptr)));
+}
+
 void Lowerer::transpose(const onnx::NodeProto& n) {
   const auto rank = in(n, 0).shape.size();
   std::vector<int> perm;

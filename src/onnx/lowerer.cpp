@@ -72,6 +72,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Dropout", &Lowerer::alias},
                                               {"Shape", &Lowerer::shape_of},
                                               {"Transpose", &Lowerer::transpose},
+                                              {"Expand", &Lowerer::expand},
                                               {"Reshape", &Lowerer::reshape},
                                               {"Flatten", &Lowerer::reshape},
                                               {"Squeeze", &Lowerer::reshape},
@@ -97,7 +98,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"Ceil", "Constant", "ConstantOfShape", "Expand",     "Floor", "Max",
+  std::vector<std::string> v = {"Ceil", "Constant", "ConstantOfShape", "Floor",      "Max",
                                 "Min",  "Mod",      "Range",           "Reciprocal", "Sign"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());

@@ -116,6 +116,7 @@ private:
   void alias(const onnx::NodeProto& n);
   void shape_of(const onnx::NodeProto& n);
   void transpose(const onnx::NodeProto& n);
+  void expand(const onnx::NodeProto& n);
   void reshape(const onnx::NodeProto& n);
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);

@@ -167,7 +167,29 @@ const BlockedTensor& BlockedProgram::map(const std::string& name, const std::str
       if (e != 1) s = e;
     }
   }
-  if (cuts.size() != rank) throw std::logic_error("map: cuts rank");
+  return broadcast_op(name, op, operands, shape, cuts, std::move(attrs));
+}
+
+const BlockedTensor& BlockedProgram::expand(const std::string& name, const BlockedTensor& a,
+                                            std::vector<std::int64_t> shape,
+                                            const std::vector<Cuts>& cuts) {
+  if (a.shape.size() > shape.size()) throw std::logic_error("expand: rank above the output's");
+  const std::size_t off = shape.size() - a.shape.size();
+  for (std::size_t d = 0; d < a.shape.size(); ++d)
+    if (a.shape[d] != 1 && a.shape[d] != shape[off + d])
+      throw std::logic_error("expand: shapes do not broadcast");
+  return broadcast_op(name, "expand", {&a}, std::move(shape), cuts, {});
+}
+
+// The blocks of an elementwise kernel or an expand: each reads, per operand, the region of its
+// block (index 0 on the dimensions the operand broadcasts), the operand laid out to nest.
+const BlockedTensor& BlockedProgram::broadcast_op(const std::string& name, const std::string& op,
+                                                  const std::vector<const BlockedTensor*>& operands,
+                                                  std::vector<std::int64_t> shape,
+                                                  const std::vector<Cuts>& cuts, Attrs attrs) {
+  const KernelInfo& kern = kernel(op);
+  const std::size_t rank = shape.size();
+  if (cuts.size() != rank) throw std::logic_error(op + ": cuts rank");
   std::vector<const BlockedTensor*> ops;
   for (const auto* o : operands) {
     const std::size_t off = rank - o->shape.size();
@@ -198,7 +220,7 @@ const BlockedTensor& BlockedProgram::map(const std::string& name, const std::str
     }
     x.attrs = attrs;
     const double flops = kern.flops_per_element * static_cast<double>(x.numel());
-    add_tensor_block(t, idx, std::move(x), OpKind::elementwise, flops);
+    add_tensor_block(t, idx, std::move(x), kern.kind, flops);
   });
   return t;
 }

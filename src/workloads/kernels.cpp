@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 60> kKernels = {{
+constexpr std::array<KernelInfo, 61> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -19,6 +19,7 @@ constexpr std::array<KernelInfo, 60> kKernels = {{
     {"select", OpKind::select, 1, 0, "copy of one region"},
     {"reshape", OpKind::select, 1, 0, "the operand's elements in row-major order, reshaped"},
     {"transpose", OpKind::select, 1, 0, "permutation of the dimensions by a one-operand spec"},
+    {"expand", OpKind::select, 1, 0, "the operand broadcast to the output's shape"},
     {"gather", OpKind::select, 2, 0,
      "rows of the table (operand 0) at the indices (operand 1: truncated, negative from the end, "
      "clamped into the table)"},

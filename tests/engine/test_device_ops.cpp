@@ -102,6 +102,7 @@ TEST(DeviceOps, ComparisonsAndWhereAgreeWithTheCpuKernels) {
   p.map("not", "not", {&lt}, cuts);
   p.map("masked", "where", {&lt, &s, &a}, cuts);
   p.map("picked", "where", {&b, &a, &lt}, cuts);  // a broadcast condition
+  p.expand("expanded", b, {4, 6, 5}, cuts);       // [6, 1] repeated
   const Graph g = p.build({"compare", "test", {}});
   const auto seen = expect_device_path_agrees(g, KernelMode::real, "compare");
   EXPECT_TRUE(seen.count(KernelOp::where));

@@ -299,6 +299,22 @@ TEST(ImportKernels, CumsumRunsAlongTheLastAxis) {
   EXPECT_EQ(out[part], (std::vector<float>{1, 3, 11, 23, 21, 43}));
 }
 
+// expand: a row repeated down, a column repeated across, a region of a block broadcast over a
+// new leading dimension.
+TEST(ImportKernels, ExpandRepeatsTheOperandOverTheOutput) {
+  Program p;
+  const NodeId w = p.load("w", 0, {3, 4}, {0, 0});  // w[r][c] = 10 r + c
+  const NodeId row = p.add("row", {"expand", {2, 4}, {0, 0}, {{w, {1, 0}, {1, 4}}}, "", {}});
+  const NodeId col = p.add("col", {"expand", {2, 3}, {0, 0}, {{w, {1, 2}, {2, 1}}}, "", {}});
+  const NodeId lead =
+      p.add("lead", {"expand", {2, 2, 2}, {0, 0, 0}, {{w, {0, 1}, {2, 2}}}, "", {}});
+  const Graph g = p.build({grid()});
+  const auto out = run(g);
+  EXPECT_EQ(out[row], (std::vector<float>{10, 11, 12, 13, 10, 11, 12, 13}));
+  EXPECT_EQ(out[col], (std::vector<float>{12, 12, 12, 22, 22, 22}));
+  EXPECT_EQ(out[lead], (std::vector<float>{1, 2, 11, 12, 1, 2, 11, 12}));
+}
+
 TEST(ImportKernels, AnyAssignmentReproducesTheSingleDeviceRun) {
   Program p;
   const NodeId w = p.load("w", 0, {3, 4}, {0, 0});

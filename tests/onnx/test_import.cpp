@@ -247,6 +247,29 @@ TEST(OnnxImport, CumSumMatchesLoops) {
   }
 }
 
+// Expand of a computed mask [2, 1, 1, 5] to [2, 1, 3, 5] (HF's attention mask over the queries),
+// and of an unchanged shape (no copy): values against plain loops, no FLOPs.
+TEST(OnnxImport, ExpandOfAComputedTensorMatchesLoops) {
+  ModelBuilder m(14);
+  m.input("x", {2, 1, 1, 5}).output("y", {2, 1, 3, 5}).output("z", {2, 1, 1, 5});
+  m.ints("shape", {4}, {2, 1, 3, 5}).ints("same", {2}, {1, 5}).weight("zero", {}, {0.0f});
+  m.node("Greater", {"x", "zero"}, {"bits"})
+      .node("Cast", {"bits"}, {"mask"}, {{"to", onnx::TensorProto::FLOAT}})
+      .node("Expand", {"mask", "shape"}, {"y"})
+      .node("Expand", {"mask", "same"}, {"z"});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    std::vector<double> want;
+    for (int b = 0; b < 2; ++b)
+      for (int q = 0; q < 3; ++q)
+        for (int k = 0; k < 5; ++k) want.push_back(x.data[static_cast<std::size_t>(b * 5 + k)] > 0);
+    EXPECT_EQ(e.tensor("y").data, want) << "P=" << p;
+    EXPECT_EQ(e.tensor("z").shape, (std::vector<std::int64_t>{2, 1, 1, 5}));
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 10) << "P=" << p;  // the comparison alone
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;

@@ -562,6 +562,15 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       r[idx] = x0 * std::cos(ang) - x1 * std::sin(ang);
       r[j] = x0 * std::sin(ang) + x1 * std::cos(ang);
     } while (next_index(idx, e.shape));
+  } else if (op == "expand") {
+    if (ops.size() != 1 || ops[0].shape.size() > e.shape.size()) fail(g, v, "expand operand");
+    for (std::size_t d = 0; d < ops[0].shape.size(); ++d) {
+      const auto od = e.shape[e.shape.size() - ops[0].shape.size() + d];
+      if (ops[0].shape[d] != 1 && ops[0].shape[d] != od) fail(g, v, "expand does not broadcast");
+    }
+    do {
+      r[idx] = ops[0][broadcast_index(idx, ops[0].shape)];
+    } while (next_index(idx, e.shape));
   } else if (op == "cumsum") {
     if (ops.size() != 1 || ops[0].shape != e.shape || e.shape.empty())
       fail(g, v, "cumsum operand shape");

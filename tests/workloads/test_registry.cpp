@@ -224,7 +224,7 @@ TEST(Registry, EveryExecOpIsADocumentedKernelOfTheNodesKind) {
       "softplus",      "abs",       "log",         "resize2d",   "conv_transpose2d",
       "not",           "less",      "greater",     "equal",      "less_equal",
       "greater_equal", "and",       "or",          "xor",        "where",
-      "cumsum"};
+      "cumsum",        "expand"};
   for (const auto& k : workloads::kernels())
     if (k.name != "max" && !imported.count(std::string(k.name))) {
       EXPECT_TRUE(used.count(std::string(k.name))) << k.name;

@@ -106,6 +106,11 @@ public:
                               std::vector<std::int64_t> offset, std::vector<std::int64_t> shape,
                               std::vector<Cuts> cuts);
 
+  /// `a` broadcast to `shape` (NumPy rules; kernel "expand", 0 FLOPs), cut by `cuts`: each
+  /// block reads the region of `a` it repeats.
+  const BlockedTensor& expand(const std::string& name, const BlockedTensor& a,
+                              std::vector<std::int64_t> shape, const std::vector<Cuts>& cuts);
+
   /// `a` with the dimensions permuted: output dimension k is a's dimension perm[k] (kernel
   /// "transpose", one block per block of a, 0 FLOPs).
   const BlockedTensor& transpose(const std::string& name, const BlockedTensor& a,
@@ -206,6 +211,10 @@ private:
   void add_tensor_block(BlockedTensor& t, const std::vector<std::int64_t>& idx, ExecDesc x,
                         OpKind kind, double flops = 0);
   void reserve_nodes(std::int64_t count, const std::string& what) const;
+  const BlockedTensor& broadcast_op(const std::string& name, const std::string& op,
+                                    const std::vector<const BlockedTensor*>& operands,
+                                    std::vector<std::int64_t> shape, const std::vector<Cuts>& cuts,
+                                    Attrs attrs);
   const BlockedTensor& window2d(const std::string& name, const std::string& op,
                                 const BlockedTensor& x, const BlockedTensor* w,
                                 const BlockedTensor* bias, const Window2d& geometry,
