@@ -166,6 +166,9 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
                 {"out_w", 32},
                 {"coord", 1},
                 {"nearest", 2}}});
+  // A column repeated across the rows (a mask expanded over its queries).
+  b.push_back(
+      {"data movement", what("expand"), "expand", "", {{n / 256, 1}}, rows, 0, eb * (e + e / 256)});
   b.push_back({"data movement",
                what("transpose"),
                "transpose",
