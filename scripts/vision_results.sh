@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the table of convolutional models (docs/results/vision.md): torchvision
-# resnet18, resnet50, mobilenet_v3_small, inception_v3 and vit_b_16 (seeded random weights)
+# resnet18, resnet50, mobilenet_v3_small, inception_v3, vit_b_16 and the segmentation models
+# lraspp_mobilenet_v3_large, fcn_resnet50 and unet (seeded random weights)
 # exported by tests/onnx/models.py at 224 x 224 (inception 299 x 299), batch 1 and 32, imported
 # with `doppler import` for each profile's device count, and placed by every method with
 # `doppler compare` (the same simulator-call budget for every search and learned method).

@@ -15,7 +15,8 @@ import math
 import os
 import sys
 
-ORDER = ["resnet18", "resnet50", "mobilenet_v3_small", "inception_v3", "vit_b_16"]
+ORDER = ["resnet18", "resnet50", "mobilenet_v3_small", "inception_v3", "vit_b_16",
+         "lraspp_mobilenet_v3_large", "fcn_resnet50", "unet"]
 
 
 def label(spec):
