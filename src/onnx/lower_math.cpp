@@ -1,5 +1,6 @@
 // Lowering of the ONNX math ops: MatMul, Gemm, elementwise ops, Softmax, reductions,
 // LayerNormalization and Where (docs/onnx.md lists the kernels and FLOPs of each).
+#include <algorithm>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -192,22 +193,54 @@ void Lowerer::softmax(const onnx::NodeProto& n) {
   define(n.output(0), workloads::softmax(p_, out(n), x));
 }
 
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare and ReduceL2 over any axes: the
+// reduced axes moved last (a transpose when they are not already), merged into one (a reshape),
+// reduced by the last-axis kernels (made whole), then shaped as keepdims says. Min is -max(-x),
+// L2 the square root of the sum of squares, Mean the sum scaled.
 void Lowerer::reduce(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
-  const bool input_axes = n.op_type() == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
+  const std::string& op = n.op_type();
+  const bool input_axes = op == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
   const HostTensor* axes_in = input_axes && has_in(n, 1) ? &const_in(n, 1, "axes") : nullptr;
-  auto axes = axes_of(n, axes_in);
-  if (axes.empty() && rank == 1) axes = {0};
-  if (axes.size() != 1 || normalize_axis(axes[0], rank) != rank - 1)
-    throw std::runtime_error(n.op_type() + " over axes other than the last one is not supported");
-  const auto& x = last_axis_whole(blocked(n, 0));
-  const bool keep = attr_int(n, "keepdims", 1) != 0, mean = n.op_type() == "ReduceMean";
-  const std::string name = keep ? out(n) : out(n, ".keep");
-  const BlockedTensor* r = &p_.reduce(mean ? name + ".sum" : name, "reduce_sum", x);
-  if (mean) r = &map(name, "scale", {r}, {{"scale", 1.0 / static_cast<double>(s.back())}});
-  if (!keep) r = &reshaped(out(n), *r, Shape(s.begin(), s.end() - 1));
-  define(n.output(0), *r);
+  std::vector<bool> reduced(s.size(), false);
+  const auto axes = axes_of(n, axes_in);
+  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) {
+    define(n.output(0), blocked(n, 0));
+    return;
+  }
+  for (auto a : axes) reduced[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
+  if (axes.empty()) reduced.assign(s.size(), true);  // every axis
+  std::vector<int> perm;                             // kept axes in order, then the reduced ones
+  Shape kept, keep_shape;
+  std::int64_t len = 1;
+  for (int d = 0; d < rank; ++d)
+    if (!reduced[static_cast<std::size_t>(d)]) perm.push_back(d), kept.push_back(s[d]);
+  for (int d = 0; d < rank; ++d)
+    if (reduced[static_cast<std::size_t>(d)]) perm.push_back(d), len *= s[d];
+  for (int d = 0; d < rank; ++d)
+    keep_shape.push_back(reduced[static_cast<std::size_t>(d)] ? 1 : s[d]);
+  const BlockedTensor* x = &blocked(n, 0);
+  if (!std::is_sorted(perm.begin(), perm.end())) x = &p_.transpose(out(n, ":moved"), *x, perm);
+  Shape rows = kept;
+  rows.push_back(len);
+  x = &last_axis_whole(reshaped(out(n, ":rows"), *x, rows));
+  const std::string y = out(n, ":r");
+  const BlockedTensor* r = nullptr;
+  if (op == "ReduceMax") {
+    r = &p_.reduce(y, "reduce_max", *x);
+  } else if (op == "ReduceMin") {
+    const auto& neg = p_.map(y + ".neg", "neg", {x}, x->cuts);
+    r = &map(y, "neg", {&p_.reduce(y + ".max", "reduce_max", neg)});
+  } else if (op == "ReduceSumSquare" || op == "ReduceL2") {
+    r = &p_.reduce(y, "reduce_sumsq", *x);
+    if (op == "ReduceL2") r = &map(y + ".sqrt", "sqrt", {r});
+  } else {
+    r = &p_.reduce(y, "reduce_sum", *x);
+    if (op == "ReduceMean")
+      r = &map(y + ".mean", "scale", {r}, {{"scale", 1.0 / static_cast<double>(len)}});
+  }
+  define(n.output(0), reshaped(out(n), *r, attr_int(n, "keepdims", 1) != 0 ? keep_shape : kept));
 }
 
 void Lowerer::layer_norm(const onnx::NodeProto& n) {

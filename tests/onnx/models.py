@@ -72,7 +72,9 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Softplus             3
     Abs Log              1
     ReduceMean           1 per input element, plus 1 per output element (the scale)
-    ReduceSum            1 per input element
+    ReduceSum ReduceMax  1 per input element
+    ReduceMin            2 per input element (negate, max), plus 1 per output element (negate)
+    ReduceSumSquare      2 per input element; ReduceL2 the same plus 1 per output element
     LayerNormalization   per element 1 (sum) + 1 (subtract the mean) + 2 (sum of squares)
                          + 1 (normalise) + 1 (gain) + 1 (bias); per normalised row 1 (the scale
                          of the mean) + 3 (the reciprocal square root)
@@ -641,7 +643,11 @@ def node_flops(node, shapes, constant=frozenset()):
         return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceMean":
         return numel(shape(0), node.input[0]) + n_out
-    if op == "ReduceSum":
+    if op == "ReduceMin" or op == "ReduceL2":
+        return 2 * numel(shape(0), node.input[0]) + n_out
+    if op == "ReduceSumSquare":
+        return 2 * numel(shape(0), node.input[0])
+    if op == "ReduceSum" or op == "ReduceMax":
         return numel(shape(0), node.input[0])
     if op == "InstanceNormalization":
         x = shape(0)

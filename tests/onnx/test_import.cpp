@@ -270,6 +270,75 @@ TEST(OnnxImport, ExpandOfAComputedTensorMatchesLoops) {
   }
 }
 
+// Reductions of x [2, 3, 4, 5] over other axes than the last: Mean over (2, 3) kept (an SE
+// block's pooling), Max over 1, Min over -1, SumSquare over (1, 3), L2 over 0, Sum over every
+// axis (opset 13: no axes input; kept), and Sum with noop_with_empty_axes (x itself); FLOPs by the
+// documented counts.
+TEST(OnnxImport, ReductionsOverAnyAxesMatchLoops) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4, 5}).output("mean", {2, 3, 1, 1}).output("max", {2, 4, 5});
+  m.output("min", {2, 3, 4, 1}).output("ss", {2, 4}).output("l2", {3, 4, 5});
+  m.output("all", {1, 1, 1, 1});
+  m.output("same", {2, 3, 4, 5});
+  m.node("ReduceMean", {"x"}, {"mean"}, {}, {{"axes", {2, 3}}})
+      .node("ReduceMax", {"x"}, {"max"}, {{"keepdims", 0}}, {{"axes", {1}}})
+      .node("ReduceMin", {"x"}, {"min"}, {}, {{"axes", {-1}}})
+      .node("ReduceSumSquare", {"x"}, {"ss"}, {{"keepdims", 0}}, {{"axes", {1, 3}}})
+      .node("ReduceL2", {"x"}, {"l2"}, {{"keepdims", 0}}, {{"axes", {0}}})
+      .node("ReduceSum", {"x"}, {"all"})
+      .node("ReduceSum", {"x"}, {"same"}, {{"noop_with_empty_axes", 1}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    const auto at = [&](int a, int b, int c, int d) { return x[{a, b, c, d}]; };
+    std::vector<double> mean, mx, mn, ss, l2;
+    double all = 0;
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 3; ++b) {
+        double s = 0;
+        for (int c = 0; c < 4; ++c)
+          for (int d = 0; d < 5; ++d) s += at(a, b, c, d), all += at(a, b, c, d);
+        mean.push_back(s / 20);
+      }
+    for (int a = 0; a < 2; ++a)
+      for (int c = 0; c < 4; ++c)
+        for (int d = 0; d < 5; ++d) {
+          double v = -INFINITY;
+          for (int b = 0; b < 3; ++b) v = std::max(v, at(a, b, c, d));
+          mx.push_back(v);
+        }
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 3; ++b)
+        for (int c = 0; c < 4; ++c) {
+          double v = INFINITY;
+          for (int d = 0; d < 5; ++d) v = std::min(v, at(a, b, c, d));
+          mn.push_back(v);
+        }
+    for (int a = 0; a < 2; ++a)
+      for (int c = 0; c < 4; ++c) {
+        double v = 0;
+        for (int b = 0; b < 3; ++b)
+          for (int d = 0; d < 5; ++d) v += at(a, b, c, d) * at(a, b, c, d);
+        ss.push_back(v);
+      }
+    for (int b = 0; b < 3; ++b)
+      for (int c = 0; c < 4; ++c)
+        for (int d = 0; d < 5; ++d)
+          l2.push_back(
+              std::sqrt(at(0, b, c, d) * at(0, b, c, d) + at(1, b, c, d) * at(1, b, c, d)));
+    EXPECT_LT(max_abs_diff(e.tensor("mean"), mean), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("max"), mx), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("min"), mn), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("ss"), ss), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("l2"), l2), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("all"), {all}), 1e-9) << "P=" << p;
+    EXPECT_EQ(e.tensor("same").data, x.data);
+    // per input element (120): mean 1, max 1, min 2, sumsq 2, l2 2, sum 1; per output: mean 1
+    // (6), min 1 (24), l2 1 (60)
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 120.0 * 9 + 6 + 24 + 60) << "P=" << p;
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;
