@@ -1,6 +1,8 @@
 // Lowering of the ONNX math ops: MatMul, Gemm, elementwise ops, Softmax, reductions,
 // LayerNormalization and Where (docs/onnx.md lists the kernels and FLOPs of each).
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -90,6 +92,77 @@ void Lowerer::matmul(const onnx::NodeProto& n) {
   const auto& a = blocked(n, 0);
   const auto& b = blocked(n, 1);
   define(n.output(0), einsum(out(n), la + "," + lb + "->" + lo, a, b, lo, out_shape));
+}
+
+// Einsum without an ellipsis or a label repeated within an operand: the labels renamed to
+// distinct lower-case letters, the output's labels cut by the partition rule (contracted ones
+// never), kernel einsum (2 FLOPs per iteration point). Without "->" the output is the labels
+// that appear once, in alphabetical order (ONNX's implicit form).
+void Lowerer::einsum_op(const onnx::NodeProto& n) {
+  const auto* attr = find_attr(n, "equation");
+  std::string eq;
+  for (char c : attr ? attr->s() : std::string()) eq += c == ' ' ? "" : std::string(1, c);
+  if (eq.find("...") != std::string::npos)
+    throw std::runtime_error("Einsum with an ellipsis (...) is not supported");
+  const auto arrow = eq.find("->");
+  std::vector<std::string> terms(1);
+  for (char c : eq.substr(0, arrow)) {
+    if (c == ',')
+      terms.emplace_back();
+    else
+      terms.back().push_back(c);
+  }
+  if (static_cast<int>(terms.size()) != n.input_size())
+    throw std::runtime_error(fmt::format("Einsum equation '{}' has {} operands, the node {}", eq,
+                                         terms.size(), n.input_size()));
+  std::map<char, std::int64_t> extent, count;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const Shape& s = in(n, i).shape;
+    if (terms[i].size() != s.size())
+      throw std::runtime_error(
+          fmt::format("Einsum term '{}' for a rank-{} operand", terms[i], s.size()));
+    for (std::size_t d = 0; d < s.size(); ++d) {
+      const char c = terms[i][d];
+      if (!std::isalpha(static_cast<unsigned char>(c)) || terms[i].find(c) != terms[i].rfind(c))
+        throw std::runtime_error("Einsum term '" + terms[i] +
+                                 "': labels must be letters, each once (no diagonals)");
+      if (extent.count(c) && extent[c] != s[d])
+        throw std::runtime_error(
+            fmt::format("Einsum label '{}' has extents {} and {}", c, extent[c], s[d]));
+      extent[c] = s[d];
+      ++count[c];
+    }
+  }
+  std::string rhs;
+  if (arrow != std::string::npos) {
+    rhs = eq.substr(arrow + 2);
+  } else {
+    for (const auto& [c, k] : count)
+      if (k == 1) rhs += c;
+  }
+  std::map<char, char> rename;  // distinct lower-case letters, in order of appearance
+  for (const std::string& t : terms)
+    for (char c : t)
+      if (!rename.count(c)) rename[c] = static_cast<char>('a' + rename.size());
+  if (rename.size() > 26) throw std::runtime_error("Einsum with more than 26 labels");
+  Shape out_shape;
+  std::string spec, lo;
+  for (char c : rhs) {
+    if (!extent.count(c) || rhs.find(c) != rhs.rfind(c))
+      throw std::runtime_error("Einsum output '" + rhs + "': each label once, from the operands");
+    out_shape.push_back(extent[c]);
+    lo += rename[c];
+  }
+  std::vector<const BlockedTensor*> ops;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    for (char c : terms[i]) spec += rename[c];
+    spec += i + 1 < terms.size() ? "," : "->";
+    ops.push_back(&blocked(n, i));
+  }
+  const auto cuts = cuts_for(out(n), out_shape, nullptr);
+  workloads::LabelCuts lc;
+  for (std::size_t d = 0; d < lo.size(); ++d) lc[lo[d]] = cuts[d];
+  define(n.output(0), p_.einsum(out(n), spec + lo, ops, lc));
 }
 
 void Lowerer::gemm(const onnx::NodeProto& n) {

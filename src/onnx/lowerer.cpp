@@ -86,6 +86,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Slice", &Lowerer::slice},
                                               {"Gather", &Lowerer::gather},
                                               {"Conv", &Lowerer::conv},
+                                              {"Einsum", &Lowerer::einsum_op},
                                               {"ConvTranspose", &Lowerer::conv_transpose},
                                               {"MaxPool", &Lowerer::pool},
                                               {"AveragePool", &Lowerer::pool},

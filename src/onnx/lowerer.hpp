@@ -80,6 +80,7 @@ private:
   // Math ops (lower_math.cpp).
   void matmul(const onnx::NodeProto& n);
   void gemm(const onnx::NodeProto& n);
+  void einsum_op(const onnx::NodeProto& n);
   void binary(const onnx::NodeProto& n);
   void unary(const onnx::NodeProto& n);
   void softmax(const onnx::NodeProto& n);

@@ -53,6 +53,7 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          1 more per output element when alpha != 1, and when beta != 1 with a
                          computed C (a constant C is scaled at import)
     Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
+    Einsum               2 per point of the iteration space (the product of every label's extent)
     Conv                 2 * (input channels per group) * KH * KW, plus 1 with a bias
     ConvTranspose        2 * (output channels per group) * KH * KW per INPUT element (its true
                          multiply-adds when no padding crops them), plus 1 per output with a bias
@@ -625,6 +626,13 @@ def node_flops(node, shapes, constant=frozenset()):
         if has_c and attr("beta", 1.0) != 1.0 and node.input[2] not in constant:
             flops += n_out
         return flops
+    if op == "Einsum":  # 2 per point of the iteration space (every label's extent)
+        terms = attr("equation", b"").decode().replace(" ", "").split("->")[0].split(",")
+        extents = {}
+        for i, term in enumerate(terms):
+            for label, extent in zip(term, shape(i)):
+                extents[label] = extent
+        return 2 * math.prod(extents.values())
     if op == "Conv":
         w = shape(1)  # [OC, C / group, K...] (1-D or 2-D)
         flops = 2 * n_out * math.prod(w[1:])

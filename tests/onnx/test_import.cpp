@@ -339,6 +339,62 @@ TEST(OnnxImport, ReductionsOverAnyAxesMatchLoops) {
   }
 }
 
+// Einsum: a batched contraction with upper-case labels, the implicit output form (the labels
+// that appear once, alphabetically: "ij,jk" is "ij,jk->ik"), a one-operand reduction; values
+// against loops, 2 FLOPs per iteration point; an ellipsis and a diagonal are one-line errors.
+TEST(OnnxImport, EinsumMatchesLoops) {
+  const auto w = iota_values(4 * 3, 0.1f, -0.5f);
+  ModelBuilder m(14);
+  m.input("x", {2, 3, 4}).output("y", {2, 3, 3}).output("z", {3, 3}).output("s", {2});
+  m.weight("w", {4, 3}, w);
+  auto& mb = m.node("Einsum", {"x", "w"}, {"y"});
+  mb.attr("equation", "bQd, dK -> bQK");
+  mb.node("Einsum", {"w", "w"}, {"z"}).attr("equation", "ji,jk");
+  mb.node("Einsum", {"x"}, {"s"}).attr("equation", "bqd->b");
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    std::vector<double> y, z, s;
+    const auto wv = [&](int r, int c) {
+      return static_cast<double>(w[static_cast<std::size_t>(r * 3 + c)]);
+    };
+    for (int b = 0; b < 2; ++b)
+      for (int q = 0; q < 3; ++q)
+        for (int k = 0; k < 3; ++k) {
+          double acc = 0;
+          for (int d = 0; d < 4; ++d) acc += x[{b, q, d}] * wv(d, k);
+          y.push_back(acc);
+        }
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 3; ++k) {
+        double acc = 0;
+        for (int j = 0; j < 4; ++j) acc += wv(j, i) * wv(j, k);
+        z.push_back(acc);
+      }
+    for (int b = 0; b < 2; ++b) {
+      double acc = 0;
+      for (int q = 0; q < 3; ++q)
+        for (int d = 0; d < 4; ++d) acc += x[{b, q, d}];
+      s.push_back(acc);
+    }
+    EXPECT_LT(max_abs_diff(e.tensor("y"), y), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("z"), z), 1e-12) << "P=" << p;
+    EXPECT_LT(max_abs_diff(e.tensor("s"), s), 1e-12) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 2.0 * (2 * 3 * 4 * 3 + 3 * 4 * 3 + 2 * 3 * 4));
+  }
+  for (const char* bad : {"b...,dk->b...k", "bqq,qk->bk"}) {
+    ModelBuilder b(14);
+    const bool ellipsis = std::string(bad)[1] == '.';
+    b.input("x", {2, 3, 3}).weight("w", {3, 3}, iota_values(9, 1, 0));
+    b.output("y", ellipsis ? std::vector<test::Dim>{"a", "b", "c", "d"}
+                           : std::vector<test::Dim>{"a", "b"});
+    b.node("Einsum", {"x", "w"}, {"y"}).attr("equation", bad);
+    const std::string err = test::import_error(b);
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+    EXPECT_NE(err.find(ellipsis ? "ellipsis" : "no diagonals"), std::string::npos) << err;
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;
