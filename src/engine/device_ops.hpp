@@ -213,7 +213,8 @@ enum class Fn : std::uint8_t {
   logical_xor,  // binary, 1 where the comparison or connective holds, else 0 (nonzero is true)
   sum,
   max,
-  sumsq,  // aggregate / reduce
+  sumsq,   // aggregate / reduce
+  argmax,  // reduce: the index of the largest element (ties: the first, the last with p0 = 1)
 };
 
 /// exp in f32 saturating as the CPU engine's: 0 below -87.3, about 1.7e38 above 88.7.
@@ -398,8 +399,22 @@ struct ReduceArgs {
   I64 n = 0;  ///< rows
   I64 len = 0, step = 1;
   Fn fn = Fn::sum;
-  int lanes = 1;  ///< threads per row: 1 or kReduceLanes
+  int lanes = 1;      ///< threads per row: 1 or kReduceLanes (argmax: 1)
+  bool last = false;  ///< argmax: ties go to the last index
 };
+
+/// argmax: the index of the largest element of row r (NaN never wins), the first or last of ties.
+template <class T>
+DOPPLER_HD double argmax_row(const ReduceArgs& a, I64 r, const T* x) {
+  const T* s = x + offset_at(r, a.rows, a.in);
+  float best = -HUGE_VALF;
+  I64 at = 0;
+  for (I64 i = 0; i < a.len; ++i) {
+    const float v = as_f32(s[i * a.step]);
+    if (v > best || (a.last && v == best)) best = v, at = i;
+  }
+  return static_cast<double>(at);
+}
 
 /// cumsum: row r of the operand (its rows along the last axis, laid out by `rows` and `in`;
 /// rows contiguous in the output) as running sums in double, from its first element (from its
@@ -447,6 +462,7 @@ DOPPLER_HD double reduce_lane(const ReduceArgs& a, I64 r, int lane, const T* x) 
 /// Row r as the device reduces it: one lane, or kReduceLanes lanes and their tree.
 template <class T>
 DOPPLER_HD double reduce_row(const ReduceArgs& a, I64 r, const T* x) {
+  if (a.fn == Fn::argmax) return argmax_row(a, r, x);
   if (a.lanes != kReduceLanes) return reduce_lane(a, r, 0, x);
   double p[kReduceLanes];
   for (int l = 0; l < kReduceLanes; ++l) p[l] = reduce_lane(a, r, l, x);

@@ -255,7 +255,8 @@ void run_reduce(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   dev::ReduceArgs a;
   set_rows(v, a);
   a.fn = k.fn;
-  a.lanes = a.len >= dev::kLaneRowLength ? dev::kReduceLanes : 1;
+  a.lanes = a.len >= dev::kLaneRowLength && k.fn != Fn::argmax ? dev::kReduceLanes : 1;
+  a.last = k.p0 != 0;
   if (a.n > 0) x.reduce(a, in + v.offset, out);
 }
 

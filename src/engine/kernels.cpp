@@ -242,7 +242,11 @@ void run_reduce(const KernelPlan& k, const float* x, float* out) {
     for (std::int64_t r = 0; r < len; ++r) {
       const float* s = x + v.offset + off[0] + r * in[0];
       double acc = k.fn == Fn::max ? -std::numeric_limits<double>::infinity() : 0.0;
-      if (k.fn == Fn::sum && step == 1) {  // four partial sums: a fixed, faster order
+      if (k.fn == Fn::argmax) {  // as the device: the first (or last) index of the largest
+        dev::ReduceArgs a;
+        a.len = n, a.step = step, a.last = k.p0 != 0, a.rows = device_shape({1});
+        acc = dev::argmax_row(a, 0, s);
+      } else if (k.fn == Fn::sum && step == 1) {  // four partial sums: a fixed, faster order
         double a[4] = {0, 0, 0, 0};
         std::int64_t i = 0;
         for (; i + 4 <= n; i += 4)

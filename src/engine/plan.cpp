@@ -78,7 +78,8 @@ const std::map<std::string, Fn>& fn_names() {
                                               {"max", Fn::max},
                                               {"reduce_sum", Fn::sum},
                                               {"reduce_max", Fn::max},
-                                              {"reduce_sumsq", Fn::sumsq}};
+                                              {"reduce_sumsq", Fn::sumsq},
+                                              {"reduce_argmax", Fn::argmax}};
   return m;
 }
 
@@ -350,7 +351,9 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     }
     if (covered != k.numel) bad(g, v, "pieces do not tile the block");
     k.op = KernelOp::pieces;
-  } else if (op == "reduce_sum" || op == "reduce_max" || op == "reduce_sumsq") {
+  } else if (op == "reduce_sum" || op == "reduce_max" || op == "reduce_sumsq" ||
+             op == "reduce_argmax") {
+    if (op == "reduce_argmax") k.p0 = e.attr("last", 0) != 0 ? 1.0f : 0.0f;
     Dims want = k.in[0].shape;
     if (want.empty()) bad(g, v, "reduction of a scalar");
     want.back() = 1;

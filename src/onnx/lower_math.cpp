@@ -316,6 +316,33 @@ void Lowerer::reduce(const onnx::NodeProto& n) {
   define(n.output(0), reshaped(out(n), *r, attr_int(n, "keepdims", 1) != 0 ? keep_shape : kept));
 }
 
+// ArgMax / ArgMin along `axis` (keepdims, select_last_index): the axis moved last by a
+// transpose when it is not, made whole, kernel reduce_argmax (ArgMin: of the negation); the
+// indices are whole numbers held as floats.
+void Lowerer::arg_reduce(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  if (rank == 0) throw std::runtime_error(n.op_type() + " of a scalar");
+  const auto axis = static_cast<int>(normalize_axis(attr_int(n, "axis", 0), rank));
+  const auto last = static_cast<int>(rank - 1);
+  std::vector<int> perm;
+  Shape kept, keep_shape = s;
+  for (int d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(d), kept.push_back(s[static_cast<std::size_t>(d)]);
+  perm.push_back(axis);
+  keep_shape[static_cast<std::size_t>(axis)] = 1;
+  const BlockedTensor* x = &blocked(n, 0);
+  if (axis != last) x = &p_.transpose(out(n, ":moved"), *x, perm);
+  x = &last_axis_whole(*x);
+  if (n.op_type() == "ArgMin") x = &p_.map(out(n, ":neg"), "neg", {x}, x->cuts);
+  const auto& r = p_.reduce(out(n, ":r"), "reduce_argmax", *x,
+                            {{"last", attr_int(n, "select_last_index", 0) != 0}});
+  kept.push_back(1);
+  const Shape& target =
+      attr_int(n, "keepdims", 1) != 0 ? keep_shape : Shape(kept.begin(), kept.end() - 1);
+  define(n.output(0), reshaped(out(n), r, target));
+}
+
 void Lowerer::layer_norm(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());

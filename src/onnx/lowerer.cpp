@@ -58,6 +58,8 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"ReduceMin", &Lowerer::reduce},
                                               {"ReduceSumSquare", &Lowerer::reduce},
                                               {"ReduceL2", &Lowerer::reduce},
+                                              {"ArgMax", &Lowerer::arg_reduce},
+                                              {"ArgMin", &Lowerer::arg_reduce},
                                               {"LayerNormalization", &Lowerer::layer_norm},
                                               {"InstanceNormalization", &Lowerer::instance_norm},
                                               {"Where", &Lowerer::where},

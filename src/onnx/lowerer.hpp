@@ -85,6 +85,7 @@ private:
   void unary(const onnx::NodeProto& n);
   void softmax(const onnx::NodeProto& n);
   void reduce(const onnx::NodeProto& n);
+  void arg_reduce(const onnx::NodeProto& n);
   void layer_norm(const onnx::NodeProto& n);
   void instance_norm(const onnx::NodeProto& n);
   const BlockedTensor& normalized(const std::string& y, const BlockedTensor& x, double eps);

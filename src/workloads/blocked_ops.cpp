@@ -226,7 +226,7 @@ const BlockedTensor& BlockedProgram::broadcast_op(const std::string& name, const
 }
 
 const BlockedTensor& BlockedProgram::reduce(const std::string& name, const std::string& op,
-                                            const BlockedTensor& a) {
+                                            const BlockedTensor& a, Attrs attrs) {
   const KernelInfo& kern = kernel(op);
   if (op.rfind("reduce_", 0) != 0) throw std::logic_error("reduce: not a reduction: " + op);
   if (a.blocks.empty() || a.rank() == 0)
@@ -234,6 +234,8 @@ const BlockedTensor& BlockedProgram::reduce(const std::string& name, const std::
   const auto aid = a.id;
   const std::size_t last = a.shape.size() - 1;
   const std::int64_t k = static_cast<std::int64_t>(a.cuts[last].size()) - 1;
+  if (op == "reduce_argmax" && k > 1)
+    throw std::logic_error("reduce_argmax of a last axis in " + std::to_string(k) + " blocks");
   std::vector<std::int64_t> shape = a.shape;
   shape[last] = 1;
   std::vector<Cuts> cuts = a.cuts;
@@ -260,6 +262,7 @@ const BlockedTensor& BlockedProgram::reduce(const std::string& name, const std::
       const NodeId in = src.block(aidx);
       ExecDesc x = out;
       x.op = op;
+      x.attrs = attrs;
       x.inputs.push_back({in, {}, {}});
       Node n;
       n.name = block_name(name, k > 1 ? aidx : oidx);

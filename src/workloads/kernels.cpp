@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 61> kKernels = {{
+constexpr std::array<KernelInfo, 62> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -48,6 +48,8 @@ constexpr std::array<KernelInfo, 61> kKernels = {{
     {"reduce_sum", OpKind::einsum, 1, 1, "sum over the last axis (kept, extent 1)"},
     {"reduce_max", OpKind::einsum, 1, 1, "max over the last axis (kept, extent 1)"},
     {"reduce_sumsq", OpKind::einsum, 1, 2, "sum of squares over the last axis"},
+    {"reduce_argmax", OpKind::einsum, 1, 1,
+     "index of the largest element of the last axis (kept, extent 1; ties: the first)"},
     {"clip", OpKind::elementwise, 1, 2, "min(max(x, min), max)"},
     {"hardsigmoid", OpKind::elementwise, 1, 4, "max(0, min(1, alpha x + beta))"},
     {"hardswish", OpKind::elementwise, 1, 5, "x max(0, min(1, x / 6 + 1/2))"},

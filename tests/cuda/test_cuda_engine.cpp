@@ -314,6 +314,24 @@ TEST(CudaEngine, Bf16StorageRefusesIndicesOfLongerTables) {
     }
 }
 
+// The same for the argmax of an axis longer than 256 (its index would be rounded).
+TEST(CudaEngine, Bf16StorageRefusesArgmaxOfLongerAxes) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {2, 300}, 1, 0, {{0, 2}, {0, 300}});
+  p.reduce("i", "reduce_argmax", x);
+  const Graph g = p.build({"argmax", "test", {}});
+  EngineOptions o = cuda_options(1, 1);
+  o.gpu.storage = GpuDevices::Storage::bf16;
+  try {
+    Engine e(g, o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "node 1 takes the index of the largest of 300 elements, and --gpu-dtype bf16 holds "
+              "indices exactly only up to 256: use --gpu-dtype f32");
+  }
+}
+
 TEST(CudaEngine, FewerPartitionsThanDevicesAreABadRequest) {
   DOPPLER_REQUIRE_GPU();
   const Graph g = workload("ffnn", false, 2);

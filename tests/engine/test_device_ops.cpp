@@ -103,6 +103,8 @@ TEST(DeviceOps, ComparisonsAndWhereAgreeWithTheCpuKernels) {
   p.map("masked", "where", {&lt, &s, &a}, cuts);
   p.map("picked", "where", {&b, &a, &lt}, cuts);  // a broadcast condition
   p.expand("expanded", b, {4, 6, 5}, cuts);       // [6, 1] repeated
+  p.reduce("argmax", "reduce_argmax", a);
+  p.reduce("argmax_last", "reduce_argmax", lt, {{"last", 1}});  // ties everywhere
   const Graph g = p.build({"compare", "test", {}});
   const auto seen = expect_device_path_agrees(g, KernelMode::real, "compare");
   EXPECT_TRUE(seen.count(KernelOp::where));

@@ -315,6 +315,27 @@ TEST(ImportKernels, ExpandRepeatsTheOperandOverTheOutput) {
   EXPECT_EQ(out[lead], (std::vector<float>{1, 2, 11, 12, 1, 2, 11, 12}));
 }
 
+// reduce_argmax: the index of each row's largest element, the first of ties (the last with
+// attribute last = 1); -inf and a NaN never win over a finite value.
+TEST(ImportKernels, ArgmaxNamesTheLargestElement) {
+  Program p;
+  const NodeId a =
+      p.load("a", 0, {3, 4}, {0, 0});  // rows: [1, 5, 5, 2], [-inf, -3, nan, -3], [0, 0, 0, 0]
+  const NodeId first = p.add("first", {"reduce_argmax", {3, 1}, {0, 0}, {{a, {}, {}}}, "", {}});
+  const NodeId last =
+      p.add("last", {"reduce_argmax", {3, 1}, {0, 0}, {{a, {}, {}}}, "", {{"last", 1}}});
+  const NodeId cols =
+      p.add("cols", {"reduce_argmax", {1, 1}, {0, 0}, {{a, {0, 1}, {1, 2}}}, "", {}});
+  const float inf = INFINITY, nan = NAN;
+  const Graph g = p.build({{"a", {3, 4}, {1, 5, 5, 2, -inf, -3, nan, -3, 0, 0, 0, 0}}});
+  Engine e(g, {});
+  e.run(test::single_device(g, 1));
+  const auto out = test::all_outputs(e);
+  EXPECT_EQ(out[first], (std::vector<float>{1, 1, 0}));
+  EXPECT_EQ(out[last], (std::vector<float>{2, 3, 3}));
+  EXPECT_EQ(out[cols], (std::vector<float>{0}));  // [5, 5]: the first
+}
+
 TEST(ImportKernels, AnyAssignmentReproducesTheSingleDeviceRun) {
   Program p;
   const NodeId w = p.load("w", 0, {3, 4}, {0, 0});

@@ -76,6 +76,7 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     ReduceSum ReduceMax  1 per input element
     ReduceMin            2 per input element (negate, max), plus 1 per output element (negate)
     ReduceSumSquare      2 per input element; ReduceL2 the same plus 1 per output element
+    ArgMax ArgMin        1 per input element; 2 (the negation first)
     LayerNormalization   per element 1 (sum) + 1 (subtract the mean) + 2 (sum of squares)
                          + 1 (normalise) + 1 (gain) + 1 (bias); per normalised row 1 (the scale
                          of the mean) + 3 (the reciprocal square root)
@@ -654,6 +655,10 @@ def node_flops(node, shapes, constant=frozenset()):
     if op == "ReduceMin" or op == "ReduceL2":
         return 2 * numel(shape(0), node.input[0]) + n_out
     if op == "ReduceSumSquare":
+        return 2 * numel(shape(0), node.input[0])
+    if op == "ArgMax":
+        return numel(shape(0), node.input[0])
+    if op == "ArgMin":  # the negation, then ArgMax
         return 2 * numel(shape(0), node.input[0])
     if op == "ReduceSum" or op == "ReduceMax":
         return numel(shape(0), node.input[0])

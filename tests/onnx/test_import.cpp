@@ -395,6 +395,49 @@ TEST(OnnxImport, EinsumMatchesLoops) {
   }
 }
 
+// ArgMax over axis 1 of [2, 3, 4] (keepdims 0) and ArgMin over the last axis (kept): indices
+// against loops; FLOPs 1 per input element (ArgMin: 2, the negation first).
+TEST(OnnxImport, ArgMaxAndArgMinMatchLoops) {
+  ModelBuilder m(14);
+  m.input("x", {2, 3, 4}).output("mx", {2, 4}).output("mn", {2, 3, 1});
+  m.node("ArgMax", {"x"}, {"mx"}, {{"axis", 1}, {"keepdims", 0}});
+  m.node("ArgMin", {"x"}, {"mn"}, {{"axis", -1}});
+  m.proto()
+      .mutable_graph()
+      ->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::INT64);
+  m.proto()
+      .mutable_graph()
+      ->mutable_output(1)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->set_elem_type(onnx::TensorProto::INT64);
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    std::vector<double> mx, mn;
+    for (int a = 0; a < 2; ++a)
+      for (int c = 0; c < 4; ++c) {
+        int at = 0;
+        for (int b = 1; b < 3; ++b)
+          if (x[{a, b, c}] > x[{a, at, c}]) at = b;
+        mx.push_back(at);
+      }
+    for (int a = 0; a < 2; ++a)
+      for (int b = 0; b < 3; ++b) {
+        int at = 0;
+        for (int c = 1; c < 4; ++c)
+          if (x[{a, b, c}] < x[{a, b, at}]) at = c;
+        mn.push_back(at);
+      }
+    EXPECT_EQ(e.tensor("mx").data, mx) << "P=" << p;
+    EXPECT_EQ(e.tensor("mn").data, mn) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 + 2 * 24) << "P=" << p;
+  }
+}
+
 TEST(OnnxImport, SplitAndGatherOfActivations) {
   // qkv [2, 6] split into three [2, 2]; then Gather row 1 of the second part (scalar index).
   ModelBuilder m;

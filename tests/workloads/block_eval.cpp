@@ -521,6 +521,23 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       t.insert(t.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind.shape.size()), idx.end());
       r[idx] = table[t];
     } while (next_index(idx, e.shape));
+  } else if (op == "reduce_argmax") {
+    Idx want = ops.at(0).shape;
+    const auto last = want.size() - 1;
+    const auto k = want[last];
+    want[last] = 1;
+    if (want != e.shape) fail(g, v, "reduction shape");
+    const bool last_tie = e.attr("last", 0) != 0;
+    do {  // the first (or last) position of the largest value
+      Idx a = idx;
+      double best = -std::numeric_limits<double>::infinity();
+      std::int64_t at = 0;
+      for (a[last] = 0; a[last] < k; ++a[last]) {
+        const double x = ops[0][a];
+        if (x > best || (last_tie && x == best)) best = x, at = a[last];
+      }
+      r[idx] = static_cast<double>(at);
+    } while (next_index(idx, e.shape));
   } else if (op == "reduce_sum" || op == "reduce_max" || op == "reduce_sumsq") {
     Idx want = ops.at(0).shape;
     const auto last = want.size() - 1;

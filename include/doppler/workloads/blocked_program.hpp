@@ -90,11 +90,12 @@ public:
                            const std::vector<const BlockedTensor*>& operands,
                            const std::vector<Cuts>& cuts, Attrs attrs = {});
 
-  /// Last-axis reduction `op` (reduce_sum, reduce_max, reduce_sumsq) of `a`, in a's layout: the
-  /// output has a's shape with a last extent of 1. When a's last axis has K > 1 blocks, partial
-  /// reductions are aggregated by "sum" (or "max" for reduce_max) blocks `agg:name[...]`.
+  /// Last-axis reduction `op` (reduce_sum, reduce_max, reduce_sumsq, reduce_argmax) of `a`, in
+  /// a's layout, with the kernel's `attrs`: the output has a's shape with a last extent of 1.
+  /// When a's last axis has K > 1 blocks, partial reductions are aggregated by "sum" (or "max"
+  /// for reduce_max) blocks `agg:name[...]`; reduce_argmax needs the axis whole (logic_error).
   const BlockedTensor& reduce(const std::string& name, const std::string& op,
-                              const BlockedTensor& a);
+                              const BlockedTensor& a, Attrs attrs = {});
 
   /// A constant tensor (kernel "fill", attributes value and causal).
   const BlockedTensor& fill(const std::string& name, std::vector<std::int64_t> shape,

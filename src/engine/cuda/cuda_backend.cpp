@@ -418,7 +418,8 @@ private:
 };
 
 // bf16 holds whole numbers exactly only up to 256: indices of longer tables would name other
-// rows. A bad request, said before any GPU is looked for.
+// rows, and the argmax of a longer axis would be rounded. A bad request, said before any GPU is
+// looked for.
 void check_bf16_indices(const Plan& plan, GpuDevices::Storage storage) {
   if (storage != GpuDevices::Storage::bf16) return;
   for (std::size_t v = 0; v < plan.kernels.size(); ++v) {
@@ -428,6 +429,12 @@ void check_bf16_indices(const Plan& plan, GpuDevices::Storage storage) {
           "node {} gathers rows of a {}-row table, and --gpu-dtype bf16 holds indices exactly "
           "only up to {}: use --gpu-dtype f32",
           v, k.in[0].shape[0], kBf16WholeNumbers));
+    if (k.op == engine_detail::KernelOp::reduce && k.fn == engine_detail::Fn::argmax &&
+        k.in[0].shape.back() > kBf16WholeNumbers)
+      throw InputError(fmt::format(
+          "node {} takes the index of the largest of {} elements, and --gpu-dtype bf16 holds "
+          "indices exactly only up to {}: use --gpu-dtype f32",
+          v, k.in[0].shape.back(), kBf16WholeNumbers));
   }
 }
 
