@@ -44,8 +44,9 @@ void pack_weight(const KernelPlan& k, const float* const* inputs, float* wp) {
   copy_strided(inputs[w.pieces] + v.offset, src, wp, contiguous_strides(shape), shape);
 }
 
-// Every output plane at its channel's bias (0 without one).
-void fill_bias(const KernelPlan& k, const float* const* inputs, float* out) {
+}  // namespace
+
+void fill_conv_bias(const KernelPlan& k, const float* const* inputs, float* out) {
   const WindowPlan& w = k.window;
   const View* bv = w.bias ? &k.in[static_cast<std::size_t>(w.pieces) + 1] : nullptr;
   const I64 plane = w.oh * w.ow;
@@ -54,8 +55,6 @@ void fill_bias(const KernelPlan& k, const float* const* inputs, float* out) {
     for (I64 n = 0; n < w.nb; ++n) std::fill_n(out + (n * w.cb + o) * plane, plane, b);
   }
 }
-
-}  // namespace
 
 void plan_conv_transpose(const ExecDesc& e, KernelPlan& k) {
   WindowPlan& w = k.window;
@@ -83,7 +82,7 @@ void run_conv_transpose(const KernelPlan& k, const float* const* inputs, float* 
   float* wp = s;
   pack_weight(k, inputs, wp);
   float* cols = wp + w.cb * w.kh * w.kw * w.icg;
-  fill_bias(k, inputs, out);
+  fill_conv_bias(k, inputs, out);
   const I64 plane = w.oh * w.ow, ncol = w.rows * w.in_w, kk = w.kh * w.kw;
   dev::Col2imArgs a;
   a.w = device_window(w, win.sn, win.sc, win.sy);

@@ -109,23 +109,13 @@ void plan_resize(const ExecDesc& e, KernelPlan& k) {
 void run_resize(const KernelPlan& k, const float* const* inputs, float* out,
                 std::vector<float>& scratch) {
   const WindowPlan& w = k.window;
-  const float* win = inputs[0] + k.in[0].offset;
-  Dims ws = k.in[0].strides;
-  if (w.pieces > 1) {  // the pieces stacked along rows into scratch
-    if (scratch.size() < static_cast<std::size_t>(w.scratch))
-      scratch.resize(static_cast<std::size_t>(w.scratch));
-    ws = contiguous_strides({w.nb, w.cw, w.rows, w.in_w});
-    I64 row = 0;
-    for (std::size_t j = 0; j < static_cast<std::size_t>(w.pieces); ++j) {
-      const View& v = k.in[j];
-      copy_strided(inputs[j] + v.offset, v.strides, scratch.data() + row * ws[2], ws, v.shape);
-      row += v.shape[2];
-    }
-    win = scratch.data();
-  }
+  if (scratch.size() < static_cast<std::size_t>(w.scratch))
+    scratch.resize(static_cast<std::size_t>(w.scratch));
+  float* s = scratch.data();
+  const WindowRef win = window_ref(k, inputs, s);  // the pieces stacked when there are several
   for (I64 n = 0; n < w.nb; ++n)
     for (I64 c = 0; c < w.cb; ++c)
-      resize_plane(w, win + n * ws[0] + c * ws[1], ws[2], out + (n * w.cb + c) * w.oh * w.ow);
+      resize_plane(w, win.p + n * win.sn + c * win.sc, win.sy, out + (n * w.cb + c) * w.oh * w.ow);
 }
 
 }  // namespace doppler::engine_detail

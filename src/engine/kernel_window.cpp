@@ -312,13 +312,8 @@ void run_conv(const KernelPlan& k, const float* const* inputs, float* out,
   const Win win = window_of(k, inputs, s);
   I64 ldw = 0;
   const float* wt = weight_of(k, inputs, s, ldw);
-  const View* bv = w.bias ? &k.in[static_cast<std::size_t>(w.pieces) + 1] : nullptr;
-  const float* bias = bv ? inputs[w.pieces + 1] + bv->offset : nullptr;
   const I64 plane = w.oh * w.ow;
-  for (I64 o = 0; o < w.cb; ++o) {  // every plane starts at its bias (or 0)
-    const float b0 = bias ? bias[o * bv->strides[0]] : 0.0f;
-    for (I64 n = 0; n < w.nb; ++n) std::fill_n(out + (n * w.cb + o) * plane, plane, b0);
-  }
+  fill_conv_bias(k, inputs, out);
   for (I64 n = 0; n < w.nb; ++n)
     for (I64 o = 0; o < w.cb;) {  // runs [o, end) of output channels in one group
       const I64 g = (w.o0 + o) / w.out_per_group;
@@ -326,7 +321,7 @@ void run_conv(const KernelPlan& k, const float* const* inputs, float* out,
       const float* x = win.p + n * win.sn + (g * w.icg - w.c0) * win.sc;
       float* dst = out + (n * w.cb + o) * plane;
       if (end - o >= kMinGemmRows) {
-        conv_run_gemm(w, win, x, wt + o * ldw, ldw, end - o, bias != nullptr, s, dst);
+        conv_run_gemm(w, win, x, wt + o * ldw, ldw, end - o, w.bias, s, dst);
       } else {
         for (I64 j = o; j < end; ++j)
           conv_plane_direct(w, win, x, wt + j * ldw, dst + (j - o) * plane);

@@ -194,6 +194,9 @@ void check_conv_weight(const ExecDesc& e, const KernelPlan& k, WindowPlan& w);
 /// Longest run of the block's output channels in one group.
 std::int64_t longest_group_run(const WindowPlan& w);
 
+/// conv2d / conv_transpose2d: every output plane [oh, ow] at its channel's bias (0 without one).
+void fill_conv_bias(const KernelPlan& k, const float* const* inputs, float* out);
+
 /// The conv_transpose2d part of plan_window (kernel_conv_transpose.cpp), after the window.
 void plan_conv_transpose(const ExecDesc& e, KernelPlan& k);
 /// Runs a compiled conv_transpose2d kernel: SGEMM of the packed weight and the window, then
