@@ -284,20 +284,9 @@ void Lowerer::reduce(const onnx::NodeProto& n) {
   }
   for (auto a : axes) reduced[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
   if (axes.empty()) reduced.assign(s.size(), true);  // every axis
-  std::vector<int> perm;                             // kept axes in order, then the reduced ones
-  Shape kept, keep_shape;
-  std::int64_t len = 1;
-  for (int d = 0; d < rank; ++d)
-    if (!reduced[static_cast<std::size_t>(d)]) perm.push_back(d), kept.push_back(s[d]);
-  for (int d = 0; d < rank; ++d)
-    if (reduced[static_cast<std::size_t>(d)]) perm.push_back(d), len *= s[d];
-  for (int d = 0; d < rank; ++d)
-    keep_shape.push_back(reduced[static_cast<std::size_t>(d)] ? 1 : s[d]);
-  const BlockedTensor* x = &blocked(n, 0);
-  if (!std::is_sorted(perm.begin(), perm.end())) x = &p_.transpose(out(n, ":moved"), *x, perm);
-  Shape rows = kept;
-  rows.push_back(len);
-  x = &last_axis_whole(reshaped(out(n, ":rows"), *x, rows));
+  const ReducedRows rr = reduced_rows(n, reduced);
+  const BlockedTensor* x = rr.rows;
+  const std::int64_t len = x->shape.back();
   const std::string y = out(n, ":r");
   const BlockedTensor* r = nullptr;
   if (op == "ReduceMax") {
@@ -313,7 +302,29 @@ void Lowerer::reduce(const onnx::NodeProto& n) {
     if (op == "ReduceMean")
       r = &map(y + ".mean", "scale", {r}, {{"scale", 1.0 / static_cast<double>(len)}});
   }
-  define(n.output(0), reshaped(out(n), *r, attr_int(n, "keepdims", 1) != 0 ? keep_shape : kept));
+  define(n.output(0),
+         reshaped(out(n), *r, attr_int(n, "keepdims", 1) != 0 ? rr.keep_shape : rr.kept));
+}
+
+Lowerer::ReducedRows Lowerer::reduced_rows(const onnx::NodeProto& n,
+                                           const std::vector<bool>& reduced) {
+  const Shape s = in(n, 0).shape;
+  const auto rank = static_cast<int>(s.size());
+  ReducedRows rr;
+  std::vector<int> perm;  // kept axes in order, then the reduced ones
+  std::int64_t len = 1;
+  for (int d = 0; d < rank; ++d)
+    if (!reduced[static_cast<std::size_t>(d)]) perm.push_back(d), rr.kept.push_back(s[d]);
+  for (int d = 0; d < rank; ++d)
+    if (reduced[static_cast<std::size_t>(d)]) perm.push_back(d), len *= s[d];
+  for (int d = 0; d < rank; ++d)
+    rr.keep_shape.push_back(reduced[static_cast<std::size_t>(d)] ? 1 : s[d]);
+  const BlockedTensor* x = &blocked(n, 0);
+  if (!std::is_sorted(perm.begin(), perm.end())) x = &p_.transpose(out(n, ":moved"), *x, perm);
+  Shape rows = rr.kept;
+  rows.push_back(len);
+  rr.rows = &last_axis_whole(reshaped(out(n, ":rows"), *x, rows));
+  return rr;
 }
 
 // ArgMax / ArgMin along `axis` (keepdims, select_last_index): the axis moved last by a
@@ -323,24 +334,15 @@ void Lowerer::arg_reduce(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
   if (rank == 0) throw std::runtime_error(n.op_type() + " of a scalar");
-  const auto axis = static_cast<int>(normalize_axis(attr_int(n, "axis", 0), rank));
-  const auto last = static_cast<int>(rank - 1);
-  std::vector<int> perm;
-  Shape kept, keep_shape = s;
-  for (int d = 0; d < rank; ++d)
-    if (d != axis) perm.push_back(d), kept.push_back(s[static_cast<std::size_t>(d)]);
-  perm.push_back(axis);
-  keep_shape[static_cast<std::size_t>(axis)] = 1;
-  const BlockedTensor* x = &blocked(n, 0);
-  if (axis != last) x = &p_.transpose(out(n, ":moved"), *x, perm);
-  x = &last_axis_whole(*x);
+  std::vector<bool> reduced(s.size(), false);
+  reduced[static_cast<std::size_t>(normalize_axis(attr_int(n, "axis", 0), rank))] = true;
+  const ReducedRows rr = reduced_rows(n, reduced);
+  const BlockedTensor* x = rr.rows;
   if (n.op_type() == "ArgMin") x = &p_.map(out(n, ":neg"), "neg", {x}, x->cuts);
   const auto& r = p_.reduce(out(n, ":r"), "reduce_argmax", *x,
                             {{"last", attr_int(n, "select_last_index", 0) != 0}});
-  kept.push_back(1);
-  const Shape& target =
-      attr_int(n, "keepdims", 1) != 0 ? keep_shape : Shape(kept.begin(), kept.end() - 1);
-  define(n.output(0), reshaped(out(n), r, target));
+  define(n.output(0),
+         reshaped(out(n), r, attr_int(n, "keepdims", 1) != 0 ? rr.keep_shape : rr.kept));
 }
 
 void Lowerer::layer_norm(const onnx::NodeProto& n) {

@@ -86,6 +86,14 @@ private:
   void softmax(const onnx::NodeProto& n);
   void reduce(const onnx::NodeProto& n);
   void arg_reduce(const onnx::NodeProto& n);
+  /// The input of a reduction with its `reduced` axes moved last (a transpose when they are
+  /// not already) and merged (a reshape), the last axis whole; the kept extents, and the input's
+  /// shape with 1 at the reduced axes (keepdims).
+  struct ReducedRows {
+    const BlockedTensor* rows = nullptr;
+    Shape kept, keep_shape;
+  };
+  ReducedRows reduced_rows(const onnx::NodeProto& n, const std::vector<bool>& reduced);
   void layer_norm(const onnx::NodeProto& n);
   void instance_norm(const onnx::NodeProto& n);
   const BlockedTensor& normalized(const std::string& y, const BlockedTensor& x, double eps);
