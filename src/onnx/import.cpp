@@ -257,6 +257,11 @@ void check_shapes(const Model& m, const onnx::NodeProto& n, const Lowerer& low,
   }
 }
 
+// Op types whose einsum blocks count as einsum FLOPs: matrix products and recurrent layers.
+bool counts_einsum(const std::string& op) {
+  return op == "MatMul" || op == "Gemm" || op == "LSTM" || op == "GRU" || op == "RNN";
+}
+
 void fill_report(const Graph& g, const std::vector<std::pair<int, int>>& ranges, ImportReport& r) {
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     NodeReport& nr = r.nodes[i];
@@ -264,8 +269,7 @@ void fill_report(const Graph& g, const std::vector<std::pair<int, int>>& ranges,
     for (NodeId v = ranges[i].first; v < ranges[i].second; ++v) {
       const Node& node = g.node(v);
       nr.flops += node.flops;
-      if ((nr.op_type == "MatMul" || nr.op_type == "Gemm") && node.exec &&
-          node.exec->op == "einsum")
+      if (counts_einsum(nr.op_type) && node.exec && node.exec->op == "einsum")
         r.einsum_flops += node.flops;
       if (nr.op_type == "Conv" && node.exec && node.exec->op == "conv2d")
         r.conv_flops += node.flops;

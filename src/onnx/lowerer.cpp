@@ -99,7 +99,10 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"HardSwish", &Lowerer::hard_sigmoid},
                                               {"Pad", &Lowerer::pad},
                                               {"Resize", &Lowerer::resize},
-                                              {"Upsample", &Lowerer::resize}};
+                                              {"Upsample", &Lowerer::resize},
+                                              {"LSTM", &Lowerer::recurrent},
+                                              {"GRU", &Lowerer::recurrent},
+                                              {"RNN", &Lowerer::recurrent}};
   return m;
 }
 

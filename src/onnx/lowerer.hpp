@@ -26,6 +26,8 @@ struct Value {
   std::string alias_of;  ///< a constant that is an Identity of another: the one it names
 };
 
+class RnnLowering;
+
 /// The lowering state of one model.
 class Lowerer {
 public:
@@ -121,6 +123,10 @@ private:
   workloads::Resize2d resize_mode(const onnx::NodeProto& n) const;
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
   bool lower_1d(const onnx::NodeProto& n, Op op);
+
+  // Recurrent ops, LSTM, GRU and RNN, unrolled (lower_rnn.cpp: RnnLowering).
+  void recurrent(const onnx::NodeProto& n);
+  friend class RnnLowering;
 
   // Shape ops (lower_shape.cpp).
   void alias(const onnx::NodeProto& n);

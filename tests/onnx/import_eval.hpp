@@ -1,6 +1,8 @@
 #pragma once
 // Test helper: import a hand-built ONNX model and evaluate its blocks with the independent
 // evaluator of docs/exec.md (tests/workloads/block_eval.hpp).
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +20,17 @@ inline std::vector<float> iota_values(std::size_t n, float scale, float offset) 
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = offset + scale * static_cast<float>((i * 7) % 11);
   return v;
+}
+
+/// The largest |a - b| over the elements; infinite when the shapes differ or a difference is NaN.
+inline double max_abs_diff(const Dense& a, const Dense& b) {
+  if (a.shape != b.shape) return INFINITY;
+  double m = 0;
+  for (std::size_t i = 0; i < a.data.size(); ++i) {
+    const double e = std::abs(a.data[i] - b.data[i]);
+    m = std::isnan(e) ? INFINITY : std::max(m, e);
+  }
+  return m;
 }
 
 /// An imported model and the value of every block.

@@ -102,6 +102,22 @@ public:
     a->set_s(value);
     return *this;
   }
+  /// A string-list attribute of the last node added.
+  ModelBuilder& attr(const std::string& name, const std::vector<std::string>& values) {
+    auto* a = model_.mutable_graph()->mutable_node(model_.graph().node_size() - 1)->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRINGS);
+    for (const auto& v : values) a->add_strings(v);
+    return *this;
+  }
+  /// A float-list attribute of the last node added.
+  ModelBuilder& floats(const std::string& name, const std::vector<float>& values) {
+    auto* a = model_.mutable_graph()->mutable_node(model_.graph().node_size() - 1)->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOATS);
+    for (float v : values) a->add_floats(v);
+    return *this;
+  }
   /// The serialised model.
   std::string bytes() const { return model_.SerializeAsString(); }
   /// The model itself, for edits.

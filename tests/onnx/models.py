@@ -35,6 +35,10 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     gpt      a GPT-style decoder block written out: pre-LayerNorm, causal self-attention (a
              constant boolean causal mask applied with masked_fill(-inf)), GELU MLP of width 4d,
              residual connections, on x [B, S, d]
+    lstm     an LSTM language model: token embeddings, a two-layer nn.LSTM (batch first), the
+             vocabulary head, on token ids x [B, S] in [0, V)
+    gru      a bidirectional nn.GRU encoder (batch first, linear_before_reset) on x [B, S, d]:
+             its outputs and final states each projected back to d and added
     lm       a whole small language model: token and position embeddings (nn.Embedding: Gather
              of the token ids), one gpt block, a final LayerNorm and the vocabulary head, on
              token ids x [B, S] (int64 in the model, whole numbers in x.npy) in [0, V)
@@ -88,6 +92,13 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          3 when both are (two masked products and their sum); 1 with a
                          computed condition (a select)
     Equal Less Greater LessOrEqual GreaterOrEqual And Or Xor Not   1 (of computed operands)
+    LSTM GRU RNN         per direction, with S steps, batch B, hidden H, input I, G gates (4, 3,
+                         1) and e = B*H: G*2*S*B*H*I (input projections), G*S*B*H with a bias
+                         B, then per step G*(2*e*H + e) (recurrent products and their adds)
+                         plus, with a(f) the FLOPs of activation f on e elements (the table above):
+                         LSTM 3 a(f) + a(g) + a(h) + 4e, 6e more with peepholes P;
+                         GRU 2 a(f) + a(g) + 4e, e more with linear_before_reset and a bias;
+                         RNN a(f); and 2e per clipped activation with clip (LSTM 5, GRU 3, RNN 1)
 
 A node whose inputs are all constants (initializers, Constant outputs, outputs of other such
 nodes, and Shape outputs, which are static) counts 0: the importer folds it. Any other op type
@@ -123,6 +134,14 @@ SIZES = {
     "lm": {
         "small": {"B": 2, "S": 16, "d": 64, "h": 4, "V": 300},
         "large": {"B": 2, "S": 64, "d": 256, "h": 8, "V": 4000},
+    },
+    "lstm": {
+        "small": {"B": 2, "S": 8, "d": 32, "H": 48, "V": 100},
+        "large": {"B": 8, "S": 32, "d": 256, "H": 512, "V": 2000},
+    },
+    "gru": {
+        "small": {"B": 2, "S": 8, "d": 32, "H": 24},
+        "large": {"B": 8, "S": 32, "d": 256, "H": 256},
     },
 }
 # torchvision models (python3-torchvision, weights=None: seeded random weights), input
@@ -211,6 +230,17 @@ def build(name, size):
         tokens, S = B * T // 2, T // 2
         flops = (2 * tokens * d * 3 * d + 2 * (2 * B * h * S * S * (d // h))
                  + 2 * tokens * d * d + 2 * tokens * d * 4 * d + 2 * tokens * 4 * d * d)
+    elif name == "lstm":
+        B, S, d, H, V = p["B"], p["S"], p["d"], p["H"], p["V"]
+        module = LstmLm(d, H, V)
+        shape = [B, S]
+        # Two layers of four gates, each a product with the input and one with the state.
+        flops = 2 * B * S * 4 * H * (d + H) + 2 * B * S * 4 * H * (H + H) + 2 * B * S * H * V
+    elif name == "gru":
+        B, S, d, H = p["B"], p["S"], p["d"], p["H"]
+        module = GruEncoder(d, H)
+        shape = [B, S, d]
+        flops = 2 * (2 * B * S * 3 * H * (d + H)) + 2 * B * S * 2 * H * d + 2 * B * 2 * H * d
     elif name == "masked":
         B, S, d, h = p["B"], p["S"], p["d"], p["h"]
         module = MaskedAttention(d, h, S)
@@ -229,7 +259,7 @@ def build(name, size):
             flops += 2 * tokens * d * p["V"]  # the vocabulary head
     module.eval()
     generator = torch.Generator().manual_seed(1)
-    if name == "lm":
+    if name in ("lm", "lstm"):
         x = torch.randint(0, p["V"], shape, generator=generator, dtype=torch.int64)
     else:
         x = torch.randn(*shape, generator=generator, dtype=torch.float32)
@@ -465,6 +495,43 @@ def TinyLm(d, h, seq, vocab):  # noqa: N802 (a class factory: torch is imported 
     return TinyLmImpl()
 
 
+def LstmLm(d, hidden, vocab):  # noqa: N802 (a class factory: torch is imported lazily)
+    """Token embeddings, a two-layer LSTM (batch first), the vocabulary head."""
+    from torch import nn
+
+    class LstmLmImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tokens = nn.Embedding(vocab, d)
+            self.lstm = nn.LSTM(d, hidden, num_layers=2, batch_first=True)
+            self.head = nn.Linear(hidden, vocab)
+
+        def forward(self, x):
+            return self.head(self.lstm(self.tokens(x))[0])
+
+    return LstmLmImpl()
+
+
+def GruEncoder(d, hidden):  # noqa: N802 (a class factory: torch is imported lazily)
+    """A bidirectional GRU (batch first) whose outputs and final states are projected back to d
+    and added: y = out W^T + (h_fwd, h_bwd) U^T, broadcast over the sequence."""
+    from torch import nn
+
+    class GruEncoderImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(d, hidden, batch_first=True, bidirectional=True)
+            self.out = nn.Linear(2 * hidden, d)
+            self.state = nn.Linear(2 * hidden, d)
+
+        def forward(self, x):
+            y, h = self.gru(x)
+            states = h.transpose(0, 1).reshape(x.shape[0], 1, 2 * hidden)
+            return self.out(y) + self.state(states)
+
+    return GruEncoderImpl()
+
+
 def export(name, size, outdir):
     import numpy as np
     import torch
@@ -662,6 +729,8 @@ def node_flops(node, shapes, constant=frozenset()):
         return 2 * numel(shape(0), node.input[0])
     if op == "ReduceSum" or op == "ReduceMax":
         return numel(shape(0), node.input[0])
+    if op in ("LSTM", "GRU", "RNN"):
+        return recurrent_flops(node, shape(0), attr, constant)
     if op == "InstanceNormalization":
         x = shape(0)
         return 7 * numel(x, node.input[0]) + 4 * x[0] * x[1]
@@ -673,6 +742,40 @@ def node_flops(node, shapes, constant=frozenset()):
         rows = math.prod(x[:axis])
         return 7 * n + 4 * rows
     fail(f"no FLOP convention for op {op} (node '{node.name}')")
+
+
+def recurrent_flops(node, x, attr, constant):
+    """LSTM, GRU and RNN FLOPs by the docstring's convention (X [S, B, I], or [B, S, I] with
+    layout 1)."""
+    op = node.op_type
+    given = [i < len(node.input) and node.input[i] != "" for i in range(8)]
+    steps, batch = (x[1], x[0]) if attr("layout", 0) else (x[0], x[1])
+    hidden, inputs = attr("hidden_size", None), x[2]
+    direction = attr("direction", b"forward")
+    dirs = 2 if (direction.decode() if isinstance(direction, bytes) else direction) == \
+        "bidirectional" else 1
+    defaults = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
+    per_dir = len(defaults[op])
+    acts = [a.decode() if isinstance(a, bytes) else a for a in attr("activations", [])]
+    acts = acts or defaults[op] * dirs
+    gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
+    e = batch * hidden  # elements of one step's state
+    clip = 2 * e if attr("clip", None) is not None else 0
+    total = 0
+    for d in range(dirs):
+        f, g, *h = (ELEMENTWISE[a] * e for a in acts[d * per_dir:(d + 1) * per_dir])
+        total += gates * 2 * steps * batch * hidden * inputs  # input projections
+        total += gates * steps * batch * hidden if given[3] else 0  # their biases
+        step = gates * (2 * e * hidden + e)  # recurrent products, added to the projections
+        if op == "LSTM":
+            step += 3 * f + g + h[0] + 4 * e + (6 * e if given[7] else 0) + 5 * clip
+        elif op == "GRU":
+            lbr = attr("linear_before_reset", 0)
+            step += 2 * f + g + e + (e if lbr and given[3] else 0) + 3 * e + 3 * clip
+        else:
+            step += f + clip
+        total += steps * step
+    return total
 
 
 def onnx_flops(path, ops=("all",)):

@@ -20,6 +20,7 @@ namespace {
 using test::Dense;
 using test::import_and_eval;
 using test::import_error;
+using test::max_abs_diff;
 using test::ModelBuilder;
 
 constexpr std::int64_t kN = 2, kC = 3, kH = 5, kW = 4;
@@ -46,14 +47,6 @@ double bilinear(const Dense& x, std::int64_t n, std::int64_t c, double sy, doubl
   const double fy = sy - static_cast<double>(y0), fx = sx - static_cast<double>(x0);
   return (1 - fy) * ((1 - fx) * x[{n, c, y0, x0}] + fx * x[{n, c, y0, x1}]) +
          fy * ((1 - fx) * x[{n, c, y1, x0}] + fx * x[{n, c, y1, x1}]);
-}
-
-double max_abs_diff(const Dense& a, const Dense& b) {
-  EXPECT_EQ(a.shape, b.shape);
-  double m = 0;
-  for (std::size_t i = 0; i < std::min(a.data.size(), b.data.size()); ++i)
-    m = std::max(m, std::abs(a.data[i] - b.data[i]));
-  return m;
 }
 
 // Imports m on 1, 2 and 4 devices and with y's rows in 3 blocks: y equals want(x) and the

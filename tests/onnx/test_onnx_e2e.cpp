@@ -1,12 +1,12 @@
 // End to end: ONNX models exported by PyTorch (tests/onnx/models.py: an MLP, a
-// TransformerEncoderLayer, a GPT block and a whole small language model from token ids, each at
-// two sizes) are imported by `doppler import`
-// for 1, 2 and 4 devices; the FLOPs it reports must equal the independent counts of models.py
-// (onnx-flops: onnx's shape inference and the conventions of its docstring; einsum FLOPs from the
-// module's sizes) and, for the small sizes, the model output computed by the engine after a HEFT
-// placement must equal PyTorch's, and every block must give the same output through the GPU
-// backend's steps run on the host (tests/engine/device_ops_check.hpp). Skipped when
-// /usr/bin/python3 cannot import torch and onnx.
+// TransformerEncoderLayer, a GPT block, a whole small language model from token ids, a masked
+// attention, a speech encoder, an LSTM language model and a bidirectional GRU, each at two sizes)
+// are imported by `doppler import` for 1, 2 and 4 devices; the FLOPs it reports must equal the
+// independent counts of models.py (onnx-flops: onnx's shape inference and the conventions of its
+// docstring; einsum FLOPs from the module's sizes) and, for the small sizes, the model output
+// computed by the engine after a HEFT placement must equal PyTorch's, and every block must give the
+// same output through the GPU backend's steps run on the host (tests/engine/device_ops_check.hpp).
+// Skipped when /usr/bin/python3 cannot import torch and onnx.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -162,7 +162,7 @@ TEST_P(OnnxEndToEnd, ImportFlopsAndOutputMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxEndToEnd,
                          ::testing::Combine(::testing::Values("mlp", "encoder", "gpt", "lm",
-                                                              "masked", "speech"),
+                                                              "masked", "speech", "lstm", "gru"),
                                             ::testing::Values("small", "large")),
                          [](const ::testing::TestParamInfo<OnnxEndToEnd::ParamType>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);

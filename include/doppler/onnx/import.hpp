@@ -52,7 +52,7 @@ struct ImportReport {
   int folded_nodes = 0;              ///< of which folded to constants
   int blocks = 0;                    ///< nodes of the imported graph
   double total_flops = 0;            ///< sum of node FLOPs
-  double einsum_flops = 0;           ///< FLOPs of the blocks of MatMul and Gemm
+  double einsum_flops = 0;           ///< FLOPs of the einsum blocks of MatMul, Gemm, LSTM, GRU, RNN
   double conv_flops = 0;             ///< FLOPs of the conv2d blocks of Conv (bias included)
   std::int64_t parameters = 0;       ///< elements of the weights loaded by blocks (not inputs)
   std::vector<std::string> outputs;  ///< graph output tensor names
