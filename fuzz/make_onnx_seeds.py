@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""Writes the convolutional seeds of the ONNX fuzz corpus (fuzz/corpus/onnx/conv_*.onnx).
+"""Writes the convolutional and recurrent seeds of the ONNX fuzz corpus (fuzz/corpus/onnx/).
 
 Run with Debian's /usr/bin/python3 (python3-onnx): small models that exercise Conv (stride,
 padding, groups, bias), MaxPool, Clip, depthwise Conv, HardSwish, GlobalAveragePool, Pad,
-AveragePool and BatchNormalization, so that the fuzzer mutates convolutional attributes.
+AveragePool and BatchNormalization, so that the fuzzer mutates convolutional attributes, and a
+bidirectional LSTM (peepholes, clip) feeding a GRU (linear_before_reset), for the recurrent ones.
 """
 import os
 import sys
@@ -46,8 +47,27 @@ def depthwise_gap():
     return nodes, inits, [1, 3, 8, 8], [1, 3, 1, 1]
 
 
+def recurrent():
+    hidden = 3
+    nodes = [
+        helper.make_node("LSTM", ["x", "w", "r", "b", "", "", "", "p"], ["ly", "lh"],
+                         hidden_size=hidden, direction="bidirectional", clip=5.0),
+        helper.make_node("Reshape", ["ly", "shape"], ["s"]),
+        helper.make_node("GRU", ["s", "gw", "gr", "gb"], ["", "y2"], hidden_size=hidden,
+                         linear_before_reset=1),
+        helper.make_node("Add", ["lh", "y2"], ["y"]),
+    ]
+    inits = [weight("w", [2, 4 * hidden, 4], 7), weight("r", [2, 4 * hidden, hidden], 8),
+             weight("b", [2, 8 * hidden], 9), weight("p", [2, 3 * hidden], 10),
+             numpy_helper.from_array(np.array([5, 2, 2 * hidden], np.int64), "shape"),
+             weight("gw", [1, 3 * hidden, 2 * hidden], 11),
+             weight("gr", [1, 3 * hidden, hidden], 12), weight("gb", [1, 6 * hidden], 13)]
+    return nodes, inits, [5, 2, 4], [2, 2, 3]
+
+
 def main(outdir):
-    for name, build in (("conv_pool", conv_pool), ("depthwise_gap", depthwise_gap)):
+    seeds = (("conv_pool", conv_pool), ("depthwise_gap", depthwise_gap), ("recurrent", recurrent))
+    for name, build in seeds:
         nodes, inits, shape, out = build()
         graph = helper.make_graph(
             nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],

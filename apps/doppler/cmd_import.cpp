@@ -95,8 +95,8 @@ void print_text(const onnx_import::ImportReport& r, double seconds, const std::s
   std::cout << fmt::format("{:<14}{} (opset {}, {})\n", "model", r.model, r.opset, r.producer);
   std::cout << fmt::format("{:<14}{} ONNX ops ({} folded at import) -> {} blocks in {}\n", "graph",
                            r.onnx_nodes, r.folded_nodes, r.blocks, out);
-  std::cout << fmt::format("{:<14}{} FLOPs ({} in MatMul/Gemm{}), {} parameters\n", "work",
-                           format_sig(r.total_flops), format_sig(r.einsum_flops),
+  std::cout << fmt::format("{:<14}{} FLOPs ({} in MatMul/Gemm/LSTM/GRU/RNN{}), {} parameters\n",
+                           "work", format_sig(r.total_flops), format_sig(r.einsum_flops),
                            r.conv_flops > 0 ? ", " + format_sig(r.conv_flops) + " in Conv" : "",
                            format_sig(static_cast<double>(r.parameters)));
   std::cout << fmt::format("{:<14}{:.3f} s\n\n", "import time", seconds);

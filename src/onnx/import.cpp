@@ -257,6 +257,21 @@ void check_shapes(const Model& m, const onnx::NodeProto& n, const Lowerer& low,
   }
 }
 
+// Every kernel attribute is finite (a graph file cannot hold NaN or infinities): a model whose
+// attribute or scalar constant is not is refused, naming its node.
+void check_finite_attrs(const Model& m, const Graph& g,
+                        const std::vector<std::pair<int, int>>& ranges) {
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    for (NodeId v = ranges[i].first; v < ranges[i].second; ++v) {
+      const Node& node = g.node(v);
+      if (!node.exec) continue;
+      for (const auto& [key, value] : node.exec->attrs)
+        if (!std::isfinite(value))
+          fail(m.file, fmt::format("kernel attribute '{}' of block {} is {} ({})", key, node.name,
+                                   value, node_label(m.proto.graph().node(static_cast<int>(i)))));
+    }
+}
+
 // Op types whose einsum blocks count as einsum FLOPs: matrix products and recurrent layers.
 bool counts_einsum(const std::string& op) {
   return op == "MatMul" || op == "Gemm" || op == "LSTM" || op == "GRU" || op == "RNN";
@@ -331,6 +346,7 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name
   } catch (const std::exception& e) {
     fail(m.file, e.what());
   }
+  check_finite_attrs(m, res.graph, ranges);
   r.parameters = low.parameters();
   fill_report(res.graph, ranges, r);
   return res;

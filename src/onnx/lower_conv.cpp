@@ -354,6 +354,10 @@ void Lowerer::clip(const onnx::NodeProto& n) {
     if (has_in(n, 1)) lo = const_in(n, 1, "min").data.at(0);
     if (has_in(n, 2)) hi = const_in(n, 2, "max").data.at(0);
   }
+  // An infinite bound is no bound: the f32 extreme, as when the bound is absent.
+  lo = std::max(lo, -static_cast<double>(std::numeric_limits<float>::max()));
+  hi = std::min(hi, static_cast<double>(std::numeric_limits<float>::max()));
+  if (std::isnan(lo) || std::isnan(hi)) throw std::runtime_error("Clip with a NaN bound");
   if (lo > hi) throw std::runtime_error(fmt::format("Clip with min {} above max {}", lo, hi));
   define(n.output(0), map(out(n), "clip", {&blocked(n, 0)}, {{"min", lo}, {"max", hi}}));
 }

@@ -1,7 +1,9 @@
 // ONNX import errors: every malformed or unsupported case gives one InputError naming the file
 // and the problem (and the node where one is involved).
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include <gtest/gtest.h>
 
@@ -126,6 +128,34 @@ TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
   r.input("x", {4, 8}).input("a", {}, onnx::TensorProto::INT64).output("y", {4, 8});
   r.node("CumSum", {"x", "a"}, {"y"});
   expect_has(import_error(r.bytes()), "axis must be a constant (node CumSum_1 (CumSum))");
+}
+
+// A graph file holds finite numbers only: an infinite Clip bound is no bound (the f32 extreme,
+// as when absent), any other attribute or scalar that is not finite is refused with its node
+// (found by fuzz_onnx: the written graph did not parse back).
+TEST(OnnxImportErrors, NonFiniteAttributesAreRefusedOrBounded) {
+  const auto clip = [](float lo, float hi) {
+    ModelBuilder m;
+    m.input("x", {4, 8}).output("y", {4, 8}).weight("lo", {}, {lo}).weight("hi", {}, {hi});
+    m.node("Clip", {"x", "lo", "hi"}, {"y"});
+    return m;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  onnx_import::ImportOptions o;
+  o.devices = 2;
+  const auto res = onnx_import::import_onnx_bytes(clip(-inf, inf).bytes(), "m.onnx", o);
+  for (const Node& n : res.graph.nodes()) {
+    if (!n.exec || n.exec->op != "clip") continue;
+    EXPECT_EQ(n.exec->attr("min", 0), -static_cast<double>(std::numeric_limits<float>::max()));
+    EXPECT_EQ(n.exec->attr("max", 0), static_cast<double>(std::numeric_limits<float>::max()));
+  }
+  expect_has(import_error(clip(std::nanf(""), 1).bytes()),
+             "m.onnx: Clip with a NaN bound (node Clip_1 (Clip))");
+  ModelBuilder s;
+  s.input("x", {4, 8}).output("y", {4, 8}).weight("k", {}, {inf});
+  s.node("Mul", {"x", "k"}, {"y"});
+  expect_has(import_error(s.bytes()),
+             "m.onnx: kernel attribute 'scale' of block y[0,0] is inf (node Mul_1 (Mul))");
 }
 
 TEST(OnnxImportErrors, ConstantBytesAreLimited) {
