@@ -2,7 +2,9 @@
 // LayerNormalization and Where (docs/onnx.md lists the kernels and FLOPs of each).
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -22,6 +24,113 @@ constexpr char kSingle[] = "ijlopqrstuvwxyz";
 
 bool scalar(const Value& v) {
   return v.constant && v.constant->numel() == 1;
+}
+
+// Einsum terms with each ellipsis replaced by labels of its own ('0'.. for the broadcast
+// dimensions, right-aligned; a dimension of extent 1 broadcast against a larger one takes a
+// label that appears nowhere else), the output's labels and every label's extent.
+struct EinsumLabels {
+  std::vector<std::string> terms;
+  std::string out;
+  std::map<char, std::int64_t> extent;
+};
+
+constexpr char kEllipsis[] = "0123456789";            // the broadcast dimensions, outermost first
+constexpr char kBroadcastOne[] = "!#$%&*+<=>?@^_|~";  // extent-1 dimensions broadcast
+
+// The number of dimensions the ellipsis of `term` stands for (-1: none), checked.
+int ellipsis_dims(const std::string& term, std::size_t rank) {
+  const auto dots = term.find("...");
+  std::size_t letters = 0;
+  for (std::size_t k = 0; k < term.size(); ++k) {
+    const bool in_dots = dots != std::string::npos && k >= dots && k < dots + 3;
+    if (in_dots) continue;
+    if (!std::isalpha(static_cast<unsigned char>(term[k])) ||
+        term.find(term[k]) != term.rfind(term[k]))
+      throw std::runtime_error("Einsum term '" + term +
+                               "': labels must be letters, each once (no diagonals), and one "
+                               "ellipsis (...) at most");
+    ++letters;
+  }
+  if (dots == std::string::npos) {
+    if (letters != rank)
+      throw std::runtime_error(fmt::format("Einsum term '{}' for a rank-{} operand", term, rank));
+    return -1;
+  }
+  if (letters > rank)
+    throw std::runtime_error(fmt::format("Einsum term '{}' for a rank-{} operand", term, rank));
+  return static_cast<int>(rank - letters);
+}
+
+EinsumLabels einsum_labels(const std::vector<std::string>& terms, const std::vector<Shape>& shapes,
+                           const std::optional<std::string>& rhs) {
+  std::vector<int> dims;
+  int e = 0;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    dims.push_back(ellipsis_dims(terms[i], shapes[i].size()));
+    e = std::max(e, dims.back());
+  }
+  if (e > 10) throw std::runtime_error("Einsum with an ellipsis of more than 10 dimensions");
+  EinsumLabels r;
+  std::map<char, std::int64_t> broadcast;  // each ellipsis dimension's broadcast extent
+  for (std::size_t i = 0; i < terms.size(); ++i)
+    for (int k = 0; k < dims[i]; ++k) {
+      const char c = kEllipsis[e - dims[i] + k];
+      broadcast[c] = std::max(broadcast[c], shapes[i][static_cast<std::size_t>(k)]);
+    }
+  std::size_t singles = 0;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    std::string t;
+    std::size_t d = 0;  // the operand's dimension
+    for (std::size_t k = 0; k < terms[i].size(); ++k) {
+      if (terms[i][k] != '.') {
+        t += terms[i][k];
+        ++d;
+        continue;
+      }
+      for (int j = 0; j < dims[i]; ++j, ++d) {
+        char c = kEllipsis[e - dims[i] + j];
+        if (shapes[i][d] == 1 && broadcast[c] > 1) {
+          if (singles + 1 >= sizeof(kBroadcastOne))
+            throw std::runtime_error("Einsum with too many broadcast dimensions");
+          c = kBroadcastOne[singles++];
+        }
+        t += c;
+      }
+      k += 2;
+    }
+    for (std::size_t k = 0; k < t.size(); ++k) {
+      const std::int64_t x = shapes[i][k];
+      const char* pos = std::strchr(kEllipsis, t[k]);
+      if (r.extent.count(t[k]) && r.extent[t[k]] != x)
+        throw std::runtime_error(
+            pos ? fmt::format("Einsum: dimension {} of the ellipsis has extents {} and {} (they "
+                              "must be equal, or 1)",
+                              pos - kEllipsis, r.extent[t[k]], x)
+                : fmt::format("Einsum label '{}' has extents {} and {}", t[k], r.extent[t[k]], x));
+      r.extent[t[k]] = x;
+    }
+    r.terms.push_back(std::move(t));
+  }
+  const std::string all_dims(kEllipsis, static_cast<std::size_t>(e));
+  if (rhs) {
+    const auto dots = rhs->find("...");
+    const std::string given =
+        dots == std::string::npos ? *rhs : rhs->substr(0, dots) + all_dims + rhs->substr(dots + 3);
+    for (char c : given)
+      if (!r.extent.count(c) || given.find(c) != given.rfind(c) || c == '.')
+        throw std::runtime_error("Einsum output '" + *rhs +
+                                 "': each label once, from the operands");
+    r.out = given;
+  } else {
+    std::map<char, int> count;
+    for (const std::string& t : r.terms)
+      for (char c : t) ++count[c];
+    r.out = all_dims;
+    for (const auto& [c, k] : count)
+      if (k == 1 && std::isalpha(static_cast<unsigned char>(c))) r.out += c;
+  }
+  return r;
 }
 
 }  // namespace
@@ -94,16 +203,16 @@ void Lowerer::matmul(const onnx::NodeProto& n) {
   define(n.output(0), einsum(out(n), la + "," + lb + "->" + lo, a, b, lo, out_shape));
 }
 
-// Einsum without an ellipsis or a label repeated within an operand: the labels renamed to
-// distinct lower-case letters, the output's labels cut by the partition rule (contracted ones
-// never), kernel einsum (2 FLOPs per iteration point). Without "->" the output is the labels
+// Einsum without a label repeated within an operand: the labels renamed to distinct lower-case
+// letters, the output's labels cut by the partition rule (contracted ones never), kernel einsum
+// (2 FLOPs per iteration point). An ellipsis stands for the operand's leading dimensions left
+// unlabelled, right-aligned and broadcast across operands (an extent-1 dimension against a larger
+// one is summed over alone). Without "->" the output is the ellipsis dimensions, then the labels
 // that appear once, in alphabetical order (ONNX's implicit form).
 void Lowerer::einsum_op(const onnx::NodeProto& n) {
   const auto* attr = find_attr(n, "equation");
   std::string eq;
   for (char c : attr ? attr->s() : std::string()) eq += c == ' ' ? "" : std::string(1, c);
-  if (eq.find("...") != std::string::npos)
-    throw std::runtime_error("Einsum with an ellipsis (...) is not supported");
   const auto arrow = eq.find("->");
   std::vector<std::string> terms(1);
   for (char c : eq.substr(0, arrow)) {
@@ -115,48 +224,26 @@ void Lowerer::einsum_op(const onnx::NodeProto& n) {
   if (static_cast<int>(terms.size()) != n.input_size())
     throw std::runtime_error(fmt::format("Einsum equation '{}' has {} operands, the node {}", eq,
                                          terms.size(), n.input_size()));
-  std::map<char, std::int64_t> extent, count;
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    const Shape& s = in(n, i).shape;
-    if (terms[i].size() != s.size())
-      throw std::runtime_error(
-          fmt::format("Einsum term '{}' for a rank-{} operand", terms[i], s.size()));
-    for (std::size_t d = 0; d < s.size(); ++d) {
-      const char c = terms[i][d];
-      if (!std::isalpha(static_cast<unsigned char>(c)) || terms[i].find(c) != terms[i].rfind(c))
-        throw std::runtime_error("Einsum term '" + terms[i] +
-                                 "': labels must be letters, each once (no diagonals)");
-      if (extent.count(c) && extent[c] != s[d])
-        throw std::runtime_error(
-            fmt::format("Einsum label '{}' has extents {} and {}", c, extent[c], s[d]));
-      extent[c] = s[d];
-      ++count[c];
-    }
-  }
-  std::string rhs;
-  if (arrow != std::string::npos) {
-    rhs = eq.substr(arrow + 2);
-  } else {
-    for (const auto& [c, k] : count)
-      if (k == 1) rhs += c;
-  }
+  std::vector<Shape> shapes;
+  for (std::size_t i = 0; i < terms.size(); ++i) shapes.push_back(in(n, i).shape);
+  std::optional<std::string> rhs;
+  if (arrow != std::string::npos) rhs = eq.substr(arrow + 2);
+  const EinsumLabels el = einsum_labels(terms, shapes, rhs);
   std::map<char, char> rename;  // distinct lower-case letters, in order of appearance
-  for (const std::string& t : terms)
+  for (const std::string& t : el.terms)
     for (char c : t)
       if (!rename.count(c)) rename[c] = static_cast<char>('a' + rename.size());
   if (rename.size() > 26) throw std::runtime_error("Einsum with more than 26 labels");
   Shape out_shape;
   std::string spec, lo;
-  for (char c : rhs) {
-    if (!extent.count(c) || rhs.find(c) != rhs.rfind(c))
-      throw std::runtime_error("Einsum output '" + rhs + "': each label once, from the operands");
-    out_shape.push_back(extent[c]);
+  for (char c : el.out) {
+    out_shape.push_back(el.extent.at(c));
     lo += rename[c];
   }
   std::vector<const BlockedTensor*> ops;
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    for (char c : terms[i]) spec += rename[c];
-    spec += i + 1 < terms.size() ? "," : "->";
+  for (std::size_t i = 0; i < el.terms.size(); ++i) {
+    for (char c : el.terms[i]) spec += rename[c];
+    spec += i + 1 < el.terms.size() ? "," : "->";
     ops.push_back(&blocked(n, i));
   }
   const auto cuts = cuts_for(out(n), out_shape, nullptr);
