@@ -49,7 +49,9 @@ Activation activation(const std::string& name, const std::vector<float>& alpha,
 }  // namespace
 
 /// One recurrent node being lowered (a friend of Lowerer). Every per-step tensor has shape
-/// [1, batch, hidden]; gate g of direction d reads W[d] rows g*hidden.. as a weight of its own.
+/// [1, batch, hidden] and is one block (a step's ops are small: cutting them multiplies kernel
+/// launches on the critical path); gate g of direction d reads W[d] rows g*hidden.. as a weight
+/// of its own.
 class RnnLowering {
 public:
   RnnLowering(Lowerer& l, const onnx::NodeProto& n) : l_(l), n_(n) { parse(); }
@@ -196,10 +198,13 @@ private:
 
   // Gate g's input projection for the whole sequence, [steps, batch, hidden], with its bias
   // (Wb + Rb; only Wb for a GRU's hidden gate with linear_before_reset, whose Rb is added inside).
+  // One block per step: step t's projection waits only for row t of X, so a layer's steps can
+  // start while the layer below is still running (a wavefront across layers and devices).
   Ref projection(int d, int g) {
     const std::string x_labels = batch_first_ ? "bsi" : "sbi";
-    Ref p = &l_.einsum(name(d, fmt::format("x{}", g)), x_labels + ",hi->sbh", l_.blocked(n_, 0),
-                       *gate_weight(1, d, g, "w"), "sbh", {steps_, batch_, hidden_});
+    const workloads::LabelCuts lc{{'s', workloads::even_grid({steps_}, {steps_})[0]}};
+    Ref p = &l_.p_.einsum(name(d, fmt::format("x{}", g)), x_labels + ",hi->sbh",
+                          {&l_.blocked(n_, 0), gate_weight(1, d, g, "w")}, lc);
     if (!l_.has_in(n_, 3)) return p;
     const bool split_bias = cell_ == Cell::gru && lbr_ && g == 2;
     const auto& b =
@@ -213,7 +218,7 @@ private:
     const Shape one{1, batch_, hidden_};
     const std::string nm = name(d, i == 5 ? "h0" : "c0");
     if (!l_.has_in(n_, i))
-      return &l_.p_.fill(nm, one, l_.cuts_for(nm, one, nullptr), {{"value", 0.0}});
+      return &l_.p_.fill(nm, one, workloads::even_grid(one, {1, 1, 1}), {{"value", 0.0}});
     const auto& s = l_.blocked(n_, i);
     if (!batch_first_) return &l_.select(nm, s, {d, 0, 0}, one);
     return &l_.reshaped(nm, l_.select(nm + ".sel", s, {0, d, 0}, {batch_, 1, hidden_}), one);
@@ -227,8 +232,7 @@ private:
   }
 
   Ref recurrent(int g, Ref h, const std::string& nm) {
-    return &l_.einsum(nm, "sbk,hk->sbh", *h, *r_[static_cast<std::size_t>(g)], "sbh",
-                      {1, batch_, hidden_});
+    return &l_.p_.einsum(nm, "sbk,hk->sbh", {h, r_[static_cast<std::size_t>(g)]}, {});
   }
 
   // Gate g's pre-activation at step t: its input projection's row t plus h R_g^T.
