@@ -92,20 +92,21 @@ const BlockedTensor* Lowerer::conv_bias(const onnx::NodeProto& n, std::int64_t o
 }
 
 // Conv, ConvTranspose, MaxPool and AveragePool of an NCL tensor (1-D: speech and audio
-// models) as the 2-D op of [N, C, 1, L]: the input reshaped, a weight [a, b, K] as [a, b, 1, K],
-// the window attributes given a height of 1 (kernel, stride and dilation 1, no padding), the
-// output reshaped back to [N, C', L'].
+// models) as the 2-D op of [N, C, L, 1]: the input reshaped, a weight [a, b, K] as [a, b, K, 1],
+// the window attributes given a width of 1 (kernel, stride and dilation 1, no padding), the
+// output reshaped back to [N, C', L']. The length is the height, so the partition rule cuts it
+// (with the halo rows each block needs) as it cuts an image's rows.
 bool Lowerer::lower_1d(const onnx::NodeProto& n, Op op) {
   const Shape x = in(n, 0).shape;
   if (x.size() != 3) return false;
   onnx::NodeProto m = n;
   const std::string base = out(n, ":2d");
-  define(base + ".x", reshaped(base + ".x", blocked(n, 0), {x[0], x[1], 1, x[2]}));
+  define(base + ".x", reshaped(base + ".x", blocked(n, 0), {x[0], x[1], x[2], 1}));
   m.set_input(0, base + ".x");
   if (n.op_type() == "Conv" || n.op_type() == "ConvTranspose") {
     HostTensor w = const_in(n, 1, "weight (W)");
     if (w.shape.size() != 3) throw std::runtime_error("a 1-D weight must have rank 3");
-    w.shape.insert(w.shape.begin() + 2, 1);
+    w.shape.push_back(1);
     set_constant(base + ".w", std::move(w));
     m.set_input(1, base + ".w");
   }
@@ -119,8 +120,8 @@ bool Lowerer::lower_1d(const onnx::NodeProto& n, Op op) {
       throw std::runtime_error(
           fmt::format("{} must have {} entries for a 1-D window", k, k == "pads" ? 2 : 1));
     const std::int64_t flat = k == "pads" || k == "output_padding" ? 0 : 1;
-    v.insert(v.begin(), flat);
-    if (k == "pads") v.insert(v.begin() + 2, 0);  // [0, begin, 0, end]
+    v.insert(v.begin() + 1, flat);  // pads: [begin, 0, end, 0]
+    if (k == "pads") v.push_back(0);
     a.clear_ints();
     for (auto e : v) a.add_ints(e);
   }
@@ -128,7 +129,7 @@ bool Lowerer::lower_1d(const onnx::NodeProto& n, Op op) {
   m.add_output(base + ".y");
   (this->*op)(m);
   const Value& y = values_.at(base + ".y");
-  define(n.output(0), reshaped(out(n), *y.blocked, {y.shape[0], y.shape[1], y.shape[3]}));
+  define(n.output(0), reshaped(out(n), *y.blocked, {y.shape[0], y.shape[1], y.shape[2]}));
   return true;
 }
 

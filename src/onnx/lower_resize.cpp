@@ -52,14 +52,14 @@ workloads::Resize2d Lowerer::resize_mode(const onnx::NodeProto& n) const {
   return r;
 }
 
-// Resize / Upsample of the spatial axes of an NCHW tensor, or of an NCL one as [N, C, 1, L]
+// Resize / Upsample of the spatial axes of an NCHW tensor, or of an NCL one as [N, C, L, 1]
 // (kernel resize2d).
 void Lowerer::resize(const onnx::NodeProto& n) {
   const Shape x0 = in(n, 0).shape;
   if (x0.size() != 3 && x0.size() != 4)
     throw std::runtime_error("only 3-D (NCL) and 4-D (NCHW) " + n.op_type() + " is supported");
-  const bool flat = x0.size() == 3;  // as [N, C, 1, L]
-  const Shape x = flat ? Shape{x0[0], x0[1], 1, x0[2]} : x0;
+  const bool flat = x0.size() == 3;  // as [N, C, L, 1]
+  const Shape x = flat ? Shape{x0[0], x0[1], x0[2], 1} : x0;
   workloads::Resize2d r = resize_mode(n);
   // Scales: the attribute (Upsample-7), input 1 (opset < 11) or 2; else sizes (input 3).
   std::vector<double> scales;
@@ -74,7 +74,7 @@ void Lowerer::resize(const onnx::NodeProto& n) {
   if (!scales.empty()) {
     if (scales.size() != x0.size())
       throw std::runtime_error(fmt::format("scales must have {} entries", x0.size()));
-    if (flat) scales.insert(scales.begin() + 2, 1.0);
+    if (flat) scales.push_back(1.0);
     for (std::size_t a = 0; a < 4; ++a) {
       if (!(scales[a] > 0)) throw std::runtime_error("scales must be positive");
       out_shape[a] = static_cast<std::int64_t>(std::floor(static_cast<double>(x[a]) * scales[a]));
@@ -85,7 +85,7 @@ void Lowerer::resize(const onnx::NodeProto& n) {
     out_shape = const_in(n, 3, "sizes").ints();
     if (out_shape.size() != x0.size())
       throw std::runtime_error(fmt::format("sizes must have {} entries", x0.size()));
-    if (flat) out_shape.insert(out_shape.begin() + 2, 1);
+    if (flat) out_shape.push_back(1);
   } else {
     throw std::runtime_error(n.op_type() + " needs constant scales or sizes");
   }
@@ -99,7 +99,7 @@ void Lowerer::resize(const onnx::NodeProto& n) {
   const BlockedTensor& in4 = flat ? reshaped(out(n, ":2d.x"), blocked(n, 0), x) : blocked(n, 0);
   const std::string name = flat ? out(n, ":2d.y") : out(n);
   const auto& y = p_.resize2d(name, in4, r, out_shape[2], out_shape[3], nchw_cuts(name, out_shape));
-  define(n.output(0), flat ? reshaped(out(n), y, {out_shape[0], out_shape[1], out_shape[3]}) : y);
+  define(n.output(0), flat ? reshaped(out(n), y, {out_shape[0], out_shape[1], out_shape[2]}) : y);
 }
 
 }  // namespace doppler::onnx_import

@@ -198,8 +198,35 @@ TEST(ConvImportOps, PoolsBatchNormAndActivationsMatchLoops) {
   }
 }
 
+// A speech model's Conv1d at batch 1 (2 channels, 64 frames, kernel 3, pad 1): the length is the
+// dimension the partition rule cuts, so on 4 devices the convolution is 4 blocks of 16 frames,
+// each reading its rows and the halo rows beside them, and the values equal plain loops.
+TEST(ConvImportOps, OneDimensionalLengthIsCutAtBatchOne) {
+  const std::int64_t c = 2, oc = 2, len = 64, k = 3;
+  const auto w = iota_values(static_cast<std::size_t>(oc * c * k), 0.1f, -0.5f);
+  ModelBuilder m(14);
+  m.input("x", {1, c, len}).output("y", {1, oc, len}).weight("w", {oc, c, k}, w);
+  m.node("Conv", {"x", "w"}, {"y"}, {}, {{"kernel_shape", {k}}, {"pads", {1, 1}}});
+  const auto r = import_and_eval(m, 4);
+  std::vector<std::int64_t> starts;
+  for (const Node& node : r.res.graph.nodes())
+    if (node.exec && node.exec->op == "conv2d") starts.push_back(node.exec->origin[2]);
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 16, 32, 48}));
+  const Dense x = r.tensor("x");
+  Dense want({1, oc, len});
+  for (std::int64_t o = 0; o < oc; ++o)
+    for (std::int64_t q = 0; q < len; ++q)
+      for (std::int64_t ci = 0; ci < c; ++ci)
+        for (std::int64_t t = 0; t < k; ++t)
+          if (q - 1 + t >= 0 && q - 1 + t < len)
+            want[{0, o, q}] +=
+                w[static_cast<std::size_t>((o * c + ci) * k + t)] * x[{0, ci, q - 1 + t}];
+  EXPECT_LT(max_rel_diff(r.tensor("y"), want), 1e-6);
+}
+
 // 1-D: y = GlobalAveragePool(MaxPool1d(Conv1d(x))), the convolution strided, padded, dilated,
-// grouped, with a bias (imported as the 2-D ops of [N, C, 1, L]): values against plain loops,
+// grouped, with a bias (imported as the 2-D ops of [N, C, L, 1]): values against plain loops,
 // FLOPs by the formulas.
 TEST(ConvImportOps, OneDimensionalOpsMatchLoops) {
   const std::int64_t n = 2, c = 4, oc = 6, len = 17, k = 3, groups = 2, icg = c / groups;
