@@ -379,6 +379,50 @@ DOPPLER_HD void where_element(const WhereArgs& w, I64 i, const T* c, const T* a,
                                                       : b[offset_at(i, w.shape, w.b)];
 }
 
+// ---- fused recurrent cells ----
+
+/// Which fused recurrent step (docs/exec.md): element i is unit i % h of row i / h.
+enum class Cell : std::uint8_t {
+  lstm_c,  ///< p: gates [rows, 4h] (i o f c), q: c [rows, h] -> c' = s(f) c + s(i) tanh(c~)
+  lstm_h,  ///< p: gates [rows, 4h], q: c' [rows, h] -> h' = s(o) tanh(c')
+  gru,     ///< p: x [rows, 3h] (z r n), q: h R^T [rows, 3h], r: h [rows, h], s: Rb_n [h] or
+           ///< none -> z = s(x_z + q_z), r = s(x_r + q_r), n = tanh(x_n + r (q_n + Rb_n)),
+           ///< h' = n + z (h - n)
+};
+
+/// A fused recurrent step over `n` output elements, rows of `h` units; each operand's rows are
+/// contiguous, `rows[k]` apart (0: one row for every output row).
+struct CellArgs {
+  Cell cell = Cell::lstm_c;
+  I64 h = 1, n = 0;
+  I64 rows[4] = {};
+};
+
+/// tanh as the unary kernel computes it.
+DOPPLER_HD float tanh_f(float x) {
+  return static_cast<float>(std::tanh(static_cast<double>(x)));
+}
+
+template <class T>
+DOPPLER_HD void cell_element(const CellArgs& a, I64 i, const T* p, const T* q, const T* r,
+                             const T* s, T* out) {
+  const I64 row = i / a.h, j = i % a.h;
+  const T* g = p + row * a.rows[0];
+  const T* u = q + row * a.rows[1];
+  if (a.cell == Cell::lstm_c) {
+    const float in = sigmoid(as_f32(g[j])), forget = sigmoid(as_f32(g[2 * a.h + j]));
+    put(out + i, forget * as_f32(u[j]) + in * tanh_f(as_f32(g[3 * a.h + j])));
+  } else if (a.cell == Cell::lstm_h) {
+    put(out + i, sigmoid(as_f32(g[a.h + j])) * tanh_f(as_f32(u[j])));
+  } else {
+    const float z = sigmoid(as_f32(g[j]) + as_f32(u[j]));
+    const float reset = sigmoid(as_f32(g[a.h + j]) + as_f32(u[a.h + j]));
+    const float rb = s ? as_f32(s[j]) : 0.0f;
+    const float cand = tanh_f(as_f32(g[2 * a.h + j]) + reset * (as_f32(u[2 * a.h + j]) + rb));
+    put(out + i, cand + z * (as_f32(r[row * a.rows[2] + j]) - cand));
+  }
+}
+
 // ---- last-axis reduction ----
 
 /// Threads that share one row of a long reduction (a warp).

@@ -130,6 +130,12 @@ void HostDeviceExec<T>::where(const dev::WhereArgs& a, const T* c, const T* x, c
 }
 
 template <class T>
+void HostDeviceExec<T>::cell(const dev::CellArgs& a, const T* p, const T* q, const T* r, const T* s,
+                             T* o) {
+  for (dev::I64 i = 0; i < a.n; ++i) dev::cell_element(a, i, p, q, r, s, o);
+}
+
+template <class T>
 void HostDeviceExec<T>::scan(const dev::ScanArgs& a, const T* x, T* o) {
   for (dev::I64 r = 0; r < a.n; ++r) dev::scan_row(a, r, x, o);
 }

@@ -43,6 +43,7 @@ public:
   void pool(const dev::PoolArgs& a, const T* w, T* o) override;
   void resize(const dev::ResizeArgs& a, const T* w, T* o) override;
   void where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* o) override;
+  void cell(const dev::CellArgs& a, const T* p, const T* q, const T* r, const T* s, T* o) override;
   void scan(const dev::ScanArgs& a, const T* x, T* o) override;
   void col2im(const dev::Col2imArgs& a, const T* cols, T* o) override;
   /// cblas_sgemm per batch element on operands rounded by round_gemm_operand(), f32 sums; with

@@ -198,6 +198,14 @@ void run_where(const KernelPlan& k, std::span<const T* const> in, T* out, Kernel
     x.where(a, in[0] + k.in[0].offset, in[1] + k.in[1].offset, in[2] + k.in[2].offset, out);
 }
 
+// A fused recurrent step in one launch.
+template <class T>
+void run_cell(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
+  const T* op[4] = {};
+  for (std::size_t i = 0; i < k.in.size(); ++i) op[i] = in[i] + k.in[i].offset;
+  if (k.numel > 0) x.cell(k.cell, op[0], op[1], op[2], op[3], out);
+}
+
 // One launch per kAggregateOperands operands (the first), then per kAggregateOperands - 1
 // (each later launch also reads the output).
 template <class T>
@@ -504,6 +512,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
                            k.bcast[1], out, x);
     case KernelOp::where:
       return run_where(k, in, out, x);
+    case KernelOp::cell:
+      return run_cell(k, in, out, x);
     case KernelOp::scan:
       return run_scan(k, in[0], out, x);
     case KernelOp::reduce:

@@ -66,6 +66,9 @@ public:
   virtual void unary(const dev::UnaryArgs& a, const T* x, T* out) = 0;
   virtual void binary(const dev::BinaryArgs& a, const T* x, const T* y, T* out) = 0;
   virtual void where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T* out) = 0;
+  /// A fused recurrent step; `s` may be null (gru_cell without Rb_n).
+  virtual void cell(const dev::CellArgs& a, const T* p, const T* q, const T* r, const T* s,
+                    T* out) = 0;
   virtual void reduce(const dev::ReduceArgs& a, const T* x, T* out) = 0;
   virtual void scan(const dev::ScanArgs& a, const T* x, T* out) = 0;
   virtual void rotary(const dev::RotaryArgs& a, const T* x, const T* table, T* out) = 0;

@@ -198,6 +198,14 @@ void run_scan(const KernelPlan& k, const float* x, float* out) {
   });
 }
 
+// A fused recurrent step (dev::cell_element, shared with the device path).
+void run_cell(const KernelPlan& k, const float* const* in, float* out) {
+  const float* op[4] = {};
+  for (std::size_t i = 0; i < k.in.size(); ++i) op[i] = in[i] + k.in[i].offset;
+  for (std::int64_t i = 0; i < k.numel; ++i)
+    dev::cell_element(k.cell, i, op[0], op[1], op[2], op[3], out);
+}
+
 // out = cond != 0 ? a : b, each operand broadcast over the output.
 void run_where(const KernelPlan& k, const float* const* in, float* out) {
   const Dims os = contiguous_strides(k.shape);
@@ -366,6 +374,8 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
       return run_binary(k, inputs[0], inputs[1], out);
     case KernelOp::where:
       return run_where(k, inputs, out);
+    case KernelOp::cell:
+      return run_cell(k, inputs, out);
     case KernelOp::scan:
       return run_scan(k, inputs[0], out);
     case KernelOp::reduce:

@@ -272,6 +272,36 @@ void plan_unary_attrs(const ExecDesc& e, KernelPlan& k) {
   }
 }
 
+// lstm_cell, lstm_hidden, gru_cell: each operand a contiguous block whose rows hold `width`
+// units (the gates side by side), one row per output row of h units, or one row for them all.
+void plan_cell(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  const bool gru = e.op == "gru_cell";
+  const std::size_t n = k.in.size();
+  if (gru ? n != 3 && n != 4 : n != 2) bad(g, v, e.op + ": wrong number of operands");
+  if (e.shape.empty() || e.shape.back() < 1) bad(g, v, e.op + ": no units");
+  const std::int64_t h = e.shape.back(), rows = k.numel / h;
+  const std::int64_t gates = gru ? 3 : 4;
+  const std::int64_t width[] = {gates * h, gru ? gates * h : h, h, h};
+  for (std::size_t i = 0; i < n; ++i) {
+    const View& o = k.in[i];
+    const std::int64_t count = numel_of(o.shape);
+    const Dims want = contiguous_strides(o.shape);
+    for (std::size_t d = 0; d < o.shape.size(); ++d)
+      if (o.shape[d] > 1 && o.strides[d] != want[d])
+        bad(g, v, e.op + ": operand " + std::to_string(i) + " is not contiguous");
+    if (o.shape.empty() || o.shape.back() != width[i] ||
+        (count != rows * width[i] && count != width[i]))
+      bad(g, v,
+          e.op + ": operand " + std::to_string(i) + " does not hold " + std::to_string(width[i]) +
+              " units per output row");
+    k.cell.rows[i] = count == width[i] ? 0 : width[i];
+  }
+  k.cell.cell = gru ? dev::Cell::gru : e.op == "lstm_cell" ? dev::Cell::lstm_c : dev::Cell::lstm_h;
+  k.cell.h = h;
+  k.cell.n = k.numel;
+  k.op = KernelOp::cell;
+}
+
 void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
   if (!g.node(v).exec) bad(g, v, "no exec description (use synthetic kernels)");
   const ExecDesc& e = *g.node(v).exec;
@@ -375,6 +405,8 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     } catch (const InputError& err) {
       bad(g, v, err.what());
     }
+  } else if (op == "lstm_cell" || op == "lstm_hidden" || op == "gru_cell") {
+    plan_cell(g, v, e, k);
   } else if (op == "cumsum") {
     if (k.in[0].shape != e.shape || e.shape.empty())
       bad(g, v, "cumsum: the operand's shape differs from the output's (or is a scalar)");

@@ -44,6 +44,7 @@ enum class KernelOp : std::uint8_t {
   gather,            ///< rows of operand 0 at the indices of operand 1 (dev::gather_row)
   resize2d,          ///< nearest or linear resize of an NCHW window (KernelPlan::window)
   conv_transpose2d,  ///< transposed 2-D convolution of an NCHW window (KernelPlan::window)
+  cell,              ///< fused recurrent step (KernelPlan::cell: lstm_cell, lstm_hidden, gru_cell)
   empty,             ///< nothing
 };
 
@@ -136,6 +137,7 @@ struct KernelPlan {
   Dims copy_src;              ///< copy: their strides in the operand's buffer (from its offset)
   Dims copy_dst;              ///< copy: their strides in the output
   WindowPlan window;          ///< conv2d / maxpool2d / avgpool2d
+  dev::CellArgs cell;         ///< cell: which step, units per row, operand row strides
   std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times
   double flops = 0;                       ///< FLOPs executed
 };

@@ -1,8 +1,9 @@
-// Lowering of the ONNX recurrent ops, LSTM, GRU and RNN, unrolled over the sequence: each gate's
-// input projection over the whole sequence is one einsum (plus its bias), then every time step is
-// the gate's recurrent einsum, an add, clip and activation kernels and the cell update, so that
-// steps of different layers and directions can overlap on different devices (docs/onnx.md gives
-// the FLOPs).
+// Lowering of the ONNX recurrent ops, LSTM, GRU and RNN, unrolled over the sequence: the input
+// projection is one einsum with a block per step (plus its bias), then every time step is the
+// state's recurrent einsum and either fused kernels (lstm_cell and lstm_hidden, gru_cell: the
+// default activations, no clip or peepholes, a GRU's linear_before_reset) or, per gate, an add,
+// clip and activation kernels and the cell update. Steps of different layers and directions can
+// overlap on different devices (docs/onnx.md gives the FLOPs, the same either way).
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -172,14 +173,15 @@ private:
     return l_.out(n_, fmt::format(".d{}.{}", d, what));
   }
 
-  // Rows [g * hidden, (g + 1) * hidden) of input `i`'s direction d (W or R), a weight of its own.
-  Ref gate_weight(std::size_t i, int d, int g, const char* what) {
+  // Rows [g * hidden, (g + count) * hidden) of input `i`'s direction d (W or R: gate g, or
+  // `count` gates side by side), a weight of its own.
+  Ref gate_weight(std::size_t i, int d, int g, const char* what, int count = 1) {
     const auto& t = *l_.in(n_, i).constant;
-    const std::int64_t cols = t.shape[2], rows = hidden_;
+    const std::int64_t cols = t.shape[2], rows = count * hidden_;
     HostTensor s{{rows, cols}, {}, false};
     const auto from = ((d * gates_ + g) * hidden_) * cols;
     s.data.assign(t.data.begin() + from, t.data.begin() + from + rows * cols);
-    return &l_.load(name(d, fmt::format("{}{}", what, g)), s);
+    return &l_.load(name(d, count == 1 ? fmt::format("{}{}", what, g) : what), s);
   }
 
   // Elements [k * hidden, (k + 1) * hidden) of direction d's biases (k < 2 * gates: Wb then Rb),
@@ -282,8 +284,80 @@ private:
     return add(s + ".h", cand, mul(s + ".zd", z, &l_.map(s + ".d", "sub", {h, cand})));
   }
 
+  // Whether a step runs as fused kernels (docs/exec.md: lstm_cell and lstm_hidden, gru_cell):
+  // the default activations, no clip, no peepholes, a GRU's linear_before_reset.
+  bool fused() const {
+    if (clip_ || cell_ == Cell::rnn || (cell_ == Cell::gru && !lbr_)) return false;
+    if (cell_ == Cell::lstm && l_.has_in(n_, 7)) return false;
+    for (std::size_t k = 0; k < acts_.size(); ++k) {
+      const auto j = k % static_cast<std::size_t>(per_dir_acts_);
+      if (acts_[k].kernel != (j == 0 ? "sigmoid" : "tanh")) return false;
+    }
+    return true;
+  }
+
+  // Every gate's input projection in one einsum, [steps, batch, gates * hidden], one block per
+  // step, with the biases that do not wait for the reset gate (all but a GRU's Rb_n).
+  Ref projection_all(int d) {
+    const std::string x_labels = batch_first_ ? "bsi" : "sbi";
+    const workloads::LabelCuts lc{{'s', workloads::even_grid({steps_}, {steps_})[0]}};
+    Ref p = &l_.p_.einsum(name(d, "x"), x_labels + ",gi->sbg",
+                          {&l_.blocked(n_, 0), gate_weight(1, d, 0, "w", gates_)}, lc);
+    if (!l_.has_in(n_, 3)) return p;
+    HostTensor b{{gates_ * hidden_}, {}, false};
+    for (int g = 0; g < gates_; ++g) {
+      const auto part = bias(d, g, cell_ == Cell::gru && g == 2 ? -1 : gates_ + g);
+      b.data.insert(b.data.end(), part.data.begin(), part.data.end());
+    }
+    return &l_.map(name(d, "xb"), "add", {p, &l_.load(name(d, "b"), b)});
+  }
+
+  // A fused kernel's output [1, batch, hidden], one block.
+  Ref fused_cell(const std::string& nm, const char* op, const std::vector<Ref>& operands,
+                 double flops_per_element) {
+    const Shape one{1, batch_, hidden_};
+    return &l_.p_.cell(nm, op, operands, one, workloads::even_grid(one, {1, 1, 1}),
+                       flops_per_element);
+  }
+
+  // One direction as fused steps: the x row and h R^T for every gate at once, then lstm_cell and
+  // lstm_hidden, or gru_cell.
+  Sequence fused_direction(int d) {
+    Ref xw = projection_all(d), rw = gate_weight(2, d, 0, "r", gates_);
+    Ref rbn = nullptr;
+    if (cell_ == Cell::gru && l_.has_in(n_, 3)) {
+      HostTensor b = bias(d, gates_ + 2);
+      b.shape = {1, 1, hidden_};
+      rbn = &l_.load(name(d, "rb2"), b);
+    }
+    const std::int64_t width = gates_ * hidden_;
+    Sequence seq;
+    seq.h.assign(static_cast<std::size_t>(steps_), nullptr);
+    Ref h = initial(5, d);
+    Ref c = cell_ == Cell::lstm ? initial(6, d) : nullptr;
+    for (std::int64_t k = 0; k < steps_; ++k) {
+      const std::int64_t t = reverse(d) ? steps_ - 1 - k : k;
+      const std::string s = name(d, fmt::format("t{}", t));
+      Ref x = &l_.select(s + ".x", *xw, {t, 0, 0}, {1, batch_, width});
+      Ref hr = &l_.p_.einsum(s + ".r", "sbk,gk->sbg", {h, rw}, {});
+      if (cell_ == Cell::lstm) {
+        Ref pre = add(s + ".gates", x, hr);
+        c = fused_cell(s + ".c", "lstm_cell", {pre, c}, 12);
+        h = fused_cell(s + ".h", "lstm_hidden", {pre, c}, 6);
+      } else {
+        std::vector<Ref> in = {x, hr, h};
+        if (rbn) in.push_back(rbn);
+        h = fused_cell(s + ".h", "gru_cell", in, rbn ? 17 : 16);
+      }
+      seq.h[static_cast<std::size_t>(t)] = h;
+    }
+    seq.c_last = c;
+    return seq;
+  }
+
   // One direction over the whole sequence (backwards for a reverse one).
   Sequence direction(int d) {
+    if (fused()) return fused_direction(d);
     x_.clear();
     r_.clear();
     peep_.clear();

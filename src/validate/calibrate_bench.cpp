@@ -130,6 +130,19 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
                rows,
                fpe("where") * e,
                4 * eb * e});
+  // Fused recurrent steps of rows of 256 units: gates [rows, 4 x 256] (LSTM) or x and h R^T
+  // [rows, 3 x 256] (GRU, no Rb_n: 16 FLOPs an element), with the state [rows, 256].
+  const Shape units = {n / 256, 256}, lstm = {n / 256, 1024}, gru = {n / 256, 768};
+  for (const char* k : {"lstm_cell", "lstm_hidden"})
+    b.push_back({"elementwise", what(k), k, "", {lstm, units}, units, fpe(k) * e, 6 * eb * e});
+  b.push_back({"elementwise",
+               what("gru_cell"),
+               "gru_cell",
+               "",
+               {gru, gru, units},
+               units,
+               16 * e,
+               8 * eb * e});
   for (const char* k : reductions)
     b.push_back(
         {"reduction", what(k), k, "", {rows}, {n / 256, 1}, fpe(k) * e, eb * (e + e / 256)});

@@ -170,6 +170,49 @@ const BlockedTensor& BlockedProgram::map(const std::string& name, const std::str
   return broadcast_op(name, op, operands, shape, cuts, std::move(attrs));
 }
 
+const BlockedTensor& BlockedProgram::cell(const std::string& name, const std::string& op,
+                                          const std::vector<const BlockedTensor*>& operands,
+                                          std::vector<std::int64_t> shape,
+                                          const std::vector<Cuts>& cuts, double flops_per_element) {
+  const KernelInfo& kern = kernel(op);
+  const std::size_t rank = shape.size();
+  if (rank == 0 || cuts.size() != rank || cuts.back().size() != 2)
+    throw std::logic_error(op + ": the hidden units (last dimension) must be whole");
+  std::vector<const BlockedTensor*> ops;
+  for (const auto* o : operands) {
+    if (o->shape.size() != rank) throw std::logic_error(op + ": operand rank");
+    std::vector<std::optional<Cuts>> req;
+    for (std::size_t d = 0; d + 1 < rank; ++d) {
+      if (o->shape[d] != 1 && o->shape[d] != shape[d])
+        throw std::logic_error(op + ": operand rows differ from the output's");
+      req.emplace_back(o->shape[d] == 1 && shape[d] != 1 ? std::nullopt
+                                                         : std::optional<Cuts>(cuts[d]));
+    }
+    req.emplace_back(Cuts{0, o->shape.back()});
+    ops.push_back(&ensure_layout(*o, req));
+  }
+  BlockedTensor& t = new_tensor(name, shape, cuts, static_cast<double>(product(shape)));
+  const Index grid = t.grid();
+  reserve_nodes(product(grid), name);
+  for_each_index(grid, [&](const Index& idx) {
+    ExecDesc x = block_desc(t, idx, op);
+    for (const auto* o : ops) {
+      Region r;
+      for (std::size_t d = 0; d + 1 < rank; ++d) {
+        const bool bcast = o->shape[d] == 1 && shape[d] != 1;
+        r.lo.push_back(bcast ? 0 : x.origin[d]);
+        r.hi.push_back(bcast ? 1 : x.origin[d] + x.shape[d]);
+      }
+      r.lo.push_back(0);
+      r.hi.push_back(o->shape.back());
+      x.inputs.push_back(read(*o, r));
+    }
+    const double flops = flops_per_element * static_cast<double>(x.numel());
+    add_tensor_block(t, idx, std::move(x), kern.kind, flops);
+  });
+  return t;
+}
+
 const BlockedTensor& BlockedProgram::expand(const std::string& name, const BlockedTensor& a,
                                             std::vector<std::int64_t> shape,
                                             const std::vector<Cuts>& cuts) {

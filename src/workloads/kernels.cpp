@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 62> kKernels = {{
+constexpr std::array<KernelInfo, 65> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
@@ -70,6 +70,14 @@ constexpr std::array<KernelInfo, 62> kKernels = {{
     {"xor", OpKind::elementwise, 2, 1, "1 where exactly one of a, b is nonzero (broadcast)"},
     {"where", OpKind::elementwise, 3, 1,
      "a where cond != 0, else b (operands cond, a, b; broadcast)"},
+    {"lstm_cell", OpKind::elementwise, 2, 12,
+     "fused LSTM cell state s(f) c + s(i) tanh(g) of the gates [.., 4h] (i o f g) and c [.., h]"},
+    {"lstm_hidden", OpKind::elementwise, 2, 6,
+     "fused LSTM output s(o) tanh(c') of the gates [.., 4h] and the new cell state c' [.., h]"},
+    {"gru_cell", OpKind::elementwise, -1, 17,
+     "fused GRU step (linear_before_reset) of x W^T + Wb [.., 3h] (z r n), h R^T [.., 3h], h "
+     "[.., h] and Rb_n [h]: n = tanh(x_n + r (hR_n + Rb_n)), h' = n + z (h - n); 16 FLOPs per "
+     "element without Rb_n"},
     {"conv2d", OpKind::einsum, -1, 2, "2-D convolution of an NCHW window; 2 per MAC"},
     {"conv_transpose2d", OpKind::einsum, -1, 2,
      "transposed 2-D convolution of an NCHW window; 2 per MAC"},

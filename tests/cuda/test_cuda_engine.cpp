@@ -288,6 +288,29 @@ TEST(CudaEngine, MasksComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(g, cuda_options(2, 2), 9, 0);  // exact: selections, 0 / 1 and counts
 }
 
+// Fused recurrent steps (an LSTM's cell and output, a GRU's step with and without Rb_n) over
+// rows cut in two, f32 and bf16 storage.
+TEST(CudaEngine, RecurrentCellsComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const std::int64_t h = 96;
+  const std::vector<workloads::Cuts> cuts = {{0, 1}, {0, 4, 8}, {0, h}};
+  const auto& gates = p.input("gates", {1, 8, 4 * h}, 3, 0, {{0, 1}, {0, 4, 8}, {0, 4 * h}});
+  const auto& c = p.input("c", {1, 8, h}, 1, 0, cuts);
+  const auto& x = p.input("x", {1, 8, 3 * h}, 2, 0, {{0, 1}, {0, 4, 8}, {0, 3 * h}});
+  const auto& hr = p.input("hr", {1, 8, 3 * h}, 2, 0, {{0, 1}, {0, 4, 8}, {0, 3 * h}});
+  const auto& rb = p.input("rb", {1, 1, h}, 1, 0, {{0, 1}, {0, 1}, {0, h}});
+  const auto& c2 = p.cell("c2", "lstm_cell", {&gates, &c}, {1, 8, h}, cuts, 12);
+  p.cell("h2", "lstm_hidden", {&gates, &c2}, {1, 8, h}, cuts, 6);
+  p.cell("g4", "gru_cell", {&x, &hr, &c, &rb}, {1, 8, h}, cuts, 17);
+  p.cell("g3", "gru_cell", {&x, &hr, &c}, {1, 8, h}, cuts, 16);
+  const Graph g = p.build({"cells", "test", {}});
+  expect_matches_cpu(g, cuda_options(2, 2), 10);
+  EngineOptions o = cuda_options(2, 2);
+  o.gpu.storage = GpuDevices::Storage::bf16;
+  expect_matches_cpu(g, o, 11, 2e-2);
+}
+
 // bf16 holds whole numbers exactly only up to 256: a table of more rows is a bad request, said
 // before any GPU is looked for (so also here, without one).
 TEST(CudaEngine, Bf16StorageRefusesIndicesOfLongerTables) {

@@ -111,6 +111,29 @@ TEST(DeviceOps, ComparisonsAndWhereAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "compare bf16");
 }
 
+// Fused recurrent steps over row blocks: lstm_cell and lstm_hidden of [rows, 4h] gates, gru_cell
+// with and without Rb_n (one row for all), the rows cut in two.
+TEST(DeviceOps, RecurrentCellsAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const std::int64_t h = 5;
+  const std::vector<workloads::Cuts> rows = {{0, 1}, {0, 2, 3}};
+  const auto& gates = p.input("gates", {1, 3, 4 * h}, 3, 0, {{0, 1}, {0, 2, 3}, {0, 4 * h}});
+  const auto& c = p.input("c", {1, 3, h}, 1, 0, {{0, 1}, {0, 2, 3}, {0, h}});
+  const auto& x = p.input("x", {1, 3, 3 * h}, 2, 0, {{0, 1}, {0, 2, 3}, {0, 3 * h}});
+  const auto& hr = p.input("hr", {1, 3, 3 * h}, 2, 0, {{0, 1}, {0, 2, 3}, {0, 3 * h}});
+  const auto& rb = p.input("rb", {1, 1, h}, 1, 0, {{0, 1}, {0, 1}, {0, h}});
+  std::vector<workloads::Cuts> cuts = rows;
+  cuts.push_back({0, h});
+  const auto& c2 = p.cell("c2", "lstm_cell", {&gates, &c}, {1, 3, h}, cuts, 12);
+  p.cell("h2", "lstm_hidden", {&gates, &c2}, {1, 3, h}, cuts, 6);
+  p.cell("g4", "gru_cell", {&x, &hr, &c, &rb}, {1, 3, h}, cuts, 17);
+  p.cell("g3", "gru_cell", {&x, &hr, &c}, {1, 3, h}, cuts, 16);
+  const Graph g = p.build({"cells", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "cells");
+  EXPECT_TRUE(seen.count(KernelOp::cell));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "cells bf16");
+}
+
 // Running sums of row blocks and of a transposed (strided) operand, every direction.
 TEST(DeviceOps, CumsumsAgreeWithTheCpuKernels) {
   workloads::BlockedProgram p(workloads::DType::f32);

@@ -1,5 +1,6 @@
 // The kernels for imported models (docs/exec.md): load from Graph constants, the unary kernels
-// sqrt .. identity and leaky_relu .. log, reshape, transpose and gather. Small hand-built graphs
+// sqrt .. identity and leaky_relu .. log, reshape, transpose, gather and the fused recurrent
+// cells. Small hand-built graphs
 // run by the engine are checked against hand-computed values and against the independent evaluator
 // (block_eval.cpp); bad descriptions are refused when the engine compiles the graph, naming the
 // node.
@@ -299,6 +300,51 @@ TEST(ImportKernels, CumsumRunsAlongTheLastAxis) {
   EXPECT_EQ(out[part], (std::vector<float>{1, 3, 11, 23, 21, 43}));
 }
 
+// The fused recurrent steps on two rows of one unit, from values whose activations are exact
+// or spelled out: lstm_cell and lstm_hidden of gates (i o f g) and c, gru_cell of x, h R^T, h
+// with and without Rb_n (one row for both rows).
+TEST(ImportKernels, RecurrentCellsFollowTheirEquations) {
+  Program p;
+  const float l3 = std::log(3.0f);  // sigmoid(l3) = 3 / 4, sigmoid(-l3) = 1 / 4
+  const NodeId gates = p.load("gates", 0, {2, 4}, {0, 0});
+  const NodeId c = p.load("c", 1, {2, 1}, {0, 0});
+  const NodeId x = p.load("x", 2, {2, 3}, {0, 0});
+  const NodeId hr = p.load("hr", 3, {2, 3}, {0, 0});
+  const NodeId rb = p.load("rb", 4, {1, 1}, {0, 0});
+  const NodeId c2 =
+      p.add("c2", {"lstm_cell", {2, 1}, {0, 0}, {{gates, {}, {}}, {c, {}, {}}}, "", {}});
+  const NodeId h2 =
+      p.add("h2", {"lstm_hidden", {2, 1}, {0, 0}, {{gates, {}, {}}, {c2, {}, {}}}, "", {}});
+  const NodeId g3 =
+      p.add("g3", {"gru_cell", {2, 1}, {0, 0}, {{x, {}, {}}, {hr, {}, {}}, {c, {}, {}}}, "", {}});
+  const NodeId g4 = p.add(
+      "g4",
+      {"gru_cell", {2, 1}, {0, 0}, {{x, {}, {}}, {hr, {}, {}}, {c, {}, {}}, {rb, {}, {}}}, "", {}});
+  const Graph g = p.build({{"gates", {2, 4}, {0, 0, 0, 0, l3, l3, -l3, 0.5f}},
+                           {"c", {2, 1}, {2, -4}},
+                           {"x", {2, 3}, {0, l3, 0.25f, l3, 0, -1}},
+                           {"hr", {2, 3}, {0, 0, 0.5f, 0, -l3, 2}},
+                           {"rb", {1, 1}, {1}}});
+  const auto out = run(g);
+  // c' = s(f) c + s(i) tanh(g): row 0 1/2 * 2 + 0; row 1 1/4 * -4 + 3/4 tanh(1/2)
+  const double c_row1 = -1 + 0.75 * std::tanh(0.5);
+  EXPECT_NEAR(out[c2][0], 1, 1e-6);
+  EXPECT_NEAR(out[c2][1], c_row1, 1e-6);
+  // h' = s(o) tanh(c')
+  EXPECT_NEAR(out[h2][0], 0.5 * std::tanh(1.0), 1e-6);
+  EXPECT_NEAR(out[h2][1], 0.75 * std::tanh(c_row1), 1e-6);
+  // z = s(x_z + hr_z), r = s(x_r + hr_r), n = tanh(x_n + r (hr_n + rb)), h' = (1 - z) n + z h:
+  // row 0: z = 1/2, r = 3/4; row 1: z = 3/4, r = 1/4
+  const auto gru = [](double z, double r, double xn, double hn, double h) {
+    const double n = std::tanh(xn + r * hn);
+    return (1 - z) * n + z * h;
+  };
+  EXPECT_NEAR(out[g3][0], gru(0.5, 0.75, 0.25, 0.5, 2), 1e-6);
+  EXPECT_NEAR(out[g3][1], gru(0.75, 0.25, -1, 2, -4), 1e-6);
+  EXPECT_NEAR(out[g4][0], gru(0.5, 0.75, 0.25, 1.5, 2), 1e-6);
+  EXPECT_NEAR(out[g4][1], gru(0.75, 0.25, -1, 3, -4), 1e-6);
+}
+
 // expand: a row repeated down, a column repeated across, a region of a block broadcast over a
 // new leading dimension.
 TEST(ImportKernels, ExpandRepeatsTheOperandOverTheOutput) {
@@ -412,6 +458,16 @@ TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
               p.add("g", {"gather", {1, 2, 3}, {0, 0, 0}, {{w, {}, {}}, {i, {}, {}}}, "", {}});
             }),
             "node 2 (g): gather: the output shape is not the indices' followed by a table row's");
+  EXPECT_EQ(error([](Program& p) {
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              p.add("g", {"gru_cell", {3, 1}, {0, 0}, {{w, {}, {}}, {w, {}, {}}}, "", {}});
+            }),
+            "node 1 (g): gru_cell: wrong number of operands");
+  EXPECT_EQ(error([](Program& p) {
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              p.add("c", {"lstm_cell", {3, 2}, {0, 0}, {{w, {}, {}}, {w, {}, {}}}, "", {}});
+            }),
+            "node 1 (c): lstm_cell: operand 0 does not hold 8 units per output row");
 }
 
 }  // namespace

@@ -410,6 +410,40 @@ Dense eval_resize2d(const Graph& g, NodeId v, const ExecDesc& e, const std::vect
   return r;
 }
 
+// The fused recurrent steps of docs/exec.md, from their equations: unit j of output row b reads
+// gate q's unit at column q h + j of its operand's row b (row 0 for a one-row operand).
+Dense eval_cell(const Graph& g, NodeId v, const ExecDesc& e, const std::vector<Dense>& ops) {
+  const bool gru = e.op == "gru_cell";
+  if (gru ? ops.size() != 3 && ops.size() != 4 : ops.size() != 2) fail(g, v, e.op + ": operands");
+  const std::int64_t h = e.shape.back();
+  Dense r(e.shape);
+  const std::int64_t rows = r.numel() / h;
+  const auto at = [&](std::size_t k, std::int64_t row, std::int64_t q, std::int64_t j) {
+    const Dense& o = ops[k];
+    const std::int64_t width = o.shape.back();
+    const std::int64_t orow = o.numel() == width ? 0 : row;
+    return o.data[static_cast<std::size_t>(orow * width + q * h + j)];
+  };
+  for (std::int64_t b = 0; b < rows; ++b)
+    for (std::int64_t j = 0; j < h; ++j) {
+      double y;
+      if (e.op == "lstm_cell") {  // gates i, o, f, g
+        y = sigmoid(at(0, b, 2, j)) * at(1, b, 0, j) +
+            sigmoid(at(0, b, 0, j)) * std::tanh(at(0, b, 3, j));
+      } else if (e.op == "lstm_hidden") {
+        y = sigmoid(at(0, b, 1, j)) * std::tanh(at(1, b, 0, j));
+      } else {  // gates z, r, n; h; Rb_n
+        const double z = sigmoid(at(0, b, 0, j) + at(1, b, 0, j));
+        const double reset = sigmoid(at(0, b, 1, j) + at(1, b, 1, j));
+        const double rb = ops.size() == 4 ? at(3, b, 0, j) : 0.0;
+        const double n = std::tanh(at(0, b, 2, j) + reset * (at(1, b, 2, j) + rb));
+        y = (1 - z) * n + z * at(2, b, 0, j);
+      }
+      r.data[static_cast<std::size_t>(b * h + j)] = y;
+    }
+  return r;
+}
+
 Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
   const ExecDesc& e = *g.node(v).exec;
   const std::string& op = e.op;
@@ -602,6 +636,8 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       }
       r[idx] = acc;
     } while (next_index(idx, e.shape));
+  } else if (op == "lstm_cell" || op == "lstm_hidden" || op == "gru_cell") {
+    r = eval_cell(g, v, e, ops);
   } else if (ops.size() == 1) {
     if (ops[0].shape != e.shape) fail(g, v, "unary operand shape");
     for (std::int64_t i = 0; i < r.numel(); ++i)

@@ -90,6 +90,16 @@ public:
                            const std::vector<const BlockedTensor*>& operands,
                            const std::vector<Cuts>& cuts, Attrs attrs = {});
 
+  /// Fused recurrent step `op` (lstm_cell, lstm_hidden, gru_cell; docs/exec.md) of `operands`,
+  /// giving `shape` cut by `cuts` (the last dimension, the hidden units, whole). Each operand has
+  /// the output's rank and leading extents (or 1: one row for all) and its own last extent (the
+  /// gates side by side), laid out with the output's leading cuts and its last dimension whole;
+  /// `flops_per_element` FLOPs per output element.
+  const BlockedTensor& cell(const std::string& name, const std::string& op,
+                            const std::vector<const BlockedTensor*>& operands,
+                            std::vector<std::int64_t> shape, const std::vector<Cuts>& cuts,
+                            double flops_per_element);
+
   /// Last-axis reduction `op` (reduce_sum, reduce_max, reduce_sumsq, reduce_argmax) of `a`, in
   /// a's layout, with the kernel's `attrs`: the output has a's shape with a last extent of 1.
   /// When a's last axis has K > 1 blocks, partial reductions are aggregated by "sum" (or "max"

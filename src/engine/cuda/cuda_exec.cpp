@@ -81,6 +81,12 @@ void CudaExec<T>::where(const dev::WhereArgs& a, const T* c, const T* x, const T
 }
 
 template <class T>
+void CudaExec<T>::cell(const dev::CellArgs& a, const T* p, const T* q, const T* r, const T* t,
+                       T* out) {
+  launch_cell(a, p, q, r, t, out, r_.stream);
+}
+
+template <class T>
 void CudaExec<T>::scan(const dev::ScanArgs& a, const T* x, T* out) {
   launch_scan(a, x, out, r_.stream);
 }

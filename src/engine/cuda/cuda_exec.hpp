@@ -57,6 +57,8 @@ public:
   void where(const engine_detail::dev::WhereArgs& a, const T* c, const T* x, const T* y,
              T* out) override;
   void scan(const engine_detail::dev::ScanArgs& a, const T* x, T* out) override;
+  void cell(const engine_detail::dev::CellArgs& a, const T* p, const T* q, const T* r, const T* t,
+            T* out) override;
   void col2im(const engine_detail::dev::Col2imArgs& a, const T* cols, T* out) override;
   void gemm(const engine_detail::GemmCall<T>& g) override;
   T* scratch(std::int64_t elements) override;

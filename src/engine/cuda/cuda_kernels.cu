@@ -105,6 +105,11 @@ __global__ void where_kernel(dev::WhereArgs a, const T* c, const T* x, const T* 
   DOPPLER_EACH(i, a.n) dev::where_element(a, i, c, x, y, out);
 }
 template <class T>
+__global__ void cell_kernel(dev::CellArgs a, const T* p, const T* q, const T* r, const T* t,
+                            T* out) {
+  DOPPLER_EACH(i, a.n) dev::cell_element(a, i, p, q, r, t, out);
+}
+template <class T>
 __global__ void scan_kernel(dev::ScanArgs a, const T* x, T* out) {
   DOPPLER_EACH(r, a.n) dev::scan_row(a, r, x, out);
 }
@@ -211,6 +216,13 @@ void launch_where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T
 }
 
 template <class T>
+void launch_cell(const dev::CellArgs& a, const T* p, const T* q, const T* r, const T* t, T* out,
+                 cudaStream_t s) {
+  cell_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, p, q, r, t, out);
+  launched("recurrent cell kernel");
+}
+
+template <class T>
 void launch_scan(const dev::ScanArgs& a, const T* x, T* out, cudaStream_t s) {
   scan_kernel<T><<<blocks_for(a.n), kThreads, 0, s>>>(a, x, out);
   launched("scan kernel");
@@ -244,7 +256,9 @@ void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t
   template void launch_col2im(const dev::Col2imArgs&, const T*, T*, cudaStream_t);            \
   template void launch_where(const dev::WhereArgs&, const T*, const T*, const T*, T*,         \
                              cudaStream_t);                                                   \
-  template void launch_scan(const dev::ScanArgs&, const T*, T*, cudaStream_t);
+  template void launch_scan(const dev::ScanArgs&, const T*, T*, cudaStream_t);                \
+  template void launch_cell(const dev::CellArgs&, const T*, const T*, const T*, const T*, T*, \
+                            cudaStream_t);
 DOPPLER_LAUNCHERS(float)
 DOPPLER_LAUNCHERS(dev::Bf16)
 #undef DOPPLER_LAUNCHERS

@@ -47,6 +47,10 @@ void launch_where(const dev::WhereArgs& a, const T* c, const T* x, const T* y, T
                   cudaStream_t s);
 template <class T>
 void launch_scan(const dev::ScanArgs& a, const T* x, T* out, cudaStream_t s);
+/// A fused recurrent step (dev::cell_element); `t` may be null.
+template <class T>
+void launch_cell(const dev::CellArgs& a, const T* p, const T* q, const T* r, const T* t, T* out,
+                 cudaStream_t s);
 template <class T>
 void launch_col2im(const dev::Col2imArgs& a, const T* cols, T* out, cudaStream_t s);
 /// Test hook: a kernel that traps (a sticky launch failure once the stream reaches it).
