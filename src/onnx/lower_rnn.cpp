@@ -331,24 +331,31 @@ private:
       rbn = &l_.load(name(d, "rb2"), b);
     }
     const std::int64_t width = gates_ * hidden_;
+    return unroll(d, [&](std::int64_t t, const std::string& s, Ref h, Ref c) {
+      Ref x = &l_.select(s + ".x", *xw, {t, 0, 0}, {1, batch_, width});
+      Ref hr = &l_.p_.einsum(s + ".r", "sbk,gk->sbg", {h, rw}, {});
+      if (cell_ == Cell::lstm) {
+        Ref pre = add(s + ".gates", x, hr);
+        Ref c2 = fused_cell(s + ".c", "lstm_cell", {pre, c}, 12);
+        return std::pair<Ref, Ref>{fused_cell(s + ".h", "lstm_hidden", {pre, c2}, 6), c2};
+      }
+      std::vector<Ref> in = {x, hr, h};
+      if (rbn) in.push_back(rbn);
+      return std::pair<Ref, Ref>{fused_cell(s + ".h", "gru_cell", in, rbn ? 17 : 16), c};
+    });
+  }
+
+  // The steps of direction d in its order (backwards for a reverse one): step(t, its name, h, c)
+  // gives the state (h, c) after step t from the state before it.
+  template <class Step>
+  Sequence unroll(int d, Step step) {
     Sequence seq;
     seq.h.assign(static_cast<std::size_t>(steps_), nullptr);
     Ref h = initial(5, d);
     Ref c = cell_ == Cell::lstm ? initial(6, d) : nullptr;
     for (std::int64_t k = 0; k < steps_; ++k) {
       const std::int64_t t = reverse(d) ? steps_ - 1 - k : k;
-      const std::string s = name(d, fmt::format("t{}", t));
-      Ref x = &l_.select(s + ".x", *xw, {t, 0, 0}, {1, batch_, width});
-      Ref hr = &l_.p_.einsum(s + ".r", "sbk,gk->sbg", {h, rw}, {});
-      if (cell_ == Cell::lstm) {
-        Ref pre = add(s + ".gates", x, hr);
-        c = fused_cell(s + ".c", "lstm_cell", {pre, c}, 12);
-        h = fused_cell(s + ".h", "lstm_hidden", {pre, c}, 6);
-      } else {
-        std::vector<Ref> in = {x, hr, h};
-        if (rbn) in.push_back(rbn);
-        h = fused_cell(s + ".h", "gru_cell", in, rbn ? 17 : 16);
-      }
+      std::tie(h, c) = step(t, name(d, fmt::format("t{}", t)), h, c);
       seq.h[static_cast<std::size_t>(t)] = h;
     }
     seq.c_last = c;
@@ -371,24 +378,11 @@ private:
         peep_.push_back(&l_.load(name(d, fmt::format("p{}", k)), peephole(d, k)));
     if (cell_ == Cell::gru && lbr_ && l_.has_in(n_, 3))
       rbh_ = &l_.load(name(d, "rb2"), bias(d, gates_ + 2));
-    Sequence seq;
-    seq.h.assign(static_cast<std::size_t>(steps_), nullptr);
-    Ref h = initial(5, d);
-    Ref c = cell_ == Cell::lstm ? initial(6, d) : nullptr;
-    for (std::int64_t k = 0; k < steps_; ++k) {
-      const std::int64_t t = reverse(d) ? steps_ - 1 - k : k;
-      const std::string s = name(d, fmt::format("t{}", t));
-      if (cell_ == Cell::lstm) {
-        std::tie(h, c) = lstm_step(d, t, h, c, s);
-      } else if (cell_ == Cell::gru) {
-        h = gru_step(d, t, h, s);
-      } else {
-        h = activate(d, 0, gate_input(0, t, h, s), s + ".h");
-      }
-      seq.h[static_cast<std::size_t>(t)] = h;
-    }
-    seq.c_last = c;
-    return seq;
+    return unroll(d, [&](std::int64_t t, const std::string& s, Ref h, Ref c) {
+      if (cell_ == Cell::lstm) return lstm_step(d, t, h, c, s);
+      if (cell_ == Cell::gru) return std::pair<Ref, Ref>{gru_step(d, t, h, s), c};
+      return std::pair<Ref, Ref>{activate(d, 0, gate_input(0, t, h, s), s + ".h"), c};
+    });
   }
 
   HostTensor peephole(int d, int k) const {
