@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduces the table of imported ONNX models (docs/results/onnx.md): PyTorch modules exported
 # by tests/onnx/models.py (MLP, TransformerEncoderLayer, GPT-style block, a small whole language
-# model from token ids, each at two sizes), imported
+# model from token ids; with MODELS="lstm gru" the recurrent models; each at two sizes), imported
 # with `doppler import` (their real weights and input), checked against PyTorch's output on the
 # CPU engine, and placed by every method with `doppler compare` on a shipped hardware profile.
 # Usage: scripts/onnx_results.sh [BUILD_DIR] [OUT_DIR] [DEVICES] [SEEDS] [BUDGET]
