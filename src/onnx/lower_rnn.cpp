@@ -25,8 +25,8 @@ struct Activation {
 
 enum class Cell { rnn, gru, lstm };
 
-/// Parses the `k`-th activation of `names` (with its entries of activation_alpha/beta, which
-/// are consumed in order by the activations that take them).
+/// The kernel of the activation `name`, its alpha and beta taken from activation_alpha and
+/// activation_beta at `ai` and `bi` (consumed in order by the activations that take them).
 Activation activation(const std::string& name, const std::vector<float>& alpha,
                       const std::vector<float>& beta, std::size_t& ai, std::size_t& bi) {
   const auto take = [](const std::vector<float>& v, std::size_t& i, double fallback) {
