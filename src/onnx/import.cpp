@@ -126,6 +126,22 @@ void apply_input_shapes(Model& m, const ImportOptions& o) {
       fail(m.file, "a shape is given for input '" + name + "': the model has no such graph input");
 }
 
+// Window attributes libonnx 1.12's shape inference divides by (a zero stride stops the process
+// with SIGFPE there): strides, dilations and kernel_shape must be positive before it runs.
+void check_window_attrs(const Model& m) {
+  for (const auto& n : m.proto.graph().node()) {
+    const std::string& op = n.op_type();
+    if (op != "Conv" && op != "ConvTranspose" && op != "MaxPool" && op != "AveragePool") continue;
+    for (const auto& a : n.attribute()) {
+      if (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;
+      for (const auto v : a.ints())
+        if (v < 1)
+          fail(m.file, fmt::format("{} [{}]: every entry must be positive ({})", a.name(),
+                                   fmt::join(a.ints(), ", "), node_label(n)));
+    }
+  }
+}
+
 Model read_model(const std::string& bytes, const std::string& file, const ImportOptions& o) {
   Model m;
   m.file = file;
@@ -134,6 +150,7 @@ Model read_model(const std::string& bytes, const std::string& file, const Import
   if (!m.proto.has_graph()) fail(file, "the model has no graph");
   check_names(m);
   check_opset_and_ops(m);
+  check_window_attrs(m);
   apply_input_shapes(m, o);
   try {
     onnx::checker::check_model(m.proto);

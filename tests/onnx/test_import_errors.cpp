@@ -158,6 +158,26 @@ TEST(OnnxImportErrors, NonFiniteAttributesAreRefusedOrBounded) {
              "m.onnx: kernel attribute 'scale' of block y[0,0] is inf (node Mul_1 (Mul))");
 }
 
+// A zero stride, dilation or kernel extent of a window op is refused before libonnx's shape
+// inference, which divides by it (found by fuzz_onnx: SIGFPE on an AveragePool stride of 0).
+TEST(OnnxImportErrors, ZeroWindowStridesAreRefusedBeforeShapeInference) {
+  for (const char* attr : {"strides", "dilations", "kernel_shape"}) {
+    ModelBuilder m;
+    m.input("x", {1, 2, 8, 8}).output("y", {"n", "c", "h", "w"});
+    std::vector<std::pair<std::string, std::vector<std::int64_t>>> ints = {
+        {"kernel_shape", {2, 2}}};
+    if (std::string(attr) == "kernel_shape")
+      ints[0].second = {2, 0};
+    else
+      ints.push_back({attr, {2, 0}});
+    m.node(std::string(attr) == "dilations" ? "MaxPool" : "AveragePool", {"x"}, {"y"}, {}, ints);
+    const std::string op = std::string(attr) == "dilations" ? "MaxPool" : "AveragePool";
+    EXPECT_EQ(import_error(m.bytes()), "m.onnx: " + std::string(attr) +
+                                           " [2, 0]: every entry must be positive (node " + op +
+                                           "_1 (" + op + "))");
+  }
+}
+
 TEST(OnnxImportErrors, ConstantBytesAreLimited) {
   // linear() loads 48 weights = 192 bytes; the generated input x is not a constant.
   test::EnvGuard limit("DOPPLER_MAX_CONSTANT_BYTES", "191");
