@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 
@@ -339,18 +341,45 @@ const BlockedTensor& Lowerer::last_axis_whole(const BlockedTensor& t) {
   return p_.ensure_layout(t, req);
 }
 
+// Softmax and LogSoftmax (the log of the softmax). From opset 13 along `axis` (another axis is
+// swapped with the last, as CumSum's); before 13 over the input coerced to 2-D at `axis`: every
+// axis from `axis` on, merged by a reshape.
 void Lowerer::softmax(const onnx::NodeProto& n) {
-  const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
+  const Shape s = in(n, 0).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  if (rank == 0) throw std::runtime_error(n.op_type() + " of a scalar");
   const auto axis = normalize_axis(attr_int(n, "axis", opset_ >= 13 ? -1 : 1), rank);
-  if (axis != rank - 1)
-    throw std::runtime_error(n.op_type() + " over an axis other than the last is not supported");
-  const auto& x = last_axis_whole(blocked(n, 0));
-  if (n.op_type() == "LogSoftmax") {  // log of the softmax (one more FLOP per element)
-    const auto& s = workloads::softmax(p_, out(n, ".softmax"), x);
-    define(n.output(0), map(out(n), "log", {&s}));
+  const bool log = n.op_type() == "LogSoftmax";
+  const LastAxisOp rows = [&](const BlockedTensor& x,
+                              const std::string& y) -> const BlockedTensor& {
+    if (!log) return workloads::softmax(p_, y, x);
+    return map(y, "log", {&workloads::softmax(p_, y + ".softmax", x)});
+  };
+  if (opset_ >= 13 || axis == rank - 1) {
+    define(n.output(0), along_axis(n, axis, rows));
     return;
   }
-  define(n.output(0), workloads::softmax(p_, out(n), x));
+  const auto& x = last_axis_whole(reshaped(out(n, ":2d"), blocked(n, 0), merged_from(s, axis)));
+  define(n.output(0), reshaped(out(n), rows(x, out(n, ":rows")), s));
+}
+
+const BlockedTensor& Lowerer::along_axis(const onnx::NodeProto& n, std::int64_t axis,
+                                         const LastAxisOp& f) {
+  const auto rank = static_cast<int>(in(n, 0).shape.size());
+  const int last = rank - 1;
+  if (axis == last) return f(last_axis_whole(blocked(n, 0)), out(n));
+  std::vector<int> perm(static_cast<std::size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[static_cast<std::size_t>(axis)], perm[static_cast<std::size_t>(last)]);
+  const auto& t = p_.transpose(out(n, ":t"), blocked(n, 0), perm);
+  return p_.transpose(out(n), f(last_axis_whole(t), out(n, ":along")), perm);
+}
+
+Shape merged_from(const Shape& s, std::int64_t axis) {
+  Shape rows(s.begin(), s.begin() + axis);
+  if (rows.empty()) rows.push_back(1);
+  rows.push_back(std::accumulate(s.begin() + axis, s.end(), std::int64_t{1}, std::multiplies<>()));
+  return rows;
 }
 
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceSumSquare and ReduceL2 over any axes: the
@@ -432,16 +461,18 @@ void Lowerer::arg_reduce(const onnx::NodeProto& n) {
          reshaped(out(n), r, attr_int(n, "keepdims", 1) != 0 ? rr.keep_shape : rr.kept));
 }
 
+// LayerNormalization over the axes from `axis` on (merged by a reshape, then reshaped back),
+// then times Scale and plus B (both broadcast against the input).
 void Lowerer::layer_norm(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
-  if (normalize_axis(attr_int(n, "axis", -1), rank) != rank - 1)
-    throw std::runtime_error(
-        "LayerNormalization over axes other than the last one is not supported");
+  if (rank == 0) throw std::runtime_error("LayerNormalization of a scalar");
+  const auto axis = normalize_axis(attr_int(n, "axis", -1), rank);
   if (n.output_size() > 1 && !n.output(1).empty())
     throw std::runtime_error("LayerNormalization's Mean / InvStdDev outputs are not supported");
   const std::string y = out(n);
-  const auto& xn = normalized(y, blocked(n, 0), attr_float(n, "epsilon", 1e-5));
+  const auto& flat = reshaped(y + ":rows", blocked(n, 0), merged_from(s, axis));
+  const auto& xn = reshaped(y + ":norm", normalized(y, flat, attr_float(n, "epsilon", 1e-5)), s);
   const bool bias = has_in(n, 2);
   const auto& g = p_.map(bias ? y + ".gain" : y, "mul", {&xn, &blocked(n, 1)}, xn.cuts);
   define(n.output(0), bias ? p_.map(y, "add", {&g, &blocked(n, 2)}, xn.cuts) : g);
@@ -503,24 +534,19 @@ void Lowerer::compare(const onnx::NodeProto& n) {
   define(n.output(0), map(out(n), k, {&blocked(n, 0), &blocked(n, 1)}));
 }
 
-// CumSum along `axis` (a constant): kernel cumsum on the last axis, made whole; another axis is
-// swapped with the last one by two transposes around it.
+// CumSum along `axis` (a constant): kernel cumsum on the last axis, made whole (another axis is
+// swapped with the last one by two transposes around it).
 void Lowerer::cumsum(const onnx::NodeProto& n) {
   const auto rank = static_cast<std::int64_t>(in(n, 0).shape.size());
   if (rank == 0) throw std::runtime_error("CumSum of a scalar");
-  const auto axis = static_cast<int>(normalize_axis(const_in(n, 1, "axis").ints().at(0), rank));
-  const auto last = static_cast<int>(rank - 1);
-  std::vector<int> perm(static_cast<std::size_t>(rank));
-  for (int d = 0; d < rank; ++d) perm[static_cast<std::size_t>(d)] = d;
-  std::swap(perm[static_cast<std::size_t>(axis)], perm[static_cast<std::size_t>(last)]);
-  const BlockedTensor* x = &blocked(n, 0);
-  if (axis != last) x = &p_.transpose(out(n, ":t"), *x, perm);
-  const auto& whole = last_axis_whole(*x);
+  const auto axis = normalize_axis(const_in(n, 1, "axis").ints().at(0), rank);
   const workloads::Attrs attrs = {{"exclusive", attr_int(n, "exclusive", 0) != 0 ? 1.0 : 0.0},
                                   {"reverse", attr_int(n, "reverse", 0) != 0 ? 1.0 : 0.0}};
-  const std::string name = axis != last ? out(n, ":scan") : out(n);
-  const auto& s = p_.map(name, "cumsum", {&whole}, whole.cuts, attrs);
-  define(n.output(0), axis != last ? p_.transpose(out(n), s, perm) : s);
+  define(n.output(0),
+         along_axis(n, axis,
+                    [&](const BlockedTensor& x, const std::string& y) -> const BlockedTensor& {
+                      return p_.map(y, "cumsum", {&x}, x.cuts, attrs);
+                    }));
 }
 
 void Lowerer::where(const onnx::NodeProto& n) {

@@ -2,6 +2,7 @@
 // Internal: lowers ONNX nodes, one at a time in graph order, to blocked tensor operations of a
 // workloads::BlockedProgram. Every ONNX tensor is a Value: a constant (folded at import) or a
 // blocked tensor; constants read by blocked ops become Graph constants ("load" blocks).
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -86,6 +87,12 @@ private:
   void binary(const onnx::NodeProto& n);
   void unary(const onnx::NodeProto& n);
   void softmax(const onnx::NodeProto& n);
+  /// A last-axis op: given its input, whole along the last axis, and the name of its result.
+  using LastAxisOp =
+      std::function<const BlockedTensor&(const BlockedTensor& x, const std::string& y)>;
+  /// `f` applied along `axis` of input 0, the result named after the node's output: another
+  /// axis than the last is swapped with the last by a transpose before and after.
+  const BlockedTensor& along_axis(const onnx::NodeProto& n, std::int64_t axis, const LastAxisOp& f);
   void reduce(const onnx::NodeProto& n);
   void arg_reduce(const onnx::NodeProto& n);
   /// The input of a reduction with its `reduced` axes moved last (a transpose when they are
@@ -151,6 +158,10 @@ private:
   std::vector<ConstantTensor> constants_;
   std::int64_t parameters_ = 0;
 };
+
+/// `s` with the axes from `axis` on merged into one (the 2-D coercion of Softmax before opset 13
+/// and LayerNormalization's rows); a leading extent 1 when `axis` is 0.
+Shape merged_from(const Shape& s, std::int64_t axis);
 
 /// Block counts of the automatic partition of an op output of shape `shape` for P devices:
 /// dimensions in decreasing extent (ties: the outer one first) each take min(extent, the

@@ -108,11 +108,12 @@ TEST(OnnxImportErrors, ShapesThatDoNotAgree) {
 }
 
 TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
-  ModelBuilder s;
-  s.input("x", {4, 8}).output("y", {4, 8}).node("Softmax", {"x"}, {"y"}, {{"axis", 0}});
+  ModelBuilder s(17);
+  s.input("x", {4, 8}).output("y", {4, 8}).weight("g", {8}, std::vector<float>(8, 1.0f));
+  s.node("LayerNormalization", {"x", "g"}, {"y", "mean"});
   expect_has(import_error(s.bytes()),
-             "Softmax over an axis other than the last is not supported "
-             "(node Softmax_1 (Softmax))");
+             "LayerNormalization's Mean / InvStdDev outputs are not supported "
+             "(node LayerNormalization_1 (LayerNormalization))");
   ModelBuilder g;
   g.input("x", {4, 8})
       .input("i", {2}, onnx::TensorProto::INT64)

@@ -1,0 +1,136 @@
+// Softmax, LogSoftmax and LayerNormalization along axes other than the last: values against
+// plain loops (ONNX's definitions: opset 13's Softmax along one axis, the earlier ones over the
+// input coerced to 2-D, LayerNormalization over every axis from `axis` on), FLOPs by
+// docs/onnx.md (transposes and reshapes cost none).
+#include <cmath>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "onnx/import_eval.hpp"
+#include "onnx/model_builder.hpp"
+#include "workloads/block_eval.hpp"
+
+namespace doppler {
+namespace {
+
+using test::Dense;
+using test::import_and_eval;
+using test::iota_values;
+using test::ModelBuilder;
+
+// softmax (or log-softmax) of x [2, 3, 4] over the elements (i, j, k) that `group` maps to the
+// same key, in row-major order.
+Dense grouped_softmax(const Dense& x, const std::function<int(int, int, int)>& group, bool log) {
+  std::vector<double> mx(24, -1e300), sum(24, 0);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) {
+        double& m = mx[static_cast<std::size_t>(group(i, j, k))];
+        m = std::max(m, x[{i, j, k}]);
+      }
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) {
+        const auto g = static_cast<std::size_t>(group(i, j, k));
+        sum[g] += std::exp(x[{i, j, k}] - mx[g]);
+      }
+  Dense y({2, 3, 4});
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k) {
+        const auto g = static_cast<std::size_t>(group(i, j, k));
+        const double v = x[{i, j, k}] - mx[g];
+        y[{i, j, k}] = log ? v - std::log(sum[g]) : std::exp(v) / sum[g];
+      }
+  return y;
+}
+
+// Opset 13: Softmax along the middle axis, LogSoftmax along the first, Softmax along the last;
+// 5, 6 and 5 FLOPs per element.
+TEST(OnnxImportAxes, SoftmaxAlongAnyAxisMatchesLoops) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4}).output("a", {2, 3, 4}).output("b", {2, 3, 4}).output("c", {2, 3, 4});
+  m.node("Softmax", {"x"}, {"a"}, {{"axis", 1}})
+      .node("LogSoftmax", {"x"}, {"b"}, {{"axis", 0}})
+      .node("Softmax", {"x"}, {"c"}, {{"axis", -1}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    const auto along_j = [](int i, int, int k) { return i * 4 + k; };
+    const auto along_i = [](int, int j, int k) { return j * 4 + k; };
+    const auto along_k = [](int i, int j, int) { return i * 3 + j; };
+    EXPECT_LT(test::max_abs_diff(e.tensor("a"), grouped_softmax(x, along_j, false)), 1e-6)
+        << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("b"), grouped_softmax(x, along_i, true)), 1e-6)
+        << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("c"), grouped_softmax(x, along_k, false)), 1e-6)
+        << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 * (5 + 6 + 5)) << "P=" << p;
+  }
+}
+
+// Before opset 13 the input is coerced to 2-D at `axis`: Softmax at axis 1 (the default, as
+// LogSoftmax here) normalizes each batch element's 12 values together, at axis 0 all 24.
+TEST(OnnxImportAxes, SoftmaxBeforeOpset13CoercesTheInputTo2D) {
+  ModelBuilder m(11);
+  m.input("x", {2, 3, 4}).output("a", {2, 3, 4}).output("b", {2, 3, 4}).output("c", {2, 3, 4});
+  m.node("Softmax", {"x"}, {"a"}, {{"axis", 1}})
+      .node("LogSoftmax", {"x"}, {"b"})
+      .node("Softmax", {"x"}, {"c"}, {{"axis", 0}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    const auto per_batch = [](int i, int, int) { return i; };
+    const auto all = [](int, int, int) { return 0; };
+    EXPECT_LT(test::max_abs_diff(e.tensor("a"), grouped_softmax(x, per_batch, false)), 1e-6)
+        << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("b"), grouped_softmax(x, per_batch, true)), 1e-6)
+        << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("c"), grouped_softmax(x, all, false)), 1e-6) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 * (5 + 6 + 5)) << "P=" << p;
+  }
+}
+
+// LayerNormalization of x [2, 3, 4] over axes 1 and 2 (axis 1, scale and bias [3, 4]: 7 FLOPs
+// per element and 4 per row, 2 rows) and over every axis (axis 0, scale [2, 3, 4], no bias: 6
+// per element, 1 row).
+TEST(OnnxImportAxes, LayerNormalizationOverTrailingAxesMatchesLoops) {
+  const auto g = iota_values(12, 0.2f, 0.5f), b = iota_values(12, 0.1f, -0.3f);
+  const auto g0 = iota_values(24, -0.05f, 1.1f);
+  ModelBuilder m(17);
+  m.input("x", {2, 3, 4}).output("y", {2, 3, 4}).output("z", {2, 3, 4});
+  m.weight("g", {3, 4}, g).weight("b", {3, 4}, b).weight("g0", {2, 3, 4}, g0);
+  m.node("LayerNormalization", {"x", "g", "b"}, {"y"}, {{"axis", 1}}, {}, {{"epsilon", 1e-3f}})
+      .node("LayerNormalization", {"x", "g0"}, {"z"}, {{"axis", 0}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    Dense want_y({2, 3, 4}), want_z({2, 3, 4});
+    const auto normalize = [&](int first, int count, double eps, Dense& out,
+                               const std::function<double(int)>& affine) {
+      double mean = 0, var = 0;
+      for (int f = first; f < first + count; ++f) mean += x.data[static_cast<std::size_t>(f)];
+      mean /= count;
+      for (int f = first; f < first + count; ++f) {
+        const double d = x.data[static_cast<std::size_t>(f)] - mean;
+        var += d * d / count;
+      }
+      for (int f = first; f < first + count; ++f)
+        out.data[static_cast<std::size_t>(f)] =
+            affine(f) * (x.data[static_cast<std::size_t>(f)] - mean) / std::sqrt(var + eps);
+    };
+    for (int i = 0; i < 2; ++i)
+      normalize(i * 12, 12, 1e-3, want_y,
+                [&](int f) { return g[static_cast<std::size_t>(f % 12)]; });
+    for (int f = 0; f < 24; ++f)
+      want_y.data[static_cast<std::size_t>(f)] += b[static_cast<std::size_t>(f % 12)];
+    normalize(0, 24, 1e-5, want_z, [&](int f) { return g0[static_cast<std::size_t>(f)]; });
+    EXPECT_LT(test::max_abs_diff(e.tensor("y"), want_y), 1e-5) << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("z"), want_z), 1e-5) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 * 7 + 2 * 4 + 24.0 * 6 + 1 * 4) << "P=" << p;
+  }
+}
+
+}  // namespace
+}  // namespace doppler
