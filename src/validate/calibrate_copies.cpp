@@ -238,7 +238,7 @@ void measure_copy_share(const CalibrationOptions& o, Calibration& c) {
   const double per_copy = (c.share_sent - c.share_kept) / (p * kShareCopies);
   const double share = occupancy > 0 ? per_copy / occupancy : 0.0;
   c.copy_share_measured = std::clamp(share, 0.0, kMaxCopyShare);
-  c.copy_share = std::max(c.copy_share_measured, copy_share_floor(o));
+  c.copy_share = std::max(c.copy_share_measured, copy_share_floor(o, c));
 }
 
 }  // namespace doppler::calibrate_detail

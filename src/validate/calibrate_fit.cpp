@@ -225,9 +225,13 @@ double persistent_contention(const std::vector<double>& rounds) {
   return every_round ? std::clamp(median(rounds), 0.0, kMaxContention) : 0.0;
 }
 
-double copy_share_floor(const CalibrationOptions& o) {
-  const bool own_core = o.receiver_copies || o.copies == CopyMode::worker;
-  return own_core && !o.link.enabled() ? 1.0 : 0.0;
+double copy_share_floor(const CalibrationOptions& o, const Calibration& c) {
+  if (o.link.enabled()) return 0.0;
+  if (o.receiver_copies) return 1.0;
+  if (o.copies != CopyMode::worker) return 0.0;
+  const double move =
+      static_cast<double>(c.element_bytes * calibrate_detail::kShareElems) / c.bandwidth;
+  return move > 0 ? move / (c.latency + move) : 0.0;
 }
 
 void split_copy_latency(Calibration& c) {

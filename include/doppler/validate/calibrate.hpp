@@ -137,11 +137,14 @@ struct Calibration {
   std::string fit;  ///< how the device model was fitted (one line)
 };
 
-/// The least copy share of a device whose own core performs each incoming copy: 1 (the memcpy
-/// holds that core for at least its idle duration) with the receiving device's copy worker
-/// (CopyMode::worker) or an MPI rank taking delivery (receiver_copies), link emulation off;
-/// else 0 (the producer's core copies, or the copy worker mostly waits out an emulated link).
-double copy_share_floor(const CalibrationOptions& o);
+/// The least copy share of a device whose own core performs each incoming copy, link emulation
+/// off: with the receiving device's copy worker (CopyMode::worker), the memcpy's part of the
+/// share benchmark's copy occupancy, (bytes / c.bandwidth) / (c.latency + bytes / c.bandwidth)
+/// for its 1 MB blocks: the memcpy holds the core, while the fitted latency is mostly the copy
+/// thread's wake-up, wall time that a busy core's work does not lose; 1 with an MPI rank taking
+/// delivery (receiver_copies); else 0 (the producer's core copies, or the copy worker mostly
+/// waits out an emulated link). Needs the fitted link model (c.latency, c.bandwidth).
+double copy_share_floor(const CalibrationOptions& o, const Calibration& c);
 
 /// Copies per burst, and f32 elements of each copied block, of the copy-burst benchmark.
 constexpr int kCopyBurst = 16;
