@@ -198,20 +198,25 @@ private:
     return s;
   }
 
-  // Gate g's input projection for the whole sequence, [steps, batch, hidden], with its bias
-  // (Wb + Rb; only Wb for a GRU's hidden gate with linear_before_reset, whose Rb is added inside).
-  // One block per step: step t's projection waits only for row t of X, so a layer's steps can
-  // start while the layer below is still running (a wavefront across layers and devices).
-  Ref projection(int d, int g) {
+  // The input projection of `count` gates from g, side by side, for the whole sequence: [steps,
+  // batch, count * hidden], with each gate's bias Wb + Rb (only Wb for a GRU's hidden gate with
+  // linear_before_reset, whose Rb is added inside). One block per step: step t's projection
+  // waits only for row t of X, so a layer's steps can start while the layer below is still
+  // running (a wavefront across layers and devices).
+  Ref projection(int d, int g, int count = 1) {
     const std::string x_labels = batch_first_ ? "bsi" : "sbi";
+    const std::string id = count == 1 ? std::to_string(g) : "";
     const workloads::LabelCuts lc{{'s', workloads::even_grid({steps_}, {steps_})[0]}};
-    Ref p = &l_.p_.einsum(name(d, fmt::format("x{}", g)), x_labels + ",hi->sbh",
-                          {&l_.blocked(n_, 0), gate_weight(1, d, g, "w")}, lc);
+    Ref p = &l_.p_.einsum(name(d, "x" + id), x_labels + ",hi->sbh",
+                          {&l_.blocked(n_, 0), gate_weight(1, d, g, "w", count)}, lc);
     if (!l_.has_in(n_, 3)) return p;
-    const bool split_bias = cell_ == Cell::gru && lbr_ && g == 2;
-    const auto& b =
-        l_.load(name(d, fmt::format("b{}", g)), bias(d, g, split_bias ? -1 : gates_ + g));
-    return &l_.map(name(d, fmt::format("x{}b", g)), "add", {p, &b});
+    HostTensor b{{count * hidden_}, {}, false};
+    for (int k = g; k < g + count; ++k) {
+      const bool split_bias = cell_ == Cell::gru && lbr_ && k == 2;
+      const auto part = bias(d, k, split_bias ? -1 : gates_ + k);
+      b.data.insert(b.data.end(), part.data.begin(), part.data.end());
+    }
+    return &l_.map(name(d, "x" + id + "b"), "add", {p, &l_.load(name(d, "b" + id), b)});
   }
 
   // The initial state `i` (5: initial_h, 6: initial_c) of direction d as [1, batch, hidden];
@@ -296,22 +301,6 @@ private:
     return true;
   }
 
-  // Every gate's input projection in one einsum, [steps, batch, gates * hidden], one block per
-  // step, with the biases that do not wait for the reset gate (all but a GRU's Rb_n).
-  Ref projection_all(int d) {
-    const std::string x_labels = batch_first_ ? "bsi" : "sbi";
-    const workloads::LabelCuts lc{{'s', workloads::even_grid({steps_}, {steps_})[0]}};
-    Ref p = &l_.p_.einsum(name(d, "x"), x_labels + ",gi->sbg",
-                          {&l_.blocked(n_, 0), gate_weight(1, d, 0, "w", gates_)}, lc);
-    if (!l_.has_in(n_, 3)) return p;
-    HostTensor b{{gates_ * hidden_}, {}, false};
-    for (int g = 0; g < gates_; ++g) {
-      const auto part = bias(d, g, cell_ == Cell::gru && g == 2 ? -1 : gates_ + g);
-      b.data.insert(b.data.end(), part.data.begin(), part.data.end());
-    }
-    return &l_.map(name(d, "xb"), "add", {p, &l_.load(name(d, "b"), b)});
-  }
-
   // A fused kernel's output [1, batch, hidden], one block.
   Ref fused_cell(const std::string& nm, const char* op, const std::vector<Ref>& operands,
                  double flops_per_element) {
@@ -323,7 +312,7 @@ private:
   // One direction as fused steps: the x row and h R^T for every gate at once, then lstm_cell and
   // lstm_hidden, or gru_cell.
   Sequence fused_direction(int d) {
-    Ref xw = projection_all(d), rw = gate_weight(2, d, 0, "r", gates_);
+    Ref xw = projection(d, 0, gates_), rw = gate_weight(2, d, 0, "r", gates_);
     Ref rbn = nullptr;
     if (cell_ == Cell::gru && l_.has_in(n_, 3)) {
       HostTensor b = bias(d, gates_ + 2);
