@@ -504,7 +504,8 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
     case KernelOp::pieces:
       return run_pieces(k, in, out, x);
     case KernelOp::copy:
-      return copy_view(x, in[0] + k.in[0].offset, k.copy_src, out, k.copy_dst, k.copy_shape);
+      return copy_view(x, in[0] + k.in[0].offset + k.copy_start, k.copy_src, out, k.copy_dst,
+                       k.copy_shape);
     case KernelOp::unary:
       return run_unary(k, in[0], out, x);
     case KernelOp::binary:

@@ -367,7 +367,8 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
     case KernelOp::pieces:
       return run_pieces(k, inputs, out);
     case KernelOp::copy:
-      return copy_strided(inputs[0] + k.in[0].offset, k.copy_src, out, k.copy_dst, k.copy_shape);
+      return copy_strided(inputs[0] + k.in[0].offset + k.copy_start, k.copy_src, out, k.copy_dst,
+                          k.copy_shape);
     case KernelOp::unary:
       return run_unary(k, inputs[0], out);
     case KernelOp::binary:

@@ -117,7 +117,13 @@ void plan_constant(const ExecDesc& e, KernelPlan& k) {
   const bool input = e.op == "input";
   const auto seed = static_cast<std::uint64_t>(e.attr("seed", 0));
   const double offset = e.attr("offset", 0), scale = e.attr("scale", 1), value = e.attr("value", 0);
-  const bool causal = e.attr("causal", 0) != 0;
+  const bool causal = e.attr("causal", 0) != 0, lower = e.attr("lower", 0) != 0;
+  const double diagonal = e.attr("diagonal", 1);
+  // causal: value on the kept side of diagonal `diagonal` of the last two coordinates.
+  const auto kept = [&](std::int64_t row, std::int64_t col) {
+    const auto off = static_cast<double>(col - row);
+    return lower ? off <= diagonal : off >= diagonal;
+  };
   if (n == 0) {  // a scalar: one row of one element, no coordinates
     const double x =
         input ? offset + scale * workloads::input_unit_value(seed, {}) : (causal ? 0.0 : value);
@@ -134,8 +140,9 @@ void plan_constant(const ExecDesc& e, KernelPlan& k) {
       for (std::int64_t j = 0; j < row; ++j)
         out[j] = static_cast<float>(offset + scale * workloads::input_unit_at(h, first + j));
     } else {
-      for (std::int64_t j = 0; j < row; ++j)  // causal: above the diagonal of the last two
-        out[j] = static_cast<float>(!causal || (n >= 2 && first + j > lead[n - 2]) ? value : 0.0);
+      for (std::int64_t j = 0; j < row; ++j)
+        out[j] =
+            static_cast<float>(!causal || (n >= 2 && kept(lead[n - 2], first + j)) ? value : 0.0);
     }
     for (std::size_t d = n - 1; d-- > 0;) {
       if (++idx[d] < e.shape[d]) break;
@@ -199,6 +206,28 @@ void plan_gather(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   if (want != e.shape)
     bad(g, v, "gather: the output shape is not the indices' followed by a table row's");
   k.op = KernelOp::gather;
+}
+
+// stride: every |step|-th element along `axis` of the operand's region, whose extent there is
+// (out - 1) |step| + 1 (docs/exec.md); a negative step reads from the region's far end.
+void plan_stride(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  const double axis = e.attr("axis", -1), step = e.attr("step", 0);
+  const auto rank = static_cast<double>(e.shape.size());
+  if (!(axis >= 0 && axis < rank && axis == std::floor(axis)) || step == 0 ||
+      step != std::floor(step) || std::abs(step) > 0x1p31)
+    bad(g, v, "stride: attribute axis must name a dimension and step be a nonzero integer");
+  const auto ax = static_cast<std::size_t>(axis);
+  const auto st = static_cast<std::int64_t>(step), mag = st < 0 ? -st : st;
+  Dims want = e.shape;
+  want[ax] = (want[ax] - 1) * mag + 1;
+  if (k.in.size() != 1 || k.in[0].shape != want)
+    bad(g, v, "stride: the operand's region is not the output's, (out - 1) |step| + 1 along axis");
+  k.op = KernelOp::copy;
+  k.copy_shape = e.shape;
+  k.copy_dst = contiguous_strides(e.shape);
+  k.copy_src = k.in[0].strides;
+  k.copy_src[ax] *= st;
+  if (st < 0) k.copy_start = (want[ax] - 1) * k.in[0].strides[ax];
 }
 
 void plan_rotary(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
@@ -346,6 +375,8 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
         bad(g, v, "transpose: output extent " + std::to_string(d) + " differs from the operand's");
       k.copy_src.push_back(k.in[0].strides[perm[d]]);
     }
+  } else if (op == "stride") {
+    plan_stride(g, v, e, k);
   } else if (op == "expand") {
     plan_broadcast(g, v, e, k, 1);  // the operand's strides, 0 where it repeats
     k.op = KernelOp::copy;

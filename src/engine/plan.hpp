@@ -136,6 +136,8 @@ struct KernelPlan {
   Dims copy_shape;            ///< copy: the extents iterated
   Dims copy_src;              ///< copy: their strides in the operand's buffer (from its offset)
   Dims copy_dst;              ///< copy: their strides in the output
+  std::int64_t copy_start = 0;  ///< copy: the first element read, from the operand's offset
+                                ///< (a reversed axis starts at its far end)
   WindowPlan window;          ///< conv2d / maxpool2d / avgpool2d
   dev::CellArgs cell;         ///< cell: which step, units per row, operand row strides
   std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times

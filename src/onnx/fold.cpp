@@ -124,7 +124,7 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     r = in.at(0);
     r.shape = op == "Squeeze" ? squeeze_shape(r.shape, axes) : unsqueeze_shape(r.shape, axes);
   } else if (op == "Slice") {
-    SliceBox b = opset >= 10 ? slice_box(in.at(0).shape, in.at(1).ints(), in.at(2).ints(),
+    SliceBox b = opset >= 10 ? slice_box(in.at(0).shape, in.at(1).bounds(), in.at(2).bounds(),
                                          opt(in, 3) ? in[3].ints() : std::vector<std::int64_t>{},
                                          opt(in, 4) ? in[4].ints() : std::vector<std::int64_t>{})
                              : slice_box(in.at(0).shape, attr_ints(n, "starts"),
@@ -132,7 +132,7 @@ bool fold_shape_op(const onnx::NodeProto& n, std::int64_t opset, const std::vect
     const Shape st = strides_of(in[0].shape);
     r = remap(in[0], b.length, [&](const Shape& idx) {
       std::int64_t off = 0;
-      for (std::size_t d = 0; d < idx.size(); ++d) off += (idx[d] + b.offset[d]) * st[d];
+      for (std::size_t d = 0; d < idx.size(); ++d) off += (b.first(d) + idx[d] * b.step[d]) * st[d];
       return off;
     });
   } else if (op == "Gather") {
@@ -240,6 +240,18 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
     for (std::size_t i = 0; i < r.data.size(); ++i)
       r.data[i] = c.data[i] != 0 ? x.data[i] : y.data[i];
     r.integer = in[1].integer && in[2].integer;
+  } else if (op == "Trilu") {
+    r = in.at(0);
+    const std::size_t rank = r.shape.size();
+    if (rank < 2) throw std::runtime_error("Trilu of a tensor of rank below 2");
+    const std::int64_t k = trilu_diagonal(opt(in, 1)), rows = r.shape[rank - 2],
+                       cols = r.shape[rank - 1];
+    const bool upper = attr_int(n, "upper", 1) != 0;
+    for (std::size_t i = 0; i < r.data.size(); ++i) {
+      const auto at = static_cast<std::int64_t>(i) % (rows * cols);
+      const std::int64_t off = at % cols - at / cols;  // column - row
+      if (upper ? off < k : off > k) r.data[i] = 0;
+    }
   } else {
     return false;
   }

@@ -43,6 +43,16 @@ std::vector<std::int64_t> HostTensor::ints() const {
   return v;
 }
 
+std::vector<std::int64_t> HostTensor::bounds() const {
+  std::vector<std::int64_t> v;
+  v.reserve(data.size());
+  for (double x : data) {
+    if (std::isnan(x)) throw std::runtime_error("a slice bound is NaN");
+    v.push_back(static_cast<std::int64_t>(std::clamp(x, -0x1p62, 0x1p62)));
+  }
+  return v;
+}
+
 Shape strides_of(const Shape& s) {
   Shape st(s.size(), 1);
   for (std::size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
@@ -282,21 +292,42 @@ SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
     for (std::size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<std::int64_t>(i));
   if (axes.size() != starts.size())
     throw std::runtime_error("slice: axes and starts differ in length");
-  SliceBox b{Shape(in.size(), 0), in};
+  if (!steps.empty() && steps.size() != starts.size())
+    throw std::runtime_error("slice: steps and starts differ in length");
+  SliceBox b{Shape(in.size(), 0), in, Shape(in.size(), 1)};
+  std::vector<bool> seen(in.size(), false);
   for (std::size_t i = 0; i < axes.size(); ++i) {
-    if (!steps.empty() && steps[i] != 1)
-      throw std::runtime_error("slice: only step 1 is supported");
     const auto ax =
         static_cast<std::size_t>(normalize_axis(axes[i], static_cast<std::int64_t>(in.size())));
-    const auto n = in[ax];
+    if (seen[ax]) throw std::runtime_error("slice: an axis repeated");
+    seen[ax] = true;
+    const std::int64_t n = in[ax], raw = steps.empty() ? 1 : steps[i];
+    if (raw == 0) throw std::runtime_error("slice: a step of 0");
+    // A step of n or more takes one element at most, as a step of n does (no overflow below).
+    const std::int64_t cap = std::max<std::int64_t>(n, 1);
+    const std::int64_t step = raw > 0 ? std::min(raw, cap) : std::max(raw, -cap);
+    // Negative starts and ends count from the end; then clamped to [0, n] (step > 0) or to
+    // [0, n - 1] and [-1, n - 1] (step < 0, which walks down from start to above end).
     auto s = starts[i] < 0 ? starts[i] + n : starts[i];
     auto e = ends[i] < 0 ? ends[i] + n : ends[i];
-    s = std::clamp<std::int64_t>(s, 0, n);
-    e = std::clamp<std::int64_t>(e, 0, n);
-    b.offset[ax] = s;
-    b.length[ax] = std::max<std::int64_t>(e - s, 0);
+    const bool up = step > 0;
+    s = std::clamp<std::int64_t>(s, 0, up ? n : n - 1);
+    e = std::clamp<std::int64_t>(e, up ? 0 : -1, up ? n : n - 1);
+    const std::int64_t span = up ? e - s : s - e, k = up ? step : -step;
+    const std::int64_t count = span > 0 ? (span - 1) / k + 1 : 0;
+    b.step[ax] = step;
+    b.length[ax] = count;
+    b.offset[ax] = up || count == 0 ? s : s - (count - 1) * k;
   }
   return b;
+}
+
+std::int64_t trilu_diagonal(const HostTensor* k) {
+  if (!k) return 0;
+  if (k->data.size() != 1) throw std::runtime_error("Trilu: k must hold one value");
+  const double v = k->data[0];
+  if (std::isnan(v)) throw std::runtime_error("Trilu: k is NaN");
+  return static_cast<std::int64_t>(std::clamp(v, -0x1p40, 0x1p40));
 }
 
 std::vector<std::int64_t> axes_of(const onnx::NodeProto& n, const HostTensor* axes_input) {

@@ -23,6 +23,9 @@ struct HostTensor {
   std::int64_t numel() const;
   /// The values as int64 (shape vectors, axes, indices).
   std::vector<std::int64_t> ints() const;
+  /// The values as int64, those beyond +-2^62 held there: Slice's starts and ends, where
+  /// INT64_MIN and INT64_MAX (as exporters write them) mean "past either end".
+  std::vector<std::int64_t> bounds() const;
 };
 
 /// Elements of `s` (1 for a scalar); throws std::runtime_error for a negative extent or more
@@ -89,12 +92,18 @@ std::vector<std::int64_t> attr_ints(const onnx::NodeProto& n, const std::string&
 Shape reshape_target(const Shape& in, const std::vector<std::int64_t>& spec, bool allowzero);
 
 /// Slice parameters per dimension of a rank-`rank` tensor: offset and length (step 1 only).
+/// What Slice takes of each dimension: `length` elements `step` apart (negative: downwards), the
+/// lowest of them at `offset`.
 struct SliceBox {
-  Shape offset, length;
+  Shape offset, length, step;
+  /// The index of the d-th dimension's first element taken (its highest when step[d] < 0).
+  std::int64_t first(std::size_t d) const {
+    return step[d] > 0 ? offset[d] : offset[d] + (length[d] - 1) * -step[d];
+  }
 };
 
-/// The region of Slice(in, starts, ends, axes, steps) (ONNX clamping rules); throws for steps
-/// other than 1 or bad axes.
+/// The elements of Slice(in, starts, ends, axes, steps) (ONNX clamping rules, any nonzero step);
+/// throws for a zero step, repeated or bad axes.
 SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
                    const std::vector<std::int64_t>& ends, std::vector<std::int64_t> axes,
                    const std::vector<std::int64_t>& steps);
@@ -102,6 +111,10 @@ SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
 /// The axes of Squeeze / Unsqueeze / Reduce*: from the attribute `axes` (older opsets) or the
 /// constant input `axes_input` (newer ones, nullptr when absent); empty when neither is given.
 std::vector<std::int64_t> axes_of(const onnx::NodeProto& n, const HostTensor* axes_input);
+
+/// Trilu's diagonal offset k from its optional input (0 when absent; one value), held within
+/// +-2^40 (any larger offset keeps all or nothing of a tensor of extents below 2^31).
+std::int64_t trilu_diagonal(const HostTensor* k);
 
 template <class Src>
 HostTensor remap(const HostTensor& a, const Shape& shape, Src src) {

@@ -462,26 +462,32 @@ void Lowerer::arg_reduce(const onnx::NodeProto& n) {
 }
 
 // LayerNormalization over the axes from `axis` on (merged by a reshape, then reshaped back),
-// then times Scale and plus B (both broadcast against the input).
+// then times Scale and plus B (both broadcast against the input); the optional outputs Mean and
+// InvStdDev are the normalization's row statistics, reshaped.
 void Lowerer::layer_norm(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
   if (rank == 0) throw std::runtime_error("LayerNormalization of a scalar");
   const auto axis = normalize_axis(attr_int(n, "axis", -1), rank);
-  if (n.output_size() > 1 && !n.output(1).empty())
-    throw std::runtime_error("LayerNormalization's Mean / InvStdDev outputs are not supported");
   const std::string y = out(n);
   const auto& flat = reshaped(y + ":rows", blocked(n, 0), merged_from(s, axis));
-  const auto& xn = reshaped(y + ":norm", normalized(y, flat, attr_float(n, "epsilon", 1e-5)), s);
+  const Normalized nz = normalized(y, flat, attr_float(n, "epsilon", 1e-5));
+  const auto& xn = reshaped(y + ":norm", *nz.y, s);
   const bool bias = has_in(n, 2);
   const auto& g = p_.map(bias ? y + ".gain" : y, "mul", {&xn, &blocked(n, 1)}, xn.cuts);
   define(n.output(0), bias ? p_.map(y, "add", {&g, &blocked(n, 2)}, xn.cuts) : g);
+  // Mean and InvStdDev (optional outputs): X's shape with 1 from `axis` on.
+  Shape stat = s;
+  std::fill(stat.begin() + axis, stat.end(), 1);
+  const BlockedTensor* stats[] = {nz.mean, nz.inv_std};
+  for (int i : {1, 2})
+    if (n.output_size() > i && !n.output(i).empty())
+      define(n.output(i), reshaped(n.output(i), *stats[i - 1], stat));
 }
 
 // (x - mean) / sqrt(var + eps) along the last axis (made whole), the steps named after y:
 // 5 FLOPs per element and 4 per row.
-const BlockedTensor& Lowerer::normalized(const std::string& y, const BlockedTensor& x0,
-                                         double eps) {
+Lowerer::Normalized Lowerer::normalized(const std::string& y, const BlockedTensor& x0, double eps) {
   const auto& x = last_axis_whole(x0);
   const double inv_d = 1.0 / static_cast<double>(x.shape.back());
   const auto& sum = p_.reduce(y + ".sum", "reduce_sum", x);
@@ -489,7 +495,7 @@ const BlockedTensor& Lowerer::normalized(const std::string& y, const BlockedTens
   const auto& xc = p_.map(y + ".center", "sub", {&x, &mean}, x.cuts);
   const auto& ss = p_.reduce(y + ".sumsq", "reduce_sumsq", xc);
   const auto& r = map(y + ".rstd", "rsqrt", {&ss}, {{"scale", inv_d}, {"eps", eps}});
-  return p_.map(y + ".norm", "mul", {&xc, &r}, x.cuts);
+  return {&p_.map(y + ".norm", "mul", {&xc, &r}, x.cuts), &mean, &r};
 }
 
 // InstanceNormalization of x [N, C, D...]: each (n, c) normalized over D... (viewed as [N, C,
@@ -505,7 +511,7 @@ void Lowerer::instance_norm(const onnx::NodeProto& n) {
   for (std::size_t i = 2; i < s.size(); ++i) d *= s[i];
   const std::string y = out(n);
   const auto& flat = reshaped(y + ":rows", blocked(n, 0), {s[0], s[1], d});
-  const auto& xn = reshaped(y + ":norm", normalized(y, flat, attr_float(n, "epsilon", 1e-5)), s);
+  const auto& xn = reshaped(y + ":norm", *normalized(y, flat, attr_float(n, "epsilon", 1e-5)).y, s);
   Shape per_channel(s.size() - 1, 1);
   per_channel[0] = s[1];
   const auto& scale = reshaped(y + ":scale", blocked(n, 1), per_channel);
@@ -532,6 +538,25 @@ void Lowerer::compare(const onnx::NodeProto& n) {
     return;
   }
   define(n.output(0), map(out(n), k, {&blocked(n, 0), &blocked(n, 1)}));
+}
+
+// Trilu of a computed tensor [..., N, M]: times a triangular 0 / 1 mask [N, M] (kernel fill with
+// causal, diagonal k and lower for upper = 0; cut like the input's last two dimensions), 1 FLOP
+// per element. k must be a constant.
+void Lowerer::trilu(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const std::size_t r = s.size();
+  if (r < 2) throw std::runtime_error("Trilu of a tensor of rank below 2");
+  const std::int64_t k = trilu_diagonal(has_in(n, 1) ? &const_in(n, 1, "Trilu's k") : nullptr);
+  const BlockedTensor& x = blocked(n, 0);
+  std::vector<Cuts> cuts = {{0, s[r - 2]}, {0, s[r - 1]}};
+  if (!x.blocks.empty()) cuts = {x.cuts[r - 2], x.cuts[r - 1]};
+  const workloads::Attrs attrs = {{"value", 1},
+                                  {"causal", 1},
+                                  {"diagonal", static_cast<double>(k)},
+                                  {"lower", attr_int(n, "upper", 1) != 0 ? 0.0 : 1.0}};
+  const auto& mask = p_.fill(out(n, ".mask"), {s[r - 2], s[r - 1]}, std::move(cuts), attrs);
+  define(n.output(0), map(out(n), "mul", {&x, &mask}));
 }
 
 // CumSum along `axis` (a constant): kernel cumsum on the last axis, made whole (another axis is

@@ -1,7 +1,8 @@
 // Lowering of the ONNX data-movement ops: Identity/Cast (aliases), Shape, Transpose, Reshape,
-// Flatten, Squeeze, Unsqueeze, Concat, Split, Slice and Gather (constant indices: selects;
-// computed ones, such as token ids: the gather kernel).
+// Flatten, Squeeze, Unsqueeze, Concat, Split, Slice (any step: a stride kernel per stepped axis)
+// and Gather (constant indices: selects; computed ones, such as token ids: the gather kernel).
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 
@@ -143,11 +144,34 @@ void Lowerer::slice(const onnx::NodeProto& n) {
   const auto ints = [&](std::size_t i, const char* what) {
     return has_in(n, i) ? const_in(n, i, what).ints() : std::vector<std::int64_t>{};
   };
+  const auto bounds = [&](std::size_t i, const char* what) {
+    return const_in(n, i, what).bounds();
+  };
   const SliceBox b =
       opset_ >= 10
-          ? slice_box(s, ints(1, "starts"), ints(2, "ends"), ints(3, "axes"), ints(4, "steps"))
+          ? slice_box(s, bounds(1, "starts"), bounds(2, "ends"), ints(3, "axes"), ints(4, "steps"))
           : slice_box(s, attr_ints(n, "starts"), attr_ints(n, "ends"), attr_ints(n, "axes"), {});
-  define(n.output(0), select(out(n), blocked(n, 0), b.offset, b.length));
+  std::vector<std::size_t> stepped;  // axes taking more than one element, not contiguous ones
+  for (std::size_t d = 0; d < s.size(); ++d) {
+    if (b.length[d] < 1) throw std::runtime_error("empty slice");
+    if (b.step[d] != 1 && b.length[d] > 1) stepped.push_back(d);
+  }
+  if (stepped.empty()) {
+    define(n.output(0), select(out(n), blocked(n, 0), b.offset, b.length));
+    return;
+  }
+  // A stride kernel per stepped axis; the first reads the box of the whole slice from the input.
+  Shape offset = b.offset, shape = b.length;
+  for (std::size_t d : stepped) shape[d] = (b.length[d] - 1) * std::abs(b.step[d]) + 1;
+  const BlockedTensor* t = &blocked(n, 0);
+  for (std::size_t i = 0; i < stepped.size(); ++i) {
+    const std::size_t d = stepped[i];
+    shape[d] = b.length[d];
+    const std::string name = i + 1 == stepped.size() ? out(n) : out(n, fmt::format(".step{}", d));
+    t = &p_.strided(name, *t, offset, shape, static_cast<int>(d), b.step[d]);
+    offset.assign(s.size(), 0);
+  }
+  define(n.output(0), *t);
 }
 
 void Lowerer::gather(const onnx::NodeProto& n) {

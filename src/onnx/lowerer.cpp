@@ -98,6 +98,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"HardSigmoid", &Lowerer::hard_sigmoid},
                                               {"HardSwish", &Lowerer::hard_sigmoid},
                                               {"Pad", &Lowerer::pad},
+                                              {"Trilu", &Lowerer::trilu},
                                               {"Resize", &Lowerer::resize},
                                               {"Upsample", &Lowerer::resize},
                                               {"LSTM", &Lowerer::recurrent},

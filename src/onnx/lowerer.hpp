@@ -105,10 +105,15 @@ private:
   ReducedRows reduced_rows(const onnx::NodeProto& n, const std::vector<bool>& reduced);
   void layer_norm(const onnx::NodeProto& n);
   void instance_norm(const onnx::NodeProto& n);
-  const BlockedTensor& normalized(const std::string& y, const BlockedTensor& x, double eps);
+  /// A normalization's result and its per-row statistics ([rows..., 1] each).
+  struct Normalized {
+    const BlockedTensor *y = nullptr, *mean = nullptr, *inv_std = nullptr;
+  };
+  Normalized normalized(const std::string& y, const BlockedTensor& x, double eps);
   void where(const onnx::NodeProto& n);
   void compare(const onnx::NodeProto& n);
   void cumsum(const onnx::NodeProto& n);
+  void trilu(const onnx::NodeProto& n);
   const BlockedTensor& einsum(const std::string& name, const std::string& spec,
                               const BlockedTensor& a, const BlockedTensor& b,
                               const std::string& out_labels, const Shape& out_shape);

@@ -1,5 +1,5 @@
 // The data-movement operations of BlockedProgram that change a tensor's shape: transpose,
-// reshape and concat (0 FLOPs each; used by the ONNX importer).
+// reshape, concat, strided slices and gathers (0 FLOPs each; used by the ONNX importer).
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
@@ -43,6 +43,22 @@ std::vector<DimGroup> reshape_groups(const Index& in, const Index& out) {
   }
   if (i != a.size() || j != b.size()) throw std::logic_error("reshape: element counts differ");
   return groups;
+}
+
+// The output cuts along a strided axis: output element i reads source index off + i step (step >
+// 0) or off + (m - 1 - i) |step| (step < 0); a cut falls before the first output element that
+// reads past a source cut, so that each output block reads within one source block.
+Cuts strided_cuts(const Cuts& src, std::int64_t off, std::int64_t m, std::int64_t step) {
+  const std::int64_t k = step < 0 ? -step : step;
+  Cuts c{0, m};
+  for (auto x : src) {
+    const std::int64_t j = (x - off + k - 1) / k;  // first box position at or past the cut
+    if (x <= off || j >= m) continue;
+    c.push_back(step > 0 ? j : m - j);
+  }
+  std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  return c;
 }
 
 }  // namespace
@@ -167,6 +183,60 @@ const BlockedTensor& BlockedProgram::concat(const std::string& name,
       }
       sidx[ax] -= nb;
     }
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
+  });
+  return t;
+}
+
+const BlockedTensor& BlockedProgram::strided(const std::string& name, const BlockedTensor& a,
+                                             std::vector<std::int64_t> offset,
+                                             std::vector<std::int64_t> shape, int axis,
+                                             std::int64_t step) {
+  const auto ax = static_cast<std::size_t>(axis);
+  if (offset.size() != a.shape.size() || shape.size() != a.shape.size() || ax >= shape.size() ||
+      step == 0)
+    throw std::logic_error("strided: bad rank, axis or step");
+  const std::int64_t k = step < 0 ? -step : step;
+  std::vector<std::int64_t> extent = shape;  // of the region read
+  extent[ax] = (shape[ax] - 1) * k + 1;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] < 1 || offset[d] < 0 || offset[d] + extent[d] > a.shape[d])
+      throw std::logic_error("strided: region outside " + a.name);
+  const BlockedTensor& src = placed(a);
+  const auto sid = src.id;
+  std::vector<Cuts> cuts;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (d == ax) {
+      cuts.push_back(strided_cuts(src.cuts[d], offset[d], shape[d], step));
+      continue;
+    }
+    Cuts c{0};
+    for (auto x : src.cuts[d])
+      if (x > offset[d] && x < offset[d] + shape[d]) c.push_back(x - offset[d]);
+    c.push_back(shape[d]);
+    cuts.push_back(std::move(c));
+  }
+  const auto elements = static_cast<double>(product(shape));
+  BlockedTensor& t = new_tensor(name, std::move(shape), std::move(cuts), elements);
+  const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];
+  const std::int64_t m = t.shape[ax];
+  reserve_nodes(product(t.grid()), name);
+  for_each_index(t.grid(), [&](const Index& idx) {
+    ExecDesc x = block_desc(t, idx, "stride");
+    x.attrs = {{"axis", static_cast<double>(axis)}, {"step", static_cast<double>(step)}};
+    Region r;
+    for (std::size_t d = 0; d < idx.size(); ++d) {
+      const std::int64_t lo = x.origin[d], hi = x.origin[d] + x.shape[d];
+      if (d != ax) {
+        r.lo.push_back(offset[d] + lo);
+        r.hi.push_back(offset[d] + hi);
+      } else {  // the box positions of the block's first and last elements
+        const std::int64_t first = step > 0 ? lo : m - hi, last = step > 0 ? hi - 1 : m - 1 - lo;
+        r.lo.push_back(offset[d] + first * k);
+        r.hi.push_back(offset[d] + last * k + 1);
+      }
+    }
+    x.inputs.push_back(read(in, r));
     add_tensor_block(t, idx, std::move(x), OpKind::select);
   });
   return t;

@@ -8,9 +8,10 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 65> kKernels = {{
+constexpr std::array<KernelInfo, 66> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
-    {"fill", OpKind::fill, 0, 0, "constant value, or value above the diagonal when causal"},
+    {"fill", OpKind::fill, 0, 0,
+     "constant value, or value on one side of a diagonal when causal (a triangular mask)"},
     {"load", OpKind::input, 0, 0, "values of a Graph constant tensor at origin + i"},
     {"einsum", OpKind::einsum, -1, 2, "contraction by spec; 2 FLOPs per iteration point"},
     {"sum", OpKind::aggregate, -1, 1, "elementwise sum of k partial blocks"},
@@ -20,6 +21,8 @@ constexpr std::array<KernelInfo, 65> kKernels = {{
     {"reshape", OpKind::select, 1, 0, "the operand's elements in row-major order, reshaped"},
     {"transpose", OpKind::select, 1, 0, "permutation of the dimensions by a one-operand spec"},
     {"expand", OpKind::select, 1, 0, "the operand broadcast to the output's shape"},
+    {"stride", OpKind::select, 1, 0,
+     "every |step|-th element along `axis` of the region, from its far end when step < 0"},
     {"gather", OpKind::select, 2, 0,
      "rows of the table (operand 0) at the indices (operand 1: truncated, negative from the end, "
      "clamped into the table)"},

@@ -288,6 +288,18 @@ TEST(CudaEngine, MasksComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(g, cuda_options(2, 2), 9, 0);  // exact: selections, 0 / 1 and counts
 }
 
+// Strided and reversed slices (kernel stride) of an input cut along both axes: exact copies.
+TEST(CudaEngine, StridedSlicesComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {9, 40}, 1, 0, {{0, 4, 9}, {0, 17, 40}});
+  p.strided("rows", x, {1, 0}, {4, 40}, 0, 2);
+  p.strided("flip", x, {0, 0}, {9, 40}, 1, -1);
+  p.strided("back3", x, {2, 5}, {3, 12}, 1, -3);
+  const Graph g = p.build({"stride", "test", {}});
+  expect_matches_cpu(g, cuda_options(2, 2), 9, 0);
+}
+
 // Fused recurrent steps (an LSTM's cell and output, a GRU's step with and without Rb_n) over
 // rows cut in two, f32 and bf16 storage.
 TEST(CudaEngine, RecurrentCellsComputeWhatTheCpuEngineComputes) {

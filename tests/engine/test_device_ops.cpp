@@ -224,6 +224,21 @@ TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "einsums bf16");
 }
 
+// Strided and reversed slices (kernel stride: a copy with a scaled, possibly negative, stride and
+// a start at the region's far end) of an input cut along both axes.
+TEST(DeviceOps, StridedSlicesAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {9, 40}, 1, 0, {{0, 4, 9}, {0, 17, 40}});
+  p.strided("rows", x, {1, 0}, {4, 40}, 0, 2);     // rows 1, 3, 5, 7
+  p.strided("flip", x, {0, 0}, {9, 40}, 1, -1);    // columns reversed
+  p.strided("back3", x, {2, 5}, {3, 12}, 1, -3);   // columns 38, 35, .., 5 of rows 2..4
+  p.strided("up", x, {0, 3}, {3, 40 - 3}, 0, -4);  // rows 8, 4, 0
+  const Graph g = p.build({"stride", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "stride");
+  EXPECT_TRUE(seen.count(KernelOp::copy));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "stride bf16");
+}
+
 // Embedding lookups of a rank-3 table, indices in [-50, 50) for 40 rows: negative ones counted
 // from the end, out-of-range ones clamped.
 TEST(DeviceOps, GathersAgreeWithTheCpuKernels) {

@@ -1,9 +1,8 @@
-// The kernels for imported models (docs/exec.md): load from Graph constants, the unary kernels
-// sqrt .. identity and leaky_relu .. log, reshape, transpose, gather and the fused recurrent
-// cells. Small hand-built graphs
-// run by the engine are checked against hand-computed values and against the independent evaluator
-// (block_eval.cpp); bad descriptions are refused when the engine compiles the graph, naming the
-// node.
+// The kernels for imported models (docs/exec.md): load from Graph constants, triangular fills, the
+// unary kernels sqrt .. identity and leaky_relu .. log, reshape, transpose, stride, gather and
+// the fused recurrent cells. Small hand-built graphs run by the engine are checked against
+// hand-computed values and against the independent evaluator (block_eval.cpp); bad descriptions
+// are refused when the engine compiles the graph, naming the node.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -25,6 +24,7 @@ namespace doppler {
 namespace {
 
 using Shape = std::vector<std::int64_t>;
+using Attrs = std::vector<std::pair<std::string, double>>;
 
 // Builds a graph of exec nodes, one edge per operand.
 class Program {
@@ -216,6 +216,56 @@ TEST(ImportKernels, TransposePermutesA3DBlock) {
   EXPECT_EQ(out[same], out[x]);
   EXPECT_EQ(std::vector<float>(out[matT].begin(), out[matT].begin() + 6),
             (std::vector<float>{0, 10, 20, 100, 110, 120}));
+}
+
+// stride: every |step|-th element along one axis of a region of the 3 x 4 grid (w[r][c] = 10 r +
+// c), from the region's far end when the step is negative.
+TEST(ImportKernels, StrideTakesEveryStepthElementOfTheRegion) {
+  Program p;
+  const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+  const auto stride = [&](const char* name, Shape out, Shape off, Shape len, int axis, int step) {
+    return p.add(name, {"stride",
+                        std::move(out),
+                        {0, 0},
+                        {{w, std::move(off), std::move(len)}},
+                        "",
+                        {{"axis", axis}, {"step", step}}});
+  };
+  const NodeId even = stride("even", {3, 2}, {0, 0}, {3, 3}, 1, 2);     // columns 0 and 2
+  const NodeId flip = stride("flip", {2, 4}, {1, 0}, {2, 4}, 1, -1);    // rows 1-2 reversed
+  const NodeId down = stride("down", {2, 1}, {0, 1}, {3, 1}, 0, -2);    // rows 2, 0 of column 1
+  const NodeId one = stride("one", {3, 1}, {0, 3}, {3, 1}, 1, 5);       // a single column
+  const NodeId back3 = stride("back3", {1, 2}, {2, 0}, {1, 4}, 1, -3);  // columns 3, 0 of row 2
+  const Graph g = p.build({grid()});
+  const auto out = run(g);
+  EXPECT_EQ(out[even], (std::vector<float>{0, 2, 10, 12, 20, 22}));
+  EXPECT_EQ(out[flip], (std::vector<float>{13, 12, 11, 10, 23, 22, 21, 20}));
+  EXPECT_EQ(out[down], (std::vector<float>{21, 1}));
+  EXPECT_EQ(out[one], (std::vector<float>{3, 13, 23}));
+  EXPECT_EQ(out[back3], (std::vector<float>{23, 20}));
+}
+
+// fill with causal: value on one side of a diagonal of the block's global (row, column) (Trilu's
+// mask): upper from diagonal 0, lower up to diagonal -1 of a block starting at row 1, and the
+// default diagonal 1 (column > row) of a block starting at (1, 1).
+TEST(ImportKernels, TriangularFillsKeepOneSideOfTheirDiagonal) {
+  Program p;
+  const NodeId upper = p.add(
+      "upper", {"fill", {3, 4}, {0, 0}, {}, "", {{"value", 2}, {"causal", 1}, {"diagonal", 0}}});
+  const NodeId lower =
+      p.add("lower", {"fill",
+                      {3, 4},
+                      {1, 0},
+                      {},
+                      "",
+                      {{"value", 1}, {"causal", 1}, {"diagonal", -1}, {"lower", 1}}});
+  const NodeId strict =
+      p.add("strict", {"fill", {2, 3}, {1, 1}, {}, "", {{"value", 5}, {"causal", 1}}});
+  const Graph g = p.build({grid()});
+  const auto out = run(g);
+  EXPECT_EQ(out[upper], (std::vector<float>{2, 2, 2, 2, 0, 2, 2, 2, 0, 0, 2, 2}));
+  EXPECT_EQ(out[lower], (std::vector<float>{1, 0, 0, 0, 1, 1, 0, 0, 1, 1, 1, 0}));
+  EXPECT_EQ(out[strict], (std::vector<float>{0, 5, 5, 0, 0, 5}));
 }
 
 // gather: rows of the 3 x 4 grid (w[r][c] = 10 r + c) at indices given as floats: truncated,
@@ -468,6 +518,21 @@ TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
               p.add("c", {"lstm_cell", {3, 2}, {0, 0}, {{w, {}, {}}, {w, {}, {}}}, "", {}});
             }),
             "node 1 (c): lstm_cell: operand 0 does not hold 8 units per output row");
+  const std::string stride_attrs =
+      "stride: attribute axis must name a dimension and step be a nonzero integer";
+  for (const Attrs& a : {Attrs{{"axis", 1}}, Attrs{{"axis", 2}, {"step", 1}},
+                         Attrs{{"axis", 0}, {"step", 0.5}}, Attrs{{"axis", 0.5}, {"step", 1}}})
+    EXPECT_EQ(error([&](Program& p) {
+                const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+                p.add("s", {"stride", {3, 4}, {0, 0}, {{w, {}, {}}}, "", a});
+              }),
+              "node 1 (s): " + stride_attrs);
+  EXPECT_EQ(error([](Program& p) {  // step 2 over 4 columns gives 2, not 3
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              p.add("s", {"stride", {3, 3}, {0, 0}, {{w, {}, {}}}, "", {{"axis", 1}, {"step", 2}}});
+            }),
+            "node 1 (s): stride: the operand's region is not the output's, (out - 1) |step| + 1 "
+            "along axis");
 }
 
 }  // namespace

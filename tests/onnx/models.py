@@ -24,6 +24,8 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
              torchvision's segmentation models (weights=None, weights_backbone=None, seeded),
              their "out" (class scores per pixel, bilinear Resize back to the input's size); the
              sizes of the vision models (small: batch 1, 64 x 64)
+    focus    YOLOv5's Focus stem (strided Slices), a conv and a classifier, averaged over the image
+             and its mirror image (torch.flip: Slices of step -1); small: batch 1, 32 x 32
     unet     a two-level U-Net written out (3x3 conv pairs with GroupNorm, max pooling; up by a
              2x2 stride-2 ConvTranspose2d, nearest and bilinear Upsample; skip connections
              concatenated; width 8, 4 classes); small: batch 1, 32 x 32
@@ -157,7 +159,8 @@ VISION = {
 # here (ConvTranspose2d and nearest and bilinear Upsample in its decoder); their output is the
 # per-pixel class scores, [batch, classes, image, image].
 SEGMENTATION = {"lraspp_mobilenet_v3_large": {"small": (1, 64)},
-                "fcn_resnet50": {"small": (1, 64)}, "unet": {"small": (1, 32)}}
+                "fcn_resnet50": {"small": (1, 64)}, "unet": {"small": (1, 32)},
+                "focus": {"small": (1, 32)}}
 VISION.update(SEGMENTATION)
 for _name, _sizes in VISION.items():
     _image = 299 if _name == "inception_v3" else 224
@@ -171,7 +174,7 @@ ELEMENTWISE = {
     "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
     "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
     "Equal": 1, "Less": 1, "Greater": 1, "LessOrEqual": 1, "GreaterOrEqual": 1, "And": 1,
-    "Or": 1, "Xor": 1, "Not": 1, "CumSum": 1,
+    "Or": 1, "Xor": 1, "Not": 1, "CumSum": 1, "Trilu": 1,
 }
 # Resize and Upsample: nearest copies (0), linear interpolates (9 per output element).
 RESIZE = {"nearest": 0, "linear": 9}
@@ -272,6 +275,8 @@ def vision_model(name, batch, image):
 
     if name == "unet":
         return UNet(3, 8, 4), [batch, 3, image, image], None
+    if name == "focus":
+        return FocusFlip(3, 16, 4), [batch, 3, image, image], None
     if name in SEGMENTATION:
         return segmentation_model(name), [batch, 3, image, image], None
     kwargs = {"weights": None}
@@ -346,6 +351,31 @@ def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imp
             return self.head(self.down(self.smooth(d1)))
 
     return UNetImpl().eval()
+
+
+def FocusFlip(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
+    """YOLOv5's Focus stem (space to depth: the four pixel phases x[..., i::2, j::2], strided
+    Slices, concatenated on channels), a 3x3 conv, ReLU, a 1x1 classifier; run on the image and
+    on its mirror image (torch.flip: Slices of step -1), the second result flipped back and the
+    two averaged (test-time augmentation)."""
+    from torch import nn
+    import torch
+
+    class FocusFlipImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(4 * channels, width, 3, padding=1)
+            self.head = nn.Conv2d(width, classes, 1)
+
+        def net(self, x):
+            x = torch.cat([x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2],
+                           x[..., 1::2, 1::2]], 1)
+            return self.head(torch.relu(self.conv(x)))
+
+        def forward(self, x):
+            return 0.5 * (self.net(x) + self.net(x.flip(3)).flip(3))
+
+    return FocusFlipImpl().eval()
 
 
 def module_flops(module, x):

@@ -132,5 +132,44 @@ TEST(OnnxImportAxes, LayerNormalizationOverTrailingAxesMatchesLoops) {
   }
 }
 
+// LayerNormalization's optional outputs Mean and InvStdDev (X's shape with 1 from `axis` on):
+// over axes 1 and 2 of x [2, 3, 4] both, over the last axis InvStdDev only (Mean left unnamed).
+// They cost nothing beyond the normalization's own FLOPs.
+TEST(OnnxImportAxes, LayerNormalizationGivesItsMeanAndInvStdDev) {
+  ModelBuilder m(17);
+  m.input("x", {2, 3, 4}).output("y", {2, 3, 4}).output("mean", {2, 1, 1});
+  m.output("rstd", {2, 1, 1}).output("z", {2, 3, 4}).output("zr", {2, 3, 1});
+  m.weight("g", {4}, iota_values(4, 0.2f, 0.5f));
+  m.node("LayerNormalization", {"x", "g"}, {"y", "mean", "rstd"}, {{"axis", 1}}, {},
+         {{"epsilon", 1e-3f}})
+      .node("LayerNormalization", {"x", "g"}, {"z", "", "zr"});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x");
+    Dense mean({2, 1, 1}), rstd({2, 1, 1}), zr({2, 3, 1});
+    // Statistics of the `count` elements from `first` on (row-major).
+    const auto stats = [&](int first, int count, double eps, double& mu, double& inv) {
+      double m1 = 0, var = 0;
+      for (int f = first; f < first + count; ++f) m1 += x.data[static_cast<std::size_t>(f)];
+      m1 /= count;
+      for (int f = first; f < first + count; ++f) {
+        const double d = x.data[static_cast<std::size_t>(f)] - m1;
+        var += d * d / count;
+      }
+      mu = m1;
+      inv = 1 / std::sqrt(var + eps);
+    };
+    double unused = 0;
+    for (std::size_t i = 0; i < 2; ++i)
+      stats(static_cast<int>(i) * 12, 12, 1e-3, mean.data[i], rstd.data[i]);
+    for (int r = 0; r < 6; ++r) stats(r * 4, 4, 1e-5, unused, zr.data[static_cast<std::size_t>(r)]);
+    EXPECT_LT(test::max_abs_diff(e.tensor("mean"), mean), 1e-6) << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("rstd"), rstd), 1e-5) << "P=" << p;
+    EXPECT_LT(test::max_abs_diff(e.tensor("zr"), zr), 1e-5) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, (24.0 * 6 + 2 * 4) + (24.0 * 6 + 6 * 4))
+        << "P=" << p;
+  }
+}
+
 }  // namespace
 }  // namespace doppler

@@ -108,12 +108,11 @@ TEST(OnnxImportErrors, ShapesThatDoNotAgree) {
 }
 
 TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
-  ModelBuilder s(17);
-  s.input("x", {4, 8}).output("y", {4, 8}).weight("g", {8}, std::vector<float>(8, 1.0f));
-  s.node("LayerNormalization", {"x", "g"}, {"y", "mean"});
+  ModelBuilder s(13);
+  s.input("x", {1, 2, 4, 4}).output("y", {1, 2, 2, 2});  // the Indices used by no other node
+  s.node("MaxPool", {"x"}, {"y", "idx"}, {}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
   expect_has(import_error(s.bytes()),
-             "LayerNormalization's Mean / InvStdDev outputs are not supported "
-             "(node LayerNormalization_1 (LayerNormalization))");
+             "MaxPool's Indices output is not supported (node MaxPool_1 (MaxPool))");
   ModelBuilder g;
   g.input("x", {4, 8})
       .input("i", {2}, onnx::TensorProto::INT64)

@@ -251,7 +251,7 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Models, OnnxVision,
                          ::testing::Values("resnet18", "mobilenet_v3_small", "inception_v3",
                                            "vit_b_16", "resnet50", "lraspp_mobilenet_v3_large",
-                                           "unet"));
+                                           "unet", "focus"));
 
 // The independent counter on a hand-checkable model: the small MLP's FLOPs are its three
 // matmuls, bias additions and ReLUs, 64 x (128 -> 256 -> 256 -> 64).

@@ -460,12 +460,19 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       r[idx] = e.attr("offset", 0) + e.attr("scale", 1) * doc_input_unit(seed, glob);
     } while (next_index(idx, e.shape));
   } else if (op == "fill") {
-    const bool causal = e.attr("causal", 0) != 0;
-    const double value = e.attr("value", 0);
+    // docs/exec.md: with causal, value where col - row >= diagonal (default 1: col > row), or
+    // <= diagonal with lower, on the last two global coordinates; 0 elsewhere.
+    const bool causal = e.attr("causal", 0) != 0, lower = e.attr("lower", 0) != 0;
+    const double value = e.attr("value", 0), diagonal = e.attr("diagonal", 1);
     const std::size_t n = idx.size();
     do {
-      const bool above = n >= 2 && e.origin[n - 1] + idx[n - 1] > e.origin[n - 2] + idx[n - 2];
-      r[idx] = !causal ? value : (above ? value : 0.0);
+      bool on = !causal;
+      if (causal && n >= 2) {
+        const auto col = e.origin[n - 1] + idx[n - 1], row = e.origin[n - 2] + idx[n - 2];
+        const auto off = static_cast<double>(col - row);
+        on = lower ? off <= diagonal : off >= diagonal;
+      }
+      r[idx] = on ? value : 0.0;
     } while (next_index(idx, e.shape));
   } else if (op == "einsum") {
     r = eval_einsum(g, v, e, ops);
@@ -537,6 +544,21 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
   } else if (op == "select") {
     if (ops.size() != 1 || ops[0].shape != e.shape) fail(g, v, "select region shape");
     r = ops[0];
+  } else if (op == "stride") {
+    // docs/exec.md: out[.., i, ..] = x[.., i step, ..] along axis, x[.., R - 1 + i step, ..] when
+    // step < 0, R = (out - 1) |step| + 1 the region's extent there.
+    const auto ax = static_cast<std::size_t>(e.attr("axis", -1));
+    const auto step = static_cast<std::int64_t>(e.attr("step", 0));
+    if (ops.size() != 1 || ax >= e.shape.size() || step == 0) fail(g, v, "stride operands");
+    Idx want = e.shape;
+    want[ax] = (want[ax] - 1) * std::abs(step) + 1;
+    if (ops[0].shape != want) fail(g, v, "stride region shape");
+    Idx src(idx.size());
+    do {
+      src = idx;
+      src[ax] = step > 0 ? idx[ax] * step : want[ax] - 1 + idx[ax] * step;
+      r[idx] = ops[0][src];
+    } while (next_index(idx, e.shape));
   } else if (op == "gather") {
     // docs/exec.md: out[p, q] = table[row(idx[p]), q]; row: truncated toward zero, negative
     // counted from the end, clamped into the table.

@@ -117,6 +117,15 @@ public:
                               std::vector<std::int64_t> offset, std::vector<std::int64_t> shape,
                               std::vector<Cuts> cuts);
 
+  /// Every |step|-th element of `a` along `axis` (kernel "stride", 0 FLOPs; a reversal when step
+  /// < 0): output element i reads a[offset + i step] (step > 0) or a[offset + (shape[axis] - 1 -
+  /// i) |step|] (step < 0) along `axis`, a[offset + i] along the others. `offset` is the lowest
+  /// index read in each dimension. The output keeps a's cuts, mapped through the step along
+  /// `axis`, so that each output block reads one block of `a`.
+  const BlockedTensor& strided(const std::string& name, const BlockedTensor& a,
+                               std::vector<std::int64_t> offset, std::vector<std::int64_t> shape,
+                               int axis, std::int64_t step);
+
   /// `a` broadcast to `shape` (NumPy rules; kernel "expand", 0 FLOPs), cut by `cuts`: each
   /// block reads the region of `a` it repeats.
   const BlockedTensor& expand(const std::string& name, const BlockedTensor& a,
