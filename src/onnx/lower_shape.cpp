@@ -207,18 +207,28 @@ void Lowerer::gather(const onnx::NodeProto& n) {
 }
 
 // Gather with computed indices: rows of the data (an embedding table, most often) at them, one
-// "gather" kernel per output block.
+// "gather" kernel per output block. On another axis than the first, the data is transposed to
+// make that axis the first, and the result transposed back (the indices' dimensions where the
+// axis was).
 void Lowerer::gather_rows(const onnx::NodeProto& n, std::size_t axis) {
-  if (axis != 0)
-    throw std::runtime_error(fmt::format(
-        "Gather with computed indices on axis {} (only axis 0: rows of a table, as embeddings)",
-        axis));
   const Shape s = in(n, 0).shape;
+  const std::size_t q = in(n, 1).shape.size(), r = s.size();
+  std::vector<int> to_front(r);  // the axis first, the others in order
+  std::iota(to_front.begin(), to_front.end(), 0);
+  std::rotate(to_front.begin(), to_front.begin() + static_cast<std::ptrdiff_t>(axis),
+              to_front.begin() + static_cast<std::ptrdiff_t>(axis) + 1);
+  const BlockedTensor& table =
+      axis == 0 ? blocked(n, 0) : p_.transpose(out(n, ":table"), blocked(n, 0), to_front);
   Shape shape = in(n, 1).shape;
-  shape.insert(shape.end(), s.begin() + 1, s.end());
-  const BlockedTensor& table = blocked(n, 0);
-  const BlockedTensor& indices = blocked(n, 1);
-  define(n.output(0), p_.gather(out(n), table, indices, cuts_for(n.output(0), shape, nullptr)));
+  for (std::size_t d = 1; d < r; ++d) shape.push_back(s[static_cast<std::size_t>(to_front[d])]);
+  const std::string name = axis == 0 ? out(n) : out(n, ":rows");
+  const BlockedTensor& rows = p_.gather(name, table, blocked(n, 1), cuts_for(name, shape, nullptr));
+  if (axis == 0) return define(n.output(0), rows);
+  std::vector<int> back;  // the data's leading dimensions, the indices', the data's trailing ones
+  for (std::size_t d = 0; d < axis; ++d) back.push_back(static_cast<int>(q + d));
+  for (std::size_t d = 0; d < q; ++d) back.push_back(static_cast<int>(d));
+  for (std::size_t d = q + axis; d < q + r - 1; ++d) back.push_back(static_cast<int>(d));
+  define(n.output(0), p_.transpose(out(n), rows, back));
 }
 
 }  // namespace doppler::onnx_import

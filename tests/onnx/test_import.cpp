@@ -534,6 +534,40 @@ TEST(OnnxImport, GatherOfComputedIndicesLooksUpRows) {
   }
 }
 
+// Gather of computed indices on the middle and last axes of x [3, 5, 4] (the indices: ArgMax of
+// other inputs, whole numbers in range): out[i, j, k] = x[i, a[j], k] and out[i, j, b, c] =
+// x[i, j, idx[b, c]], for x cut or not. Pure data movement (the ArgMaxes' FLOPs only).
+TEST(OnnxImport, GatherOfComputedIndicesOnAnyAxis) {
+  ModelBuilder m;
+  m.input("x", {3, 5, 4}).input("w", {2, 5}).input("v", {2, 2, 4});
+  m.output("y", {3, 2, 4}).output("z", {3, 5, 2, 2});
+  m.node("ArgMax", {"w"}, {"a"}, {{"axis", 1}, {"keepdims", 0}})     // [2] in 0..4
+      .node("ArgMax", {"v"}, {"b"}, {{"axis", 2}, {"keepdims", 0}})  // [2, 2] in 0..3
+      .node("Neg", {"x"}, {"nx"})
+      .node("Gather", {"nx", "a"}, {"y"}, {{"axis", 1}})
+      .node("Gather", {"nx", "b"}, {"z"}, {{"axis", -1}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p, {{"nx", {3, 1, 2}}});
+    const Dense x = e.tensor("x"), a = e.tensor("a"), b = e.tensor("b");
+    const Dense y = e.tensor("y"), z = e.tensor("z");
+    ASSERT_EQ(y.shape, (std::vector<std::int64_t>{3, 2, 4}));
+    ASSERT_EQ(z.shape, (std::vector<std::int64_t>{3, 5, 2, 2}));
+    for (std::int64_t i = 0; i < 3; ++i)
+      for (std::int64_t j = 0; j < 2; ++j)
+        for (std::int64_t k = 0; k < 4; ++k) {
+          const auto aj = static_cast<std::int64_t>(a[{j}]);
+          EXPECT_EQ((y[{i, j, k}]), -(x[{i, aj, k}])) << "P=" << p;
+        }
+    for (std::int64_t i = 0; i < 3; ++i)
+      for (std::int64_t j = 0; j < 5; ++j)
+        for (std::int64_t c = 0; c < 4; ++c) {  // the index pair (c / 2, c % 2)
+          const auto at = static_cast<std::int64_t>(b[{c / 2, c % 2}]);
+          EXPECT_EQ((z[{i, j, c / 2, c % 2}]), -(x[{i, j, at}])) << "P=" << p;
+        }
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 10 + 16 + 60) << "P=" << p;  // ArgMaxes, Neg
+  }
+}
+
 // The math of relative-position buckets (as T5 computes them from constant positions), folded at
 // import: Abs, Log, Floor, Min, Sign, Mod (Python's sign), variadic Max, LessOrEqual,
 // GreaterOrEqual, Xor, Reciprocal, Ceil; the result added to a computed input.

@@ -113,14 +113,6 @@ TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
   s.node("MaxPool", {"x"}, {"y", "idx"}, {}, {{"kernel_shape", {2, 2}}, {"strides", {2, 2}}});
   expect_has(import_error(s.bytes()),
              "MaxPool's Indices output is not supported (node MaxPool_1 (MaxPool))");
-  ModelBuilder g;
-  g.input("x", {4, 8})
-      .input("i", {2}, onnx::TensorProto::INT64)
-      .output("y", {4, 2})
-      .node("Gather", {"x", "i"}, {"y"}, {{"axis", 1}});
-  expect_has(import_error(g.bytes()),
-             "Gather with computed indices on axis 1 (only axis 0: rows of a table, as "
-             "embeddings) (node Gather_1 (Gather))");
   ModelBuilder p;
   p.input("x", {4, 8}).input("e", {1}).output("y", {4, 8}).node("Pow", {"x", "e"}, {"y"});
   expect_has(import_error(p.bytes()), "Pow with a non-constant");
