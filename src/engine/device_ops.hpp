@@ -460,19 +460,54 @@ DOPPLER_HD double argmax_row(const ReduceArgs& a, I64 r, const T* x) {
   return static_cast<double>(at);
 }
 
-/// cumsum: row r of the operand (its rows along the last axis, laid out by `rows` and `in`;
-/// rows contiguous in the output) as running sums in double, from its first element (from its
-/// last with `reverse`), each output including its own element (excluding it with `exclusive`).
+/// Row kernels along the last axis: row r of the operand (`len` elements `step` apart, the rows
+/// laid out by `rows` and `in`) gives one contiguous output row.
+/// cumsum (k = 0): running sums in double, from its first element (from its last with
+/// `reverse`), each output including its own element (excluding it with `exclusive`);
+/// topk (k > 0): its k first elements in value order, larger first (smaller with !largest),
+/// ties by lower index, NaN above every number; their values, or their indices with `indices`.
 struct ScanArgs {
   Shape rows;
   I64 in[kMaxRank] = {};
   I64 n = 0;  ///< rows
   I64 len = 0, step = 1;
   bool exclusive = false, reverse = false;
+  I64 k = 0;  ///< topk: elements per output row (0: cumsum)
+  bool largest = true, indices = false;
 };
+
+/// topk's order: whether element (av, ai) comes before (bv, bi).
+DOPPLER_HD bool topk_before(bool largest, float av, I64 ai, float bv, I64 bi) {
+  const bool an = av != av, bn = bv != bv;  // NaN: above every number
+  const bool a_above = an ? !bn : (!bn && av > bv), b_above = bn ? !an : (!an && bv > av);
+  if (largest ? a_above : b_above) return true;
+  if (largest ? b_above : a_above) return false;
+  return ai < bi;
+}
+
+/// topk of row r: k passes, each taking the first element after the one taken before it.
+template <class T>
+DOPPLER_HD void topk_row(const ScanArgs& a, I64 r, const T* x, T* out) {
+  const T* s = x + offset_at(r, a.rows, a.in);
+  T* o = out + r * a.k;
+  float pv = 0.0f;
+  I64 pi = -1;
+  for (I64 j = 0; j < a.k; ++j) {
+    float bv = 0.0f;
+    I64 bi = -1;
+    for (I64 i = 0; i < a.len; ++i) {
+      const float v = as_f32(s[i * a.step]);
+      if (pi >= 0 && !topk_before(a.largest, pv, pi, v, i)) continue;
+      if (bi < 0 || topk_before(a.largest, v, i, bv, bi)) bv = v, bi = i;
+    }
+    put(o + j, a.indices ? static_cast<float>(bi) : bv);
+    pv = bv, pi = bi;
+  }
+}
 
 template <class T>
 DOPPLER_HD void scan_row(const ScanArgs& a, I64 r, const T* x, T* out) {
+  if (a.k > 0) return topk_row(a, r, x, out);
   const T* s = x + offset_at(r, a.rows, a.in);
   T* o = out + r * a.len;
   double acc = 0;

@@ -273,7 +273,7 @@ void run_scan(const KernelPlan& k, const T* in, T* out, KernelExec<T>& x) {
   const View& v = k.in[0];
   dev::ScanArgs a;
   set_rows(v, a);
-  a.exclusive = k.p0 != 0, a.reverse = k.p1 != 0;
+  set_row_mode(k, a);
   if (a.n > 0) x.scan(a, in + v.offset, out);
 }
 
@@ -516,6 +516,7 @@ void run_with(const Plan& plan, NodeId v, std::span<const T* const> in, T* out, 
     case KernelOp::cell:
       return run_cell(k, in, out, x);
     case KernelOp::scan:
+    case KernelOp::topk:
       return run_scan(k, in[0], out, x);
     case KernelOp::reduce:
       return run_reduce(k, in[0], out, x);

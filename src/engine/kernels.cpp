@@ -180,13 +180,15 @@ void run_binary(const KernelPlan& k, const float* a, const float* b, float* out)
   }
 }
 
-// Running sums along the last axis, in double, as the device computes them (dev::scan_row).
+// Running sums (in double) or top-k elements of each row along the last axis, as the device
+// computes them (dev::scan_row).
 void run_scan(const KernelPlan& k, const float* x, float* out) {
   const View& v = k.in[0];
   const std::size_t last = v.shape.size() - 1;
   dev::ScanArgs a;
   a.len = v.shape[last], a.step = v.strides[last];
-  a.exclusive = k.p0 != 0, a.reverse = k.p1 != 0;
+  set_row_mode(k, a);
+  const std::int64_t out_row = a.k > 0 ? a.k : a.len;
   Dims rows = v.shape;
   rows[last] = 1;
   const Dims os = contiguous_strides(rows);
@@ -194,7 +196,7 @@ void run_scan(const KernelPlan& k, const float* x, float* out) {
   a.rows = device_shape({1});  // each row located below, one at a time
   for_each_row<2>(rows, {&vs, &os}, [&](auto off, std::int64_t len, auto in) {
     for (std::int64_t r = 0; r < len; ++r)
-      dev::scan_row(a, 0, x + v.offset + off[0] + r * in[0], out + (off[1] + r * in[1]) * a.len);
+      dev::scan_row(a, 0, x + v.offset + off[0] + r * in[0], out + (off[1] + r * in[1]) * out_row);
   });
 }
 
@@ -378,6 +380,7 @@ void run_kernel(const Plan& plan, NodeId v, const float* const* inputs, float* o
     case KernelOp::cell:
       return run_cell(k, inputs, out);
     case KernelOp::scan:
+    case KernelOp::topk:
       return run_scan(k, inputs[0], out);
     case KernelOp::reduce:
       return run_reduce(k, inputs[0], out);

@@ -438,6 +438,14 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     }
   } else if (op == "lstm_cell" || op == "lstm_hidden" || op == "gru_cell") {
     plan_cell(g, v, e, k);
+  } else if (op == "topk") {
+    Dims want = k.in[0].shape;
+    if (want.empty() || e.shape.size() != want.size() || e.shape.back() < 1 ||
+        e.shape.back() > want.back() || !std::equal(want.begin(), want.end() - 1, e.shape.begin()))
+      bad(g, v, "topk: the output is not the operand's shape with a last extent of 1 to its own");
+    k.op = KernelOp::topk;
+    k.p0 = e.attr("largest", 1) != 0 ? 1.0f : 0.0f;
+    k.p1 = e.attr("indices", 0) != 0 ? 1.0f : 0.0f;
   } else if (op == "cumsum") {
     if (k.in[0].shape != e.shape || e.shape.empty())
       bad(g, v, "cumsum: the operand's shape differs from the output's (or is a scalar)");
@@ -493,6 +501,15 @@ void plan_synthetic(const Graph& g, NodeId v, double scale, KernelPlan& k) {
 }
 
 }  // namespace
+
+void set_row_mode(const KernelPlan& k, dev::ScanArgs& a) {
+  if (k.op == KernelOp::topk) {
+    a.k = k.shape.back();
+    a.largest = k.p0 != 0, a.indices = k.p1 != 0;
+  } else {
+    a.exclusive = k.p0 != 0, a.reverse = k.p1 != 0;
+  }
+}
 
 Plan compile_plan(const Graph& g, KernelMode mode, double scale) {
   Plan plan;

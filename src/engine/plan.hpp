@@ -35,6 +35,8 @@ enum class KernelOp : std::uint8_t {
   binary,            ///< elementwise f(a, b) with broadcasting
   where,             ///< elementwise cond != 0 ? a : b, broadcasting (operands cond, a, b)
   scan,              ///< running sums along the last axis (p0: exclusive, p1: reverse)
+  topk,              ///< the first elements of each last-axis row in value order (p0: largest,
+                     ///< p1: indices); as many per row as the output's last extent
   reduce,            ///< last-axis reduction
   rotary,            ///< rotary position embedding (cached cos/sin table)
   synthetic,         ///< a sized SGEMM plus a checksum of the inputs' first elements
@@ -143,6 +145,10 @@ struct KernelPlan {
   std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times
   double flops = 0;                       ///< FLOPs executed
 };
+
+/// What a scan or topk kernel does to each row (dev::ScanArgs's mode: exclusive and reverse, or
+/// k, largest and indices), from its plan; the rows' layout is the caller's.
+void set_row_mode(const KernelPlan& k, dev::ScanArgs& a);
 
 /// The shape `d` as the device functions take it (device_ops.hpp; rank <= dev::kMaxRank).
 dev::Shape device_shape(const Dims& d);

@@ -559,6 +559,35 @@ void Lowerer::trilu(const onnx::NodeProto& n) {
   define(n.output(0), map(out(n), "mul", {&x, &mask}));
 }
 
+// TopK along `axis` (K a constant): kernel topk on the last axis, made whole (another axis is
+// swapped with the last one, once for both outputs, and each output swapped back). Values and
+// Indices (whole-number floats) are each a topk of the input; the order is always sorted, which
+// sorted = 0 allows.
+void Lowerer::topk(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  if (rank == 0) throw std::runtime_error("TopK of a scalar");
+  const auto axis = normalize_axis(attr_int(n, "axis", -1), rank);
+  const std::vector<std::int64_t> ks =
+      opset_ >= 10 ? const_in(n, 1, "TopK's K").ints() : std::vector{attr_int(n, "k", 0)};
+  const std::int64_t k = ks.size() == 1 ? ks[0] : -1, extent = s[static_cast<std::size_t>(axis)];
+  if (k < 1 || k > extent)
+    throw std::runtime_error(fmt::format("TopK: K must be one value in 1..{}", extent));
+  const bool largest = attr_int(n, "largest", 1) != 0;
+  std::vector<int> perm(static_cast<std::size_t>(rank));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[static_cast<std::size_t>(axis)], perm.back());
+  const bool moved = axis != rank - 1;
+  const BlockedTensor& x =
+      last_axis_whole(moved ? p_.transpose(out(n, ":t"), blocked(n, 0), perm) : blocked(n, 0));
+  for (int i : {0, 1}) {
+    if (n.output_size() <= i || n.output(i).empty()) continue;
+    const std::string& y = n.output(i);
+    const auto& t = p_.topk(moved ? y + ":along" : y, x, k, largest, i == 1);
+    define(y, moved ? p_.transpose(y, t, perm) : t);
+  }
+}
+
 // CumSum along `axis` (a constant): kernel cumsum on the last axis, made whole (another axis is
 // swapped with the last one by two transposes around it).
 void Lowerer::cumsum(const onnx::NodeProto& n) {

@@ -99,6 +99,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"HardSwish", &Lowerer::hard_sigmoid},
                                               {"Pad", &Lowerer::pad},
                                               {"Trilu", &Lowerer::trilu},
+                                              {"TopK", &Lowerer::topk},
                                               {"Resize", &Lowerer::resize},
                                               {"Upsample", &Lowerer::resize},
                                               {"LSTM", &Lowerer::recurrent},

@@ -114,6 +114,7 @@ private:
   void compare(const onnx::NodeProto& n);
   void cumsum(const onnx::NodeProto& n);
   void trilu(const onnx::NodeProto& n);
+  void topk(const onnx::NodeProto& n);
   const BlockedTensor& einsum(const std::string& name, const std::string& spec,
                               const BlockedTensor& a, const BlockedTensor& b,
                               const std::string& out_labels, const Shape& out_shape);

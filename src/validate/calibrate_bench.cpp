@@ -103,7 +103,8 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
                                  "relu_grad",     "silu_grad", "rsqrt_grad", "sumsq_grad",
                                  "less",          "greater",   "equal",      "less_equal",
                                  "greater_equal", "and",       "or",         "xor"};
-  static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq", "reduce_argmax"};
+  static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq", "reduce_argmax",
+                                     "topk"};  // topk of 1: k = the output's last extent
   static const char* aggregates[] = {"sum", "max"};
   static const char* constants[] = {"input", "fill"};
   // Copies of a block (one whole piece): priced by output bytes. Left out, the demo's re-blocking

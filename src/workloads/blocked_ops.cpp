@@ -333,6 +333,35 @@ const BlockedTensor& BlockedProgram::reduce(const std::string& name, const std::
   return t;
 }
 
+const BlockedTensor& BlockedProgram::topk(const std::string& name, const BlockedTensor& a,
+                                          std::int64_t k, bool largest, bool indices) {
+  if (a.rank() == 0 || k < 1 || k > a.shape.back())
+    throw std::logic_error("topk: k outside 1 .. the last extent of " + a.name);
+  const std::size_t last = a.shape.size() - 1;
+  std::vector<std::optional<Cuts>> req(a.shape.size());
+  req[last] = Cuts{0, a.shape[last]};
+  const BlockedTensor& src = ensure_layout(a, req);
+  const auto sid = src.id;
+  std::vector<std::int64_t> shape = src.shape;
+  shape[last] = k;
+  std::vector<Cuts> cuts = src.cuts;
+  cuts[last] = {0, k};
+  const auto elements = static_cast<double>(product(shape));
+  BlockedTensor& t = new_tensor(name, std::move(shape), std::move(cuts), elements);
+  const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];
+  reserve_nodes(product(t.grid()), name);
+  for_each_index(t.grid(), [&](const Index& idx) {
+    ExecDesc x = block_desc(t, idx, "topk");
+    x.attrs = {{"largest", largest ? 1.0 : 0.0}, {"indices", indices ? 1.0 : 0.0}};
+    const NodeId b = in.block(idx);
+    x.inputs.push_back({b, {}, {}});
+    const double flops =
+        static_cast<double>(k) * static_cast<double>(builder_.node(b).exec->numel());
+    add_tensor_block(t, idx, std::move(x), OpKind::einsum, flops);
+  });
+  return t;
+}
+
 const BlockedTensor& BlockedProgram::fill(const std::string& name, std::vector<std::int64_t> shape,
                                           std::vector<Cuts> cuts, Attrs attrs) {
   double elements = 1;

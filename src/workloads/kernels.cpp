@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 66> kKernels = {{
+constexpr std::array<KernelInfo, 67> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0,
      "constant value, or value on one side of a diagonal when causal (a triangular mask)"},
@@ -53,6 +53,9 @@ constexpr std::array<KernelInfo, 66> kKernels = {{
     {"reduce_sumsq", OpKind::einsum, 1, 2, "sum of squares over the last axis"},
     {"reduce_argmax", OpKind::einsum, 1, 1,
      "index of the largest element of the last axis (kept, extent 1; ties: the first)"},
+    {"topk", OpKind::einsum, 1, 1,
+     "the k first elements of the last axis in value order, k the output's last extent: values, "
+     "or indices with `indices`; per input element k FLOPs (k comparisons)"},
     {"clip", OpKind::elementwise, 1, 2, "min(max(x, min), max)"},
     {"hardsigmoid", OpKind::elementwise, 1, 4, "max(0, min(1, alpha x + beta))"},
     {"hardswish", OpKind::elementwise, 1, 5, "x max(0, min(1, x / 6 + 1/2))"},

@@ -288,6 +288,18 @@ TEST(CudaEngine, MasksComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(g, cuda_options(2, 2), 9, 0);  // exact: selections, 0 / 1 and counts
 }
 
+// Top-k values and indices of rows (one thread per row, k passes): exact selections.
+TEST(CudaEngine, TopksComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {64, 300}, 1, 0, {{0, 32, 64}, {0, 300}});
+  p.topk("max8", x, 8, true, false);
+  p.topk("max8i", x, 8, true, true);
+  p.topk("min3i", x, 3, false, true);
+  const Graph g = p.build({"topk", "test", {}});
+  expect_matches_cpu(g, cuda_options(2, 2), 9, 0);
+}
+
 // Strided and reversed slices (kernel stride) of an input cut along both axes: exact copies.
 TEST(CudaEngine, StridedSlicesComputeWhatTheCpuEngineComputes) {
   DOPPLER_REQUIRE_GPU();

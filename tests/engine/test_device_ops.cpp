@@ -224,6 +224,24 @@ TEST(DeviceOps, LoopedEinsumsAndStridedCopiesAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "einsums bf16");
 }
 
+// Top-k values and indices of rows (largest and smallest; k of 1, a few and the whole row), of
+// whole blocks and of a transposed (strided) operand.
+TEST(DeviceOps, TopksAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {6, 200}, 1, 0, {{0, 3, 6}, {0, 200}});
+  for (std::int64_t k : {1, 5, 200})
+    for (bool largest : {true, false})
+      for (bool indices : {false, true})
+        p.topk("k" + std::to_string(k) + (largest ? "max" : "min") + (indices ? "_i" : ""), x, k,
+               largest, indices);
+  const auto& t = p.transpose("t", x, {1, 0});
+  p.topk("t3", t, 3, true, true);
+  const Graph g = p.build({"topk", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "topk");
+  EXPECT_TRUE(seen.count(KernelOp::topk));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "topk bf16");
+}
+
 // Strided and reversed slices (kernel stride: a copy with a scaled, possibly negative, stride and
 // a start at the region's far end) of an input cut along both axes.
 TEST(DeviceOps, StridedSlicesAgreeWithTheCpuKernels) {

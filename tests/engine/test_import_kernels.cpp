@@ -245,6 +245,36 @@ TEST(ImportKernels, StrideTakesEveryStepthElementOfTheRegion) {
   EXPECT_EQ(out[back3], (std::vector<float>{23, 20}));
 }
 
+// topk: the k first elements of each row in value order (ties by lower index), values or indices,
+// largest or smallest, of whole blocks and of a strided region.
+TEST(ImportKernels, TopkTakesTheFirstElementsInValueOrder) {
+  Program p;
+  const NodeId t = p.load("t", 1, {2, 5}, {0, 0});  // rows 3 1 3 -2 1 / 0 0 7 0 -1
+  const auto topk = [&](const char* name, Shape out, Shape off, Shape len, bool largest,
+                        bool indices) {
+    return p.add(name, {"topk",
+                        std::move(out),
+                        {0, 0},
+                        {{t, std::move(off), std::move(len)}},
+                        "",
+                        {{"largest", largest ? 1 : 0}, {"indices", indices ? 1 : 0}}});
+  };
+  const NodeId top3 = topk("top3", {2, 3}, {}, {}, true, false);
+  const NodeId top3i = topk("top3i", {2, 3}, {}, {}, true, true);
+  const NodeId low2 = topk("low2", {2, 2}, {}, {}, false, false);
+  const NodeId low2i = topk("low2i", {2, 2}, {}, {}, false, true);
+  const NodeId mid = topk("mid", {2, 1}, {0, 1}, {2, 3}, true, true);  // columns 1..3
+  const NodeId all = topk("all", {2, 5}, {}, {}, false, true);         // a stable argsort
+  const Graph g = p.build({grid(), {"t", {2, 5}, {3, 1, 3, -2, 1, 0, 0, 7, 0, -1}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[top3], (std::vector<float>{3, 3, 1, 7, 0, 0}));
+  EXPECT_EQ(out[top3i], (std::vector<float>{0, 2, 1, 2, 0, 1}));
+  EXPECT_EQ(out[low2], (std::vector<float>{-2, 1, -1, 0}));
+  EXPECT_EQ(out[low2i], (std::vector<float>{3, 1, 4, 0}));
+  EXPECT_EQ(out[mid], (std::vector<float>{1, 1}));
+  EXPECT_EQ(out[all], (std::vector<float>{3, 1, 4, 0, 2, 4, 0, 1, 3, 2}));
+}
+
 // fill with causal: value on one side of a diagonal of the block's global (row, column) (Trilu's
 // mask): upper from diagonal 0, lower up to diagonal -1 of a block starting at row 1, and the
 // default diagonal 1 (column > row) of a block starting at (1, 1).
@@ -527,6 +557,12 @@ TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
                 p.add("s", {"stride", {3, 4}, {0, 0}, {{w, {}, {}}}, "", a});
               }),
               "node 1 (s): " + stride_attrs);
+  EXPECT_EQ(error([](Program& p) {  // 5 of 4 columns
+              const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
+              p.add("k", {"topk", {3, 5}, {0, 0}, {{w, {}, {}}}, "", {}});
+            }),
+            "node 1 (k): topk: the output is not the operand's shape with a last extent of 1 to "
+            "its own");
   EXPECT_EQ(error([](Program& p) {  // step 2 over 4 columns gives 2, not 3
               const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
               p.add("s", {"stride", {3, 3}, {0, 0}, {{w, {}, {}}}, "", {{"axis", 1}, {"step", 2}}});

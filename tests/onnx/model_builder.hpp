@@ -32,9 +32,10 @@ public:
     value_info(model_.mutable_graph()->add_input(), name, dims, false, elem_type);
     return *this;
   }
-  /// A float graph output (shape optional).
-  ModelBuilder& output(const std::string& name, const std::vector<Dim>& dims = {}) {
-    value_info(model_.mutable_graph()->add_output(), name, dims, dims.empty());
+  /// A graph output (shape optional; float unless `elem_type` says otherwise).
+  ModelBuilder& output(const std::string& name, const std::vector<Dim>& dims = {},
+                       int elem_type = onnx::TensorProto::FLOAT) {
+    value_info(model_.mutable_graph()->add_output(), name, dims, dims.empty(), elem_type);
     return *this;
   }
   /// A shape annotation of an intermediate tensor.

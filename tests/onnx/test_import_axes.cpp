@@ -2,6 +2,7 @@
 // plain loops (ONNX's definitions: opset 13's Softmax along one axis, the earlier ones over the
 // input coerced to 2-D, LayerNormalization over every axis from `axis` on), FLOPs by
 // docs/onnx.md (transposes and reshapes cost none).
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -168,6 +169,61 @@ TEST(OnnxImportAxes, LayerNormalizationGivesItsMeanAndInvStdDev) {
     EXPECT_LT(test::max_abs_diff(e.tensor("zr"), zr), 1e-5) << "P=" << p;
     EXPECT_DOUBLE_EQ(e.res.report.total_flops, (24.0 * 6 + 2 * 4) + (24.0 * 6 + 6 * 4))
         << "P=" << p;
+  }
+}
+
+// TopK of x [2, 3, 4] along the middle axis (largest, values and indices; P=4 cuts that axis, which
+// is made whole) and along the last (smallest, sorted = 0 ordered anyway): against a stable sort
+// of each row by loops; k FLOPs per input element and output.
+TEST(OnnxImportAxes, TopKAlongAnyAxisMatchesASort) {
+  ModelBuilder m(11);
+  m.input("x", {2, 3, 4}).ints("k2", {1}, {2}).ints("k3", {1}, {3});
+  m.output("v", {2, 2, 4}).output("i", {2, 2, 4}, onnx::TensorProto::INT64);
+  m.output("sv", {2, 3, 3}).output("si", {2, 3, 3}, onnx::TensorProto::INT64);
+  m.node("TopK", {"x", "k2"}, {"v", "i"}, {{"axis", 1}})
+      .node("TopK", {"x", "k3"}, {"sv", "si"}, {{"largest", 0}, {"sorted", 0}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p, {});
+    const Dense x = e.tensor("x"), v = e.tensor("v"), i = e.tensor("i");
+    const Dense sv = e.tensor("sv"), si = e.tensor("si");
+    // The positions 0..n-1 of a row, stably sorted by at(position), larger first or not.
+    const auto sorted = [](int n, const std::function<double(int)>& at, bool largest) {
+      std::vector<int> o(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) o[static_cast<std::size_t>(j)] = j;
+      std::stable_sort(o.begin(), o.end(),
+                       [&](int a, int b) { return largest ? at(a) > at(b) : at(a) < at(b); });
+      return o;
+    };
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 4; ++c) {
+        const auto o = sorted(
+            3,
+            [&](int j) {
+              return x[{b, j, c}];
+            },
+            true);
+        for (int r = 0; r < 2; ++r) {
+          const int j = o[static_cast<std::size_t>(r)];
+          EXPECT_EQ((v[{b, r, c}]), (x[{b, j, c}])) << "P=" << p;
+          EXPECT_EQ((i[{b, r, c}]), j) << "P=" << p;
+        }
+      }
+    for (int b = 0; b < 2; ++b)
+      for (int j = 0; j < 3; ++j) {
+        const auto o = sorted(
+            4,
+            [&](int c) {
+              return x[{b, j, c}];
+            },
+            false);
+        for (int r = 0; r < 3; ++r) {
+          const int c = o[static_cast<std::size_t>(r)];
+          EXPECT_EQ((sv[{b, j, r}]), (x[{b, j, c}])) << "P=" << p;
+          EXPECT_EQ((si[{b, j, r}]), c) << "P=" << p;
+        }
+      }
+    // Values and indices each k per input element (a topk each).
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 * (2 + 2) + 24.0 * (3 + 3)) << "P=" << p;
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -576,6 +577,37 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       Idx t = {std::clamp<std::int64_t>(row, 0, rows - 1)};
       t.insert(t.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind.shape.size()), idx.end());
       r[idx] = table[t];
+    } while (next_index(idx, e.shape));
+  } else if (op == "topk") {
+    // docs/exec.md: each row stably sorted (larger first, or smaller with largest = 0; NaN above
+    // every number), its first k (the output's last extent) values or indices.
+    Idx want = ops.at(0).shape;
+    const auto last = want.size() - 1;
+    const auto n = want[last], k = e.shape.empty() ? 0 : e.shape[last];
+    want[last] = k;
+    if (want != e.shape || k < 1 || k > n) fail(g, v, "topk shape");
+    const bool largest = e.attr("largest", 1) != 0, indices = e.attr("indices", 0) != 0;
+    do {
+      if (idx[last] != 0) continue;  // one row at a time, at its first output element
+      Idx a = idx;
+      std::vector<std::int64_t> order(static_cast<std::size_t>(n));
+      std::iota(order.begin(), order.end(), 0);
+      const auto value = [&](std::int64_t i) {
+        a[last] = i;
+        return ops[0][a];
+      };
+      std::stable_sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
+        const double vx = value(x), vy = value(y);
+        if (std::isnan(vx) || std::isnan(vy))
+          return largest ? std::isnan(vx) && !std::isnan(vy) : !std::isnan(vx) && std::isnan(vy);
+        return largest ? vx > vy : vx < vy;
+      });
+      Idx o = idx;
+      for (std::int64_t j = 0; j < k; ++j) {
+        o[last] = j;
+        const std::int64_t i = order[static_cast<std::size_t>(j)];
+        r[o] = indices ? static_cast<double>(i) : value(i);
+      }
     } while (next_index(idx, e.shape));
   } else if (op == "reduce_argmax") {
     Idx want = ops.at(0).shape;

@@ -217,15 +217,15 @@ TEST(Registry, EveryExecOpIsADocumentedKernelOfTheNodesKind) {
   // ones, tests/engine/test_window_kernels.cpp, test_resize_kernel.cpp and
   // tests/onnx/test_import_conv.cpp).
   const std::set<std::string> imported = {
-      "load",          "reshape",   "transpose",   "sqrt",          "sigmoid",
-      "tanh",          "erf",       "gelu",        "neg",           "pow",
-      "identity",      "clip",      "hardsigmoid", "hardswish",     "conv2d",
-      "maxpool2d",     "avgpool2d", "gather",      "leaky_relu",    "elu",
-      "softplus",      "abs",       "log",         "resize2d",      "conv_transpose2d",
-      "not",           "less",      "greater",     "equal",         "less_equal",
-      "greater_equal", "and",       "or",          "xor",           "where",
-      "cumsum",        "expand",    "stride",      "reduce_argmax", "lstm_cell",
-      "lstm_hidden",   "gru_cell"};
+      "load",          "reshape",     "transpose",   "sqrt",       "sigmoid",
+      "tanh",          "erf",         "gelu",        "neg",        "pow",
+      "identity",      "clip",        "hardsigmoid", "hardswish",  "conv2d",
+      "maxpool2d",     "avgpool2d",   "gather",      "leaky_relu", "elu",
+      "softplus",      "abs",         "log",         "resize2d",   "conv_transpose2d",
+      "not",           "less",        "greater",     "equal",      "less_equal",
+      "greater_equal", "and",         "or",          "xor",        "where",
+      "cumsum",        "expand",      "stride",      "topk",       "reduce_argmax",
+      "lstm_cell",     "lstm_hidden", "gru_cell"};
   for (const auto& k : workloads::kernels())
     if (k.name != "max" && !imported.count(std::string(k.name))) {
       EXPECT_TRUE(used.count(std::string(k.name))) << k.name;

@@ -107,6 +107,13 @@ public:
   const BlockedTensor& reduce(const std::string& name, const std::string& op,
                               const BlockedTensor& a, Attrs attrs = {});
 
+  /// The k first elements of each last-axis row of `a` in value order, larger first unless
+  /// !largest, ties by lower index (kernel "topk"): their values, or with `indices` their indices
+  /// as whole numbers. a's shape with a last extent of k, a's layout with the last axis whole
+  /// (re-blocked when cut); k FLOPs per input element. Requires 1 <= k <= a's last extent.
+  const BlockedTensor& topk(const std::string& name, const BlockedTensor& a, std::int64_t k,
+                            bool largest, bool indices);
+
   /// A constant tensor (kernel "fill", attributes value and causal).
   const BlockedTensor& fill(const std::string& name, std::vector<std::int64_t> shape,
                             std::vector<Cuts> cuts, Attrs attrs);

@@ -418,8 +418,8 @@ private:
 };
 
 // bf16 holds whole numbers exactly only up to 256: indices of longer tables would name other
-// rows, and the argmax of a longer axis would be rounded. A bad request, said before any GPU is
-// looked for.
+// rows, and the argmax (or top-k indices) of a longer axis would be rounded. A bad request, said
+// before any GPU is looked for.
 void check_bf16_indices(const Plan& plan, GpuDevices::Storage storage) {
   if (storage != GpuDevices::Storage::bf16) return;
   for (std::size_t v = 0; v < plan.kernels.size(); ++v) {
@@ -435,6 +435,12 @@ void check_bf16_indices(const Plan& plan, GpuDevices::Storage storage) {
           "node {} takes the index of the largest of {} elements, and --gpu-dtype bf16 holds "
           "indices exactly only up to {}: use --gpu-dtype f32",
           v, k.in[0].shape.back(), kBf16WholeNumbers));
+    if (k.op == engine_detail::KernelOp::topk && k.p1 != 0 &&
+        k.in[0].shape.back() > kBf16WholeNumbers)
+      throw InputError(fmt::format(
+          "node {} takes the indices of the top {} of {} elements, and --gpu-dtype bf16 holds "
+          "indices exactly only up to {}: use --gpu-dtype f32",
+          v, k.shape.back(), k.in[0].shape.back(), kBf16WholeNumbers));
   }
 }
 
