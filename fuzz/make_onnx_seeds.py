@@ -4,7 +4,8 @@
 Run with Debian's /usr/bin/python3 (python3-onnx): small models that exercise Conv (stride,
 padding, groups, bias), MaxPool, Clip, depthwise Conv, HardSwish, GlobalAveragePool, Pad,
 AveragePool and BatchNormalization, so that the fuzzer mutates convolutional attributes, and a
-bidirectional LSTM (peepholes, clip) feeding a GRU (linear_before_reset), for the recurrent ones.
+bidirectional LSTM (peepholes, clip) feeding a GRU (linear_before_reset), for the recurrent ones,
+and stepped Slices (a flip, every other row), Trilu, TopK, PRelu, Max and Round.
 """
 import os
 import sys
@@ -65,8 +66,27 @@ def recurrent():
     return nodes, inits, [5, 2, 4], [2, 2, 3]
 
 
+def slices_topk():
+    i64 = lambda name, v: numpy_helper.from_array(np.array(v, np.int64), name)  # noqa: E731
+    nodes = [
+        helper.make_node("Slice", ["x", "fs", "fe", "fa", "ft"], ["f"]),  # torch.flip(x, [1])
+        helper.make_node("Slice", ["f", "ss", "se", "sa", "st"], ["s"]),  # f[::2]
+        helper.make_node("Trilu", ["s", "k"], ["t"]),
+        helper.make_node("TopK", ["t", "kk"], ["v", "i"], axis=1),
+        helper.make_node("PRelu", ["v", "slope"], ["pr"]),
+        helper.make_node("Cast", ["i"], ["fi"], to=TensorProto.FLOAT),
+        helper.make_node("Max", ["pr", "fi"], ["m"]),
+        helper.make_node("Round", ["m"], ["y"]),
+    ]
+    inits = [i64("fs", [-1]), i64("fe", [-2**63]), i64("fa", [1]), i64("ft", [-1]),
+             i64("ss", [0]), i64("se", [4]), i64("sa", [0]), i64("st", [2]), i64("k", 1),
+             i64("kk", [3]), weight("slope", [3], 14)]
+    return nodes, inits, [4, 6], [2, 3]
+
+
 def main(outdir):
-    seeds = (("conv_pool", conv_pool), ("depthwise_gap", depthwise_gap), ("recurrent", recurrent))
+    seeds = (("conv_pool", conv_pool), ("depthwise_gap", depthwise_gap), ("recurrent", recurrent),
+             ("slices_topk", slices_topk))
     for name, build in seeds:
         nodes, inits, shape, out = build()
         graph = helper.make_graph(

@@ -195,6 +195,13 @@ enum class Fn : std::uint8_t {
   abs,
   log,
   logical_not,  // unary: 1 where x == 0, else 0
+  reciprocal,
+  floor,
+  ceil,
+  round,  ///< to the nearest whole number, halves to even
+  sign,
+  sin,
+  cos,
   add,
   sub,
   mul,
@@ -211,6 +218,10 @@ enum class Fn : std::uint8_t {
   logical_and,
   logical_or,
   logical_xor,  // binary, 1 where the comparison or connective holds, else 0 (nonzero is true)
+  maximum,
+  minimum,  // binary: NaN when either operand is NaN
+  power,    // binary: a^b
+  prelu,    // binary: a < 0 ? b a : a (b: the slope)
   sum,
   max,
   sumsq,   // aggregate / reduce
@@ -280,6 +291,20 @@ DOPPLER_HD float unary(Fn f, float p0, float p1, float x) {
       return static_cast<float>(std::log(static_cast<double>(x)));
     case Fn::logical_not:
       return x == 0 ? 1.0f : 0.0f;
+    case Fn::reciprocal:
+      return 1.0f / x;
+    case Fn::floor:
+      return std::floor(x);
+    case Fn::ceil:
+      return std::ceil(x);
+    case Fn::round:
+      return std::rint(x);  // the default rounding mode: to nearest, halves to even
+    case Fn::sign:
+      return x > 0 ? 1.0f : (x < 0 ? -1.0f : x);  // 0 and NaN stay
+    case Fn::sin:
+      return static_cast<float>(std::sin(static_cast<double>(x)));
+    case Fn::cos:
+      return static_cast<float>(std::cos(static_cast<double>(x)));
     default:
       return x;
   }
@@ -327,6 +352,14 @@ DOPPLER_HD float binary(Fn f, float p0, float p1, float a, float b) {
       return a != 0 || b != 0 ? 1.0f : 0.0f;
     case Fn::logical_xor:
       return (a != 0) != (b != 0) ? 1.0f : 0.0f;
+    case Fn::maximum:
+      return a != a || b != b ? a + b : (a < b ? b : a);
+    case Fn::minimum:
+      return a != a || b != b ? a + b : (b < a ? b : a);
+    case Fn::power:
+      return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+    case Fn::prelu:
+      return a < 0 ? b * a : a;
     default:
       return a;
   }

@@ -140,8 +140,9 @@ void run_unary(const KernelPlan& k, const float* x, float* out) {
       return map1(k, x, out, [](float v) { return static_cast<float>(std::log(double{v})); });
     case Fn::logical_not:
       return map1(k, x, out, [](float v) { return v == 0 ? 1.0f : 0.0f; });
-    default:
-      break;
+    default:  // the others (reciprocal .. cos) as the device computes them
+      return map1(k, x, out,
+                  [f = k.fn, a = k.p0, b = k.p1](float v) { return dev::unary(f, a, b, v); });
   }
 }
 
@@ -175,7 +176,7 @@ void run_binary(const KernelPlan& k, const float* a, const float* b, float* out)
       });
     case Fn::sumsq_grad:
       return bin(k, a, b, out, [](float dy, float x) { return 2 * x * dy; });
-    default:  // comparisons and connectives (0 or 1), as the device computes them
+    default:  // comparisons, connectives (0 or 1) and the others, as the device computes them
       return bin(k, a, b, out, [f = k.fn](float x, float y) { return dev::binary(f, 0, 0, x, y); });
   }
 }

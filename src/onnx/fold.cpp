@@ -193,6 +193,9 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
       {"Floor", [](double a) { return std::floor(a); }},
       {"Ceil", [](double a) { return std::ceil(a); }},
       {"Reciprocal", [](double a) { return 1 / a; }},
+      {"Round", [](double a) { return std::nearbyint(a); }},  // halves to even
+      {"Sin", [](double a) { return std::sin(a); }},
+      {"Cos", [](double a) { return std::cos(a); }},
       {"Sign", [](double a) { return a > 0   ? 1.0
                                      : a < 0 ? -1.0
                                              : 0.0; }}};
@@ -258,6 +261,62 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
   return true;
 }
 
+// ReduceProd, ReduceSum, ReduceMean, ReduceMax and ReduceMin of a constant (the element count
+// torch.var computes from a Shape, for one): axes from the attribute, or the input from opset 13
+// (ReduceSum) or 18 (the others); none means all, or nothing with noop_with_empty_axes.
+bool fold_reduce(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
+                 HostTensor& r) {
+  const std::string& op = n.op_type();
+  if (op != "ReduceProd" && op != "ReduceSum" && op != "ReduceMean" && op != "ReduceMax" &&
+      op != "ReduceMin")
+    return false;
+  const HostTensor& a = in.at(0);
+  const bool input_axes = op == "ReduceSum" ? opset >= 13 : opset >= 18;
+  const auto axes = axes_of(n, input_axes ? opt(in, 1) : nullptr);
+  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) {
+    r = a;
+    return true;
+  }
+  const auto rank = static_cast<std::int64_t>(a.shape.size());
+  std::vector<bool> reduced(a.shape.size(), axes.empty());
+  for (auto x : axes) reduced[static_cast<std::size_t>(normalize_axis(x, rank))] = true;
+  const bool keep = attr_int(n, "keepdims", 1) != 0;
+  Shape kept;  // the output's extents, reduced ones as 1 (then dropped without keepdims)
+  for (std::size_t d = 0; d < a.shape.size(); ++d) kept.push_back(reduced[d] ? 1 : a.shape[d]);
+  const double init = op == "ReduceProd"  ? 1.0
+                      : op == "ReduceMax" ? -INFINITY
+                      : op == "ReduceMin" ? INFINITY
+                                          : 0.0;
+  std::vector<double> acc(static_cast<std::size_t>(numel_of(kept)), init);
+  const Shape ost = strides_of(kept);
+  Shape idx(a.shape.size(), 0);
+  for (double v : a.data) {
+    std::int64_t o = 0;
+    for (std::size_t d = 0; d < idx.size(); ++d) o += reduced[d] ? 0 : idx[d] * ost[d];
+    double& s = acc[static_cast<std::size_t>(o)];
+    s = op == "ReduceProd"  ? s * v
+        : op == "ReduceMax" ? std::max(s, v)
+        : op == "ReduceMin" ? std::min(s, v)
+                            : s + v;
+    for (std::size_t d = idx.size(); d-- > 0;) {  // the next index, row-major
+      if (++idx[d] < a.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  if (op == "ReduceMean") {
+    const double count = static_cast<double>(a.numel()) / static_cast<double>(acc.size());
+    for (double& s : acc) s /= count;
+  }
+  r = HostTensor{kept, std::move(acc), a.integer && op != "ReduceMean"};
+  if (!keep) {
+    Shape dropped;
+    for (std::size_t d = 0; d < kept.size(); ++d)
+      if (!reduced[d]) dropped.push_back(kept[d]);
+    r.shape = dropped;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
@@ -279,7 +338,8 @@ bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<H
       for (double& v : r.data) v = static_cast<float>(v);
   } else if (op == "Split") {
     return false;  // several outputs: lowered (cheap) even when constant
-  } else if (!fold_shape_op(n, opset, in, r) && !fold_math_op(n, in, r)) {
+  } else if (!fold_shape_op(n, opset, in, r) && !fold_math_op(n, in, r) &&
+             !fold_reduce(n, opset, in, r)) {
     return false;
   }
   out.assign(1, std::move(r));

@@ -287,12 +287,12 @@ void Lowerer::gemm(const onnx::NodeProto& n) {
 }
 
 void Lowerer::binary(const onnx::NodeProto& n) {
-  static const std::map<std::string, std::string> kernels = {
-      {"Add", "add"}, {"Sub", "sub"}, {"Mul", "mul"}, {"Div", "div"}};
+  static const std::map<std::string, std::string> kernels = {{"Add", "add"},   {"Sub", "sub"},
+                                                             {"Mul", "mul"},   {"Div", "div"},
+                                                             {"Pow", "power"}, {"PRelu", "prelu"}};
   const std::string& op = n.op_type();
   const Value &a = in(n, 0), &b = in(n, 1);
-  if (op == "Pow") {
-    if (!scalar(b)) throw std::runtime_error("Pow with a non-constant or non-scalar exponent");
+  if (op == "Pow" && scalar(b)) {  // a constant scalar exponent: kernel pow
     define(n.output(0), map(out(n), "pow", {&blocked(n, 0)}, {{"exponent", b.constant->data[0]}}));
     return;
   }
@@ -310,13 +310,38 @@ void Lowerer::binary(const onnx::NodeProto& n) {
   define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0), &blocked(n, 1)}));
 }
 
+// Max and Min of computed tensors (variadic, broadcasting): a chain of maximum / minimum kernels
+// (1 FLOP per output element each); NaN wins, as in PyTorch.
+void Lowerer::extremum(const onnx::NodeProto& n) {
+  const std::string k = n.op_type() == "Max" ? "maximum" : "minimum";
+  const BlockedTensor* y = &blocked(n, 0);
+  for (int i = 1; i < n.input_size(); ++i)
+    y = &map(i + 1 == n.input_size() ? out(n) : out(n, fmt::format(".{}", i)), k,
+             {y, &blocked(n, static_cast<std::size_t>(i))});
+  define(n.output(0), *y);
+}
+
 void Lowerer::unary(const onnx::NodeProto& n) {
-  static const std::map<std::string, std::string> kernels = {
-      {"Relu", "relu"},       {"Sqrt", "sqrt"},         {"Neg", "neg"},
-      {"Sigmoid", "sigmoid"}, {"Tanh", "tanh"},         {"Erf", "erf"},
-      {"Gelu", "gelu"},       {"Exp", "exp"},           {"LeakyRelu", "leaky_relu"},
-      {"Elu", "elu"},         {"Softplus", "softplus"}, {"Abs", "abs"},
-      {"Log", "log"}};
+  static const std::map<std::string, std::string> kernels = {{"Relu", "relu"},
+                                                             {"Sqrt", "sqrt"},
+                                                             {"Neg", "neg"},
+                                                             {"Sigmoid", "sigmoid"},
+                                                             {"Tanh", "tanh"},
+                                                             {"Erf", "erf"},
+                                                             {"Gelu", "gelu"},
+                                                             {"Exp", "exp"},
+                                                             {"LeakyRelu", "leaky_relu"},
+                                                             {"Elu", "elu"},
+                                                             {"Softplus", "softplus"},
+                                                             {"Abs", "abs"},
+                                                             {"Log", "log"},
+                                                             {"Reciprocal", "reciprocal"},
+                                                             {"Floor", "floor"},
+                                                             {"Ceil", "ceil"},
+                                                             {"Round", "round"},
+                                                             {"Sign", "sign"},
+                                                             {"Sin", "sin"},
+                                                             {"Cos", "cos"}};
   const std::string& op = n.op_type();
   if (op == "LeakyRelu" || op == "Elu") {
     const double alpha = attr_float(n, "alpha", op == "Elu" ? 1.0 : 0.01);

@@ -37,6 +37,16 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Mul", &Lowerer::binary},
                                               {"Div", &Lowerer::binary},
                                               {"Pow", &Lowerer::binary},
+                                              {"PRelu", &Lowerer::binary},
+                                              {"Max", &Lowerer::extremum},
+                                              {"Min", &Lowerer::extremum},
+                                              {"Reciprocal", &Lowerer::unary},
+                                              {"Floor", &Lowerer::unary},
+                                              {"Ceil", &Lowerer::unary},
+                                              {"Round", &Lowerer::unary},
+                                              {"Sign", &Lowerer::unary},
+                                              {"Sin", &Lowerer::unary},
+                                              {"Cos", &Lowerer::unary},
                                               {"Relu", &Lowerer::unary},
                                               {"Sqrt", &Lowerer::unary},
                                               {"Neg", &Lowerer::unary},
@@ -110,8 +120,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"Ceil", "Constant", "ConstantOfShape", "Floor",      "Max",
-                                "Min",  "Mod",      "Range",           "Reciprocal", "Sign"};
+  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Mod", "Range", "ReduceProd"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

@@ -86,6 +86,7 @@ private:
   void einsum_op(const onnx::NodeProto& n);
   void binary(const onnx::NodeProto& n);
   void unary(const onnx::NodeProto& n);
+  void extremum(const onnx::NodeProto& n);
   void softmax(const onnx::NodeProto& n);
   /// A last-axis op: given its input, whole along the last axis, and the name of its result.
   using LastAxisOp =

@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 67> kKernels = {{
+constexpr std::array<KernelInfo, 78> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0,
      "constant value, or value on one side of a diagonal when causal (a triangular mask)"},
@@ -57,6 +57,17 @@ constexpr std::array<KernelInfo, 67> kKernels = {{
      "the k first elements of the last axis in value order, k the output's last extent: values, "
      "or indices with `indices`; per input element k FLOPs (k comparisons)"},
     {"clip", OpKind::elementwise, 1, 2, "min(max(x, min), max)"},
+    {"reciprocal", OpKind::elementwise, 1, 1, "1 / x"},
+    {"floor", OpKind::elementwise, 1, 1, "the largest whole number <= x"},
+    {"ceil", OpKind::elementwise, 1, 1, "the smallest whole number >= x"},
+    {"round", OpKind::elementwise, 1, 1, "the nearest whole number, halves to even"},
+    {"sign", OpKind::elementwise, 1, 1, "1, -1 or x (0, NaN) by the sign of x"},
+    {"sin", OpKind::elementwise, 1, 1, "sin(x)"},
+    {"cos", OpKind::elementwise, 1, 1, "cos(x)"},
+    {"maximum", OpKind::elementwise, 2, 1, "max(a, b) (broadcast; NaN when either is)"},
+    {"minimum", OpKind::elementwise, 2, 1, "min(a, b) (broadcast; NaN when either is)"},
+    {"power", OpKind::elementwise, 2, 1, "a^b (broadcast)"},
+    {"prelu", OpKind::elementwise, 2, 2, "a < 0 ? b a : a (broadcast slope b)"},
     {"hardsigmoid", OpKind::elementwise, 1, 4, "max(0, min(1, alpha x + beta))"},
     {"hardswish", OpKind::elementwise, 1, 5, "x max(0, min(1, x / 6 + 1/2))"},
     {"leaky_relu", OpKind::elementwise, 1, 2, "x if x > 0 else alpha x"},

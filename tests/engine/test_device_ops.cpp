@@ -270,7 +270,8 @@ TEST(DeviceOps, GathersAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "gather bf16");
 }
 
-// The activations of imported models (positive inputs for log).
+// The activations of imported models (positive inputs for log and power's base), the rounding and
+// trigonometric kernels and the broadcast maximum, minimum, power and prelu.
 TEST(DeviceOps, ImportedActivationsAgreeWithTheCpuKernels) {
   workloads::BlockedProgram p(workloads::DType::f32);
   const auto& x = p.input("x", {6, 10}, 4);
@@ -281,6 +282,11 @@ TEST(DeviceOps, ImportedActivationsAgreeWithTheCpuKernels) {
   p.map("softplus", "softplus", {&x}, cuts);
   p.map("abs", "abs", {&x}, cuts);
   p.map("log", "log", {&pos}, cuts);
+  for (const char* k : {"reciprocal", "floor", "ceil", "round", "sign", "sin", "cos"})
+    p.map(k, k, {&x}, cuts);
+  const auto& row = p.input("row", {10}, 3);
+  for (const char* k : {"maximum", "minimum", "prelu"}) p.map(k, k, {&x, &row}, cuts);
+  p.map("power", "power", {&pos, &row}, cuts);
   const Graph g = p.build({"activations", "test", {}});
   const auto seen = expect_device_path_agrees(g, KernelMode::real, "activations");
   EXPECT_TRUE(seen.count(KernelOp::unary));

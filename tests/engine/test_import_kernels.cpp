@@ -72,7 +72,8 @@ std::vector<std::vector<float>> run(const Graph& g) {
     EXPECT_EQ(e.output_shape(v), w.shape) << g.label(v);
     EXPECT_EQ(o.size(), w.data.size()) << g.label(v);
     for (std::size_t i = 0; i < o.size() && i < w.data.size(); ++i) {
-      if (o[i] == w.data[i]) continue;  // equal infinities agree
+      if (o[i] == w.data[i] || (std::isnan(o[i]) && std::isnan(w.data[i])))
+        continue;  // equal infinities agree, as do NaNs
       EXPECT_NEAR(o[i], w.data[i], 1e-6 * (1 + std::abs(w.data[i])))
           << g.label(v) << " [" << i << "]";
     }
@@ -353,6 +354,47 @@ TEST(ImportKernels, ComparisonsAndWhereMatchHandComputedValues) {
   EXPECT_EQ(out[one], (std::vector<float>{1, 0, 0, 1, 1, 0}));
   EXPECT_EQ(out[no], (std::vector<float>{0, 1, 0, 0, 0, 0}));
   EXPECT_EQ(out[w], (std::vector<float>{-inf, 0, 2, 3, -inf, -inf}));
+}
+
+// The rounding, sign and trigonometric kernels and the broadcast maximum, minimum, power and
+// prelu, at hand-picked values (halves: round goes to the even neighbour; NaN wins max and min).
+TEST(ImportKernels, RoundingTrigAndExtremaMatchHandComputedValues) {
+  Program p;
+  const NodeId h = p.load("h", 0, {2, 3}, {0, 0});  // [[-2.5, -0.5, 0], [1.5, 2.5, 0.75]]
+  const NodeId b = p.load("b", 1, {3}, {0});        // [0, nan, 2]: broadcast over rows
+  const auto one = [&](const std::string& op) {
+    return p.add(op, {op, {2, 3}, {0, 0}, {{h, {}, {}}}, "", {}});
+  };
+  const auto two = [&](const std::string& op) {
+    return p.add(op, {op, {2, 3}, {0, 0}, {{h, {}, {}}, {b, {}, {}}}, "", {}});
+  };
+  const NodeId rnd = one("round"), flo = one("floor"), cei = one("ceil"), sgn = one("sign");
+  const NodeId rec = one("reciprocal"), sin = one("sin"), cos = one("cos");
+  const NodeId mx = two("maximum"), mn = two("minimum"), pw = two("power"), pr = two("prelu");
+  const float nan = NAN;
+  const Graph g =
+      p.build({{"h", {2, 3}, {-2.5f, -0.5f, 0, 1.5f, 2.5f, 0.75f}}, {"b", {3}, {0, nan, 2}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[rnd], (std::vector<float>{-2, -0.0f, 0, 2, 2, 1}));
+  EXPECT_EQ(out[flo], (std::vector<float>{-3, -1, 0, 1, 2, 0}));
+  EXPECT_EQ(out[cei], (std::vector<float>{-2, -0.0f, 0, 2, 3, 1}));
+  EXPECT_EQ(out[sgn], (std::vector<float>{-1, -1, 0, 1, 1, 1}));
+  EXPECT_EQ(out[rec], (std::vector<float>{-0.4f, -2, INFINITY, 1 / 1.5f, 0.4f, 1 / 0.75f}));
+  const double hv[] = {-2.5, -0.5, 0, 1.5, 2.5, 0.75};
+  for (std::size_t i = 0; i < 6; ++i) {
+    EXPECT_NEAR(out[sin][i], std::sin(hv[i]), 1e-7) << i;
+    EXPECT_NEAR(out[cos][i], std::cos(hv[i]), 1e-7) << i;
+  }
+  // Columns: b = 0, NaN, 2.
+  const auto same = [](const std::vector<float>& got, const std::vector<float>& want) {
+    for (std::size_t i = 0; i < want.size(); ++i)
+      if (!(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))) return false;
+    return got.size() == want.size();
+  };
+  EXPECT_TRUE(same(out[mx], {0, nan, 2, 1.5f, nan, 2}));
+  EXPECT_TRUE(same(out[mn], {-2.5f, nan, 0, 0, nan, 0.75f}));
+  EXPECT_TRUE(same(out[pw], {1, nan, 0, 1, nan, 0.5625f}));
+  EXPECT_TRUE(same(out[pr], {-0.0f, nan, 0, 1.5f, 2.5f, 0.75f}));
 }
 
 // cumsum: running sums of each row, inclusive or exclusive, from either end; and of a region of

@@ -78,6 +78,12 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Elu                  4
     Softplus             3
     Abs Log              1
+    Reciprocal Floor Ceil Round Sign Sin Cos   1
+    PRelu                2
+    Max Min              1 per output element and operand after the first
+    TopK                 2 * (the axis's extent) per output element (Values and Indices, each k
+                         comparisons per input element)
+    Trilu                1 (a 0/1 mask)
     ReduceMean           1 per input element, plus 1 per output element (the scale)
     ReduceSum ReduceMax  1 per input element
     ReduceMin            2 per input element (negate, max), plus 1 per output element (negate)
@@ -174,7 +180,8 @@ ELEMENTWISE = {
     "Clip": 2, "HardSigmoid": 4, "HardSwish": 5, "BatchNormalization": 2,
     "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
     "Equal": 1, "Less": 1, "Greater": 1, "LessOrEqual": 1, "GreaterOrEqual": 1, "And": 1,
-    "Or": 1, "Xor": 1, "Not": 1, "CumSum": 1, "Trilu": 1,
+    "Or": 1, "Xor": 1, "Not": 1, "CumSum": 1, "Trilu": 1, "Reciprocal": 1, "Floor": 1,
+    "Ceil": 1, "Round": 1, "Sign": 1, "Sin": 1, "Cos": 1, "PRelu": 2,
 }
 # Resize and Upsample: nearest copies (0), linear interpolates (9 per output element).
 RESIZE = {"nearest": 0, "linear": 9}
@@ -709,6 +716,12 @@ def node_flops(node, shapes, constant=frozenset()):
     if op == "Where":
         computed = sum(1 for i in node.input[1:] if i not in constant)
         return (2 if computed == 1 else 3) * n_out
+    if op in ("Max", "Min"):  # one maximum / minimum per operand after the first
+        return (len(node.input) - 1) * n_out
+    if op == "TopK":  # Values and Indices: k comparisons per input element each
+        x = shape(0)
+        axis = attr("axis", -1)
+        return 2 * n_out * x[axis]
     if op == "MatMul":
         a = shape(0)
         return 2 * n_out * a[-1]

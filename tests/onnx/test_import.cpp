@@ -634,6 +634,70 @@ TEST(OnnxImport, ActivationsMatchLoops) {
   }
 }
 
+// Elementwise ops of computed tensors that were once folded only: Reciprocal, Floor, Ceil, Round
+// (halves to even), Sign, Sin, Cos; variadic Max and Min (a constant among the operands); Pow with
+// a computed exponent; PRelu with a per-column slope. Against loops, 1 FLOP per element each (2
+// for PRelu, Max and Min one per operand after the first).
+TEST(OnnxImport, ElementwiseOpsOfComputedTensorsMatchLoops) {
+  ModelBuilder m;
+  m.input("x", {3, 4}).input("z", {3, 4}).weight("c", {4}, {0.25f, -0.25f, 0.5f, -0.5f});
+  m.weight("slope", {4}, {0.1f, 0.2f, 0.3f, 0.4f}).weight("three", {}, {3.0f});
+  m.node("Mul", {"x", "three"}, {"x3"});  // [-3, 3): halves and negatives to round
+  for (const char* op : {"Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos"})
+    m.node(op, {"x3"}, {std::string("u_") + op}).output(std::string("u_") + op, {3, 4});
+  m.node("Max", {"x", "z", "c"}, {"mx"}).node("Min", {"x", "z"}, {"mn"});
+  m.node("Abs", {"x"}, {"ax"}).node("Pow", {"ax", "z"}, {"pw"});
+  m.node("PRelu", {"x", "slope"}, {"pr"});
+  for (const char* y : {"mx", "mn", "pw", "pr"}) m.output(y, {3, 4});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), z = e.tensor("z");
+    const std::vector<double> c = {0.25, -0.25, 0.5, -0.5}, sl = {0.1f, 0.2f, 0.3f, 0.4f};
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const double v = 3 * x(i, j), a = x(i, j), b = z(i, j);
+        const double half_even =
+            std::abs(v - std::trunc(v)) == 0.5 ? 2 * std::round(v / 2) : std::round(v);
+        EXPECT_NEAR(e.tensor("u_Reciprocal")(i, j), 1 / v, 1e-6 * std::abs(1 / v));
+        EXPECT_EQ(e.tensor("u_Floor")(i, j), std::floor(v));
+        EXPECT_EQ(e.tensor("u_Ceil")(i, j), std::ceil(v));
+        EXPECT_EQ(e.tensor("u_Round")(i, j), half_even);
+        EXPECT_EQ(e.tensor("u_Sign")(i, j), v > 0 ? 1 : v < 0 ? -1 : 0);
+        EXPECT_NEAR(e.tensor("u_Sin")(i, j), std::sin(v), 1e-6);
+        EXPECT_NEAR(e.tensor("u_Cos")(i, j), std::cos(v), 1e-6);
+        EXPECT_EQ(e.tensor("mx")(i, j), std::max({a, b, c[static_cast<std::size_t>(j)]}));
+        EXPECT_EQ(e.tensor("mn")(i, j), std::min(a, b));
+        EXPECT_NEAR(e.tensor("pw")(i, j), std::pow(std::abs(a), b),
+                    1e-5 * std::pow(std::abs(a), b));
+        EXPECT_NEAR(e.tensor("pr")(i, j), a < 0 ? sl[static_cast<std::size_t>(j)] * a : a, 1e-7);
+      }
+    // Mul 1, seven unary 1 each, Max 2 (three operands), Min 1, Abs 1, Pow 1, PRelu 2.
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 12.0 * (1 + 7 + 2 + 1 + 1 + 1 + 2)) << "P=" << p;
+  }
+}
+
+// Reductions of constants are computed at import (torch.var's element count is the ReduceProd
+// of a Shape): ReduceProd, ReduceSum (axes as an input), ReduceMean, ReduceMax, ReduceMin.
+TEST(OnnxImport, ReductionsOfConstantsAreFolded) {
+  ModelBuilder m(13);
+  m.input("x", {2}).output("y", {2});
+  m.weight("w", {2, 3}, {1, 2, 3, -4, 5, 6}).ints("ax1", {1}, {1});
+  m.node("ReduceProd", {"w"}, {"p"}, {{"keepdims", 0}}, {{"axes", {1}}});    // 6, -120
+  m.node("ReduceSum", {"w", "ax1"}, {"s"}, {{"keepdims", 0}})                // 6, 7
+      .node("ReduceMean", {"w"}, {"a"}, {{"keepdims", 0}})                   // all: 13 / 6
+      .node("ReduceMax", {"w"}, {"mx"}, {{"keepdims", 0}}, {{"axes", {0}}})  // 1, 5, 6
+      .node("ReduceMin", {"mx"}, {"mn"}, {{"keepdims", 1}})                  // [1]
+      .node("Add", {"p", "s"}, {"ps"})                                       // 6 + 6, -120 + 7
+      .node("Add", {"ps", "a"}, {"psa"})
+      .node("Add", {"psa", "mn"}, {"k"})
+      .node("Add", {"x", "k"}, {"y"});
+  const auto e = import_and_eval(m, 2);
+  const Dense x = e.tensor("x"), y = e.tensor("y");
+  const double want[] = {12 + 13.0 / 6 + 1, -113 + 13.0 / 6 + 1};
+  for (int i = 0; i < 2; ++i) EXPECT_NEAR(y.data[i], x.data[i] + want[i], 1e-5) << i;
+  EXPECT_EQ(e.res.report.folded_nodes, 8);  // every node but the last
+}
+
 TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
   // y = sqrt(exp(concat(squeeze(unsqueeze(reduce_sum(identity(cast(sigmoid(x) - tanh(x))))),
   //                     flatten(x))))), x [2, 3, 4]

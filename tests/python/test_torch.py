@@ -101,16 +101,16 @@ def test_import_errors_name_the_module_and_leave_no_file(doppler, torch, tmp_pat
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
-    class Rounded(torch.nn.Module):
+    class Determinant(torch.nn.Module):
         def forward(self, x):
-            return torch.round(x)  # ONNX Round of a computed tensor: not an op the importer lowers
+            return torch.det(x.reshape(4, 2, 2))  # ONNX Det: not an op the importer lowers
 
-    with pytest.raises(ValueError, match=r"^from_torch\(Rounded\): .*Round") as e:
-        doppler.from_torch(Rounded(), torch.randn(2, 8), devices=2)
+    with pytest.raises(ValueError, match=r"^from_torch\(Determinant\): .*Det") as e:
+        doppler.from_torch(Determinant(), torch.randn(2, 8), devices=2)
     assert str(scratch) not in str(e.value)
     assert list(scratch.iterdir()) == []
     with pytest.raises(ValueError, match="example_inputs"):
-        doppler.from_torch(Rounded(), [1.0, 2.0])
+        doppler.from_torch(Determinant(), [1.0, 2.0])
 
 
 def test_a_language_model_imports_from_its_token_ids(doppler, torch):

@@ -96,6 +96,16 @@ double unary(const std::string& op, double x, const ExecDesc& e) {
   if (op == "abs") return std::abs(x);
   if (op == "log") return std::log(x);
   if (op == "not") return x == 0 ? 1 : 0;
+  if (op == "reciprocal") return 1 / x;
+  if (op == "floor") return std::floor(x);
+  if (op == "ceil") return std::ceil(x);
+  if (op == "round") {               // halves to the even neighbour
+    const double r = std::round(x);  // halves away from zero
+    return std::abs(x - std::trunc(x)) == 0.5 ? 2 * std::round(x / 2) : r;
+  }
+  if (op == "sign") return x > 0 ? 1 : x < 0 ? -1 : x;
+  if (op == "sin") return std::sin(x);
+  if (op == "cos") return std::cos(x);
   throw std::runtime_error("unknown unary " + op);
 }
 
@@ -122,6 +132,12 @@ double binary(const std::string& op, double a, double b, const ExecDesc& e) {
   if (op == "and") return a != 0 && b != 0;
   if (op == "or") return a != 0 || b != 0;
   if (op == "xor") return (a != 0) != (b != 0);
+  if (op == "maximum" || op == "minimum") {
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+    return op == "maximum" ? std::max(a, b) : std::min(a, b);
+  }
+  if (op == "power") return std::pow(a, b);
+  if (op == "prelu") return a < 0 ? b * a : a;
   throw std::runtime_error("unknown binary " + op);
 }
 
