@@ -261,6 +261,46 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
   return true;
 }
 
+// ScatterND of constants (a mask built by slice assignment, as Swin's shifted windows build
+// theirs): data with the slices named by the last axis of `indices` replaced by (or, with
+// reduction add / mul, combined with) the matching slices of `updates`.
+HostTensor scatter_nd(const onnx::NodeProto& n, const std::vector<HostTensor>& in) {
+  const HostTensor &data = in.at(0), &ind = in.at(1), &upd = in.at(2);
+  const auto* ra = find_attr(n, "reduction");
+  const std::string red = ra ? ra->s() : "none";
+  if (red != "none" && red != "add" && red != "mul")
+    throw std::runtime_error("ScatterND: reduction '" + red + "' is not supported");
+  if (ind.shape.empty()) throw std::runtime_error("ScatterND: indices of rank 0");
+  const auto k = static_cast<std::size_t>(ind.shape.back());
+  if (k > data.shape.size()) throw std::runtime_error("ScatterND: index longer than the rank");
+  Shape want(ind.shape.begin(), ind.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
+  if (upd.shape != want) throw std::runtime_error("ScatterND: updates of the wrong shape");
+  const Shape st = strides_of(data.shape);
+  const std::int64_t piece =  // elements per scattered slice
+      numel_of(Shape(data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end()));
+  HostTensor r = data;
+  r.integer = data.integer && upd.integer;
+  const std::int64_t count = ind.numel() / std::max<std::int64_t>(static_cast<std::int64_t>(k), 1);
+  for (std::int64_t j = 0; j < count; ++j) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < k; ++d) {
+      const double raw = ind.data[static_cast<std::size_t>(j) * k + d];
+      auto i = static_cast<std::int64_t>(raw);
+      if (i < 0) i += data.shape[d];
+      if (raw != std::trunc(raw) || i < 0 || i >= data.shape[d])
+        throw std::runtime_error("ScatterND: index out of range");
+      at += i * st[d];
+    }
+    for (std::int64_t e = 0; e < piece; ++e) {
+      double& dst = r.data[static_cast<std::size_t>(at + e)];
+      const double u = upd.data[static_cast<std::size_t>(j * piece + e)];
+      dst = red == "add" ? dst + u : red == "mul" ? dst * u : u;
+    }
+  }
+  return r;
+}
+
 // ReduceProd, ReduceSum, ReduceMean, ReduceMax and ReduceMin of a constant (the element count
 // torch.var computes from a Shape, for one): axes from the attribute, or the input from opset 13
 // (ReduceSum) or 18 (the others); none means all, or nothing with noop_with_empty_axes.
@@ -338,6 +378,8 @@ bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<H
       for (double& v : r.data) v = static_cast<float>(v);
   } else if (op == "Split") {
     return false;  // several outputs: lowered (cheap) even when constant
+  } else if (op == "ScatterND") {
+    r = scatter_nd(n, in);
   } else if (!fold_shape_op(n, opset, in, r) && !fold_math_op(n, in, r) &&
              !fold_reduce(n, opset, in, r)) {
     return false;

@@ -14,6 +14,12 @@ namespace doppler::onnx_import {
 
 void Lowerer::alias(const onnx::NodeProto& n) {
   values_[n.output(0)] = in(n, 0);
+  // Dropout's mask in inference: all true (a constant, loaded only where a node reads it).
+  if (n.op_type() == "Dropout" && n.output_size() > 1 && !n.output(1).empty()) {
+    const Shape& s = in(n, 0).shape;
+    check_foldable(s);
+    set_constant(n.output(1), HostTensor{s, std::vector<double>(numel_of(s), 1.0), true});
+  }
 }
 
 void Lowerer::shape_of(const onnx::NodeProto& n) {

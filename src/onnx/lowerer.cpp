@@ -120,7 +120,8 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Mod", "Range", "ReduceProd"};
+  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Mod",
+                                "Range",    "ReduceProd",      "ScatterND"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

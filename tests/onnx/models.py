@@ -14,8 +14,10 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     mlp      Linear-ReLU-Linear-ReLU-Linear on x [batch, d0]
     encoder  torch.nn.TransformerEncoderLayer(d, h, ff, dropout=0, batch_first=True), eval mode,
              on x [B, S, d]
-    resnet18 resnet50 mobilenet_v3_small inception_v3 vit_b_16
-             torchvision 0.14 models (weights=None, seeded; inception without aux logits) on
+    resnet18 resnet50 mobilenet_v3_small inception_v3 vit_b_16 swin_t
+             torchvision 0.14 models (swin_t: flops.json's einsum_flops are PyTorch's profiler's
+             matrix-product FLOPs, which include the F.linear calls and attention products no
+             module hook sees) (weights=None, seeded; inception without aux logits) on
              [batch, 3, image, image]: sizes small (batch 1, 64 x 64; inception 80 x 80), b1 and
              b32 (224 x 224; inception 299 x 299); flops.json adds conv_flops = 2 x the Conv2d
              multiply-adds counted by forward hooks (no bias: the exporter folds BatchNorm into
@@ -158,7 +160,7 @@ SIZES = {
 VISION = {
     "resnet18": {"small": (1, 64)}, "resnet50": {"small": (1, 64)},
     "mobilenet_v3_small": {"small": (1, 64)}, "inception_v3": {"small": (1, 80)},
-    "vit_b_16": {"small": (1, 64)},
+    "vit_b_16": {"small": (1, 64)}, "swin_t": {"small": (1, 64)},
 }
 # Segmentation models, whose decoders upsample: torchvision's LR-ASPP (MobileNetV3-large
 # backbone, bilinear Resize) and FCN (ResNet-50, bilinear Resize), and a small U-Net written out
@@ -413,6 +415,17 @@ def module_flops(module, x):
     return counts["linear"], counts["conv"]
 
 
+def profiled_matmul_flops(module, x):
+    """FLOPs of every matrix product of one forward pass (aten::mm, addmm, bmm, as PyTorch's
+    profiler counts them: 2 M N K, a bias not included)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_flops=True) as p:
+        module(x)
+    return sum(e.flops for e in p.key_averages() if e.key in ("aten::mm", "aten::addmm", "aten::bmm"))
+
+
 def gpt_block_class():
     import torch
     from torch import nn
@@ -577,6 +590,8 @@ def export(name, size, outdir):
     conv_flops = 0
     if einsum_flops is None:
         einsum_flops, conv_flops = module_flops(module, x)
+    if name == "swin_t":  # F.linear and attention products, which no module hook sees
+        einsum_flops = profiled_matmul_flops(module, x)
     os.makedirs(outdir, exist_ok=True)
     with torch.no_grad():
         y = module(x)

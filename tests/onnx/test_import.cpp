@@ -698,6 +698,31 @@ TEST(OnnxImport, ReductionsOfConstantsAreFolded) {
   EXPECT_EQ(e.res.report.folded_nodes, 8);  // every node but the last
 }
 
+// ScatterND of constants, folded at import (Swin's masks are built this way): element updates
+// (index length 2) into zeros, then whole rows (index length 1) added with reduction add; and a
+// Dropout whose mask output is read (all true in inference).
+TEST(OnnxImport, ScatterNDOfConstantsAndDropoutMasksAreFolded) {
+  ModelBuilder m(16);
+  m.input("x", {3, 4}).output("y", {3, 4});
+  m.weight("zeros", {3, 4}, std::vector<float>(12, 0.0f));
+  m.ints("ij", {2, 2}, {0, 1, 2, 3}).weight("two", {2}, {5, 7});
+  m.ints("rows", {2, 1}, {2, -3}).weight("add", {2, 4}, {1, 1, 1, 1, 2, 2, 2, 2});
+  m.node("ScatterND", {"zeros", "ij", "two"}, {"s1"})  // s1[0][1] = 5, s1[2][3] = 7
+      .node("ScatterND", {"s1", "rows", "add"}, {"s2"})
+      .attr("reduction", "add")
+      .node("Dropout", {"x"}, {"d", "mask"})
+      .node("Cast", {"mask"}, {"mf"}, {{"to", onnx::TensorProto::FLOAT}})
+      .node("Add", {"d", "s2"}, {"ds"})
+      .node("Add", {"ds", "mf"}, {"y"});
+  const auto e = import_and_eval(m, 2);
+  const Dense x = e.tensor("x"), y = e.tensor("y");
+  // Row 2 gets 1 added, row 0 (index -3) 2; then 5 at (0, 1), 7 at (2, 3); the mask adds 1.
+  const double s2[3][4] = {{2, 7, 2, 2}, {0, 0, 0, 0}, {1, 1, 1, 8}};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) EXPECT_NEAR(y(i, j), x(i, j) + s2[i][j] + 1, 1e-6) << i << j;
+  EXPECT_EQ(e.res.report.folded_nodes, 3);  // the ScatterNDs and the Cast of the mask
+}
+
 TEST(OnnxImport, UnaryReductionAndViewOpsMatchLoops) {
   // y = sqrt(exp(concat(squeeze(unsqueeze(reduce_sum(identity(cast(sigmoid(x) - tanh(x))))),
   //                     flatten(x))))), x [2, 3, 4]
