@@ -376,9 +376,10 @@ void Lowerer::hard_sigmoid(const onnx::NodeProto& n) {
 // Constant-mode Pad: along each padded axis, concat(fill(pad before), x, fill(pad after)).
 void Lowerer::pad(const onnx::NodeProto& n) {
   const Shape x = in(n, 0).shape;
-  const auto* mode = find_attr(n, "mode");
-  if (mode && mode->s() != "constant")
-    throw std::runtime_error("Pad mode '" + mode->s() + "' is not supported (only constant)");
+  const auto* mode_attr = find_attr(n, "mode");
+  const std::string mode = mode_attr ? mode_attr->s() : "constant";
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    throw std::runtime_error("Pad mode '" + mode + "' is not supported (constant, reflect, edge)");
   std::vector<std::int64_t> pads =
       opset_ < 11 ? attr_ints(n, "pads") : const_in(n, 1, "pads").ints();
   double value = opset_ < 11 ? attr_float(n, "value", 0) : 0;
@@ -391,23 +392,53 @@ void Lowerer::pad(const onnx::NodeProto& n) {
   if (t->blocks.empty()) t = &p_.ensure_layout(*t, std::vector<std::optional<Cuts>>(x.size()));
   for (std::size_t a = 0; a < x.size(); ++a) {
     const std::int64_t before = pads[a], after = pads[a + x.size()];
-    if (before < 0 || after < 0)
-      throw std::runtime_error("Pad with negative pads is not supported");
-    if (before == 0 && after == 0) continue;
-    std::vector<const BlockedTensor*> parts;
-    for (const auto& [extent, tag] : {std::pair{before, ":before"}, std::pair{after, ":after"}}) {
-      if (extent == 0) continue;
-      Shape s = t->shape;
-      s[a] = extent;
-      std::vector<Cuts> cuts = t->cuts;
-      cuts[a] = Cuts{0, extent};
-      const std::string name = out(n, fmt::format(":axis{}{}", a, tag));
-      parts.push_back(&p_.fill(name, s, cuts, {{"value", value}}));
+    const std::string axis = out(n, fmt::format(":axis{}", a));
+    if (before < 0 || after < 0) {  // a crop first
+      Shape off(x.size(), 0), len = t->shape;
+      off[a] = std::max<std::int64_t>(-before, 0);
+      len[a] -= off[a] + std::max<std::int64_t>(-after, 0);
+      if (len[a] < 1) throw std::runtime_error("Pad: negative pads remove the whole axis");
+      t = &select(axis + ":crop", *t, off, len);
     }
-    parts.insert(parts.begin() + (before > 0 ? 1 : 0), t);
-    t = &p_.concat(out(n, fmt::format(":axis{}", a)), parts, static_cast<int>(a));
+    if (before <= 0 && after <= 0) continue;
+    std::vector<const BlockedTensor*> parts;
+    if (before > 0) parts.push_back(&pad_part(axis + ":before", *t, a, before, true, mode, value));
+    parts.push_back(t);
+    if (after > 0) parts.push_back(&pad_part(axis + ":after", *t, a, after, false, mode, value));
+    t = &p_.concat(axis, parts, static_cast<int>(a));
   }
   define(n.output(0), *t);
+}
+
+// The `extent` elements Pad puts before (or after) t along axis a: `value` (constant), t's
+// elements mirrored about its first (last) one (reflect: a stride of step -1), or its first
+// (last) element repeated (edge: a select expanded).
+const BlockedTensor& Lowerer::pad_part(const std::string& name, const BlockedTensor& t,
+                                       std::size_t a, std::int64_t extent, bool before,
+                                       const std::string& mode, double value) {
+  const std::int64_t n = t.shape[a];
+  Shape s = t.shape;
+  s[a] = extent;
+  if (mode == "constant") {
+    std::vector<Cuts> cuts = t.cuts;
+    cuts[a] = Cuts{0, extent};
+    return p_.fill(name, s, cuts, {{"value", value}});
+  }
+  Shape off(t.shape.size(), 0);
+  if (mode == "reflect") {
+    if (extent > n - 1)
+      throw std::runtime_error(
+          fmt::format("Pad: reflect pads of {} on an axis of {} (at most {})", extent, n, n - 1));
+    off[a] = before ? 1 : n - 1 - extent;
+    return p_.strided(name, t, off, s, static_cast<int>(a), -1);
+  }
+  Shape one = t.shape;  // edge
+  one[a] = 1;
+  off[a] = before ? 0 : n - 1;
+  const BlockedTensor& e = select(name + ":edge", t, off, one);
+  std::vector<Cuts> cuts = e.cuts;
+  cuts[a] = Cuts{0, extent};
+  return p_.expand(name, e, s, cuts);
 }
 
 }  // namespace doppler::onnx_import

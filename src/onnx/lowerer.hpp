@@ -133,6 +133,9 @@ private:
   void clip(const onnx::NodeProto& n);
   void hard_sigmoid(const onnx::NodeProto& n);
   void pad(const onnx::NodeProto& n);
+  const BlockedTensor& pad_part(const std::string& name, const BlockedTensor& t, std::size_t a,
+                                std::int64_t extent, bool before, const std::string& mode,
+                                double value);
   void resize(const onnx::NodeProto& n);
   workloads::Resize2d resize_mode(const onnx::NodeProto& n) const;
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;

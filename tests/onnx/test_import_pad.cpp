@@ -1,0 +1,97 @@
+// Pad in its three modes of opset 11-17 (constant with a value, reflect, edge) and with negative
+// pads (a crop): the elements against numpy.pad's index rule written as loops, over inputs cut in
+// several ways; no FLOPs (copies and fills).
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "onnx/import_eval.hpp"
+#include "onnx/model_builder.hpp"
+#include "workloads/block_eval.hpp"
+
+namespace doppler {
+namespace {
+
+using test::Dense;
+using test::import_and_eval;
+using test::ModelBuilder;
+using Ints = std::vector<std::int64_t>;
+
+struct PadCase {
+  const char* name;
+  const char* mode;
+  Ints pads;  // ONNX order: every axis's start, then every axis's end
+};
+
+// The source index along an axis of extent n for output index i, before `b` elements: -1 where
+// the constant goes.
+std::int64_t source(const std::string& mode, std::int64_t i, std::int64_t b, std::int64_t n) {
+  std::int64_t j = i - b;
+  if (mode == "reflect") {
+    if (j < 0) j = -j;
+    if (j >= n) j = 2 * (n - 1) - j;
+  } else if (mode == "edge") {
+    j = std::clamp<std::int64_t>(j, 0, n - 1);
+  }
+  return j >= 0 && j < n ? j : -1;
+}
+
+TEST(OnnxImportPad, EveryModeTakesTheElementsOfNumpysRule) {
+  const std::vector<PadCase> cases = {
+      {"constant", "constant", {0, 1, 2, 0, 2, 1}},
+      {"reflect", "reflect", {1, 4, 3, 0, 2, 1}},
+      {"edge", "edge", {1, 0, 2, 2, 3, 5}},
+      {"crop", "constant", {0, -2, 1, 0, 1, -3}},  // rows 2..4 then the value; the value, column 0
+  };
+  const Ints x_shape = {2, 5, 4};
+  ModelBuilder m(13);
+  m.input("x", {2, 5, 4}).weight("v", {}, {-7.5f});
+  m.node("Neg", {"x"}, {"y"});
+  for (const PadCase& c : cases) {
+    const std::string n = c.name;
+    m.ints(n + "_p", {6}, c.pads);
+    m.node("Pad", {"y", n + "_p", "v"}, {n}).attr("mode", c.mode);
+    Ints shape;
+    for (std::size_t a = 0; a < 3; ++a) shape.push_back(x_shape[a] + c.pads[a] + c.pads[a + 3]);
+    m.output(n, {shape[0], shape[1], shape[2]});
+  }
+  const std::vector<std::map<std::string, Ints>> layouts = {
+      {}, {{"y", {2, 3, 1}}}, {{"y", {1, 5, 2}}}};
+  for (int p : {1, 2, 4})
+    for (std::size_t l = 0; l < layouts.size(); ++l) {
+      const auto e = import_and_eval(m, p, layouts[l]);
+      const Dense y = e.tensor("y");
+      const std::string at = "P=" + std::to_string(p) + " layout " + std::to_string(l);
+      for (const PadCase& c : cases) {
+        const Dense got = e.tensor(c.name);
+        ASSERT_EQ(got.shape.size(), 3u) << c.name;
+        std::vector<double> want;
+        for (std::int64_t i = 0; i < got.shape[0]; ++i)
+          for (std::int64_t j = 0; j < got.shape[1]; ++j)
+            for (std::int64_t k = 0; k < got.shape[2]; ++k) {
+              const std::int64_t si = source(c.mode, i, c.pads[0], 2),
+                                 sj = source(c.mode, j, c.pads[1], 5),
+                                 sk = source(c.mode, k, c.pads[2], 4);
+              want.push_back(si < 0 || sj < 0 || sk < 0 ? -7.5 : y[{si, sj, sk}]);
+            }
+        EXPECT_EQ(got.data, want) << c.name << " " << at;
+      }
+      EXPECT_DOUBLE_EQ(e.res.report.total_flops, 40) << at;  // the Neg
+    }
+}
+
+TEST(OnnxImportPad, ReflectPadsMustBeShorterThanTheAxis) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3}).output("y", {2, 6}).ints("p", {4}, {0, 3, 0, 0});
+  m.node("Pad", {"x", "p"}, {"y"}).attr("mode", "reflect");
+  const std::string err = test::import_error(m);
+  EXPECT_NE(err.find("Pad: reflect pads of 3 on an axis of 3 (at most 2)"), std::string::npos)
+      << err;
+}
+
+}  // namespace
+}  // namespace doppler
