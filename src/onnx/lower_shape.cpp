@@ -237,4 +237,59 @@ void Lowerer::gather_rows(const onnx::NodeProto& n, std::size_t axis) {
   define(n.output(0), p_.transpose(out(n), rows, back));
 }
 
+// Tile by constant repeats: each repeated axis through a new axis of extent 1 in front of it,
+// expanded to the repeat count and merged back (`reshape`, `expand`, `reshape`; no FLOPs).
+void Lowerer::tile(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  const auto reps = const_in(n, 1, "Tile's repeats").ints();
+  if (reps.size() != s.size())
+    throw std::runtime_error(
+        fmt::format("Tile: {} repeats for a rank-{} input", reps.size(), s.size()));
+  const BlockedTensor* t = &blocked(n, 0);
+  for (std::size_t a = 0; a < s.size(); ++a) {
+    if (reps[a] < 1) throw std::runtime_error("Tile: a repeat count below 1");
+    if (reps[a] == 1) continue;
+    const std::string axis = out(n, fmt::format(":axis{}", a));
+    Shape one = t->shape, wide = t->shape, merged = t->shape;
+    one.insert(one.begin() + static_cast<std::ptrdiff_t>(a), 1);
+    wide.insert(wide.begin() + static_cast<std::ptrdiff_t>(a), reps[a]);
+    merged[a] *= reps[a];
+    const BlockedTensor& u = reshaped(axis + ":one", *t, one);
+    const BlockedTensor& w = p_.expand(axis + ":wide", u, wide, cuts_for(axis, wide, nullptr));
+    t = &reshaped(axis, w, merged);
+  }
+  define(n.output(0), *t);
+}
+
+// DepthToSpace (modes DCR and CRD) and SpaceToDepth of [N, C, H, W] with block size b: a
+// reshape to rank 6, a transpose and a reshape back (no FLOPs).
+void Lowerer::depth_space(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape;
+  if (s.size() != 4) throw std::runtime_error(n.op_type() + " of a tensor of rank other than 4");
+  const std::int64_t b = attr_int(n, "blocksize", 0), N = s[0], C = s[1], H = s[2], W = s[3];
+  if (b < 1) throw std::runtime_error(n.op_type() + ": blocksize below 1");
+  Shape six, last;
+  std::vector<int> perm;
+  if (n.op_type() == "SpaceToDepth") {
+    if (H % b != 0 || W % b != 0)
+      throw std::runtime_error("SpaceToDepth: height or width not a multiple of blocksize");
+    six = {N, C, H / b, b, W / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+    last = {N, C * b * b, H / b, W / b};
+  } else {
+    if (C % (b * b) != 0)
+      throw std::runtime_error("DepthToSpace: channels not a multiple of blocksize squared");
+    const auto* mode = find_attr(n, "mode");
+    const bool crd = mode && mode->s() == "CRD";
+    if (mode && !crd && mode->s() != "DCR")
+      throw std::runtime_error("DepthToSpace: mode '" + mode->s() + "' (DCR or CRD)");
+    six = crd ? Shape{N, C / (b * b), b, b, H, W} : Shape{N, b, b, C / (b * b), H, W};
+    perm = crd ? std::vector<int>{0, 1, 4, 2, 5, 3} : std::vector<int>{0, 3, 4, 1, 5, 2};
+    last = {N, C / (b * b), H * b, W * b};
+  }
+  const BlockedTensor& r = reshaped(out(n, ":six"), blocked(n, 0), six);
+  const BlockedTensor& t = p_.transpose(out(n, ":moved"), r, perm);
+  define(n.output(0), reshaped(out(n), t, last));
+}
+
 }  // namespace doppler::onnx_import

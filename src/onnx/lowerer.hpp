@@ -154,6 +154,8 @@ private:
   void concat(const onnx::NodeProto& n);
   void split(const onnx::NodeProto& n);
   void slice(const onnx::NodeProto& n);
+  void tile(const onnx::NodeProto& n);
+  void depth_space(const onnx::NodeProto& n);
   void gather(const onnx::NodeProto& n);
   void gather_rows(const onnx::NodeProto& n, std::size_t axis);
   const BlockedTensor& select(const std::string& name, const BlockedTensor& a, const Shape& offset,

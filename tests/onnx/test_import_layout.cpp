@@ -1,6 +1,7 @@
 // Pad in its three modes of opset 11-17 (constant with a value, reflect, edge) and with negative
 // pads (a crop): the elements against numpy.pad's index rule written as loops, over inputs cut in
-// several ways; no FLOPs (copies and fills).
+// several ways; no FLOPs (copies and fills). Tile, DepthToSpace (DCR, CRD) and SpaceToDepth
+// against ONNX's index definitions.
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -40,7 +41,7 @@ std::int64_t source(const std::string& mode, std::int64_t i, std::int64_t b, std
   return j >= 0 && j < n ? j : -1;
 }
 
-TEST(OnnxImportPad, EveryModeTakesTheElementsOfNumpysRule) {
+TEST(OnnxImportLayout, EveryModeTakesTheElementsOfNumpysRule) {
   const std::vector<PadCase> cases = {
       {"constant", "constant", {0, 1, 2, 0, 2, 1}},
       {"reflect", "reflect", {1, 4, 3, 0, 2, 1}},
@@ -84,13 +85,55 @@ TEST(OnnxImportPad, EveryModeTakesTheElementsOfNumpysRule) {
     }
 }
 
-TEST(OnnxImportPad, ReflectPadsMustBeShorterThanTheAxis) {
+TEST(OnnxImportLayout, ReflectPadsMustBeShorterThanTheAxis) {
   ModelBuilder m(13);
   m.input("x", {2, 3}).output("y", {2, 6}).ints("p", {4}, {0, 3, 0, 0});
   m.node("Pad", {"x", "p"}, {"y"}).attr("mode", "reflect");
   const std::string err = test::import_error(m);
   EXPECT_NE(err.find("Pad: reflect pads of 3 on an axis of 3 (at most 2)"), std::string::npos)
       << err;
+}
+
+// Tile of x [2, 3, 4] by (2, 1, 3): y[i, j, k] = x[i mod 2, j, k mod 4].
+TEST(OnnxImportLayout, TileRepeatsTheInput) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4}).output("y", {4, 3, 12}).ints("r", {3}, {2, 1, 3});
+  m.node("Neg", {"x"}, {"nx"}).node("Tile", {"nx", "r"}, {"y"});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p, {{"nx", {2, 3, 2}}});
+    const Dense x = e.tensor("x"), y = e.tensor("y");
+    ASSERT_EQ(y.shape, (Ints{4, 3, 12}));
+    for (std::int64_t i = 0; i < 4; ++i)
+      for (std::int64_t j = 0; j < 3; ++j)
+        for (std::int64_t k = 0; k < 12; ++k)
+          EXPECT_EQ((y[{i, j, k}]), -(x[{i % 2, j, k % 4}])) << "P=" << p;
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24) << "P=" << p;  // the Neg
+  }
+}
+
+// DepthToSpace of x [1, 8, 2, 3] with block 2 (8 channels -> 2): DCR takes channel
+// (bh b + bw) C' + c for output (c, h b + bh, w b + bw), CRD channel c b^2 + bh b + bw; then
+// SpaceToDepth of the DCR result gives x back (its inverse).
+TEST(OnnxImportLayout, DepthToSpaceAndBackMatchTheDefinitions) {
+  ModelBuilder m(13);
+  m.input("x", {1, 8, 2, 3}).output("dcr", {1, 2, 4, 6}).output("crd", {1, 2, 4, 6});
+  m.output("back", {1, 8, 2, 3});
+  m.node("DepthToSpace", {"x"}, {"dcr"}, {{"blocksize", 2}})
+      .node("DepthToSpace", {"x"}, {"crd"}, {{"blocksize", 2}})
+      .attr("mode", "CRD")
+      .node("SpaceToDepth", {"dcr"}, {"back"}, {{"blocksize", 2}});
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), dcr = e.tensor("dcr"), crd = e.tensor("crd");
+    for (std::int64_t c = 0; c < 2; ++c)
+      for (std::int64_t h = 0; h < 4; ++h)
+        for (std::int64_t w = 0; w < 6; ++w) {
+          const std::int64_t bh = h % 2, bw = w % 2, ih = h / 2, iw = w / 2;
+          EXPECT_EQ((dcr[{0, c, h, w}]), (x[{0, (bh * 2 + bw) * 2 + c, ih, iw}])) << "P=" << p;
+          EXPECT_EQ((crd[{0, c, h, w}]), (x[{0, c * 4 + bh * 2 + bw, ih, iw}])) << "P=" << p;
+        }
+    EXPECT_EQ(e.tensor("back").data, x.data) << "P=" << p;
+  }
 }
 
 }  // namespace
