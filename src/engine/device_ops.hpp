@@ -202,6 +202,16 @@ enum class Fn : std::uint8_t {
   sign,
   sin,
   cos,
+  tan,
+  asin,
+  acos,
+  atan,
+  sinh,
+  cosh,
+  selu,   ///< p0 = alpha, p1 = gamma
+  celu,   ///< p0 = alpha
+  isnan,  ///< 1 where x is NaN, else 0
+  isinf,  ///< 1 where x is +inf (p0 != 0) or -inf (p1 != 0), else 0
   add,
   sub,
   mul,
@@ -222,6 +232,8 @@ enum class Fn : std::uint8_t {
   minimum,  // binary: NaN when either operand is NaN
   power,    // binary: a^b
   prelu,    // binary: a < 0 ? b a : a (b: the slope)
+  mod,      // binary: a - b floor(a / b) (the divisor's sign, Python's %)
+  fmod,     // binary: C's fmod (the dividend's sign)
   sum,
   max,
   sumsq,   // aggregate / reduce
@@ -305,6 +317,29 @@ DOPPLER_HD float unary(Fn f, float p0, float p1, float x) {
       return static_cast<float>(std::sin(static_cast<double>(x)));
     case Fn::cos:
       return static_cast<float>(std::cos(static_cast<double>(x)));
+    case Fn::tan:
+      return static_cast<float>(std::tan(static_cast<double>(x)));
+    case Fn::asin:
+      return static_cast<float>(std::asin(static_cast<double>(x)));
+    case Fn::acos:
+      return static_cast<float>(std::acos(static_cast<double>(x)));
+    case Fn::atan:
+      return static_cast<float>(std::atan(static_cast<double>(x)));
+    case Fn::sinh:
+      return static_cast<float>(std::sinh(static_cast<double>(x)));
+    case Fn::cosh:
+      return static_cast<float>(std::cosh(static_cast<double>(x)));
+    case Fn::selu:
+      return p1 * (x > 0 ? x : static_cast<float>(p0 * std::expm1(static_cast<double>(x))));
+    case Fn::celu: {
+      if (x != x) return x;
+      const double neg = p0 * std::expm1(static_cast<double>(x) / p0);
+      return (x > 0 ? x : 0.0f) + static_cast<float>(neg < 0 ? neg : 0.0);
+    }
+    case Fn::isnan:
+      return x != x ? 1.0f : 0.0f;
+    case Fn::isinf:
+      return (p0 != 0 && x == HUGE_VALF) || (p1 != 0 && x == -HUGE_VALF) ? 1.0f : 0.0f;
     default:
       return x;
   }
@@ -360,6 +395,12 @@ DOPPLER_HD float binary(Fn f, float p0, float p1, float a, float b) {
       return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
     case Fn::prelu:
       return a < 0 ? b * a : a;
+    case Fn::mod: {
+      const double m = std::fmod(static_cast<double>(a), static_cast<double>(b));
+      return static_cast<float>(m != 0 && (m < 0) != (b < 0) ? m + b : m);
+    }
+    case Fn::fmod:
+      return static_cast<float>(std::fmod(static_cast<double>(a), static_cast<double>(b)));
     default:
       return a;
   }

@@ -85,6 +85,18 @@ const std::map<std::string, Fn>& fn_names() {
                                               {"minimum", Fn::minimum},
                                               {"power", Fn::power},
                                               {"prelu", Fn::prelu},
+                                              {"tan", Fn::tan},
+                                              {"asin", Fn::asin},
+                                              {"acos", Fn::acos},
+                                              {"atan", Fn::atan},
+                                              {"sinh", Fn::sinh},
+                                              {"cosh", Fn::cosh},
+                                              {"selu", Fn::selu},
+                                              {"celu", Fn::celu},
+                                              {"isnan", Fn::isnan},
+                                              {"isinf", Fn::isinf},
+                                              {"mod", Fn::mod},
+                                              {"fmod", Fn::fmod},
                                               {"sum", Fn::sum},
                                               {"max", Fn::max},
                                               {"reduce_sum", Fn::sum},
@@ -305,6 +317,12 @@ void plan_unary_attrs(const ExecDesc& e, KernelPlan& k) {
   } else if (e.op == "leaky_relu" || e.op == "elu") {
     k.p0 = static_cast<float>(e.attr("alpha", e.op == "elu" ? 1.0 : 0.01));
     k.flops = (e.op == "elu" ? 4 : 2) * n;
+  } else if (e.op == "selu" || e.op == "celu") {
+    k.p0 = static_cast<float>(e.attr("alpha", e.op == "selu" ? 1.67326319217681884765625 : 1.0));
+    k.p1 = static_cast<float>(e.attr("gamma", 1.05070102214813232421875));
+  } else if (e.op == "isinf") {
+    k.p0 = static_cast<float>(e.attr("positive", 1));
+    k.p1 = static_cast<float>(e.attr("negative", 1));
   } else if (e.op == "softplus") {
     k.flops = 3 * n;
   } else if (e.op == "abs" || e.op == "log") {

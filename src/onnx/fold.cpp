@@ -196,6 +196,13 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
       {"Round", [](double a) { return std::nearbyint(a); }},  // halves to even
       {"Sin", [](double a) { return std::sin(a); }},
       {"Cos", [](double a) { return std::cos(a); }},
+      {"Tan", [](double a) { return std::tan(a); }},
+      {"Asin", [](double a) { return std::asin(a); }},
+      {"Acos", [](double a) { return std::acos(a); }},
+      {"Atan", [](double a) { return std::atan(a); }},
+      {"Sinh", [](double a) { return std::sinh(a); }},
+      {"Cosh", [](double a) { return std::cosh(a); }},
+      {"IsNaN", [](double a) { return std::isnan(a) ? 1.0 : 0.0; }},
       {"Sign", [](double a) { return a > 0   ? 1.0
                                      : a < 0 ? -1.0
                                              : 0.0; }}};

@@ -287,11 +287,15 @@ void Lowerer::gemm(const onnx::NodeProto& n) {
 }
 
 void Lowerer::binary(const onnx::NodeProto& n) {
-  static const std::map<std::string, std::string> kernels = {{"Add", "add"},   {"Sub", "sub"},
-                                                             {"Mul", "mul"},   {"Div", "div"},
-                                                             {"Pow", "power"}, {"PRelu", "prelu"}};
+  static const std::map<std::string, std::string> kernels = {
+      {"Add", "add"},   {"Sub", "sub"},     {"Mul", "mul"}, {"Div", "div"},
+      {"Pow", "power"}, {"PRelu", "prelu"}, {"Mod", "mod"}};
   const std::string& op = n.op_type();
   const Value &a = in(n, 0), &b = in(n, 1);
+  if (op == "Mod" && attr_int(n, "fmod", 0) != 0) {  // C's fmod: the dividend's sign
+    define(n.output(0), map(out(n), "fmod", {&blocked(n, 0), &blocked(n, 1)}));
+    return;
+  }
   if (op == "Pow" && scalar(b)) {  // a constant scalar exponent: kernel pow
     define(n.output(0), map(out(n), "pow", {&blocked(n, 0)}, {{"exponent", b.constant->data[0]}}));
     return;
@@ -341,11 +345,34 @@ void Lowerer::unary(const onnx::NodeProto& n) {
                                                              {"Round", "round"},
                                                              {"Sign", "sign"},
                                                              {"Sin", "sin"},
-                                                             {"Cos", "cos"}};
+                                                             {"Cos", "cos"},
+                                                             {"Tan", "tan"},
+                                                             {"Asin", "asin"},
+                                                             {"Acos", "acos"},
+                                                             {"Atan", "atan"},
+                                                             {"Sinh", "sinh"},
+                                                             {"Cosh", "cosh"},
+                                                             {"IsNaN", "isnan"},
+                                                             {"Selu", "selu"},
+                                                             {"Celu", "celu"},
+                                                             {"IsInf", "isinf"}};
   const std::string& op = n.op_type();
   if (op == "LeakyRelu" || op == "Elu") {
     const double alpha = attr_float(n, "alpha", op == "Elu" ? 1.0 : 0.01);
     define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0)}, {{"alpha", alpha}}));
+    return;
+  }
+  if (op == "Selu" || op == "Celu") {
+    workloads::Attrs a = {
+        {"alpha", attr_float(n, "alpha", op == "Selu" ? 1.67326319217681884765625 : 1.0)}};
+    if (op == "Selu") a.push_back({"gamma", attr_float(n, "gamma", 1.05070102214813232421875)});
+    define(n.output(0), map(out(n), kernels.at(op), {&blocked(n, 0)}, std::move(a)));
+    return;
+  }
+  if (op == "IsInf") {
+    define(n.output(0), map(out(n), "isinf", {&blocked(n, 0)},
+                            {{"positive", attr_int(n, "detect_positive", 1) != 0 ? 1.0 : 0.0},
+                             {"negative", attr_int(n, "detect_negative", 1) != 0 ? 1.0 : 0.0}}));
     return;
   }
   if (op == "Gelu") {
@@ -438,6 +465,13 @@ void Lowerer::reduce(const onnx::NodeProto& n) {
   } else if (op == "ReduceSumSquare" || op == "ReduceL2") {
     r = &p_.reduce(y, "reduce_sumsq", *x);
     if (op == "ReduceL2") r = &map(y + ".sqrt", "sqrt", {r});
+  } else if (op == "ReduceL1") {
+    r = &p_.reduce(y, "reduce_sum", p_.map(y + ".abs", "abs", {x}, x->cuts));
+  } else if (op == "ReduceLogSumExp") {  // m + log(sum(exp(x - m))), m the max: no overflow
+    const auto& m = p_.reduce(y + ".max", "reduce_max", *x);
+    const auto& e =
+        p_.map(y + ".exp", "exp", {&p_.map(y + ".sub", "sub", {x, &m}, x->cuts)}, x->cuts);
+    r = &map(y, "add", {&map(y + ".log", "log", {&p_.reduce(y + ".sum", "reduce_sum", e)}), &m});
   } else {
     r = &p_.reduce(y, "reduce_sum", *x);
     if (op == "ReduceMean")

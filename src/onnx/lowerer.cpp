@@ -47,6 +47,19 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Sign", &Lowerer::unary},
                                               {"Sin", &Lowerer::unary},
                                               {"Cos", &Lowerer::unary},
+                                              {"Tan", &Lowerer::unary},
+                                              {"Asin", &Lowerer::unary},
+                                              {"Acos", &Lowerer::unary},
+                                              {"Atan", &Lowerer::unary},
+                                              {"Sinh", &Lowerer::unary},
+                                              {"Cosh", &Lowerer::unary},
+                                              {"Selu", &Lowerer::unary},
+                                              {"Celu", &Lowerer::unary},
+                                              {"IsNaN", &Lowerer::unary},
+                                              {"IsInf", &Lowerer::unary},
+                                              {"Mod", &Lowerer::binary},
+                                              {"ReduceL1", &Lowerer::reduce},
+                                              {"ReduceLogSumExp", &Lowerer::reduce},
                                               {"Relu", &Lowerer::unary},
                                               {"Sqrt", &Lowerer::unary},
                                               {"Neg", &Lowerer::unary},
@@ -123,8 +136,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Mod",
-                                "Range",    "ReduceProd",      "ScatterND"};
+  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Range", "ReduceProd", "ScatterND"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

@@ -96,14 +96,17 @@ namespace {
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
   static const char* unary[] = {
-      "relu",       "exp",   "silu",     "scale", "rsqrt",    "sqrt", "sigmoid",     "tanh",
-      "erf",        "gelu",  "neg",      "pow",   "identity", "clip", "hardsigmoid", "hardswish",
-      "leaky_relu", "elu",   "softplus", "abs",   "log",      "not",  "cumsum",      "rotary",
-      "reciprocal", "floor", "ceil",     "round", "sign",     "sin",  "cos"};
+      "relu",        "exp",       "silu",       "scale",      "rsqrt",    "sqrt",     "sigmoid",
+      "tanh",        "erf",       "gelu",       "neg",        "pow",      "identity", "clip",
+      "hardsigmoid", "hardswish", "leaky_relu", "elu",        "softplus", "abs",      "log",
+      "not",         "cumsum",    "rotary",     "reciprocal", "floor",    "ceil",     "round",
+      "sign",        "sin",       "cos",        "tan",        "asin",     "acos",     "atan",
+      "sinh",        "cosh",      "selu",       "celu",       "isnan",    "isinf"};
   static const char* binary[] = {"add",       "sub",        "mul",           "div",   "relu_grad",
                                  "silu_grad", "rsqrt_grad", "sumsq_grad",    "less",  "greater",
                                  "equal",     "less_equal", "greater_equal", "and",   "or",
-                                 "xor",       "maximum",    "minimum",       "power", "prelu"};
+                                 "xor",       "maximum",    "minimum",       "power", "prelu",
+                                 "mod",       "fmod"};
   static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq", "reduce_argmax",
                                      "topk"};  // topk of 1: k = the output's last extent
   static const char* aggregates[] = {"sum", "max"};

@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 78> kKernels = {{
+constexpr std::array<KernelInfo, 90> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0,
      "constant value, or value on one side of a diagonal when causal (a triangular mask)"},
@@ -64,10 +64,22 @@ constexpr std::array<KernelInfo, 78> kKernels = {{
     {"sign", OpKind::elementwise, 1, 1, "1, -1 or x (0, NaN) by the sign of x"},
     {"sin", OpKind::elementwise, 1, 1, "sin(x)"},
     {"cos", OpKind::elementwise, 1, 1, "cos(x)"},
+    {"tan", OpKind::elementwise, 1, 1, "tan(x)"},
+    {"asin", OpKind::elementwise, 1, 1, "asin(x)"},
+    {"acos", OpKind::elementwise, 1, 1, "acos(x)"},
+    {"atan", OpKind::elementwise, 1, 1, "atan(x)"},
+    {"sinh", OpKind::elementwise, 1, 1, "sinh(x)"},
+    {"cosh", OpKind::elementwise, 1, 1, "cosh(x)"},
+    {"selu", OpKind::elementwise, 1, 5, "gamma (x > 0 ? x : alpha (exp(x) - 1))"},
+    {"celu", OpKind::elementwise, 1, 5, "max(0, x) + min(0, alpha (exp(x / alpha) - 1))"},
+    {"isnan", OpKind::elementwise, 1, 1, "1 where x is NaN, else 0"},
+    {"isinf", OpKind::elementwise, 1, 1, "1 where x is +inf (positive) or -inf (negative)"},
     {"maximum", OpKind::elementwise, 2, 1, "max(a, b) (broadcast; NaN when either is)"},
     {"minimum", OpKind::elementwise, 2, 1, "min(a, b) (broadcast; NaN when either is)"},
     {"power", OpKind::elementwise, 2, 1, "a^b (broadcast)"},
     {"prelu", OpKind::elementwise, 2, 2, "a < 0 ? b a : a (broadcast slope b)"},
+    {"mod", OpKind::elementwise, 2, 1, "a mod b with the divisor's sign (broadcast)"},
+    {"fmod", OpKind::elementwise, 2, 1, "C's fmod(a, b): the dividend's sign (broadcast)"},
     {"hardsigmoid", OpKind::elementwise, 1, 4, "max(0, min(1, alpha x + beta))"},
     {"hardswish", OpKind::elementwise, 1, 5, "x max(0, min(1, x / 6 + 1/2))"},
     {"leaky_relu", OpKind::elementwise, 1, 2, "x if x > 0 else alpha x"},

@@ -282,10 +282,14 @@ TEST(DeviceOps, ImportedActivationsAgreeWithTheCpuKernels) {
   p.map("softplus", "softplus", {&x}, cuts);
   p.map("abs", "abs", {&x}, cuts);
   p.map("log", "log", {&pos}, cuts);
-  for (const char* k : {"reciprocal", "floor", "ceil", "round", "sign", "sin", "cos"})
+  for (const char* k : {"reciprocal", "floor", "ceil", "round", "sign", "sin", "cos", "tan", "atan",
+                        "sinh", "cosh", "selu", "celu", "isnan", "isinf"})
     p.map(k, k, {&x}, cuts);
+  const auto& unit = p.input("unit", {6, 10}, 0.9);  // in (-0.9, 0.9)
+  for (const char* k : {"asin", "acos"}) p.map(k, k, {&unit}, cuts);
   const auto& row = p.input("row", {10}, 3);
-  for (const char* k : {"maximum", "minimum", "prelu"}) p.map(k, k, {&x, &row}, cuts);
+  for (const char* k : {"maximum", "minimum", "prelu", "mod", "fmod"})
+    p.map(k, k, {&x, &row}, cuts);
   p.map("power", "power", {&pos, &row}, cuts);
   const Graph g = p.build({"activations", "test", {}});
   const auto seen = expect_device_path_agrees(g, KernelMode::real, "activations");

@@ -397,6 +397,49 @@ TEST(ImportKernels, RoundingTrigAndExtremaMatchHandComputedValues) {
   EXPECT_TRUE(same(out[pr], {-0.0f, nan, 0, 1.5f, 2.5f, 0.75f}));
 }
 
+// Inverse and hyperbolic trigonometry, selu and celu (their attributes), isnan and isinf (either
+// sign), mod with the divisor's sign and fmod with the dividend's.
+TEST(ImportKernels, TrigSeluCeluTestsAndModuloMatchHandComputedValues) {
+  Program p;
+  const NodeId h = p.load("h", 0, {4}, {0});  // [-0.5, 0.25, nan, -inf]
+  const NodeId d = p.load("d", 1, {4}, {0});  // [-7, 7, -7, 7.5]
+  const NodeId q = p.load("q", 2, {4}, {0});  // [3, -3, -3, 2]
+  const auto one = [&](const std::string& op, std::vector<std::pair<std::string, double>> a) {
+    return p.add(op, {op, {4}, {0}, {{h, {}, {}}}, "", std::move(a)});
+  };
+  const NodeId tan = one("tan", {}), asin = one("asin", {}), acos = one("acos", {});
+  const NodeId atan = one("atan", {}), sinh = one("sinh", {}), cosh = one("cosh", {});
+  const NodeId selu = one("selu", {{"alpha", 2}, {"gamma", 3}});
+  const NodeId celu = one("celu", {{"alpha", 0.5}});
+  const NodeId isnan = one("isnan", {});
+  const NodeId neginf = one("isinf", {{"positive", 0}, {"negative", 1}});
+  const NodeId posinf = one("isinf", {{"positive", 1}, {"negative", 0}});
+  const NodeId mod = p.add("mod", {"mod", {4}, {0}, {{d, {}, {}}, {q, {}, {}}}, "", {}});
+  const NodeId fmod = p.add("fmod", {"fmod", {4}, {0}, {{d, {}, {}}, {q, {}, {}}}, "", {}});
+  const float nan = NAN, inf = INFINITY;
+  const Graph g = p.build({{"h", {4}, {-0.5f, 0.25f, nan, -inf}},
+                           {"d", {4}, {-7, 7, -7, 7.5f}},
+                           {"q", {4}, {3, -3, -3, 2}}});
+  const auto out = run(g);
+  // Reference values (to 10 digits) at -0.5 and 0.25.
+  const std::vector<std::pair<NodeId, std::vector<double>>> want = {
+      {tan, {-0.5463024898, 0.2553419212}},  {asin, {-0.5235987756, 0.2526802551}},
+      {acos, {2.0943951024, 1.3181160717}},  {atan, {-0.4636476090, 0.2449786631}},
+      {sinh, {-0.5210953055, 0.2526123168}}, {cosh, {1.1276259652, 1.0314130998}},
+      {selu, {-2.3608160417, 0.75}},         {celu, {-0.3160602794, 0.25}},
+  };
+  for (const auto& [v, w] : want)
+    for (std::size_t i = 0; i < 2; ++i)
+      EXPECT_NEAR(out[v][i], w[i], 1e-6) << g.label(v) << " [" << i << "]";
+  for (NodeId v : {tan, asin, acos, atan, sinh, cosh, selu, celu})
+    EXPECT_TRUE(std::isnan(out[v][2])) << g.label(v);  // NaN in, NaN out
+  EXPECT_EQ(out[isnan], (std::vector<float>{0, 0, 1, 0}));
+  EXPECT_EQ(out[neginf], (std::vector<float>{0, 0, 0, 1}));
+  EXPECT_EQ(out[posinf], (std::vector<float>{0, 0, 0, 0}));
+  EXPECT_EQ(out[mod], (std::vector<float>{2, -2, -1, 1.5f}));
+  EXPECT_EQ(out[fmod], (std::vector<float>{-1, 1, -1, 1.5f}));
+}
+
 // cumsum: running sums of each row, inclusive or exclusive, from either end; and of a region of
 // a block (a strided operand: the grid's columns 1 .. 2).
 TEST(ImportKernels, CumsumRunsAlongTheLastAxis) {

@@ -80,7 +80,9 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Elu                  4
     Softplus             3
     Abs Log              1
-    Reciprocal Floor Ceil Round Sign Sin Cos   1
+    Reciprocal Floor Ceil Round Sign Sin Cos Tan Asin Acos Atan Sinh Cosh IsNaN IsInf Mod   1
+    Selu Celu            5
+    ReduceL1             2 per input element; ReduceLogSumExp 4 per input, 2 per output element
     PRelu                2
     Max Min              1 per output element and operand after the first
     TopK                 2 * (the axis's extent) per output element (Values and Indices, each k
@@ -183,7 +185,9 @@ ELEMENTWISE = {
     "LeakyRelu": 2, "Elu": 4, "Softplus": 3, "Abs": 1, "Log": 1, "LogSoftmax": 6,
     "Equal": 1, "Less": 1, "Greater": 1, "LessOrEqual": 1, "GreaterOrEqual": 1, "And": 1,
     "Or": 1, "Xor": 1, "Not": 1, "CumSum": 1, "Trilu": 1, "Reciprocal": 1, "Floor": 1,
-    "Ceil": 1, "Round": 1, "Sign": 1, "Sin": 1, "Cos": 1, "PRelu": 2,
+    "Ceil": 1, "Round": 1, "Sign": 1, "Sin": 1, "Cos": 1, "PRelu": 2, "Tan": 1, "Asin": 1,
+    "Acos": 1, "Atan": 1, "Sinh": 1, "Cosh": 1, "IsNaN": 1, "IsInf": 1, "Mod": 1, "Selu": 5,
+    "Celu": 5,
 }
 # Resize and Upsample: nearest copies (0), linear interpolates (9 per output element).
 RESIZE = {"nearest": 0, "linear": 9}
@@ -785,6 +789,10 @@ def node_flops(node, shapes, constant=frozenset()):
         return numel(shape(0), node.input[0])
     if op == "ArgMin":  # the negation, then ArgMax
         return 2 * numel(shape(0), node.input[0])
+    if op == "ReduceL1":  # abs, then the sum
+        return 2 * numel(shape(0), node.input[0])
+    if op == "ReduceLogSumExp":  # max, subtract, exp, sum per input; log, add per output
+        return 4 * numel(shape(0), node.input[0]) + 2 * n_out
     if op == "ReduceSum" or op == "ReduceMax":
         return numel(shape(0), node.input[0])
     if op in ("LSTM", "GRU", "RNN"):

@@ -676,6 +676,55 @@ TEST(OnnxImport, ElementwiseOpsOfComputedTensorsMatchLoops) {
   }
 }
 
+// Selu and Celu (their attributes), Tan, Asin, Acos, Atan, Sinh, Cosh, IsNaN, IsInf, Mod (fmod:
+// floats; the divisor's sign is for integers, checked on the kernel) of computed tensors, and
+// ReduceL1 and ReduceLogSumExp over the last axis, against loops; FLOPs 5 for Selu and Celu, 1 for
+// the others, ReduceL1 2 per input element, ReduceLogSumExp 4 per input element and 2 per output
+// one.
+TEST(OnnxImport, TrigActivationsModuloAndReductionsMatchLoops) {
+  ModelBuilder m(13);
+  m.input("x", {3, 4}).input("z", {3, 4}).output("l1", {3}).output("lse", {3, 1});
+  m.node("Selu", {"x"}, {"selu"}, {}, {}, {{"alpha", 1.5f}, {"gamma", 2.0f}})
+      .node("Celu", {"x"}, {"celu"}, {}, {}, {{"alpha", 0.5f}});
+  for (const char* op : {"Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "IsNaN", "IsInf"})
+    m.node(op, {"x"}, {op});
+  m.node("Mod", {"x", "z"}, {"mod"}, {{"fmod", 1}});  // float: fmod 1 (the dividend's sign)
+  m.node("ReduceL1", {"x"}, {"l1"}, {{"keepdims", 0}}, {{"axes", {-1}}})
+      .node("ReduceLogSumExp", {"x"}, {"lse"}, {}, {{"axes", {1}}});
+  for (const char* y : {"selu", "celu", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "mod"})
+    m.output(y, {3, 4});
+  for (const char* y : {"IsNaN", "IsInf"}) m.output(y, {3, 4}, onnx::TensorProto::BOOL);
+  for (int p : {1, 2}) {
+    const auto e = import_and_eval(m, p);
+    const Dense x = e.tensor("x"), z = e.tensor("z");
+    for (int i = 0; i < 3; ++i) {
+      double l1 = 0, mx = -INFINITY, se = 0;
+      for (int j = 0; j < 4; ++j) {
+        const double a = x(i, j), b = z(i, j);
+        EXPECT_NEAR(e.tensor("selu")(i, j), a > 0 ? 2 * a : 2 * 1.5 * (std::exp(a) - 1), 1e-6);
+        EXPECT_NEAR(e.tensor("celu")(i, j), a > 0 ? a : 0.5 * (std::exp(a / 0.5) - 1), 1e-6);
+        EXPECT_NEAR(e.tensor("Tan")(i, j), std::tan(a), 1e-5);
+        EXPECT_NEAR(e.tensor("Asin")(i, j), std::asin(a), 1e-6);
+        EXPECT_NEAR(e.tensor("Acos")(i, j), std::acos(a), 1e-6);
+        EXPECT_NEAR(e.tensor("Atan")(i, j), std::atan(a), 1e-6);
+        EXPECT_NEAR(e.tensor("Sinh")(i, j), std::sinh(a), 1e-6);
+        EXPECT_NEAR(e.tensor("Cosh")(i, j), std::cosh(a), 1e-6);
+        EXPECT_EQ(e.tensor("IsNaN")(i, j), 0);
+        EXPECT_EQ(e.tensor("IsInf")(i, j), 0);
+        EXPECT_NEAR(e.tensor("mod")(i, j), std::fmod(a, b), 1e-6);
+        l1 += std::abs(a);
+        mx = std::max(mx, a);
+      }
+      for (int j = 0; j < 4; ++j) se += std::exp(x(i, j) - mx);
+      EXPECT_NEAR(e.tensor("l1").data[static_cast<std::size_t>(i)], l1, 1e-6);
+      EXPECT_NEAR(e.tensor("lse").data[static_cast<std::size_t>(i)], mx + std::log(se), 1e-6);
+    }
+    // Selu, Celu 5 each; eight unary and the Mod 1 each; ReduceL1 2 per element; LogSumExp 4
+    // per element (max, sub, exp, sum) and 2 per row (log, add).
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 12.0 * (5 + 5 + 8 + 1 + 2 + 4) + 3 * 2) << "P=" << p;
+  }
+}
+
 // Reductions of constants are computed at import (torch.var's element count is the ReduceProd
 // of a Shape): ReduceProd, ReduceSum (axes as an input), ReduceMean, ReduceMax, ReduceMin.
 TEST(OnnxImport, ReductionsOfConstantsAreFolded) {

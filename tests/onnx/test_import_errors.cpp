@@ -114,12 +114,10 @@ TEST(OnnxImportErrors, UnsupportedUsesNameTheNode) {
   expect_has(import_error(s.bytes()),
              "MaxPool's Indices output is not supported (node MaxPool_1 (MaxPool))");
   ModelBuilder p;
-  p.input("x", {4, 8})
-      .input("e", {1})
-      .output("y", {4, 8})
-      .node("Mod", {"x", "e"}, {"y"}, {{"fmod", 1}});
+  p.input("x", {4, 8}).output("y", {4});
+  p.node("ReduceProd", {"x"}, {"y"}, {{"keepdims", 0}}, {{"axes", {1}}});
   expect_has(import_error(p.bytes()),
-             "Mod is only supported on constant inputs (node Mod_1 (Mod))");
+             "ReduceProd is only supported on constant inputs (node ReduceProd_1 (ReduceProd))");
   ModelBuilder r;
   r.input("x", {4, 8}).input("a", {}, onnx::TensorProto::INT64).output("y", {4, 8});
   r.node("CumSum", {"x", "a"}, {"y"});

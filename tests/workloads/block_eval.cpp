@@ -106,6 +106,27 @@ double unary(const std::string& op, double x, const ExecDesc& e) {
   if (op == "sign") return x > 0 ? 1 : x < 0 ? -1 : x;
   if (op == "sin") return std::sin(x);
   if (op == "cos") return std::cos(x);
+  if (op == "tan") return std::tan(x);
+  if (op == "asin") return std::asin(x);
+  if (op == "acos") return std::acos(x);
+  if (op == "atan") return std::atan(x);
+  if (op == "sinh") return std::sinh(x);
+  if (op == "cosh") return std::cosh(x);
+  if (op == "selu") {
+    const double a = e.attr("alpha", 1.6732632423543772), g = e.attr("gamma", 1.0507009873554805);
+    return x > 0 ? g * x : g * a * (std::exp(x) - 1);
+  }
+  if (op == "celu") {
+    const double a = e.attr("alpha", 1);
+    if (std::isnan(x)) return x;
+    return std::max(0.0, x) + std::min(0.0, a * (std::exp(x / a) - 1));
+  }
+  if (op == "isnan") return std::isnan(x) ? 1 : 0;
+  if (op == "isinf")
+    return (e.attr("positive", 1) != 0 && x == INFINITY) ||
+                   (e.attr("negative", 1) != 0 && x == -INFINITY)
+               ? 1
+               : 0;
   throw std::runtime_error("unknown unary " + op);
 }
 
@@ -138,6 +159,8 @@ double binary(const std::string& op, double a, double b, const ExecDesc& e) {
   }
   if (op == "power") return std::pow(a, b);
   if (op == "prelu") return a < 0 ? b * a : a;
+  if (op == "mod") return a - b * std::floor(a / b);  // Python's %
+  if (op == "fmod") return std::fmod(a, b);
   throw std::runtime_error("unknown binary " + op);
 }
 
