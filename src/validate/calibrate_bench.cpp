@@ -95,25 +95,24 @@ namespace {
 // Every elementwise, aggregate, reduction, constant and copy kernel of the engine on n elements
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
+  // cos, tan, asin, acos, atan, sinh, cosh are priced like sin, selu and celu like elu, fmod like
+  // mod (calibrate_fit.cpp: price_like_measured).
   static const char* unary[] = {
-      "relu",        "exp",       "silu",       "scale",      "rsqrt",    "sqrt",     "sigmoid",
-      "tanh",        "erf",       "gelu",       "neg",        "pow",      "identity", "clip",
-      "hardsigmoid", "hardswish", "leaky_relu", "elu",        "softplus", "abs",      "log",
-      "not",         "cumsum",    "rotary",     "reciprocal", "floor",    "ceil",     "round",
-      "sign",        "sin",       "cos",        "tan",        "asin",     "acos",     "atan",
-      "sinh",        "cosh",      "selu",       "celu",       "isnan",    "isinf"};
-  static const char* binary[] = {"add",       "sub",        "mul",           "div",   "relu_grad",
-                                 "silu_grad", "rsqrt_grad", "sumsq_grad",    "less",  "greater",
-                                 "equal",     "less_equal", "greater_equal", "and",   "or",
-                                 "xor",       "maximum",    "minimum",       "power", "prelu",
-                                 "mod",       "fmod"};
+      "relu",       "exp",   "silu",     "scale", "rsqrt",    "sqrt", "sigmoid",     "tanh",
+      "erf",        "gelu",  "neg",      "pow",   "identity", "clip", "hardsigmoid", "hardswish",
+      "leaky_relu", "elu",   "softplus", "abs",   "log",      "not",  "cumsum",      "rotary",
+      "reciprocal", "floor", "ceil",     "round", "sign",     "sin",  "isnan",       "isinf"};
+  static const char* binary[] = {
+      "add",        "sub",  "mul",     "div",     "relu_grad",  "silu_grad",     "rsqrt_grad",
+      "sumsq_grad", "less", "greater", "equal",   "less_equal", "greater_equal", "and",
+      "or",         "xor",  "maximum", "minimum", "power",      "prelu",         "mod"};
   static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq", "reduce_argmax",
                                      "topk"};  // topk of 1: k = the output's last extent
   static const char* aggregates[] = {"sum", "max"};
   static const char* constants[] = {"input", "fill"};
   // Copies of a block (one whole piece): priced by output bytes. Left out, the demo's re-blocking
   // ops (assemble, 256 KB) were priced at the hand-off overhead alone and ran 24-28 us.
-  static const char* movers[] = {"assemble", "select", "reshape"};
+  static const char* movers[] = {"assemble", "select", "reshape", "stride"};
   const Shape rows = {n / 256, 256};
   const double e = static_cast<double>(n), eb = element_bytes;
   const auto fpe = [](const char* k) { return workloads::find_kernel(k)->flops_per_element; };
@@ -154,8 +153,11 @@ std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_byte
   for (const char* k : aggregates)
     b.push_back({"aggregate", what(k), k, "", {rows, rows}, rows, fpe(k) * e, 3 * eb * e});
   for (const char* k : constants) b.push_back({"constant", what(k), k, "", {}, rows, 0, eb * e});
-  for (const char* k : movers)
-    b.push_back({"data movement", what(k), k, "", {rows}, rows, 0, 2 * eb * e});
+  for (const char* k : movers) {
+    KernelBench kb{"data movement", what(k), k, "", {rows}, rows, 0, 2 * eb * e};
+    if (std::string_view(k) == "stride") kb.attrs = {{"axis", 1}, {"step", -1}};  // a reversal
+    b.push_back(std::move(kb));
+  }
   // Rows of a table at indices (the benchmark's generated indices name its first or last row).
   b.push_back({"data movement",
                what("gather"),

@@ -125,6 +125,23 @@ void price_alone(Calibration& c) {
   }
 }
 
+// Kernels left out of the microbenchmarks because a measured one of the same work prices them:
+// the other trigonometric and hyperbolic functions like sin (a libm call an element each),
+// selu and celu like elu (an expm1), fmod like mod (an fmod). Benchmarking each added about a
+// third to a calibration's time. Their source says which kernel priced them.
+void price_like_measured(Calibration& c) {
+  static const std::pair<const char*, const char*> like[] = {
+      {"cos", "sin"},  {"tan", "sin"},  {"asin", "sin"}, {"acos", "sin"}, {"atan", "sin"},
+      {"sinh", "sin"}, {"cosh", "sin"}, {"selu", "elu"}, {"celu", "elu"}, {"fmod", "mod"}};
+  for (const auto& [kernel, measured] : like) {
+    const auto it = c.kernel_costs.find(measured);
+    if (it == c.kernel_costs.end() || c.kernel_costs.count(kernel)) continue;
+    FittedKernel f = it->second;
+    f.source = std::string("like ") + measured;
+    c.kernel_costs[kernel] = std::move(f);
+  }
+}
+
 // Device model: peak FLOP/s from the einsum benchmarks (the fallback for kernels without a
 // fitted cost), the engine's hand-off cost as the per-op overhead, then one cost per kernel:
 // from the graph's own ops where given, else from the microbenchmarks.
@@ -144,6 +161,7 @@ void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops
   for (const auto& [name, s] : bench)
     c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, false);
   for (const auto& [name, s] : own) c.kernel_costs[name] = fit_kernel(s, c.launch_overhead, true);
+  if (!o.graph) price_like_measured(c);
   set_input_byte_floor(c);
   c.fit = fmt::format(
       "per kernel: op time = overhead + the measured time at its FLOPs (or output bytes), "

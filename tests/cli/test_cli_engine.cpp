@@ -185,6 +185,11 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
       continue;
     EXPECT_TRUE(profile["kernels"].contains(name)) << name << " has no measured cost";
   }
+  // Kernels priced like a measured one of the same work carry its cost and say so.
+  for (const auto& [k, like] : {std::pair{"tan", "sin"}, {"celu", "elu"}, {"fmod", "mod"}}) {
+    EXPECT_EQ(profile["kernels"][k]["source"], std::string("like ") + like);
+    EXPECT_EQ(profile["kernels"][k]["points"], profile["kernels"][like]["points"]) << k;
+  }
   r = test::run_cli("simulate " + q(dir / "g.json") + " -a " + q(dir / "a.json") + " --hardware " +
                     q(dir / "hw.json") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
