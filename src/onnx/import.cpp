@@ -127,10 +127,15 @@ void apply_input_shapes(Model& m, const ImportOptions& o) {
 }
 
 // Window attributes libonnx 1.12's shape inference divides by (a zero stride stops the process
-// with SIGFPE there): strides, dilations and kernel_shape must be positive before it runs.
+// with SIGFPE there): strides, dilations and kernel_shape must be positive before it runs, and a
+// DepthToSpace / SpaceToDepth blocksize in 1..2^15 (its square divides the channels).
 void check_window_attrs(const Model& m) {
   for (const auto& n : m.proto.graph().node()) {
     const std::string& op = n.op_type();
+    if (op == "DepthToSpace" || op == "SpaceToDepth")
+      for (const auto& a : n.attribute())
+        if (a.name() == "blocksize" && (a.i() < 1 || a.i() > (std::int64_t{1} << 15)))
+          fail(m.file, fmt::format("blocksize {} outside 1..32768 ({})", a.i(), node_label(n)));
     if (op != "Conv" && op != "ConvTranspose" && op != "MaxPool" && op != "AveragePool") continue;
     for (const auto& a : n.attribute()) {
       if (a.name() != "strides" && a.name() != "dilations" && a.name() != "kernel_shape") continue;

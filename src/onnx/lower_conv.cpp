@@ -394,10 +394,13 @@ void Lowerer::pad(const onnx::NodeProto& n) {
     const std::int64_t before = pads[a], after = pads[a + x.size()];
     const std::string axis = out(n, fmt::format(":axis{}", a));
     if (before < 0 || after < 0) {  // a crop first
+      const std::int64_t n = t->shape[a], lo = std::max<std::int64_t>(-before, 0),
+                         hi = std::max<std::int64_t>(-after, 0);
+      if (lo >= n || hi >= n - lo)
+        throw std::runtime_error("Pad: negative pads remove the whole axis");
       Shape off(x.size(), 0), len = t->shape;
-      off[a] = std::max<std::int64_t>(-before, 0);
-      len[a] -= off[a] + std::max<std::int64_t>(-after, 0);
-      if (len[a] < 1) throw std::runtime_error("Pad: negative pads remove the whole axis");
+      off[a] = lo;
+      len[a] = n - lo - hi;
       t = &select(axis + ":crop", *t, off, len);
     }
     if (before <= 0 && after <= 0) continue;

@@ -1,6 +1,7 @@
-// Lowering of the ONNX data-movement ops: Identity/Cast (aliases), Shape, Transpose, Reshape,
-// Flatten, Squeeze, Unsqueeze, Concat, Split, Slice (any step: a stride kernel per stepped axis)
-// and Gather (constant indices: selects; computed ones, such as token ids: the gather kernel).
+// Lowering of the ONNX data-movement ops: Identity/Cast/Dropout (aliases), Shape, Transpose,
+// Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split, Slice (any step: a stride kernel per
+// stepped axis), Gather (constant indices: selects; computed ones, such as token ids: the gather
+// kernel), Tile, DepthToSpace and SpaceToDepth.
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
@@ -248,6 +249,8 @@ void Lowerer::tile(const onnx::NodeProto& n) {
   const BlockedTensor* t = &blocked(n, 0);
   for (std::size_t a = 0; a < s.size(); ++a) {
     if (reps[a] < 1) throw std::runtime_error("Tile: a repeat count below 1");
+    if (reps[a] > (std::int64_t{1} << 31) / t->shape[a])
+      throw std::runtime_error("Tile: an extent above 2^31");
     if (reps[a] == 1) continue;
     const std::string axis = out(n, fmt::format(":axis{}", a));
     Shape one = t->shape, wide = t->shape, merged = t->shape;
@@ -267,7 +270,8 @@ void Lowerer::depth_space(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   if (s.size() != 4) throw std::runtime_error(n.op_type() + " of a tensor of rank other than 4");
   const std::int64_t b = attr_int(n, "blocksize", 0), N = s[0], C = s[1], H = s[2], W = s[3];
-  if (b < 1) throw std::runtime_error(n.op_type() + ": blocksize below 1");
+  if (b < 1 || b > (std::int64_t{1} << 15))
+    throw std::runtime_error(n.op_type() + ": blocksize outside 1..2^15");
   Shape six, last;
   std::vector<int> perm;
   if (n.op_type() == "SpaceToDepth") {

@@ -94,6 +94,30 @@ TEST(OnnxImportLayout, ReflectPadsMustBeShorterThanTheAxis) {
       << err;
 }
 
+// Sizes that would overflow are refused with one line, not computed: negative pads as long as
+// the axis, a Tile past 2^31 elements along an axis, a DepthToSpace block past 2^15.
+TEST(OnnxImportLayout, OversizedRequestsAreRefused) {
+  const auto error = [](const char* op, const std::vector<std::int64_t>& ints,
+                        const std::vector<std::pair<std::string, std::int64_t>>& attrs) {
+    ModelBuilder m(13);
+    m.input("x", {1, 4, 2, 2}).output("y", {"n", "c", "h", "w"});
+    m.ints("v", {static_cast<std::int64_t>(ints.size())}, ints);
+    m.node(op, ints.empty() ? std::vector<std::string>{"x"} : std::vector<std::string>{"x", "v"},
+           {"y"}, attrs);
+    return test::import_error(m);
+  };
+  const std::string crop = error("Pad", {0, 0, -1, 0, 0, 0, -1, 0}, {});
+  EXPECT_NE(crop.find("remove the whole axis"), std::string::npos) << crop;
+  const std::string far = error("Pad", {0, 0, -(1LL << 62), 0, 0, 0, -(1LL << 62), 0}, {});
+  EXPECT_EQ(far, "bad.onnx: Pad: negative pads remove the whole axis (node Pad_1 (Pad))");
+  const std::string tile = error("Tile", {1, 1, 1, 1LL << 62}, {});
+  EXPECT_EQ(tile, "bad.onnx: Tile: an extent above 2^31 (node Tile_1 (Tile))");
+  const std::string big = error("DepthToSpace", {}, {{"blocksize", 4294967296}});
+  EXPECT_NE(big.find("blocksize 4294967296 outside 1..32768"), std::string::npos) << big;
+  const std::string zero = error("SpaceToDepth", {}, {{"blocksize", 0}});
+  EXPECT_NE(zero.find("blocksize 0 outside 1..32768"), std::string::npos) << zero;
+}
+
 // Tile of x [2, 3, 4] by (2, 1, 3): y[i, j, k] = x[i mod 2, j, k mod 4].
 TEST(OnnxImportLayout, TileRepeatsTheInput) {
   ModelBuilder m(13);
