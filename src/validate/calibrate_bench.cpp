@@ -95,17 +95,18 @@ namespace {
 // Every elementwise, aggregate, reduction, constant and copy kernel of the engine on n elements
 // (n / 256 rows of 256; reductions keep one column), with the FLOPs docs/exec.md charges.
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
-  // cos, tan, asin, acos, atan, sinh, cosh are priced like sin, selu and celu like elu, fmod like
-  // mod (calibrate_fit.cpp: price_like_measured).
-  static const char* unary[] = {
-      "relu",       "exp",   "silu",     "scale", "rsqrt",    "sqrt", "sigmoid",     "tanh",
-      "erf",        "gelu",  "neg",      "pow",   "identity", "clip", "hardsigmoid", "hardswish",
-      "leaky_relu", "elu",   "softplus", "abs",   "log",      "not",  "cumsum",      "rotary",
-      "reciprocal", "floor", "ceil",     "round", "sign",     "sin",  "isnan",       "isinf"};
-  static const char* binary[] = {
-      "add",        "sub",  "mul",     "div",     "relu_grad",  "silu_grad",     "rsqrt_grad",
-      "sumsq_grad", "less", "greater", "equal",   "less_equal", "greater_equal", "and",
-      "or",         "xor",  "maximum", "minimum", "power",      "prelu",         "mod"};
+  // Priced like a measured kernel of the same work instead (calibrate_fit.cpp:
+  // price_like_measured): cos .. cosh like sin, selu and celu like elu, fmod like mod, floor,
+  // ceil, round, sign, reciprocal, isnan and isinf like abs, minimum and prelu like maximum.
+  static const char* unary[] = {"relu",      "exp",        "silu",     "scale",    "rsqrt",
+                                "sqrt",      "sigmoid",    "tanh",     "erf",      "gelu",
+                                "neg",       "pow",        "identity", "clip",     "hardsigmoid",
+                                "hardswish", "leaky_relu", "elu",      "softplus", "abs",
+                                "log",       "not",        "cumsum",   "rotary",   "sin"};
+  static const char* binary[] = {"add",       "sub",        "mul",           "div",  "relu_grad",
+                                 "silu_grad", "rsqrt_grad", "sumsq_grad",    "less", "greater",
+                                 "equal",     "less_equal", "greater_equal", "and",  "or",
+                                 "xor",       "maximum",    "power",         "mod"};
   static const char* reductions[] = {"reduce_sum", "reduce_max", "reduce_sumsq", "reduce_argmax",
                                      "topk"};  // topk of 1: k = the output's last extent
   static const char* aggregates[] = {"sum", "max"};

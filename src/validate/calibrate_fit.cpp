@@ -127,12 +127,17 @@ void price_alone(Calibration& c) {
 
 // Kernels left out of the microbenchmarks because a measured one of the same work prices them:
 // the other trigonometric and hyperbolic functions like sin (a libm call an element each),
-// selu and celu like elu (an expm1), fmod like mod (an fmod). Benchmarking each added about a
-// third to a calibration's time. Their source says which kernel priced them.
+// selu and celu like elu (an expm1), fmod like mod (an fmod), the one-instruction unary ones
+// like abs and the compare-and-pick binary ones like maximum (memory-bound, a read and a write
+// an element). Each benchmark runs at three sizes in every calibration, the tests' included.
+// Their source says which kernel priced them.
 void price_like_measured(Calibration& c) {
   static const std::pair<const char*, const char*> like[] = {
-      {"cos", "sin"},  {"tan", "sin"},  {"asin", "sin"}, {"acos", "sin"}, {"atan", "sin"},
-      {"sinh", "sin"}, {"cosh", "sin"}, {"selu", "elu"}, {"celu", "elu"}, {"fmod", "mod"}};
+      {"cos", "sin"},   {"tan", "sin"},         {"asin", "sin"},       {"acos", "sin"},
+      {"atan", "sin"},  {"sinh", "sin"},        {"cosh", "sin"},       {"selu", "elu"},
+      {"celu", "elu"},  {"fmod", "mod"},        {"floor", "abs"},      {"ceil", "abs"},
+      {"round", "abs"}, {"sign", "abs"},        {"reciprocal", "abs"}, {"isnan", "abs"},
+      {"isinf", "abs"}, {"minimum", "maximum"}, {"prelu", "maximum"}};
   for (const auto& [kernel, measured] : like) {
     const auto it = c.kernel_costs.find(measured);
     if (it == c.kernel_costs.end() || c.kernel_costs.count(kernel)) continue;
