@@ -109,11 +109,7 @@ const BlockedTensor& Lowerer::select(const std::string& name, const BlockedTenso
   std::vector<Cuts> cuts;
   for (std::size_t d = 0; d < src.shape.size(); ++d) {
     if (length[d] < 1) throw std::runtime_error("empty slice");
-    Cuts c{0};
-    for (auto x : src.cuts[d])
-      if (x > offset[d] && x < offset[d] + length[d]) c.push_back(x - offset[d]);
-    c.push_back(length[d]);
-    cuts.push_back(std::move(c));
+    cuts.push_back(workloads::cuts_within(src.cuts[d], offset[d], length[d]));
   }
   return p_.select(name, src, offset, length, cuts);
 }

@@ -45,22 +45,6 @@ std::vector<DimGroup> reshape_groups(const Index& in, const Index& out) {
   return groups;
 }
 
-// The output cuts along a strided axis: output element i reads source index off + i step (step >
-// 0) or off + (m - 1 - i) |step| (step < 0); a cut falls before the first output element that
-// reads past a source cut, so that each output block reads within one source block.
-Cuts strided_cuts(const Cuts& src, std::int64_t off, std::int64_t m, std::int64_t step) {
-  const std::int64_t k = step < 0 ? -step : step;
-  Cuts c{0, m};
-  for (auto x : src) {
-    const std::int64_t j = (x - off + k - 1) / k;  // first box position at or past the cut
-    if (x <= off || j >= m) continue;
-    c.push_back(step > 0 ? j : m - j);
-  }
-  std::sort(c.begin(), c.end());
-  c.erase(std::unique(c.begin(), c.end()), c.end());
-  return c;
-}
-
 }  // namespace
 
 const BlockedTensor& BlockedProgram::transpose(const std::string& name, const BlockedTensor& a,
@@ -205,17 +189,8 @@ const BlockedTensor& BlockedProgram::strided(const std::string& name, const Bloc
   const BlockedTensor& src = placed(a);
   const auto sid = src.id;
   std::vector<Cuts> cuts;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (d == ax) {
-      cuts.push_back(strided_cuts(src.cuts[d], offset[d], shape[d], step));
-      continue;
-    }
-    Cuts c{0};
-    for (auto x : src.cuts[d])
-      if (x > offset[d] && x < offset[d] + shape[d]) c.push_back(x - offset[d]);
-    c.push_back(shape[d]);
-    cuts.push_back(std::move(c));
-  }
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    cuts.push_back(cuts_within(src.cuts[d], offset[d], shape[d], d == ax ? step : 1));
   const auto elements = static_cast<double>(product(shape));
   BlockedTensor& t = new_tensor(name, std::move(shape), std::move(cuts), elements);
   const BlockedTensor& in = tensors_[static_cast<std::size_t>(sid)];

@@ -28,6 +28,19 @@ std::vector<Cuts> even_grid(const std::vector<std::int64_t>& shape,
   return out;
 }
 
+Cuts cuts_within(const Cuts& src, std::int64_t offset, std::int64_t length, std::int64_t step) {
+  const std::int64_t k = step < 0 ? -step : step;
+  Cuts c{0, length};
+  for (auto x : src) {
+    const std::int64_t j = (x - offset + k - 1) / k;  // the first element at or past the cut
+    if (x <= offset || j >= length) continue;
+    c.push_back(step > 0 ? j : length - j);
+  }
+  std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  return c;
+}
+
 std::int64_t product(const std::vector<std::int64_t>& v) {
   std::int64_t p = 1;
   for (auto x : v) p *= x;

@@ -21,6 +21,12 @@ Cuts even_cuts(std::int64_t extent, std::int64_t parts);
 std::vector<Cuts> even_grid(const std::vector<std::int64_t>& shape,
                             const std::vector<std::int64_t>& parts);
 
+/// The cuts of `length` elements taken `step` apart from [offset, ..) of an axis cut by `src`
+/// (step < 0: from the far end, element i at offset + (length - 1 - i) |step|): a cut falls
+/// before the first element read past a cut of `src`, so that each block reads within one block
+/// of `src`. With step 1 these are src's cuts inside the region, shifted to it.
+Cuts cuts_within(const Cuts& src, std::int64_t offset, std::int64_t length, std::int64_t step = 1);
+
 /// True when every cut of `coarse` is also a cut of `fine` (each block of `fine` lies inside
 /// one block of `coarse`).
 bool cuts_refine(const Cuts& fine, const Cuts& coarse);
