@@ -318,15 +318,13 @@ bool fold_reduce(const onnx::NodeProto& n, std::int64_t opset, const std::vector
       op != "ReduceMin")
     return false;
   const HostTensor& a = in.at(0);
-  const bool input_axes = op == "ReduceSum" ? opset >= 13 : opset >= 18;
-  const auto axes = axes_of(n, input_axes ? opt(in, 1) : nullptr);
-  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) {
+  const auto axes = reduced_axes(n, reduce_axes_are_input(op, opset) ? opt(in, 1) : nullptr,
+                                 static_cast<std::int64_t>(a.shape.size()));
+  if (!axes) {  // noop_with_empty_axes
     r = a;
     return true;
   }
-  const auto rank = static_cast<std::int64_t>(a.shape.size());
-  std::vector<bool> reduced(a.shape.size(), axes.empty());
-  for (auto x : axes) reduced[static_cast<std::size_t>(normalize_axis(x, rank))] = true;
+  const std::vector<bool>& reduced = *axes;
   const bool keep = attr_int(n, "keepdims", 1) != 0;
   Shape kept;  // the output's extents, reduced ones as 1 (then dropped without keepdims)
   for (std::size_t d = 0; d < a.shape.size(); ++d) kept.push_back(reduced[d] ? 1 : a.shape[d]);

@@ -322,6 +322,19 @@ SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
   return b;
 }
 
+bool reduce_axes_are_input(const std::string& op, std::int64_t opset) {
+  return op == "ReduceSum" ? opset >= 13 : opset >= 18;
+}
+
+std::optional<std::vector<bool>> reduced_axes(const onnx::NodeProto& n,
+                                              const HostTensor* axes_input, std::int64_t rank) {
+  const auto axes = axes_of(n, axes_input);
+  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) return std::nullopt;
+  std::vector<bool> reduced(static_cast<std::size_t>(rank), axes.empty());
+  for (auto a : axes) reduced[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
+  return reduced;
+}
+
 std::int64_t trilu_diagonal(const HostTensor* k) {
   if (!k) return 0;
   if (k->data.size() != 1) throw std::runtime_error("Trilu: k must hold one value");

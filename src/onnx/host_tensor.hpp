@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -111,6 +112,16 @@ SliceBox slice_box(const Shape& in, const std::vector<std::int64_t>& starts,
 /// The axes of Squeeze / Unsqueeze / Reduce*: from the attribute `axes` (older opsets) or the
 /// constant input `axes_input` (newer ones, nullptr when absent); empty when neither is given.
 std::vector<std::int64_t> axes_of(const onnx::NodeProto& n, const HostTensor* axes_input);
+
+/// Whether Reduce* `op` takes its axes as input 1 at `opset` (ReduceSum from 13, the others
+/// from 18; an attribute before).
+bool reduce_axes_are_input(const std::string& op, std::int64_t opset);
+
+/// The axes Reduce* node `n` reduces of a rank-`rank` input, given its axes input (nullptr when
+/// absent or an attribute): every axis when none are named, std::nullopt (nothing: the input
+/// as it is) when none are named and noop_with_empty_axes is set.
+std::optional<std::vector<bool>> reduced_axes(const onnx::NodeProto& n,
+                                              const HostTensor* axes_input, std::int64_t rank);
 
 /// Trilu's diagonal offset k from its optional input (0 when absent; one value), held within
 /// +-2^40 (any larger offset keeps all or nothing of a tensor of extents below 2^31).

@@ -442,17 +442,14 @@ void Lowerer::reduce(const onnx::NodeProto& n) {
   const Shape s = in(n, 0).shape;
   const auto rank = static_cast<std::int64_t>(s.size());
   const std::string& op = n.op_type();
-  const bool input_axes = op == "ReduceSum" ? opset_ >= 13 : opset_ >= 18;
-  const HostTensor* axes_in = input_axes && has_in(n, 1) ? &const_in(n, 1, "axes") : nullptr;
-  std::vector<bool> reduced(s.size(), false);
-  const auto axes = axes_of(n, axes_in);
-  if (axes.empty() && attr_int(n, "noop_with_empty_axes", 0) != 0) {
+  const HostTensor* axes_in =
+      reduce_axes_are_input(op, opset_) && has_in(n, 1) ? &const_in(n, 1, "axes") : nullptr;
+  const auto reduced = reduced_axes(n, axes_in, rank);
+  if (!reduced) {  // noop_with_empty_axes
     define(n.output(0), blocked(n, 0));
     return;
   }
-  for (auto a : axes) reduced[static_cast<std::size_t>(normalize_axis(a, rank))] = true;
-  if (axes.empty()) reduced.assign(s.size(), true);  // every axis
-  const ReducedRows rr = reduced_rows(n, reduced);
+  const ReducedRows rr = reduced_rows(n, *reduced);
   const BlockedTensor* x = rr.rows;
   const std::int64_t len = x->shape.back();
   const std::string y = out(n, ":r");
