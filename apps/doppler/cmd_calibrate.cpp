@@ -28,6 +28,8 @@ namespace {
 
 struct CalibrateOptions {
   std::string output, name = "cpu-engine", topology = "switch", graph, backend = "local";
+  std::vector<std::string> kernels;  // --kernels
+  std::string kernels_of;            // --kernels-of: a graph whose kernels are calibrated
   int devices = 1, repeat = 5;
   EngineCliOptions engine;  // links, pinning and copies (EngineFlags::links)
   bool json = false;
@@ -46,6 +48,12 @@ void run_calibrate(const CalibrateOptions& o) {
   co.pin_threads = eo.pin_threads;
   co.copies = eo.copies;
   co.link = eo.link;
+  co.kernels = o.kernels;
+  if (!o.kernels_of.empty()) {
+    co.kernels = graph_kernels(load_graph_logged(o.kernels_of));
+    if (co.kernels.empty())
+      throw InputError(o.kernels_of, 0, "graph has no engine ops (exec descriptions) to calibrate");
+  }
   Graph g;
   if (!o.graph.empty()) {
     g = load_graph_logged(o.graph);
@@ -89,6 +97,7 @@ void run_calibrate(const CalibrateOptions& o) {
     j["copy_share_measured"] = c.copy_share_measured;
     j["copy_share_basis"] = c.share_basis;
     j["fit"] = c.fit;
+    j["benchmarked_kernels"] = c.benchmarked.empty() ? ojson("all") : ojson(c.benchmarked);
     ojson ks = ojson::array();
     for (const KernelSample& k : c.kernels)
       if (k.kind != "graph op") {
@@ -213,6 +222,16 @@ void add_calibrate(CLI::App& app) {
   cmd->add_option("--graph", o->graph,
                   "also time this graph's own ops and fit each kernel it uses to them (instead of "
                   "that kernel's microbenchmarks)");
+  auto* kernels =
+      cmd->add_option("--kernels", o->kernels,
+                      "benchmark only these engine kernels (comma-separated, docs/exec.md), "
+                      "besides the GEMMs, which always run; the others are priced by FLOPs at the "
+                      "fitted peak (default: every kernel, about 3 times as long)")
+          ->delimiter(',');
+  cmd->add_option("--kernels-of", o->kernels_of,
+                  "benchmark only the kernels this graph's ops use (as --kernels): a profile "
+                  "for that graph in a third of the time")
+      ->excludes(kernels);
   add_engine_options(*cmd, o->engine, EngineFlags::links);
   cmd->add_option("--backend", o->backend,
                   "engine to measure: local (threads), mpi (start with mpirun -np R; rank 0 "

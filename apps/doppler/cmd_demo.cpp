@@ -350,6 +350,7 @@ void run_demo(const DemoOptions& asked) {
                                                       : "cpu (one thread per device)");
   CalibrationOptions co;
   co.devices = o.devices;
+  co.kernels = graph_kernels(g);  // the workload's kernels and the GEMMs: a third of the time
   if (eo.backend == Backend::cuda) co.engines = engine_factory(eo);
   const Problem problem(g, Platform::hardware(calibrate_engine(co, o), o.devices));
   std::cout << fmt::format("   lower bound on {} devices: {}\n", o.devices,

@@ -3,6 +3,7 @@
 // order; the benchmarks are in calibrate_bench.cpp and calibrate_copies.cpp, the fits in
 // calibrate_fit.cpp, the profile document in calibrate_output.cpp.
 #include <algorithm>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -34,7 +35,7 @@ public:
   BenchRun(const CalibrationOptions& o, const ProgressFn& progress)
       : o_(o),
         progress_(progress),
-        benches_(standard_benchmarks(o.element_bytes)),
+        benches_(select_benchmarks(standard_benchmarks(o.element_bytes), o.kernels)),
         later_(benches_.size()) {
     steps_ = static_cast<int>(benches_.size()) + 3 + kDeviceSpeedRounds + (kGemmPasses - 1) +
              (o.graph ? 1 : 0);
@@ -44,6 +45,14 @@ public:
   void tick(const std::string& what) {
     if (progress_) progress_(step_, steps_, what);
     ++step_;
+  }
+
+  // The kernels whose benchmarks run (sorted), or none when every benchmark runs.
+  std::vector<std::string> benchmarked() const {
+    if (o_.kernels.empty()) return {};
+    std::set<std::string> ks;
+    for (const KernelBench& kb : benches_) ks.insert(kb.kernel);
+    return {ks.begin(), ks.end()};
   }
 
   // Every kernel benchmark once (the GEMMs' first pass), appended to c.kernels.
@@ -103,6 +112,7 @@ Calibration calibrate(const CalibrationOptions& o, const ProgressFn& progress) {
   c.link = o.link.label();
   c.copy_mode = copy_mode_name(o.copies);
   BenchRun run(o, progress);
+  c.benchmarked = run.benchmarked();
   run.tick("device speeds (1)");  // rounds at the start, after the copies and at the end
   device_slowdown_round(o, c);
   run.tick("engine overhead");

@@ -2,12 +2,14 @@
 // through the engine itself, P devices busy at once (docs/engine.md, calibration).
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "calibrate_detail.hpp"
 
 #include "doppler/engine/engine.hpp"
+#include "doppler/util/error.hpp"
 #include "doppler/workloads/kernels.hpp"
 
 namespace doppler::calibrate_detail {
@@ -243,6 +245,22 @@ std::vector<KernelBench> standard_benchmarks(int element_bytes) {
   return b;
 }
 
+std::vector<KernelBench> select_benchmarks(std::vector<KernelBench> all,
+                                           const std::vector<std::string>& kernels) {
+  if (kernels.empty()) return all;
+  std::set<std::string> keep = {"einsum"};
+  for (const std::string& k : kernels) {
+    if (!workloads::find_kernel(k))
+      throw InputError(
+          fmt::format("calibrate: '{}' is no engine kernel (docs/exec.md lists them)", k));
+    keep.insert(k);
+    for (const auto& [kernel, measured] : kernels_priced_like())
+      if (kernel == k) keep.insert(measured);
+  }
+  std::erase_if(all, [&](const KernelBench& b) { return !keep.count(b.kernel); });
+  return all;
+}
+
 // Per device: its first timed op's start to its last timed op's finish in `s` (seconds).
 std::vector<double> device_spans(const Schedule& s, const std::vector<NodeId>& timed, int devices) {
   std::vector<double> first(static_cast<std::size_t>(devices), 1e300), last(first.size(), 0);
@@ -429,3 +447,14 @@ void device_slowdown_round(const CalibrationOptions& o, Calibration& c) {
 }
 
 }  // namespace doppler::calibrate_detail
+
+namespace doppler {
+
+std::vector<std::string> graph_kernels(const Graph& g) {
+  std::set<std::string> ks;
+  for (const Node& n : g.nodes())
+    if (n.exec) ks.insert(n.exec->op);
+  return {ks.begin(), ks.end()};
+}
+
+}  // namespace doppler

@@ -78,6 +78,12 @@ struct KernelBench {
 /// `element_bytes` an element.
 std::vector<KernelBench> standard_benchmarks(int element_bytes);
 
+/// The benchmarks of `all` that a calibration of `kernels` (CalibrationOptions::kernels) runs:
+/// every one when `kernels` is empty, else the GEMMs and GEMVs and each named kernel's, or its
+/// measured kernel's (kernels_priced_like()). InputError naming a kernel the engine lacks.
+std::vector<KernelBench> select_benchmarks(std::vector<KernelBench> all,
+                                           const std::vector<std::string>& kernels);
+
 /// Times one kernel benchmark with every device busy: per device its span over its op count, the
 /// median over devices and runs (`seconds`) and each device's median (`device_seconds`).
 KernelSample run_kernel_bench(const KernelBench& kb, const CalibrationOptions& o);

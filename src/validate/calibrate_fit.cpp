@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "calibrate_detail.hpp"
 
@@ -125,24 +126,14 @@ void price_alone(Calibration& c) {
   }
 }
 
-// Kernels left out of the microbenchmarks because a measured one of the same work prices them:
-// the other trigonometric and hyperbolic functions like sin (a libm call an element each),
-// selu and celu like elu (an expm1), fmod like mod (an fmod), the one-instruction unary ones
-// like abs and the compare-and-pick binary ones like maximum (memory-bound, a read and a write
-// an element). Each benchmark runs at three sizes in every calibration, the tests' included.
-// Their source says which kernel priced them.
+// Prices each kernel of kernels_priced_like() that has no cost of its own like its measured
+// kernel; its source says which ("like sin").
 void price_like_measured(Calibration& c) {
-  static const std::pair<const char*, const char*> like[] = {
-      {"cos", "sin"},   {"tan", "sin"},         {"asin", "sin"},       {"acos", "sin"},
-      {"atan", "sin"},  {"sinh", "sin"},        {"cosh", "sin"},       {"selu", "elu"},
-      {"celu", "elu"},  {"fmod", "mod"},        {"floor", "abs"},      {"ceil", "abs"},
-      {"round", "abs"}, {"sign", "abs"},        {"reciprocal", "abs"}, {"isnan", "abs"},
-      {"isinf", "abs"}, {"minimum", "maximum"}, {"prelu", "maximum"}};
-  for (const auto& [kernel, measured] : like) {
+  for (const auto& [kernel, measured] : kernels_priced_like()) {
     const auto it = c.kernel_costs.find(measured);
     if (it == c.kernel_costs.end() || c.kernel_costs.count(kernel)) continue;
     FittedKernel f = it->second;
-    f.source = std::string("like ") + measured;
+    f.source = "like " + measured;
     c.kernel_costs[kernel] = std::move(f);
   }
 }
@@ -174,11 +165,14 @@ void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops
       "a fixed cost + units x a cost per unit, fitted by relative least squares, is kept beside "
       "it; graph-fitted kernels have the line alone), {} kernels{}; "
       "other kernels: overhead + FLOPs / peak, peak by relative least squares over the einsum "
-      "benchmarks; overhead: the engine's hand-off cost",
+      "benchmarks; overhead: the engine's hand-off cost{}",
       c.kernel_costs.size(),
       o.graph ? fmt::format(" ({} from the {} ops of graph '{}', run round-robin on {} devices)",
                             own.size(), graph_ops.size(), o.graph->meta().name, o.devices)
-              : " (microbenchmarks)");
+              : " (microbenchmarks)",
+      c.benchmarked.empty()
+          ? ""
+          : fmt::format("; benchmarked: {} (--kernels)", fmt::join(c.benchmarked, ", ")));
 }
 
 // Link model: latency + bytes / bandwidth by relative least squares over the single copies, the
@@ -194,6 +188,21 @@ void fit_link_model(Calibration& c) {
 }
 
 }  // namespace calibrate_detail
+
+// Kernels left out of the microbenchmarks because a measured one of the same work prices them:
+// the other trigonometric and hyperbolic functions like sin (a libm call an element each),
+// selu and celu like elu (an expm1), fmod like mod (an fmod), the one-instruction unary ones
+// like abs and the compare-and-pick binary ones like maximum (memory-bound, a read and a write
+// an element). Each benchmark runs at three sizes in every calibration, the tests' included.
+const std::vector<std::pair<std::string, std::string>>& kernels_priced_like() {
+  static const std::vector<std::pair<std::string, std::string>> like = {
+      {"cos", "sin"},   {"tan", "sin"},         {"asin", "sin"},       {"acos", "sin"},
+      {"atan", "sin"},  {"sinh", "sin"},        {"cosh", "sin"},       {"selu", "elu"},
+      {"celu", "elu"},  {"fmod", "mod"},        {"floor", "abs"},      {"ceil", "abs"},
+      {"round", "abs"}, {"sign", "abs"},        {"reciprocal", "abs"}, {"isnan", "abs"},
+      {"isinf", "abs"}, {"minimum", "maximum"}, {"prelu", "maximum"}};
+  return like;
+}
 
 using calibrate_detail::fit_line;
 using calibrate_detail::kernel_points;

@@ -126,6 +126,8 @@ ordered_json calibration_source_json(const Calibration& c) {
           {"link_emulation", c.link},
           {"copy_mode", c.copy_mode},
           {"engine_overhead_seconds", c.engine_overhead},
+          {"benchmarked_kernels",
+           c.benchmarked.empty() ? ordered_json("all") : ordered_json(c.benchmarked)},
           {"kernels", ks},
           {"copies", cs},
           {"copy_burst",

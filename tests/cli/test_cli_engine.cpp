@@ -1,6 +1,7 @@
 // `doppler execute`, `doppler calibrate`, `doppler validate-sim`: outputs, files, bad input.
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -8,8 +9,8 @@
 
 #include "support/support.hpp"
 
+#include "doppler/graph/io/graph_file.hpp"
 #include "doppler/validate/calibrate.hpp"
-#include "doppler/workloads/kernels.hpp"
 
 namespace doppler {
 namespace {
@@ -147,7 +148,8 @@ TEST(CliExecute, FailingKernelIsAnInternalError) {
 TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   test::TempDir dir;
   small_layer(dir);
-  auto r = test::run_cli("calibrate --devices 4 --repeat 1 -o " + q(dir / "hw.json") + " --json");
+  auto r = test::run_cli("calibrate --devices 4 --repeat 1 -o " + q(dir / "hw.json") +
+                         " --json --kernels-of " + q(dir / "g.json"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto c = nlohmann::json::parse(r.out);
   EXPECT_GT(c["peak_flops"].get<double>(), 0);
@@ -175,21 +177,19 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
   EXPECT_EQ(
       profile.contains("count") ? profile["count"].get<std::size_t>() : profile["devices"].size(),
       4u);
-  // Every kernel the generators emit has a measured cost, except load (it needs a graph's
-  // constant tensor) and the convolutions and pools (resize2d is measured); a kernel left out is
-  // priced at the hand-off overhead plus FLOPs / peak, nothing for the copy kernels.
-  for (const auto& k : workloads::kernels()) {
-    const std::string name(k.name);
-    if (name == "load" || name == "conv2d" || name == "conv_transpose2d" || name == "maxpool2d" ||
-        name == "avgpool2d")
-      continue;
-    EXPECT_TRUE(profile["kernels"].contains(name)) << name << " has no measured cost";
-  }
-  // Kernels priced like a measured one of the same work carry its cost and say so.
-  for (const auto& [k, like] : {std::pair{"tan", "sin"}, {"celu", "elu"}, {"fmod", "mod"}}) {
-    EXPECT_EQ(profile["kernels"][k]["source"], std::string("like ") + like);
-    EXPECT_EQ(profile["kernels"][k]["points"], profile["kernels"][like]["points"]) << k;
-  }
+  // --kernels-of: the layer's kernels have a measured cost (the GEMMs' einsum among them), and
+  // no other kernel (every kernel's benchmark: CalibrateFakeEngine.EveryKernelTheGeneratorsEmit..).
+  std::set<std::string> layer, priced, benchmarked;
+  const Graph g = load_graph((dir / "g.json").string());
+  for (const Node& n : g.nodes())
+    if (n.exec) layer.insert(n.exec->op);
+  layer.insert("einsum");
+  for (const auto& [name, cost] : profile["kernels"].items()) priced.insert(name);
+  for (const auto& k : profile["calibration_source"]["benchmarked_kernels"])
+    benchmarked.insert(k.get<std::string>());
+  EXPECT_EQ(priced, layer);
+  EXPECT_EQ(benchmarked, layer);
+  EXPECT_EQ(c["benchmarked_kernels"].size(), layer.size());
   r = test::run_cli("simulate " + q(dir / "g.json") + " -a " + q(dir / "a.json") + " --hardware " +
                     q(dir / "hw.json") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

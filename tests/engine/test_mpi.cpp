@@ -101,7 +101,8 @@ TEST(EngineMpi, CalibrateAndValidateSimRunOnRanks) {
   Graph g;
   write_inputs(dir, g);
   const std::string hw = (dir / "hw.json").string();
-  ASSERT_EQ(mpirun2(dir, "calibrate --devices 2 --repeat 1 --backend mpi --json -o '" + hw + "'"),
+  ASSERT_EQ(mpirun2(dir, "calibrate --devices 2 --repeat 1 --backend mpi --json --kernels-of '" +
+                             (dir / "g.json").string() + "' -o '" + hw + "'"),
             0)
       << slurp(dir / "err");
   const auto c = nlohmann::json::parse(slurp(dir / "out"));  // one JSON object: rank 0's

@@ -15,7 +15,7 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     encoder  torch.nn.TransformerEncoderLayer(d, h, ff, dropout=0, batch_first=True), eval mode,
              on x [B, S, d]
     resnet18 resnet50 mobilenet_v3_small inception_v3 vit_b_16 swin_t
-             torchvision 0.14 models (swin_t: flops.json's einsum_flops are PyTorch's profiler's
+             torchvision 0.14 models (vit_b_16 small: 2 of its 12 encoder layers; swin_t: flops.json's einsum_flops are PyTorch's profiler's
              matrix-product FLOPs, which include the F.linear calls and attention products no
              module hook sees) (weights=None, seeded; inception without aux logits) on
              [batch, 3, image, image]: sizes small (batch 1, 64 x 64; inception 80 x 80), b1 and
@@ -176,6 +176,9 @@ for _name, _sizes in VISION.items():
     _image = 299 if _name == "inception_v3" else 224
     _sizes.update({"b1": (1, _image), "b32": (32, _image)})
     SIZES[_name] = {k: {"batch": b, "image": i} for k, (b, i) in _sizes.items()}
+# The tests' ViT-B/16 has 2 of its 12 encoder layers (identical layers; the whole model's 345 MB
+# of weights took 63 s of the test suite to export, import, load and run).
+SIZES["vit_b_16"]["small"]["layers"] = 2
 
 # FLOPs per output element of the elementwise ops.
 ELEMENTWISE = {
@@ -218,7 +221,7 @@ def build(name, size):
     p = SIZES[name][size]
     torch.manual_seed(0)
     if name in VISION:
-        module, shape, flops = vision_model(name, p["batch"], p["image"])
+        module, shape, flops = vision_model(name, p["batch"], p["image"], p.get("layers"))
     elif name == "mlp":
         dims, batch = p["dims"], p["batch"]
         layers = []
@@ -282,8 +285,9 @@ def build(name, size):
     return module, x, flops
 
 
-def vision_model(name, batch, image):
-    """A torchvision model with seeded weights, its input shape and its Linear FLOPs."""
+def vision_model(name, batch, image, layers=None):
+    """A torchvision model with seeded weights, its input shape and its Linear FLOPs (vit_b_16:
+    `layers` of its 12 encoder layers when given)."""
     import torchvision
 
     if name == "unet":
@@ -292,6 +296,11 @@ def vision_model(name, batch, image):
         return FocusFlip(3, 16, 4), [batch, 3, image, image], None
     if name in SEGMENTATION:
         return segmentation_model(name), [batch, 3, image, image], None
+    if name == "vit_b_16" and layers:  # ViT-B/16's geometry, fewer (identical) layers
+        module = torchvision.models.VisionTransformer(
+            image_size=image, patch_size=16, num_layers=layers, num_heads=12, hidden_dim=768,
+            mlp_dim=3072)
+        return module.eval(), [batch, 3, image, image], None
     kwargs = {"weights": None}
     if name == "vit_b_16":
         kwargs["image_size"] = image

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "doppler/hardware/platform.hpp"
 #include "doppler/sim/simulator.hpp"
 #include "doppler/validate/calibrate.hpp"
+#include "doppler/workloads/kernels.hpp"
 
 namespace doppler {
 namespace {
@@ -384,6 +386,77 @@ TEST(CalibrateFakeEngine, AGemmBenchmarkInASlowSpellIsOutvotedByItsOtherPasses) 
     }
   }
   EXPECT_GE(gemms, 5);
+}
+
+// A calibration of chosen kernels (--kernels) runs their benchmarks and the GEMMs' alone: cos
+// runs sin's (cos is priced like sin), conv2d has no benchmark and is priced by its FLOPs, and a
+// kernel not asked for has no cost. What both measured is priced alike.
+TEST(CalibrateFakeEngine, ChosenKernelsRunOnlyTheirBenchmarks) {
+  CalibrationOptions o;
+  o.kernels = {"cos", "add", "conv2d"};
+  const Calibration some = calibrate_fake({1, 1}, o), all = calibrate_fake({1, 1});
+  std::map<std::string, int> ran;
+  for (const KernelSample& k : some.kernels) ++ran[k.kernel];
+  // three sizes of each elementwise kernel; six GEMMs, the attention einsum and three GEMVs
+  EXPECT_EQ(ran, (std::map<std::string, int>{{"add", 3}, {"einsum", 10}, {"sin", 3}}));
+  EXPECT_EQ(some.benchmarked, (std::vector<std::string>{"add", "einsum", "sin"}));
+  EXPECT_TRUE(all.benchmarked.empty());
+  EXPECT_GT(all.kernels.size(), 150u);
+  ASSERT_EQ(some.kernel_costs.count("cos"), 1u);
+  EXPECT_EQ(some.kernel_costs.at("cos").source, "like sin");
+  EXPECT_EQ(some.kernel_costs.count("relu"), 0u);
+  EXPECT_EQ(some.kernel_costs.count("conv2d"), 0u);
+  EXPECT_EQ(all.kernel_costs.count("relu"), 1u);
+  for (const char* k : {"add", "cos", "einsum"})
+    EXPECT_NEAR(some.kernel_costs.at(k).cost.seconds(1e6, 4e6, 0),
+                all.kernel_costs.at(k).cost.seconds(1e6, 4e6, 0), 1e-12)
+        << k;
+  EXPECT_NEAR(some.peak_flops, all.peak_flops, 1e-6 * all.peak_flops);
+  o.kernels = {"add", "no_such_kernel"};
+  EXPECT_THROW(calibrate_fake({1, 1}, o), InputError);
+}
+
+// A full calibration prices every kernel the generators and the importer emit, except load (it
+// needs a graph's constant tensor) and the convolutions and pools (resize2d is measured): a
+// kernel left out would be priced at the hand-off overhead plus FLOPs / peak, nothing for the
+// copy kernels. Kernels priced like a measured one of the same work carry its cost and say so.
+TEST(CalibrateFakeEngine, EveryKernelTheGeneratorsEmitHasACost) {
+  const Calibration c = calibrate_fake({1, 1});
+  for (const auto& k : workloads::kernels()) {
+    const std::string name(k.name);
+    if (name == "load" || name == "conv2d" || name == "conv_transpose2d" || name == "maxpool2d" ||
+        name == "avgpool2d")
+      continue;
+    ASSERT_EQ(c.kernel_costs.count(name), 1u) << name << " has no measured cost";
+    const auto like = std::find_if(kernels_priced_like().begin(), kernels_priced_like().end(),
+                                   [&](const auto& p) { return p.first == name; });
+    if (like == kernels_priced_like().end()) {
+      EXPECT_EQ(c.kernel_costs.at(name).source, "microbenchmarks") << name;
+      continue;
+    }
+    const FittedKernel& f = c.kernel_costs.at(name);
+    const FittedKernel& m = c.kernel_costs.at(like->second);
+    EXPECT_EQ(f.source, "like " + like->second);
+    EXPECT_EQ(f.cost.seconds(1e6, 4e6, 0), m.cost.seconds(1e6, 4e6, 0)) << name;
+  }
+}
+
+// The kernels of a graph: each op's, once, sorted; ops without exec descriptions have none.
+TEST(GraphKernels, AreTheDistinctKernelsOfItsOps) {
+  GraphBuilder b;
+  const auto op = [&](const std::string& kernel) {
+    Node n;
+    n.name = "v" + std::to_string(b.num_nodes());
+    if (!kernel.empty()) {
+      ExecDesc e;
+      e.op = kernel;
+      n.exec = e;
+    }
+    return b.add_node(std::move(n));
+  };
+  for (const char* k : {"silu", "input", "", "silu", "add", "input"}) op(k);
+  EXPECT_EQ(graph_kernels(b.build()), (std::vector<std::string>{"add", "input", "silu"}));
+  EXPECT_TRUE(graph_kernels(GraphBuilder().build()).empty());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "doppler/engine/options.hpp"
@@ -38,7 +39,22 @@ struct CalibrationOptions {
   /// bf16 tensors): the byte counts of the benchmark blocks and copies, so that the fitted
   /// bandwidths and per-byte costs are per real byte.
   int element_bytes = 4;
+  /// Engine kernels (ExecDesc::op names) whose microbenchmarks run; empty = every one. The GEMM
+  /// and GEMV benchmarks always run (the peak FLOP/s they give prices every kernel without a
+  /// cost); a kernel priced like another (cos like sin: kernels_priced_like()) runs that one's;
+  /// a kernel without a benchmark (conv2d, softmax pieces, ...) is accepted and priced by its
+  /// FLOPs. InputError for a name that is no engine kernel. A calibration for one graph:
+  /// graph_kernels(g).
+  std::vector<std::string> kernels;
 };
+
+/// The distinct engine kernels of g's ops (ExecDesc::op), sorted; empty for a graph without exec
+/// descriptions.
+std::vector<std::string> graph_kernels(const Graph& g);
+
+/// Kernels calibrate() does not benchmark, each priced like a measured kernel of the same work
+/// ({kernel, measured}: cos like sin, selu like elu, floor like abs, ...).
+const std::vector<std::pair<std::string, std::string>>& kernels_priced_like();
 
 /// Median time of one benchmarked kernel.
 struct KernelSample {
@@ -135,6 +151,9 @@ struct Calibration {
   double share_sent = 0, share_kept = 0;
   std::string share_basis = "ops";
   std::string fit;  ///< how the device model was fitted (one line)
+  /// The kernels whose microbenchmarks ran when CalibrationOptions::kernels chose some (the
+  /// GEMMs' "einsum" included), sorted; empty when every benchmark ran.
+  std::vector<std::string> benchmarked;
 };
 
 /// The least copy share of a device whose own core performs each incoming copy, link emulation
