@@ -274,7 +274,9 @@ TEST(Optimal, ACallBudgetAloneLimitsTheNodes) {
   const OptimalOutcome a = OptimalPlacer().solve(problem, calls);
   EXPECT_TRUE(a.result.node_limit_hit) << a.result.describe();
   EXPECT_EQ(a.result.nodes, 100000);
-  EXPECT_EQ(a.assignment.device_of, OptimalPlacer().solve(problem, calls).assignment.device_of);
+  if (!test::kSanitized) {  // the same search again: a third of its 29 s under ASan
+    EXPECT_EQ(a.assignment.device_of, OptimalPlacer().solve(problem, calls).assignment.device_of);
+  }
   // nodes=0 or seconds= alone in the spec ask for a search limited by time (and calls) only.
   for (const char* spec : {"optimal:seconds=0.2", "optimal:seconds=0.2,nodes=0"}) {
     const PlaceResult r = make_placer(spec)->place(problem, calls);
