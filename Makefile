@@ -47,7 +47,7 @@ MIN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOPPLER_BUILD_BENCH=OFF -DDO
               -DDOPPLER_WITH_GRAPHVIZ=off -DDOPPLER_WITH_CUDA=off
 # Not run again there: the engine-timing checks of calibrated predictions (the same code as in
 # `make test`, a minute of measurements, and sensitive to the machine's load), and the CLI's
-# calibration of 4 devices (the same code; 27 s, the longest of the minimal run, 2026-12-07).
+# calibration of 4 devices (the same code; 19 s under load, 2026-12-07).
 MIN_SKIP    = ^(CalibratedPrediction\..*|CliCalibrate\.WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt)$$
 # ctest starts the slowest tests first when it knows their times: a clean build directory gets
 # the committed times (tests/ctest-costs.txt, from a full run) as its cost data.

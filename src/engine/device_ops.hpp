@@ -147,25 +147,32 @@ DOPPLER_HD I64 gather_row(float v, I64 rows) {
   return r < 0 ? 0 : r >= rows ? rows - 1 : r;
 }
 
-/// out[p, q] = table[row(idx[p]), q]: output element i is position p = i / row_len of the
-/// indices view and element q = i % row_len of a table row (a view over the table's dimensions
-/// after the first).
+/// Rows (gather): out[p, q] = table[row(idx[p]), q]: output element i is position p = i /
+/// row_len of the indices view and element q = i % row_len of a table row (a view over the
+/// table's dimensions after the first).
+/// Along the last axis (gather_along, `along`): out[l, j] = table[l, row(idx[l, j])]: output
+/// element i is position i of the indices view [lead..., k], and its leading position
+/// l = i / row_len (row_len = k) locates the table's row through `row` / `tr` (the table's
+/// leading dimensions, the indices'); rows and row_stride are then the table's last extent and
+/// stride.
 struct GatherArgs {
   Shape idx;              ///< the indices view's shape
   I64 ix[kMaxRank] = {};  ///< its strides
-  Shape row;              ///< a table row's shape (the table's dimensions after the first)
+  Shape row;              ///< a table row's shape (along: the table's leading dimensions)
   I64 tr[kMaxRank] = {};  ///< its strides in the table
-  I64 rows = 1;           ///< the table's first extent
-  I64 row_stride = 0;     ///< the table's first stride
-  I64 row_len = 1;        ///< elements of a row
+  I64 rows = 1;           ///< the table's first extent (along: its last)
+  I64 row_stride = 0;     ///< the table's first stride (along: its last)
+  I64 row_len = 1;        ///< elements of a row (along: the indices' last extent)
   I64 n = 0;              ///< output elements
+  bool along = false;     ///< gather_along: an element of each table row per index
 };
 
 template <class T>
 DOPPLER_HD void gather_element(const GatherArgs& a, I64 i, const T* table, const T* idx, T* out) {
-  const I64 p = i / a.row_len, q = i % a.row_len;
+  const I64 p = a.along ? i : i / a.row_len, q = i % a.row_len;
   const I64 r = gather_row(as_f32(idx[offset_at(p, a.idx, a.ix)]), a.rows);
-  out[i] = table[r * a.row_stride + offset_at(q, a.row, a.tr)];
+  out[i] = a.along ? table[offset_at(i / a.row_len, a.row, a.tr) + r * a.row_stride]
+                   : table[r * a.row_stride + offset_at(q, a.row, a.tr)];
 }
 
 // ---- unary and binary elementwise functions (the values of engine_detail::Fn) ----

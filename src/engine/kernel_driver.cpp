@@ -290,13 +290,7 @@ template <class T>
 void run_gather(const KernelPlan& k, std::span<const T* const> in, T* out, KernelExec<T>& x) {
   const View& t = k.in[0];
   const View& ix = k.in[1];
-  dev::GatherArgs a;
-  a.idx = device_shape(ix.shape);
-  put(ix.strides, a.ix);
-  const Dims row(t.shape.begin() + 1, t.shape.end());
-  a.row = device_shape(row);
-  put(Dims(t.strides.begin() + 1, t.strides.end()), a.tr);
-  a.rows = t.shape[0], a.row_stride = t.strides[0], a.row_len = numel_of(row);
+  dev::GatherArgs a = gather_args(k);
   a.n = k.numel;
   if (a.n > 0) x.gather(a, in[0] + t.offset, in[1] + ix.offset, out);
 }

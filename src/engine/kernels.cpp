@@ -336,8 +336,15 @@ void run_synthetic(const Plan& plan, const KernelPlan& k, const float* const* in
   out[0] = static_cast<float>(0.5 * mean + k.p0);
 }
 
-// out[p, ...] = table[row(idx[p]), ...], one row copy per index.
+// out[p, ...] = table[row(idx[p]), ...], one row copy per index; gather_along (p1): an element
+// per index, as the device computes it.
 void run_gather(const KernelPlan& k, const float* table, const float* idx, float* out) {
+  if (k.p1 != 0) {
+    const dev::GatherArgs a = gather_args(k);
+    for (std::int64_t i = 0; i < k.numel; ++i)
+      dev::gather_element(a, i, table + k.in[0].offset, idx + k.in[1].offset, out);
+    return;
+  }
   const View& t = k.in[0];
   const View& ix = k.in[1];
   const Dims row_shape(t.shape.begin() + 1, t.shape.end());

@@ -231,6 +231,19 @@ void plan_gather(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
   k.op = KernelOp::gather;
 }
 
+// gather_along: the output is the indices' shape, whose leading dimensions are the table's
+// (an element of each last-axis table row per index).
+void plan_gather_along(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
+  if (k.in.size() != 2 || k.in[0].shape.empty() || k.in[1].shape != e.shape ||
+      k.in[0].shape.size() != e.shape.size() ||
+      !std::equal(e.shape.begin(), e.shape.end() - 1, k.in[0].shape.begin()))
+    bad(g, v,
+        "gather_along: expected a table and indices of its leading extents, the output's "
+        "shape");
+  k.op = KernelOp::gather;
+  k.p1 = 1;
+}
+
 // stride: every |step|-th element along `axis` of the operand's region, whose extent there is
 // (out - 1) |step| + 1 (docs/exec.md); a negative step reads from the region's far end.
 void plan_stride(const Graph& g, NodeId v, const ExecDesc& e, KernelPlan& k) {
@@ -453,6 +466,8 @@ void plan_real(const Graph& g, NodeId v, KernelPlan& k) {
     plan_rotary(g, v, e, k);
   } else if (op == "gather") {
     plan_gather(g, v, e, k);
+  } else if (op == "gather_along") {
+    plan_gather_along(g, v, e, k);
   } else if (op == "conv2d" || op == "conv_transpose2d" || op == "maxpool2d" || op == "avgpool2d") {
     try {
       plan_window(e, k);
@@ -530,6 +545,28 @@ void plan_synthetic(const Graph& g, NodeId v, double scale, KernelPlan& k) {
 }
 
 }  // namespace
+
+dev::GatherArgs gather_args(const KernelPlan& k) {
+  const View& t = k.in[0];
+  const View& ix = k.in[1];
+  dev::GatherArgs a;
+  a.idx = device_shape(ix.shape);
+  std::copy(ix.strides.begin(), ix.strides.end(), a.ix);
+  a.along = k.p1 != 0;
+  const std::size_t split = a.along ? t.shape.size() - 1 : 1;  // the table's row axes
+  const Dims lead(t.shape.begin(), t.shape.begin() + static_cast<std::ptrdiff_t>(split)),
+      row(t.shape.begin() + static_cast<std::ptrdiff_t>(split), t.shape.end());
+  const Dims lead_strides(t.strides.begin(),
+                          t.strides.begin() + static_cast<std::ptrdiff_t>(split)),
+      row_strides(t.strides.begin() + static_cast<std::ptrdiff_t>(split), t.strides.end());
+  a.row = device_shape(a.along ? lead : row);
+  const Dims& tr = a.along ? lead_strides : row_strides;
+  std::copy(tr.begin(), tr.end(), a.tr);
+  a.rows = (a.along ? row : lead)[0];
+  a.row_stride = (a.along ? row_strides : lead_strides)[0];
+  a.row_len = a.along ? ix.shape.back() : numel_of(row);
+  return a;
+}
 
 void set_row_mode(const KernelPlan& k, dev::ScanArgs& a) {
   if (k.op == KernelOp::topk) {

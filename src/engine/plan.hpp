@@ -43,7 +43,8 @@ enum class KernelOp : std::uint8_t {
   conv2d,            ///< 2-D convolution of an NCHW window (KernelPlan::window)
   maxpool2d,         ///< max pooling of an NCHW window
   avgpool2d,         ///< average pooling of an NCHW window
-  gather,            ///< rows of operand 0 at the indices of operand 1 (dev::gather_row)
+  gather,            ///< rows of operand 0 at the indices of operand 1 (dev::gather_row); p1:
+                     ///< an element of each last-axis row per index instead (gather_along)
   resize2d,          ///< nearest or linear resize of an NCHW window (KernelPlan::window)
   conv_transpose2d,  ///< transposed 2-D convolution of an NCHW window (KernelPlan::window)
   cell,              ///< fused recurrent step (KernelPlan::cell: lstm_cell, lstm_hidden, gru_cell)
@@ -145,6 +146,10 @@ struct KernelPlan {
   std::int64_t sm = 0, sk = 0, reps = 0;  ///< synthetic: SGEMM sm x sk x sm, `reps` times
   double flops = 0;                       ///< FLOPs executed
 };
+
+/// The geometry of a gather kernel (rows of a table, or with p1 elements of each last-axis row:
+/// gather_along) as the device functions take it, all but the element count n.
+dev::GatherArgs gather_args(const KernelPlan& k);
 
 /// What a scan or topk kernel does to each row (dev::ScanArgs's mode: exclusive and reverse, or
 /// k, largest and indices), from its plan; the rows' layout is the caller's.

@@ -234,6 +234,42 @@ void Lowerer::gather_rows(const onnx::NodeProto& n, std::size_t axis) {
   define(n.output(0), p_.transpose(out(n), rows, back));
 }
 
+// GatherElements along `axis` (torch.gather, take_along_axis): kernel gather_along on the last
+// axis (another axis is swapped with the last one in the data and the indices, and the result
+// swapped back); the data is first cut to the indices' extents on the other axes (PyTorch's
+// index may be smaller there). Constant indices are checked against the axis.
+void Lowerer::gather_elements(const onnx::NodeProto& n) {
+  const Shape s = in(n, 0).shape, t = in(n, 1).shape;
+  const auto rank = static_cast<std::int64_t>(s.size());
+  if (rank == 0 || t.size() != s.size())
+    throw std::runtime_error("GatherElements: data and indices of different ranks (or scalars)");
+  const auto axis = static_cast<std::size_t>(normalize_axis(attr_int(n, "axis", 0), rank));
+  for (std::size_t d = 0; d < s.size(); ++d)
+    if (t[d] < 1 || (d != axis && t[d] > s[d]))
+      throw std::runtime_error("GatherElements: indices larger than the data off the axis");
+  if (in(n, 1).constant)
+    for (const std::int64_t i : const_in(n, 1, "indices").ints())
+      if (i < -s[axis] || i >= s[axis])
+        throw std::runtime_error("GatherElements: index out of range");
+  Shape len = t;
+  len[axis] = s[axis];
+  const BlockedTensor& data =
+      len == s ? blocked(n, 0) : select(out(n, ":data"), blocked(n, 0), Shape(s.size(), 0), len);
+  std::vector<int> perm(s.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[axis], perm.back());
+  const bool moved = axis + 1 != s.size();
+  const auto swapped = [&](const std::string& name,
+                           const BlockedTensor& x) -> const BlockedTensor& {
+    return moved ? p_.transpose(name, x, perm) : x;
+  };
+  const BlockedTensor& table = swapped(out(n, ":table"), data);
+  const BlockedTensor& idx = swapped(out(n, ":indices"), blocked(n, 1));
+  const std::string name = moved ? out(n, ":along") : out(n);
+  const BlockedTensor& g = p_.gather_along(name, table, idx, cuts_for(name, idx.shape, &idx));
+  define(n.output(0), swapped(out(n), g));
+}
+
 // Tile by constant repeats: each repeated axis through a new axis of extent 1 in front of it,
 // expanded to the repeat count and merged back (`reshape`, `expand`, `reshape`; no FLOPs).
 void Lowerer::tile(const onnx::NodeProto& n) {

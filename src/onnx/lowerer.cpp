@@ -126,6 +126,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Pad", &Lowerer::pad},
                                               {"Trilu", &Lowerer::trilu},
                                               {"TopK", &Lowerer::topk},
+                                              {"GatherElements", &Lowerer::gather_elements},
                                               {"Resize", &Lowerer::resize},
                                               {"Upsample", &Lowerer::resize},
                                               {"LSTM", &Lowerer::recurrent},

@@ -116,6 +116,7 @@ private:
   void cumsum(const onnx::NodeProto& n);
   void trilu(const onnx::NodeProto& n);
   void topk(const onnx::NodeProto& n);
+  void gather_elements(const onnx::NodeProto& n);
   const BlockedTensor& einsum(const std::string& name, const std::string& spec,
                               const BlockedTensor& a, const BlockedTensor& b,
                               const std::string& out_labels, const Shape& out_shape);

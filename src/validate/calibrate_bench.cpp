@@ -99,7 +99,8 @@ namespace {
 std::vector<KernelBench> elementwise_benchmarks(std::int64_t n, int element_bytes) {
   // Priced like a measured kernel of the same work instead (calibrate_fit.cpp:
   // price_like_measured): cos .. cosh like sin, selu and celu like elu, fmod like mod, floor,
-  // ceil, round, sign, reciprocal, isnan and isinf like abs, minimum and prelu like maximum.
+  // ceil, round, sign, reciprocal, isnan and isinf like abs, minimum and prelu like maximum,
+  // gather_along like gather (kernels_priced_like()).
   static const char* unary[] = {"relu",      "exp",        "silu",     "scale",    "rsqrt",
                                 "sqrt",      "sigmoid",    "tanh",     "erf",      "gelu",
                                 "neg",       "pow",        "identity", "clip",     "hardsigmoid",

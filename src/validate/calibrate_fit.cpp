@@ -193,14 +193,15 @@ void fit_link_model(Calibration& c) {
 // the other trigonometric and hyperbolic functions like sin (a libm call an element each),
 // selu and celu like elu (an expm1), fmod like mod (an fmod), the one-instruction unary ones
 // like abs and the compare-and-pick binary ones like maximum (memory-bound, a read and a write
-// an element). Each benchmark runs at three sizes in every calibration, the tests' included.
+// an element), gather_along like gather (an indexed read per output element). Each benchmark runs
+// at three sizes in every calibration, the tests' included.
 const std::vector<std::pair<std::string, std::string>>& kernels_priced_like() {
   static const std::vector<std::pair<std::string, std::string>> like = {
       {"cos", "sin"},   {"tan", "sin"},         {"asin", "sin"},       {"acos", "sin"},
       {"atan", "sin"},  {"sinh", "sin"},        {"cosh", "sin"},       {"selu", "elu"},
       {"celu", "elu"},  {"fmod", "mod"},        {"floor", "abs"},      {"ceil", "abs"},
       {"round", "abs"}, {"sign", "abs"},        {"reciprocal", "abs"}, {"isnan", "abs"},
-      {"isinf", "abs"}, {"minimum", "maximum"}, {"prelu", "maximum"}};
+      {"isinf", "abs"}, {"minimum", "maximum"}, {"prelu", "maximum"},  {"gather_along", "gather"}};
   return like;
 }
 

@@ -250,4 +250,34 @@ const BlockedTensor& BlockedProgram::gather(const std::string& name, const Block
   return t;
 }
 
+const BlockedTensor& BlockedProgram::gather_along(const std::string& name,
+                                                  const BlockedTensor& table,
+                                                  const BlockedTensor& indices,
+                                                  std::vector<Cuts> cuts) {
+  const std::size_t r = indices.shape.size();
+  if (r == 0 || table.shape.size() != r ||
+      !std::equal(table.shape.begin(), table.shape.end() - 1, indices.shape.begin()))
+    throw std::logic_error("gather_along: the indices' leading extents are not the table's");
+  if (cuts.size() != r) throw std::logic_error("gather_along: cuts rank");
+  std::vector<std::optional<Cuts>> ireq(cuts.begin(), cuts.end()), treq = ireq;
+  treq.back() = Cuts{0, table.shape.back()};
+  const BlockedTensor& ix = ensure_layout(indices, ireq);
+  const BlockedTensor& tb = ensure_layout(table, treq);
+  const auto elements = static_cast<double>(product(indices.shape));
+  BlockedTensor& t = new_tensor(name, indices.shape, std::move(cuts), elements);
+  const Index grid = t.grid();
+  reserve_nodes(product(grid), name);
+  for_each_index(grid, [&](const Index& idx) {
+    ExecDesc x = block_desc(t, idx, "gather_along");
+    Region ri{x.origin, x.origin}, rt;
+    for (std::size_t d = 0; d < r; ++d) ri.hi[d] += x.shape[d];
+    rt = ri;
+    rt.lo.back() = 0, rt.hi.back() = tb.shape.back();
+    x.inputs.push_back(read(tb, rt));
+    x.inputs.push_back(read(ix, ri));
+    add_tensor_block(t, idx, std::move(x), OpKind::select);
+  });
+  return t;
+}
+
 }  // namespace doppler::workloads

@@ -8,7 +8,7 @@ namespace {
 
 // FLOP conventions (docs/exec.md): one FLOP per arithmetic operation, exp / sqrt / division
 // counted as one each, sin and cos of rotary angles not counted.
-constexpr std::array<KernelInfo, 90> kKernels = {{
+constexpr std::array<KernelInfo, 91> kKernels = {{
     {"input", OpKind::input, 0, 0, "deterministic values offset + scale * u(seed, coord)"},
     {"fill", OpKind::fill, 0, 0,
      "constant value, or value on one side of a diagonal when causal (a triangular mask)"},
@@ -26,6 +26,9 @@ constexpr std::array<KernelInfo, 90> kKernels = {{
     {"gather", OpKind::select, 2, 0,
      "rows of the table (operand 0) at the indices (operand 1: truncated, negative from the end, "
      "clamped into the table)"},
+    {"gather_along", OpKind::select, 2, 0,
+     "an element of each last-axis row of the table (operand 0) per index (operand 1, the "
+     "table's leading extents: as gather's), NumPy's take_along_axis"},
     {"relu", OpKind::elementwise, 1, 1, "max(x, 0)"},
     {"exp", OpKind::elementwise, 1, 1, "exp(x)"},
     {"silu", OpKind::elementwise, 1, 4, "x / (1 + exp(-x))"},

@@ -300,6 +300,17 @@ TEST(CudaEngine, TopksComputeWhatTheCpuEngineComputes) {
   expect_matches_cpu(g, cuda_options(2, 2), 9, 0);
 }
 
+// Elements of each row at computed indices (gather_along), rows cut over two devices: exact.
+TEST(CudaEngine, GathersAlongRowsComputeWhatTheCpuEngineComputes) {
+  DOPPLER_REQUIRE_GPU();
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {64, 200}, 1, 0, {{0, 32, 64}, {0, 200}});
+  const auto& ids = p.input("ids", {64, 16}, 199, 0, {{0, 32, 64}, {0, 16}});
+  p.gather_along("g", x, ids, {{0, 32, 64}, {0, 8, 16}});
+  const Graph g = p.build({"gather_along", "test", {}});
+  expect_matches_cpu(g, cuda_options(2, 2), 9, 0);
+}
+
 // Strided and reversed slices (kernel stride) of an input cut along both axes: exact copies.
 TEST(CudaEngine, StridedSlicesComputeWhatTheCpuEngineComputes) {
   DOPPLER_REQUIRE_GPU();
@@ -347,6 +358,17 @@ TEST(CudaEngine, Bf16StorageRefusesIndicesOfLongerTables) {
     EXPECT_EQ(std::string(e.what()),
               "node 4 gathers rows of a 300-row table, and --gpu-dtype bf16 holds indices exactly "
               "only up to 256: use --gpu-dtype f32");
+  }
+  workloads::BlockedProgram p(workloads::DType::f32);  // gather_along: elements of 300-rows
+  const auto& x = p.input("x", {4, 300});
+  p.gather_along("g", x, p.input("ids", {4, 2}, 299), {{0, 4}, {0, 2}});
+  try {
+    Engine e(p.build({"along", "test", {}}), o);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "node 2 gathers elements of 300-element rows, and --gpu-dtype bf16 holds indices "
+              "exactly only up to 256: use --gpu-dtype f32");
   }
   const std::string why = cuda_detail::no_gpu_reason();
   if (why.empty()) GTEST_SKIP() << "a GPU is present: the accepted requests run elsewhere";

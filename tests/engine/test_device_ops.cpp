@@ -242,6 +242,22 @@ TEST(DeviceOps, TopksAgreeWithTheCpuKernels) {
   test::expect_bf16_device_path_agrees(g, KernelMode::real, "topk bf16");
 }
 
+// Elements of each row at computed indices (gather_along, GatherElements): of whole blocks, of
+// table and indices cut along the rows, and of a transposed (strided) table.
+TEST(DeviceOps, GathersAlongRowsAgreeWithTheCpuKernels) {
+  workloads::BlockedProgram p(workloads::DType::f32);
+  const auto& x = p.input("x", {6, 40}, 1, 0, {{0, 3, 6}, {0, 40}});
+  const auto& ids = p.input("ids", {6, 9}, 45, 0, {{0, 2, 6}, {0, 9}});  // -45 .. 45: clamped too
+  p.gather_along("g", x, ids, {{0, 3, 6}, {0, 4, 9}});
+  const auto& t = p.transpose("t", x, {1, 0});
+  const auto& tids = p.input("tids", {40, 2}, 6, 0, {{0, 40}, {0, 2}});
+  p.gather_along("tg", t, tids, {{0, 20, 40}, {0, 2}});
+  const Graph g = p.build({"gather_along", "test", {}});
+  const auto seen = expect_device_path_agrees(g, KernelMode::real, "gather_along");
+  EXPECT_TRUE(seen.count(KernelOp::gather));
+  test::expect_bf16_device_path_agrees(g, KernelMode::real, "gather_along bf16");
+}
+
 // Strided and reversed slices (kernel stride: a copy with a scaled, possibly negative, stride and
 // a start at the region's far end) of an input cut along both axes.
 TEST(DeviceOps, StridedSlicesAgreeWithTheCpuKernels) {

@@ -276,6 +276,30 @@ TEST(ImportKernels, TopkTakesTheFirstElementsInValueOrder) {
   EXPECT_EQ(out[all], (std::vector<float>{3, 1, 4, 0, 2, 4, 0, 1, 3, 2}));
 }
 
+// gather_along: an element of each table row per index (truncated, negative from the end,
+// clamped into the row), of whole blocks and of a region (columns 1..3 of both rows).
+TEST(ImportKernels, GatherAlongTakesAnElementOfEachRowPerIndex) {
+  Program p;
+  const NodeId t = p.load("t", 1, {2, 5}, {0, 0});  // rows 3 1 3 -2 1 / 0 0 7 0 -1
+  const NodeId i = p.load("i", 2, {2, 3}, {0, 0});  // rows 4 0 -1 / 2 2.7 -5
+  const NodeId j = p.load("j", 3, {2, 2}, {0, 0});  // rows 2 9 / -1 0
+  const NodeId all =
+      p.add("all", {"gather_along", {2, 3}, {0, 0}, {{t, {}, {}}, {i, {}, {}}}, "", {}});
+  const NodeId mid =
+      p.add("mid", {"gather_along", {2, 2}, {0, 0}, {{t, {0, 1}, {2, 3}}, {j, {}, {}}}, "", {}});
+  const NodeId row1 =  // the second row of the table and of the indices, a block at row 1
+      p.add("row1",
+            {"gather_along", {1, 3}, {1, 0}, {{t, {1, 0}, {1, 5}}, {i, {1, 0}, {1, 3}}}, "", {}});
+  const Graph g = p.build({grid(),
+                           {"t", {2, 5}, {3, 1, 3, -2, 1, 0, 0, 7, 0, -1}},
+                           {"i", {2, 3}, {4, 0, -1, 2, 2.7f, -5}},
+                           {"j", {2, 2}, {2, 9, -1, 0}}});
+  const auto out = run(g);
+  EXPECT_EQ(out[all], (std::vector<float>{1, 3, 1, 7, 7, 0}));
+  EXPECT_EQ(out[mid], (std::vector<float>{-2, -2, 0, 0}));  // 9: clamped to the last column
+  EXPECT_EQ(out[row1], (std::vector<float>{7, 7, 0}));
+}
+
 // fill with causal: value on one side of a diagonal of the block's global (row, column) (Trilu's
 // mask): upper from diagonal 0, lower up to diagonal -1 of a block starting at row 1, and the
 // default diagonal 1 (column > row) of a block starting at (1, 1).
@@ -648,6 +672,13 @@ TEST(ImportKernels, BadDescriptionsAreRefusedNamingTheNode) {
             }),
             "node 1 (k): topk: the output is not the operand's shape with a last extent of 1 to "
             "its own");
+  EXPECT_EQ(error([](Program& p) {  // indices of 3 rows for a table of 2
+              const NodeId w = p.load("w", 0, {2, 4}, {0, 0});
+              const NodeId x = p.load("x", 0, {3, 2}, {0, 0});
+              p.add("g", {"gather_along", {3, 2}, {0, 0}, {{w, {}, {}}, {x, {}, {}}}, "", {}});
+            }),
+            "node 2 (g): gather_along: expected a table and indices of its leading extents, the "
+            "output's shape");
   EXPECT_EQ(error([](Program& p) {  // step 2 over 4 columns gives 2, not 3
               const NodeId w = p.load("w", 0, {3, 4}, {0, 0});
               p.add("s", {"stride", {3, 3}, {0, 0}, {{w, {}, {}}}, "", {{"axis", 1}, {"step", 2}}});

@@ -197,7 +197,8 @@ RESIZE = {"nearest": 0, "linear": 9}
 # Data movement and shape ops: no FLOPs.
 FREE = {
     "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Split", "Slice",
-    "Gather", "Cast", "Identity", "Constant", "Shape", "ConstantOfShape", "Expand", "Dropout", "Pad",
+    "Gather", "GatherElements", "Cast", "Identity", "Constant", "Shape", "ConstantOfShape", "Expand",
+    "Dropout", "Pad",
 }
 
 

@@ -227,5 +227,58 @@ TEST(OnnxImportAxes, TopKAlongAnyAxisMatchesASort) {
   }
 }
 
+// GatherElements (torch.gather) of x [2, 3, 4]: along the middle axis at constant indices (some
+// negative) of fewer rows ([1, 2, 4]: x is cut to the indices' extents off the axis), and of w
+// [2, 3, 5] along the last axis at computed indices (TopK's of x); against loops of ONNX's
+// definition, out[b][j][c] = data[b][idx[b][j][c]][c] (axis 1). No FLOPs beyond TopK's.
+TEST(OnnxImportAxes, GatherElementsMatchesLoops) {
+  ModelBuilder m(13);
+  m.input("x", {2, 3, 4}).input("w", {2, 3, 5}).ints("k2", {1}, {2});
+  m.ints("ci", {1, 2, 4}, {0, -1, 2, 1, -3, 2, 0, -2});
+  m.output("g", {1, 2, 4}).output("h", {2, 3, 2});
+  m.node("GatherElements", {"x", "ci"}, {"g"}, {{"axis", 1}})
+      .node("TopK", {"x", "k2"}, {"v", "i"})
+      .node("GatherElements", {"w", "i"}, {"h"}, {{"axis", -1}});
+  const std::vector<int> ci = {0, -1, 2, 1, -3, 2, 0, -2};
+  for (int p : {1, 2, 4}) {
+    const auto e = import_and_eval(m, p, {});
+    const Dense x = e.tensor("x"), w = e.tensor("w"), g = e.tensor("g"), h = e.tensor("h");
+    const Dense i = e.tensor("i");
+    for (int j = 0; j < 2; ++j)
+      for (int c = 0; c < 4; ++c) {
+        const int r = ci[static_cast<std::size_t>(4 * j + c)];
+        EXPECT_EQ((g[{0, j, c}]), (x[{0, r < 0 ? r + 3 : r, c}])) << "P=" << p;
+      }
+    for (int b = 0; b < 2; ++b)
+      for (int j = 0; j < 3; ++j)
+        for (int c = 0; c < 2; ++c) {
+          const auto at = static_cast<int>(i[{b, j, c}]);
+          ASSERT_GE(at, 0);
+          ASSERT_LT(at, 4);
+          EXPECT_EQ((h[{b, j, c}]), (w[{b, j, at}])) << "P=" << p;
+        }
+    EXPECT_DOUBLE_EQ(e.res.report.total_flops, 24.0 * (2 + 2)) << "P=" << p;
+  }
+}
+
+// GatherElements' refusals: a constant index outside the axis, indices larger than the data off
+// the axis, and operands of different ranks.
+TEST(OnnxImportAxes, GatherElementsRefusesBadIndices) {
+  const auto error = [](const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& v,
+                        int axis) {
+    ModelBuilder m(13);
+    m.input("x", {2, 3})
+        .ints("ci", shape, v)
+        .output("y", std::vector<test::Dim>(shape.begin(), shape.end()));
+    m.node("GatherElements", {"x", "ci"}, {"y"}, {{"axis", axis}});
+    return import_error(m);
+  };
+  EXPECT_NE(error({2, 1}, {0, 3}, 1).find("GatherElements: index out of range"), std::string::npos);
+  EXPECT_NE(error({2, 1}, {-4, 0}, 1).find("index out of range"), std::string::npos);
+  EXPECT_NE(error({3, 1}, {0, 0, 0}, 1).find("indices larger than the data off the axis"),
+            std::string::npos);
+  EXPECT_NE(error({2}, {0, 0}, 0).find("GatherElements"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace doppler

@@ -617,6 +617,20 @@ Dense eval_node(const Graph& g, NodeId v, const std::vector<Dense>& vals) {
       t.insert(t.end(), idx.begin() + static_cast<std::ptrdiff_t>(ind.shape.size()), idx.end());
       r[idx] = table[t];
     } while (next_index(idx, e.shape));
+  } else if (op == "gather_along") {
+    // docs/exec.md: out[l, j] = table[l, row(idx[l, j])], row as gather's over the last axis.
+    if (ops.size() != 2 || ops[0].shape.empty() || ops[1].shape != e.shape ||
+        ops[0].shape.size() != e.shape.size() ||
+        !std::equal(e.shape.begin(), e.shape.end() - 1, ops[0].shape.begin()))
+      fail(g, v, "gather_along operands");
+    const std::int64_t n = ops[0].shape.back();
+    do {
+      std::int64_t j = static_cast<std::int64_t>(std::trunc(ops[1][idx]));
+      if (j < 0) j += n;
+      Idx t = idx;
+      t.back() = std::clamp<std::int64_t>(j, 0, n - 1);
+      r[idx] = ops[0][t];
+    } while (next_index(idx, e.shape));
   } else if (op == "topk") {
     // docs/exec.md: each row stably sorted (larger first, or smaller with largest = 0; NaN above
     // every number), its first k (the output's last extent) values or indices.

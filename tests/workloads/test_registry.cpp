@@ -230,7 +230,7 @@ TEST(Registry, EveryExecOpIsADocumentedKernelOfTheNodesKind) {
       "maximum",       "minimum",     "power",       "prelu",      "tan",
       "asin",          "acos",        "atan",        "sinh",       "cosh",
       "selu",          "celu",        "isnan",       "isinf",      "mod",
-      "fmod"};
+      "fmod",          "gather_along"};
   for (const auto& k : workloads::kernels())
     if (k.name != "max" && !imported.count(std::string(k.name))) {
       EXPECT_TRUE(used.count(std::string(k.name))) << k.name;

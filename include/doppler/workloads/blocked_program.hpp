@@ -157,6 +157,14 @@ public:
   const BlockedTensor& gather(const std::string& name, const BlockedTensor& table,
                               const BlockedTensor& indices, std::vector<Cuts> cuts);
 
+  /// An element of each last-axis row of `table` per index (kernel "gather_along"; ONNX
+  /// GatherElements, NumPy take_along_axis): out[l, j] = table[l, indices[l, j]], the output of
+  /// the indices' shape, whose leading extents are the table's, cut by `cuts`. Each output block
+  /// reads its region of the indices and the same leading region of the table with its last
+  /// axis whole (re-blocked where it is cut). 0 FLOPs.
+  const BlockedTensor& gather_along(const std::string& name, const BlockedTensor& table,
+                                    const BlockedTensor& indices, std::vector<Cuts> cuts);
+
   /// Concatenation of `parts` along dimension `axis` (kernel "select" copying whole blocks; the
   /// other dimensions take the first part's cuts, relayouts inserted where parts differ).
   const BlockedTensor& concat(const std::string& name,

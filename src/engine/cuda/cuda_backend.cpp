@@ -424,11 +424,16 @@ void check_bf16_indices(const Plan& plan, GpuDevices::Storage storage) {
   if (storage != GpuDevices::Storage::bf16) return;
   for (std::size_t v = 0; v < plan.kernels.size(); ++v) {
     const auto& k = plan.kernels[v];
-    if (k.op == engine_detail::KernelOp::gather && k.in[0].shape[0] > kBf16WholeNumbers)
+    const bool gather = k.op == engine_detail::KernelOp::gather;
+    const std::int64_t rows = !gather ? 0 : k.p1 != 0 ? k.in[0].shape.back() : k.in[0].shape[0];
+    if (rows > kBf16WholeNumbers)
       throw InputError(fmt::format(
-          "node {} gathers rows of a {}-row table, and --gpu-dtype bf16 holds indices exactly "
-          "only up to {}: use --gpu-dtype f32",
-          v, k.in[0].shape[0], kBf16WholeNumbers));
+          "node {} gathers {}, and --gpu-dtype bf16 holds indices exactly only up to {}: use "
+          "--gpu-dtype f32",
+          v,
+          k.p1 != 0 ? fmt::format("elements of {}-element rows", rows)
+                    : fmt::format("rows of a {}-row table", rows),
+          kBf16WholeNumbers));
     if (k.op == engine_detail::KernelOp::reduce && k.fn == engine_detail::Fn::argmax &&
         k.in[0].shape.back() > kBf16WholeNumbers)
       throw InputError(fmt::format(
