@@ -13,6 +13,7 @@
 
 #include "doppler/engine/mpi_backend.hpp"
 #include "doppler/graph/io/assignment_json.hpp"
+#include "doppler/hardware/platform_for.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/report/gantt.hpp"
 #include "doppler/report/table.hpp"
@@ -73,8 +74,11 @@ void run_validate(const ValidateOptions& o) {
     return engine.run(a, rule).makespan_seconds;
   };
   const bool reporter = !mpi || mpi->rank() == 0;  // MPI: rank 0 prints, the others run
-  if (reporter)
+  if (reporter) {
     for (const auto& w : mpi ? mpi->warnings() : local->warnings()) spdlog::warn("{}", w);
+    if (const std::string w = kernel_coverage_warning(g, o.hardware); !w.empty())
+      spdlog::warn("{}", w);
+  }
   ValidationOptions vo;
   vo.assignments = o.assignments;
   vo.seed = o.seed;

@@ -26,6 +26,7 @@ Graph load_graph_logged(const std::string& path) {
 void warn_pricing(const Graph& g, const std::string& hardware) {
   if (const std::string w = pricing_warning(g, hardware); !w.empty())
     spdlog::warn("{} (drop --hardware)", w);
+  if (const std::string w = kernel_coverage_warning(g, hardware); !w.empty()) spdlog::warn("{}", w);
 }
 
 void print_json(const ojson& j) {

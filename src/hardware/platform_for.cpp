@@ -1,5 +1,9 @@
 #include "doppler/hardware/platform_for.hpp"
 
+#include <map>
+
+#include <fmt/format.h>
+
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/util/error.hpp"
 
@@ -24,6 +28,24 @@ std::string pricing_warning(const Graph& g, const std::string& hardware) {
          hardware +
          "' would price every op at its fixed overhead alone; simulate it without a "
          "hardware profile";
+}
+
+std::string kernel_coverage_warning(const Graph& g, const std::string& hardware) {
+  if (hardware.empty()) return "";
+  const HardwareProfile p = load_hardware_profile(hardware);
+  if (p.left_out.empty()) return "";
+  std::map<std::string, int> ops;
+  for (const Node& n : g.nodes())
+    if (n.exec && p.left_out.count(n.exec->op)) ++ops[n.exec->op];
+  if (ops.empty()) return "";
+  std::string list;
+  for (const auto& [kernel, count] : ops)
+    list += fmt::format("{}{} ({} op{})", list.empty() ? "" : ", ", kernel, count,
+                        count == 1 ? "" : "s");
+  return fmt::format(
+      "profile '{}' was calibrated without kernels of graph '{}': {}; it prices them by FLOPs "
+      "at its peak (calibrate --kernels-of the graph to measure them)",
+      p.name, g.meta().name, list);
 }
 
 }  // namespace doppler

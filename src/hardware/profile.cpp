@@ -87,6 +87,22 @@ void read_kernel_points(const JsonDoc& doc, const json& k, const std::string& pt
   }
 }
 
+// The optional calibration_source.kernels_left_out: names of kernels (doppler calibrate --kernels).
+std::set<std::string> read_left_out(const JsonDoc& doc, const json& root) {
+  const auto source = root.find("calibration_source");
+  if (source == root.end() || !source->is_object()) return {};
+  const auto list = source->find("kernels_left_out");
+  if (list == source->end()) return {};
+  const std::string ptr = "/calibration_source/kernels_left_out";
+  if (!list->is_array()) doc.fail(ptr, "expected an array of kernel names");
+  std::set<std::string> out;
+  for (const json& k : *list) {
+    if (!k.is_string()) doc.fail(ptr, "expected an array of kernel names");
+    out.insert(k.get<std::string>());
+  }
+  return out;
+}
+
 // The optional "kernels" object: {name: {"seconds_per_op": a, "seconds_per_flop": b,
 // "seconds_per_byte": c, "seconds_per_input_byte": r, "points": [[units, seconds], ...],
 // "points_unit": u}} (each optional, default 0 / none).
@@ -193,6 +209,7 @@ HardwareProfile parse_hardware_profile(std::string_view text, const std::string&
                                            kMaxRingDevices, p.num_devices()));
   detail::build_topology(doc, topology, "/topology", p);
   if (root.contains("kernels")) p.kernels = read_kernels(doc, root["kernels"]);
+  p.left_out = read_left_out(doc, root);
   for (const auto& [key, v] : root.items()) {
     static const char* known[] = {"format",  "version", "name",  "aliases",  "description",
                                   "devices", "device",  "count", "topology", "kernels"};

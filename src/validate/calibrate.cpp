@@ -139,6 +139,7 @@ Calibration calibrate(const CalibrationOptions& o, const ProgressFn& progress) {
   use_fastest_device(c);
   fit_device_model(c, fit_on, o);
   price_alone(c);
+  if (!o.kernels.empty()) c.left_out = left_out_kernels(c);
   return c;
 }
 

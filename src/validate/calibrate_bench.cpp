@@ -246,6 +246,16 @@ std::vector<KernelBench> standard_benchmarks(int element_bytes) {
   return b;
 }
 
+std::vector<std::string> left_out_kernels(const Calibration& c) {
+  std::set<std::string> all;
+  for (const KernelBench& kb : standard_benchmarks(c.element_bytes)) all.insert(kb.kernel);
+  for (const auto& [kernel, measured] : kernels_priced_like()) all.insert(kernel);
+  std::vector<std::string> out;
+  for (const std::string& k : all)
+    if (!c.kernel_costs.count(k)) out.push_back(k);
+  return out;
+}
+
 std::vector<KernelBench> select_benchmarks(std::vector<KernelBench> all,
                                            const std::vector<std::string>& kernels) {
   if (kernels.empty()) return all;

@@ -134,6 +134,10 @@ void use_fastest_device(Calibration& c);
 void fit_device_model(Calibration& c, const std::vector<KernelSample>& graph_ops,
                       const CalibrationOptions& o);
 
+/// The kernels a calibration of every kernel prices (its benchmarks' and kernels_priced_like()'s)
+/// that c.kernel_costs lacks, sorted.
+std::vector<std::string> left_out_kernels(const Calibration& c);
+
 /// Sets c.contention and prices every kernel alone: the busy-device costs x (1 - contention).
 void price_alone(Calibration& c);
 

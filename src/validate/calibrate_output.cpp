@@ -128,6 +128,7 @@ ordered_json calibration_source_json(const Calibration& c) {
           {"engine_overhead_seconds", c.engine_overhead},
           {"benchmarked_kernels",
            c.benchmarked.empty() ? ordered_json("all") : ordered_json(c.benchmarked)},
+          {"kernels_left_out", c.left_out},
           {"kernels", ks},
           {"copies", cs},
           {"copy_burst",

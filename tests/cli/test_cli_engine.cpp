@@ -194,6 +194,16 @@ TEST(CliCalibrate, WritesAProfileTheSimulatorAcceptsAndValidateSimUsesIt) {
                     q(dir / "hw.json") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_GT(nlohmann::json::parse(r.out)["makespan"].get<double>(), 0);
+  EXPECT_EQ(r.err.find("calibrated without"), std::string::npos) << r.err;
+  // Another graph's kernels the profile left out (ffnn's relu and softmax pieces) are named.
+  r = test::run_cli("generate ffnn -p batch=64 -p hidden=64 -p dim=8 --devices 4 -o " +
+                    q(dir / "ffnn.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_cli("place " + q(dir / "ffnn.json") + " --devices 4 --hardware " +
+                    q(dir / "hw.json") + " -m critical-path -o " + q(dir / "fa.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("was calibrated without kernels of graph"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("relu ("), std::string::npos) << r.err;
   r = test::run_cli(
       "validate-sim " + q(dir / "g.json") + " --hardware " + q(dir / "hw.json") +
       " --assignments 10 --repeat 1 --warmup 0 --budget 50 --json --save-assignments " +

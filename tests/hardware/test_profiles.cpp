@@ -1,10 +1,14 @@
 // Shipped hardware profiles and the profile reader.
+#include <fstream>
 #include <set>
 
 #include <gtest/gtest.h>
 
+#include "support/support.hpp"
+
 #include "doppler/graph/graph_builder.hpp"
 #include "doppler/hardware/platform.hpp"
+#include "doppler/hardware/platform_for.hpp"
 #include "doppler/hardware/shipped.hpp"
 #include "doppler/util/error.hpp"
 
@@ -241,6 +245,43 @@ TEST(Profiles, BadProfilesAreRejectedWithLines) {
             "h.json:4: expected [units, seconds]");
   EXPECT_EQ(err(dev + ring + R"("kernels": {"exp": {"points_unit": "bytes"}})"),
             "h.json:4: points_unit must be flops or out_bytes");
+  EXPECT_EQ(err(dev + ring + R"("calibration_source": {"kernels_left_out": ["exp", 3]})"),
+            "h.json:4: expected an array of kernel names");
+}
+
+// A profile calibrated for chosen kernels (calibration_source.kernels_left_out) warns for the
+// graphs with ops of the kernels it left out, naming them with their op counts; nothing for a
+// graph without such ops, a profile without the list, or no profile.
+TEST(Profiles, KernelsLeftOutByTheCalibrationAreNamed) {
+  test::TempDir dir;
+  const auto profile = [&](const std::string& name, const std::string& source) {
+    const std::string path = (dir / (name + ".json")).string();
+    std::ofstream(path) << R"({"format": "doppler-hardware", "version": 1, "name": ")" << name
+                        << R"(", "device": {"peak_flops": {"f32": 1e9}}, "count": 2,
+      "topology": {"kind": "all-to-all", "link": {"bandwidth": 1e9}},
+      "kernels": {"exp": {"seconds_per_flop": 4e-9}}, "calibration_source": )"
+                        << source << "}";
+    return path;
+  };
+  const std::string some = profile("some", R"({"kernels_left_out": ["add", "silu", "tanh"]})");
+  const std::string all = profile("all", R"({"benchmarked_kernels": "all"})");
+  EXPECT_EQ(load_hardware_profile(some).left_out, (std::set<std::string>{"add", "silu", "tanh"}));
+  GraphBuilder b;
+  const NodeId x = exec_node(b, "exp", 10, 40);
+  exec_node(b, "silu", 10, 40, {{x, {}, {}}});
+  exec_node(b, "silu", 10, 40, {{x, {}, {}}});
+  exec_node(b, "add", 10, 40, {{x, {}, {}}});
+  exec_node(b, "relu", 10, 40, {{x, {}, {}}});
+  const Graph g = b.build();
+  const std::string w = kernel_coverage_warning(g, some);
+  EXPECT_NE(w.find("profile 'some' was calibrated without kernels of graph"), std::string::npos)
+      << w;
+  EXPECT_NE(w.find(": add (1 op), silu (2 ops); it prices them by FLOPs"), std::string::npos) << w;
+  EXPECT_EQ(kernel_coverage_warning(g, all), "");
+  EXPECT_EQ(kernel_coverage_warning(g, ""), "");
+  GraphBuilder c;
+  exec_node(c, "exp", 10, 40);
+  EXPECT_EQ(kernel_coverage_warning(c.build(), some), "");
 }
 
 // Measured sizes replace the line: linear between points, from (0, seconds_per_op) up to the

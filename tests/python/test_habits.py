@@ -145,6 +145,20 @@ def test_a_profile_pricing_reference_costs_only_warns(doppler, fork_dot):
         doppler.Problem(doppler.generate("llama-layer", devices=2), 2, hardware="v100")
 
 
+def test_a_profile_calibrated_without_a_graphs_kernels_warns(doppler, tmp_path):
+    profile = tmp_path / "some.json"  # a calibration of chosen kernels left silu out
+    profile.write_text('{"format": "doppler-hardware", "version": 1, "name": "some", "device": '
+                       '{"peak_flops": {"f32": 1e9}}, "count": 2, "topology": {"kind": '
+                       '"all-to-all", "link": {"bandwidth": 1e9}}, "calibration_source": '
+                       '{"kernels_left_out": ["silu", "cosh"]}}')
+    g = doppler.generate("llama-layer", devices=2)
+    with pytest.warns(UserWarning, match=r"calibrated without kernels .*: silu \(\d+ ops\);"):
+        doppler.Problem(g, 2, hardware=profile)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        doppler.Problem(doppler.generate("chainmm", devices=2), 2, hardware=profile)  # einsums
+
+
 def test_reprs_are_readable(doppler, fork_dot):
     problem = doppler.Problem(doppler.load_graph(fork_dot), 2)
     p = doppler.place(problem, "heft")

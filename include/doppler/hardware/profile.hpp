@@ -3,6 +3,7 @@
 // and which links each device-to-device transfer crosses). Read from doppler-hardware JSON
 // (docs/hardware.md); shipped profiles live in hardware/*.json.
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,9 @@ struct HardwareProfile {
   std::vector<LinkSpec> links;
   /// Per-kernel costs by kernel name (empty: every op costs by FLOPs).
   std::map<std::string, KernelCost> kernels;
+  /// Kernels its calibration left out (`calibrate --kernels`; calibration_source's
+  /// kernels_left_out): priced by FLOPs, which a calibration of every kernel would have measured.
+  std::set<std::string> left_out;
   /// routes[s * P + d]: ids of the links a transfer from s to d crosses (empty when s == d).
   std::vector<std::vector<int>> routes;
 

@@ -154,6 +154,10 @@ struct Calibration {
   /// The kernels whose microbenchmarks ran when CalibrationOptions::kernels chose some (the
   /// GEMMs' "einsum" included), sorted; empty when every benchmark ran.
   std::vector<std::string> benchmarked;
+  /// The kernels a calibration of every kernel prices that this one left out (chosen kernels
+  /// only; sorted): the profile lists them (calibration_source.kernels_left_out), and a graph
+  /// with their ops gets a warning where the profile prices it (kernel_coverage_warning).
+  std::vector<std::string> left_out;
 };
 
 /// The least copy share of a device whose own core performs each incoming copy, link emulation
