@@ -474,7 +474,7 @@ void print_compare(const Compared& c) {
 
 void compare_graph(const Graph& g, const CompareOptions& o) {
   const Problem problem(g, platform_for(g, o.hardware, o.devices));
-  warn_pricing(g, o.hardware);
+  warn_pricing(g, o.hardware, problem.platform());
   const std::vector<std::string> methods =
       o.methods == "none" ? std::vector<std::string>{} : expand_methods(o.methods, problem);
   for (const std::string& dir : {o.gantt_dir, o.assignments_dir})

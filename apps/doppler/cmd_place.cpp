@@ -36,7 +36,7 @@ void run_place(const PlaceCmdOptions& o) {
   const Graph g = load_graph_logged(o.graph);
   const int devices = devices_for(g, o.devices);
   const Problem problem(g, platform_for(g, o.hardware, devices));
-  warn_pricing(g, o.hardware);
+  warn_pricing(g, o.hardware, problem.platform());
   std::string method = o.method;
   if (!o.policy.empty()) {
     if (method.rfind("doppler", 0) != 0)

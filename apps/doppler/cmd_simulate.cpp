@@ -113,7 +113,7 @@ void run_batch(const SimulateOptions& o, const Graph& g) {
           fmt::format("assignments disagree on the device count ({} and {}); pass --devices",
                       devices, a.devices));
   const Platform platform = platform_for(g, o.hardware, devices);
-  warn_pricing(g, o.hardware);
+  warn_pricing(g, o.hardware, platform);
   const Simulator sim(g, platform);
   const DispatchRule rule = parse_dispatch_rule(o.order);
   SimWorkspace ws;
@@ -163,7 +163,7 @@ void run_simulate(const SimulateOptions& o) {
   }
   const Assignment a = load_assignment(o.assignment, g, o.devices);
   const Platform platform = platform_for(g, o.hardware, a.devices);
-  warn_pricing(g, o.hardware);
+  warn_pricing(g, o.hardware, platform);
   const Simulator sim(g, platform);
   const DispatchRule rule = parse_dispatch_rule(o.order);
   if (rule == DispatchRule::priority && a.order.empty())

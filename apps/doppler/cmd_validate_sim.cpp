@@ -76,7 +76,7 @@ void run_validate(const ValidateOptions& o) {
   const bool reporter = !mpi || mpi->rank() == 0;  // MPI: rank 0 prints, the others run
   if (reporter) {
     for (const auto& w : mpi ? mpi->warnings() : local->warnings()) spdlog::warn("{}", w);
-    if (const std::string w = kernel_coverage_warning(g, o.hardware); !w.empty())
+    if (const std::string w = kernel_coverage_warning(g, problem.platform()); !w.empty())
       spdlog::warn("{}", w);
   }
   ValidationOptions vo;

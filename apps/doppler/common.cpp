@@ -23,10 +23,10 @@ Graph load_graph_logged(const std::string& path) {
   return g;
 }
 
-void warn_pricing(const Graph& g, const std::string& hardware) {
+void warn_pricing(const Graph& g, const std::string& hardware, const Platform& platform) {
   if (const std::string w = pricing_warning(g, hardware); !w.empty())
     spdlog::warn("{} (drop --hardware)", w);
-  if (const std::string w = kernel_coverage_warning(g, hardware); !w.empty()) spdlog::warn("{}", w);
+  if (const std::string w = kernel_coverage_warning(g, platform); !w.empty()) spdlog::warn("{}", w);
 }
 
 void print_json(const ojson& j) {

@@ -20,8 +20,8 @@ using ojson = nlohmann::ordered_json;
 /// Loads a graph file, logging its warnings on stderr.
 Graph load_graph_logged(const std::string& path);
 /// Logs pricing_warning(g, hardware) when there is one (a profile pricing a graph that has
-/// reference costs only), and kernel_coverage_warning(g, hardware).
-void warn_pricing(const Graph& g, const std::string& hardware);
+/// reference costs only), and kernel_coverage_warning(g, platform) (the platform made from it).
+void warn_pricing(const Graph& g, const std::string& hardware, const Platform& platform);
 
 /// Prints exactly one JSON document on stdout.
 void print_json(const ojson& j);

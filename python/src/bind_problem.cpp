@@ -29,7 +29,7 @@ ProblemPtr make_problem(GraphPtr g, int devices,
   if (const std::string w = pricing_warning(*p->graph, p->hardware); !w.empty())
     if (PyErr_WarnEx(PyExc_UserWarning, (w + " (drop hardware=)").c_str(), 1) != 0)
       throw py::error_already_set();  // warnings turned into errors
-  if (const std::string w = kernel_coverage_warning(*p->graph, p->hardware); !w.empty())
+  if (const std::string w = kernel_coverage_warning(*p->graph, p->problem->platform()); !w.empty())
     if (PyErr_WarnEx(PyExc_UserWarning, w.c_str(), 1) != 0) throw py::error_already_set();
   return p;
 }

@@ -30,10 +30,9 @@ std::string pricing_warning(const Graph& g, const std::string& hardware) {
          "hardware profile";
 }
 
-std::string kernel_coverage_warning(const Graph& g, const std::string& hardware) {
-  if (hardware.empty()) return "";
-  const HardwareProfile p = load_hardware_profile(hardware);
-  if (p.left_out.empty()) return "";
+std::string kernel_coverage_warning(const Graph& g, const Platform& platform) {
+  if (platform.is_reference() || platform.profile().left_out.empty()) return "";
+  const HardwareProfile& p = platform.profile();
   std::map<std::string, int> ops;
   for (const Node& n : g.nodes())
     if (n.exec && p.left_out.count(n.exec->op)) ++ops[n.exec->op];

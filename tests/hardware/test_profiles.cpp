@@ -273,15 +273,18 @@ TEST(Profiles, KernelsLeftOutByTheCalibrationAreNamed) {
   exec_node(b, "add", 10, 40, {{x, {}, {}}});
   exec_node(b, "relu", 10, 40, {{x, {}, {}}});
   const Graph g = b.build();
-  const std::string w = kernel_coverage_warning(g, some);
+  const auto on = [](const std::string& path) {
+    return Platform::hardware(load_hardware_profile(path), 2);
+  };
+  const std::string w = kernel_coverage_warning(g, on(some));
   EXPECT_NE(w.find("profile 'some' was calibrated without kernels of graph"), std::string::npos)
       << w;
   EXPECT_NE(w.find(": add (1 op), silu (2 ops); it prices them by FLOPs"), std::string::npos) << w;
-  EXPECT_EQ(kernel_coverage_warning(g, all), "");
-  EXPECT_EQ(kernel_coverage_warning(g, ""), "");
+  EXPECT_EQ(kernel_coverage_warning(g, on(all)), "");
+  EXPECT_EQ(kernel_coverage_warning(g, Platform::reference(2)), "");
   GraphBuilder c;
   exec_node(c, "exp", 10, 40);
-  EXPECT_EQ(kernel_coverage_warning(c.build(), some), "");
+  EXPECT_EQ(kernel_coverage_warning(c.build(), on(some)), "");
 }
 
 // Measured sizes replace the line: linear between points, from (0, seconds_per_op) up to the

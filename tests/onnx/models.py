@@ -15,9 +15,9 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     encoder  torch.nn.TransformerEncoderLayer(d, h, ff, dropout=0, batch_first=True), eval mode,
              on x [B, S, d]
     resnet18 resnet50 mobilenet_v3_small inception_v3 vit_b_16 swin_t
-             torchvision 0.14 models (vit_b_16 small: 2 of its 12 encoder layers; swin_t: flops.json's einsum_flops are PyTorch's profiler's
-             matrix-product FLOPs, which include the F.linear calls and attention products no
-             module hook sees) (weights=None, seeded; inception without aux logits) on
+             torchvision 0.14 models (vit_b_16 small: 2 of its 12 encoder layers; swin_t:
+             flops.json's einsum_flops are PyTorch's profiler's matrix-product FLOPs, which
+             include the F.linear calls and attention products no module hook sees) (weights=None, seeded; inception without aux logits) on
              [batch, 3, image, image]: sizes small (batch 1, 64 x 64; inception 80 x 80), b1 and
              b32 (224 x 224; inception 299 x 299); flops.json adds conv_flops = 2 x the Conv2d
              multiply-adds counted by forward hooks (no bias: the exporter folds BatchNorm into

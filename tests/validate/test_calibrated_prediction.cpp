@@ -123,15 +123,21 @@ Chains build_copies_into_busy_device() {
   return c;
 }
 
+// A calibration of this machine's engine on 2 devices (3 runs per benchmark) for the kernels of
+// c's graph (and the GEMMs): a third of a full calibration's time.
+Calibration calibrate_for(const Chains& c) {
+  CalibrationOptions o;
+  o.devices = 2;
+  o.repeat = 3;
+  o.kernels = graph_kernels(c.g);
+  return calibrate(o);
+}
+
 // The calibrated simulator's makespan of the chains and the engine's median of `runs` runs;
 // edit changes the calibration before it is written as a profile (e.g. drops the kernel table).
 std::pair<double, double> simulated_and_measured(
     const Chains& c, int runs, const std::function<void(Calibration&)>& edit = nullptr) {
-  CalibrationOptions o;
-  o.devices = 2;
-  o.repeat = 3;
-  o.kernels = graph_kernels(c.g);  // the chains' kernels (and the GEMMs): a third of the time
-  Calibration cal = calibrate(o);
+  Calibration cal = calibrate_for(c);
   if (edit) edit(cal);
   const HardwareProfile hw =
       parse_hardware_profile(calibration_profile_json(cal, "test", "switch"), "calibrated");
@@ -185,11 +191,7 @@ struct CopyPrediction {
 };
 
 CopyPrediction predict_copies(const Chains& c) {
-  CalibrationOptions o;
-  o.devices = 2;
-  o.repeat = 3;
-  o.kernels = graph_kernels(c.g);  // the chains' kernels (and the GEMMs): a third of the time
-  Calibration cal = calibrate(o);
+  Calibration cal = calibrate_for(c);
   const auto simulate = [&](const Calibration& k) {
     const HardwareProfile hw =
         parse_hardware_profile(calibration_profile_json(k, "test", "switch"), "calibrated");

@@ -18,9 +18,9 @@ Platform platform_for(const Graph& g, const std::string& hardware, int devices);
 /// op its fixed overhead alone. Empty when there is nothing to say.
 std::string pricing_warning(const Graph& g, const std::string& hardware);
 
-/// A warning when profile `hardware` (non-empty) was calibrated without kernels that `g`'s ops
-/// run (HardwareProfile::left_out: `calibrate --kernels`), which it prices by FLOPs: names them
-/// with their op counts. Empty when there is nothing to say.
-std::string kernel_coverage_warning(const Graph& g, const std::string& hardware);
+/// A warning when the profile of `platform` was calibrated without kernels that `g`'s ops run
+/// (HardwareProfile::left_out: `calibrate --kernels`), which it prices by FLOPs: names them with
+/// their op counts. Empty when there is nothing to say (the reference model included).
+std::string kernel_coverage_warning(const Graph& g, const Platform& platform);
 
 }  // namespace doppler
