@@ -16,7 +16,8 @@ import os
 import sys
 
 ORDER = ["resnet18", "resnet50", "mobilenet_v3_small", "inception_v3", "vit_b_16",
-         "lraspp_mobilenet_v3_large", "fcn_resnet50", "unet"]
+         "lraspp_mobilenet_v3_large", "fcn_resnet50", "unet",
+         "r3d_18", "mc3_18", "r2plus1d_18"]
 
 
 def label(spec):

@@ -5,12 +5,34 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "lowerer.hpp"
 
 namespace doppler::onnx_import {
+
+std::pair<std::int64_t, std::int64_t> same_pads(bool upper, std::int64_t in, std::int64_t kernel,
+                                                std::int64_t stride, std::int64_t dil) {
+  const std::int64_t out = (in + stride - 1) / stride;
+  const std::int64_t total =
+      std::max<std::int64_t>(0, (out - 1) * stride + (kernel - 1) * dil + 1 - in);
+  const std::int64_t small = total / 2, big = total - small;
+  return upper ? std::pair{small, big} : std::pair{big, small};
+}
+
+std::int64_t window_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_hi,
+                        std::int64_t kernel, std::int64_t stride, std::int64_t dil, bool ceil) {
+  const std::int64_t span = (kernel - 1) * dil + 1, padded = in + pad_lo + pad_hi;
+  if (span > padded)
+    throw std::runtime_error(fmt::format(
+        "the kernel ({} with dilation) is larger than the padded input ({})", span, padded));
+  std::int64_t out = (padded - span) / stride + 1;
+  if (ceil && (padded - span) % stride != 0 && (out * stride - pad_lo) < in) ++out;
+  return out;
+}
 
 namespace {
 
@@ -33,14 +55,8 @@ std::array<std::int64_t, 4> window_pads(const onnx::NodeProto& n, const Shape& x
   std::array<std::int64_t, 4> pads{};
   const std::int64_t in[2] = {x[2], x[3]}, k[2] = {g.kernel_h, g.kernel_w},
                      s[2] = {g.stride_h, g.stride_w}, d[2] = {g.dil_h, g.dil_w};
-  for (int a = 0; a < 2; ++a) {
-    const std::int64_t out = (in[a] + s[a] - 1) / s[a];
-    const std::int64_t total =
-        std::max<std::int64_t>(0, (out - 1) * s[a] + (k[a] - 1) * d[a] + 1 - in[a]);
-    const std::int64_t small = total / 2, big = total - small;
-    pads[static_cast<std::size_t>(a)] = mode == "SAME_UPPER" ? small : big;
-    pads[static_cast<std::size_t>(a) + 2] = mode == "SAME_UPPER" ? big : small;
-  }
+  for (std::size_t a = 0; a < 2; ++a)
+    std::tie(pads[a], pads[a + 2]) = same_pads(mode == "SAME_UPPER", in[a], k[a], s[a], d[a]);
   return pads;
 }
 
@@ -56,18 +72,6 @@ void read_strides(const onnx::NodeProto& n, workloads::Window2d& g, bool dilatio
   if (!d.empty() && !dilations && (d[0] != 1 || d[1] != 1))
     throw std::runtime_error("dilations are not supported for this pool");
   if (!d.empty()) g.dil_h = d[0], g.dil_w = d[1];
-}
-
-// Output extent of a window along one axis, or an error when the window does not fit.
-std::int64_t window_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_hi,
-                        std::int64_t kernel, std::int64_t stride, std::int64_t dil, bool ceil) {
-  const std::int64_t span = (kernel - 1) * dil + 1, padded = in + pad_lo + pad_hi;
-  if (span > padded)
-    throw std::runtime_error(fmt::format(
-        "the kernel ({} with dilation) is larger than the padded input ({})", span, padded));
-  std::int64_t out = (padded - span) / stride + 1;
-  if (ceil && (padded - span) % stride != 0 && (out * stride - pad_lo) < in) ++out;
-  return out;
 }
 
 // A convolution's kernel extent from its weight [.., .., KH, KW] (kernel_shape must agree), its
@@ -148,9 +152,10 @@ std::vector<Cuts> Lowerer::nchw_cuts(const std::string& tensor, const Shape& sha
 }
 
 void Lowerer::conv(const onnx::NodeProto& n) {
-  if (lower_1d(n, &Lowerer::conv)) return;
+  if (lower_1d(n, &Lowerer::conv) || lower_3d(n)) return;
   const Shape x = in(n, 0).shape;
-  if (x.size() != 4) throw std::runtime_error("only 1-D and 2-D Conv (NCL, NCHW) is supported");
+  if (x.size() != 4)
+    throw std::runtime_error("only 1-D, 2-D and 3-D Conv (NCL, NCHW, NCDHW) is supported");
   const HostTensor& w = const_in(n, 1, "weight (W)");
   if (w.shape.size() != 4) throw std::runtime_error("the weight must be OIHW (rank 4)");
   workloads::Window2d g;
@@ -272,10 +277,11 @@ void Lowerer::conv_transpose(const onnx::NodeProto& n) {
 void Lowerer::pool(const onnx::NodeProto& n) {
   if (n.output_size() > 1 && !n.output(1).empty())
     throw std::runtime_error("MaxPool's Indices output is not supported");
-  if (lower_1d(n, &Lowerer::pool)) return;
+  if (lower_1d(n, &Lowerer::pool) || lower_3d(n)) return;
   const Shape x = in(n, 0).shape;
   if (x.size() != 4)
-    throw std::runtime_error("only 1-D and 2-D " + n.op_type() + " (NCL, NCHW) is supported");
+    throw std::runtime_error("only 1-D, 2-D and 3-D " + n.op_type() +
+                             " (NCL, NCHW, NCDHW) is supported");
   if (attr_int(n, "storage_order", 0) != 0)
     throw std::runtime_error("storage_order 1 is not supported");
   workloads::Window2d g;

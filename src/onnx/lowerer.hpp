@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host_tensor.hpp"
@@ -142,6 +143,17 @@ private:
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
   bool lower_1d(const onnx::NodeProto& n, Op op);
 
+  // Volumetric Conv, MaxPool and AveragePool (lower_conv3d.cpp).
+  bool lower_3d(const onnx::NodeProto& n);
+  struct DepthWindow;
+  std::vector<const BlockedTensor*> depth_taps(const std::string& base, const BlockedTensor& x,
+                                               const DepthWindow& w, double fill);
+  const BlockedTensor& stack_taps(const std::string& base,
+                                  const std::vector<const BlockedTensor*>& taps);
+  const BlockedTensor& pool_taps(const std::string& base, const onnx::NodeProto& m,
+                                 const std::vector<const BlockedTensor*>& taps,
+                                 const DepthWindow& w, std::int64_t depth);
+
   // Recurrent ops, LSTM, GRU and RNN, unrolled (lower_rnn.cpp: RnnLowering).
   void recurrent(const onnx::NodeProto& n);
   friend class RnnLowering;
@@ -175,6 +187,17 @@ private:
 /// `s` with the axes from `axis` on merged into one (the 2-D coercion of Softmax before opset 13
 /// and LayerNormalization's rows); a leading extent 1 when `axis` is 0.
 Shape merged_from(const Shape& s, std::int64_t axis);
+
+/// The (low, high) padding of auto_pad SAME_UPPER (`upper`) or SAME_LOWER along an axis of
+/// extent `in`: the output has ceil(in / stride) elements, the odd padding element at the end
+/// (upper) or the start.
+std::pair<std::int64_t, std::int64_t> same_pads(bool upper, std::int64_t in, std::int64_t kernel,
+                                                std::int64_t stride, std::int64_t dil);
+
+/// Output extent of a window along one axis (floor, or ceil_mode's ceil where the last window
+/// starts inside the input or its low padding); std::runtime_error when the window does not fit.
+std::int64_t window_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_hi,
+                        std::int64_t kernel, std::int64_t stride, std::int64_t dil, bool ceil);
 
 /// Block counts of the automatic partition of an op output of shape `shape` for P devices:
 /// dimensions in decreasing extent (ties: the outer one first) each take min(extent, the

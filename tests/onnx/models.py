@@ -19,13 +19,19 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
              flops.json's einsum_flops are PyTorch's profiler's matrix-product FLOPs, which
              include the F.linear calls and attention products no module hook sees) (weights=None, seeded; inception without aux logits) on
              [batch, 3, image, image]: sizes small (batch 1, 64 x 64; inception 80 x 80), b1 and
-             b32 (224 x 224; inception 299 x 299); flops.json adds conv_flops = 2 x the Conv2d
-             multiply-adds counted by forward hooks (no bias: the exporter folds BatchNorm into
+             b32 (224 x 224; inception 299 x 299); flops.json adds conv_flops = 2 x the Conv2d (and
+             Conv3d) multiply-adds counted by forward hooks (no bias: the exporter folds BatchNorm into
              the convolutions, adding a bias the module does not have)
     lraspp_mobilenet_v3_large fcn_resnet50
              torchvision's segmentation models (weights=None, weights_backbone=None, seeded),
              their "out" (class scores per pixel, bilinear Resize back to the input's size); the
              sizes of the vision models (small: batch 1, 64 x 64)
+    video    a small 3-D CNN (3-D convolutions: strided, grouped, depthwise and dilated in time;
+             BatchNorm3d; ceil-mode max and average 3-D pools; global average pooling) on clips
+             [batch, 3, frames, image, image]; small: batch 2, 8 frames of 32 x 32
+    r3d_18 mc3_18 r2plus1d_18
+             torchvision's video ResNets (weights=None, seeded) on one 16-frame clip of 112 x 112
+             (size b1 only: for docs/results, not the tests)
     focus    YOLOv5's Focus stem (strided Slices), a conv and a classifier, averaged over the image
              and its mirror image (torch.flip: Slices of step -1); small: batch 1, 32 x 32
     unet     a two-level U-Net written out (3x3 conv pairs with GroupNorm, max pooling; up by a
@@ -62,11 +68,12 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          computed C (a constant C is scaled at import)
     Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
     Einsum               2 per point of the iteration space (the product of every label's extent)
-    Conv                 2 * (input channels per group) * KH * KW, plus 1 with a bias
+    Conv                 2 * (input channels per group) * KH * KW (3-D: * KD), plus 1 with a bias
     ConvTranspose        2 * (output channels per group) * KH * KW per INPUT element (its true
                          multiply-adds when no padding crops them), plus 1 per output with a bias
     Resize Upsample      0 (mode nearest), 9 (mode linear)
-    MaxPool AveragePool  KH * KW
+    MaxPool AveragePool  KH * KW; 3-D: KD * KH * KW, plus KD - 1 (MaxPool: the depth taps'
+                         maxima) or KD when KD > 1 (AveragePool: their sum and the division)
     GlobalAveragePool    1 per input element, plus 1 per output element (the scale)
     BatchNormalization   2 (multiply and add)
     Clip                 2
@@ -176,6 +183,14 @@ for _name, _sizes in VISION.items():
     _image = 299 if _name == "inception_v3" else 224
     _sizes.update({"b1": (1, _image), "b32": (32, _image)})
     SIZES[_name] = {k: {"batch": b, "image": i} for k, (b, i) in _sizes.items()}
+# Video models on clips [batch, 3, frames, image, image] (3-D convolutions): a small 3-D CNN
+# written out here (size small only) and torchvision's video ResNets (b1: one 16-frame clip of
+# 112 x 112, the size they were trained at).
+VIDEO = {"video": {"small": (2, 8, 32)}, "r3d_18": {"b1": (1, 16, 112)},
+         "mc3_18": {"b1": (1, 16, 112)}, "r2plus1d_18": {"b1": (1, 16, 112)}}
+for _name, _sizes in VIDEO.items():
+    SIZES[_name] = {k: {"batch": b, "frames": t, "image": i} for k, (b, t, i) in _sizes.items()}
+VISION.update(VIDEO)
 # The tests' ViT-B/16 has 2 of its 12 encoder layers (identical layers; the whole model's 345 MB
 # of weights took 63 s of the test suite to export, import, load and run).
 SIZES["vit_b_16"]["small"]["layers"] = 2
@@ -222,7 +237,8 @@ def build(name, size):
     p = SIZES[name][size]
     torch.manual_seed(0)
     if name in VISION:
-        module, shape, flops = vision_model(name, p["batch"], p["image"], p.get("layers"))
+        module, shape, flops = vision_model(name, p["batch"], p["image"], p.get("layers"),
+                                            p.get("frames"))
     elif name == "mlp":
         dims, batch = p["dims"], p["batch"]
         layers = []
@@ -286,13 +302,17 @@ def build(name, size):
     return module, x, flops
 
 
-def vision_model(name, batch, image, layers=None):
+def vision_model(name, batch, image, layers=None, frames=None):
     """A torchvision model with seeded weights, its input shape and its Linear FLOPs (vit_b_16:
-    `layers` of its 12 encoder layers when given)."""
+    `layers` of its 12 encoder layers when given; video models: clips of `frames` frames)."""
     import torchvision
 
     if name == "unet":
         return UNet(3, 8, 4), [batch, 3, image, image], None
+    if name in VIDEO:
+        module = Video3d(3, 8, 5) if name == "video" else \
+            getattr(torchvision.models.video, name)(weights=None)
+        return module.eval(), [batch, 3, frames, image, image], None
     if name == "focus":
         return FocusFlip(3, 16, 4), [batch, 3, image, image], None
     if name in SEGMENTATION:
@@ -376,6 +396,45 @@ def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imp
     return UNetImpl().eval()
 
 
+def Video3d(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
+    """A small 3-D CNN for clips: a (3, 5, 5) stem convolution of stride (1, 2, 2) with
+    BatchNorm3d and ReLU, a ceil-mode max pool over (2, 3, 3), an R(2+1)D residual block (a (1, 3,
+    3) spatial then a (3, 1, 1) temporal convolution), a grouped 3x3x3 convolution of stride 2,
+    an average pool (pads not counted), a depthwise convolution dilated in time, global average
+    pooling and a linear classifier."""
+    from torch import nn
+    import torch
+
+    class Video3dImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            w = width
+            norm = nn.BatchNorm3d(w)
+            with torch.no_grad():  # away from the identity: seeded statistics
+                norm.running_mean.uniform_(-0.2, 0.2)
+                norm.running_var.uniform_(0.5, 1.5)
+            self.stem = nn.Sequential(
+                nn.Conv3d(channels, w, (3, 5, 5), stride=(1, 2, 2), padding=(1, 2, 2), bias=False),
+                norm, nn.ReLU())
+            self.pool = nn.MaxPool3d((2, 3, 3), stride=2, padding=(0, 1, 1), ceil_mode=True)
+            self.spatial = nn.Conv3d(w, w, (1, 3, 3), padding=(0, 1, 1))
+            self.temporal = nn.Conv3d(w, w, (3, 1, 1), padding=(1, 0, 0))
+            self.down = nn.Conv3d(w, 2 * w, 3, stride=2, padding=1, groups=2)
+            self.avg = nn.AvgPool3d((2, 3, 3), stride=(1, 2, 2), padding=1, count_include_pad=False)
+            self.dw = nn.Conv3d(2 * w, 2 * w, 3, padding=(2, 1, 1), dilation=(2, 1, 1),
+                                groups=2 * w)
+            self.gap = nn.AdaptiveAvgPool3d(1)
+            self.head = nn.Linear(2 * w, classes)
+
+        def forward(self, x):
+            x = self.pool(self.stem(x))
+            x = torch.relu(x + self.temporal(torch.relu(self.spatial(x))))
+            x = self.avg(torch.relu(self.down(x)))
+            return self.head(self.gap(torch.relu(self.dw(x))).flatten(1))
+
+    return Video3dImpl().eval()
+
+
 def FocusFlip(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
     """YOLOv5's Focus stem (space to depth: the four pixel phases x[..., i::2, j::2], strided
     Slices, concatenated on channels), a 3x3 conv, ReLU, a 1x1 classifier; run on the image and
@@ -412,15 +471,14 @@ def module_flops(module, x):
         counts["linear"] += 2 * output.numel() * m.in_features
 
     def conv_hook(m, inputs, output):
-        kh, kw = m.kernel_size
-        flops = 2 * output.numel() * (m.in_channels // m.groups) * kh * kw
+        flops = 2 * output.numel() * (m.in_channels // m.groups) * math.prod(m.kernel_size)
         counts["conv"] += flops + (output.numel() if m.bias is not None else 0)
 
     hooks = []
     for m in module.modules():
         if isinstance(m, nn.Linear):
             hooks.append(m.register_forward_hook(linear_hook))
-        elif isinstance(m, nn.Conv2d):
+        elif isinstance(m, (nn.Conv2d, nn.Conv3d)):
             hooks.append(m.register_forward_hook(conv_hook))
     with torch.no_grad():
         module(x)
@@ -786,7 +844,11 @@ def node_flops(node, shapes, constant=frozenset()):
         return RESIZE[mode.decode() if isinstance(mode, bytes) else mode] * n_out
     if op in ("MaxPool", "AveragePool"):
         k = attr("kernel_shape", None)
-        return n_out * math.prod(k)
+        if len(k) < 3:
+            return n_out * math.prod(k)
+        # 3-D: each depth tap pooled in 2-D, the taps combined, an average divided once more
+        combine = k[0] - 1 if op == "MaxPool" else (k[0] if k[0] > 1 else 0)
+        return n_out * (math.prod(k) + combine)
     if op == "GlobalAveragePool":
         return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceMean":
