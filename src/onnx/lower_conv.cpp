@@ -185,10 +185,6 @@ void Lowerer::conv(const onnx::NodeProto& n) {
                                 nchw_cuts(out(n), out_shape)));
 }
 
-namespace {
-
-// ConvTranspose's output extent along one axis and its start padding (pad_lo), from pads,
-// auto_pad or output_shape (ONNX's formulas: total padding = the full extent - the output's).
 std::int64_t transposed_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
                             std::int64_t out_pad, const std::string& auto_pad, std::int64_t want,
                             std::int64_t pad_lo_attr, std::int64_t pad_hi_attr,
@@ -206,6 +202,8 @@ std::int64_t transposed_out(std::int64_t in, std::int64_t k, std::int64_t s, std
   pad_lo = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
   return want;
 }
+
+namespace {
 
 // W'[o, ci, ky, kx] = W[g icg + ci, o - g opg, ky, kx], g = o / opg: ConvTranspose's weight
 // [C, OC / groups, KH, KW] regrouped by output channel, as conv2d's.
@@ -226,10 +224,10 @@ HostTensor regrouped_weight(const HostTensor& w, std::int64_t groups) {
 }  // namespace
 
 void Lowerer::conv_transpose(const onnx::NodeProto& n) {
-  if (lower_1d(n, &Lowerer::conv_transpose)) return;
+  if (lower_1d(n, &Lowerer::conv_transpose) || lower_3d(n)) return;
   const Shape x = in(n, 0).shape;
   if (x.size() != 4)
-    throw std::runtime_error("only 1-D and 2-D ConvTranspose (NCL, NCHW) is supported");
+    throw std::runtime_error("only 1-D, 2-D and 3-D ConvTranspose (NCL, NCHW, NCDHW) is supported");
   const HostTensor& w = const_in(n, 1, "weight (W)");
   if (w.shape.size() != 4)
     throw std::runtime_error("the weight must be [C, OC / group, KH, KW] (rank 4)");

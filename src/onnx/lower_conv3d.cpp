@@ -20,37 +20,64 @@
 namespace doppler::onnx_import {
 
 /// The depth part of a 3-D window op: its kernel extent, stride, dilation, padding (the high
-/// one: what the last window reads) and output extent.
+/// one: what the last window reads), output extent; ConvTranspose's output padding and wanted
+/// output extent (-1: none).
 struct Lowerer::DepthWindow {
   std::int64_t kernel = 1, stride = 1, dil = 1, pad_lo = 0, pad_hi = 0, out = 0;
+  std::int64_t out_pad = 0, want = -1;
 };
 
 namespace {
 
+// The depth entries of a 3-D window op's attributes.
+struct DepthAttrs {
+  std::int64_t kernel = 1, stride = 1, dil = 1, pad_lo = 0, pad_hi = 0, out_pad = 0, want = -1;
+};
+
 // Removes the depth (first) entry of the window attributes of `m`, a 3-D op rewritten as its 2-D
-// op over H and W (pads [d0, h0, w0, d1, h1, w1] become [h0, w0, h1, w1]); returns the removed
-// entries of kernel_shape, strides, dilations and pads (1, 1, 1, 0, 0 when absent).
-std::array<std::int64_t, 5> take_depth(onnx::NodeProto& m) {
-  std::array<std::int64_t, 5> depth = {1, 1, 1, 0, 0};
+// op over H and W (pads [d0, h0, w0, d1, h1, w1] become [h0, w0, h1, w1]; an output_shape of 5
+// entries loses N, C and D); returns the entries removed.
+DepthAttrs take_depth(onnx::NodeProto& m) {
+  DepthAttrs depth;
   for (auto& a : *m.mutable_attribute()) {
     const std::string& k = a.name();
-    const bool pads = k == "pads";
-    if (k != "kernel_shape" && k != "strides" && k != "dilations" && !pads) continue;
+    const bool pads = k == "pads", shape = k == "output_shape";
+    if (k != "kernel_shape" && k != "strides" && k != "dilations" && k != "output_padding" &&
+        !pads && !shape)
+      continue;
     std::vector<std::int64_t> v(a.ints().begin(), a.ints().end());
+    if (shape && v.size() == 5) v.erase(v.begin(), v.begin() + 2);
     if (v.size() != (pads ? 6u : 3u))
       throw std::runtime_error(
           fmt::format("{} must have {} entries for a 3-D window", k, pads ? 6 : 3));
     if (pads) {
-      depth[3] = v[0], depth[4] = v[3];
+      depth.pad_lo = v[0], depth.pad_hi = v[3];
       v = {v[1], v[2], v[4], v[5]};
     } else {
-      depth[k == "kernel_shape" ? 0 : k == "strides" ? 1 : 2] = v[0];
+      std::int64_t& entry = k == "kernel_shape" ? depth.kernel
+                            : k == "strides"    ? depth.stride
+                            : k == "dilations"  ? depth.dil
+                            : shape             ? depth.want
+                                                : depth.out_pad;
+      entry = v[0];
       v.erase(v.begin());
     }
     a.clear_ints();
     for (auto e : v) a.add_ints(e);
   }
   return depth;
+}
+
+// The weight taps [.., .., KH, KW] of depth `i` of a weight [A, B, KD, KH, KW].
+HostTensor depth_tap(const HostTensor& w, std::int64_t i) {
+  const std::int64_t kd = w.shape[2], kk = w.shape[3] * w.shape[4];
+  HostTensor t;
+  t.shape = {w.shape[0], w.shape[1], w.shape[3], w.shape[4]};
+  for (std::int64_t q = 0; q < w.shape[0] * w.shape[1]; ++q) {
+    const auto from = w.data.begin() + (q * kd + i) * kk;
+    t.data.insert(t.data.end(), from, from + kk);
+  }
+  return t;
 }
 
 }  // namespace
@@ -66,23 +93,27 @@ bool Lowerer::lower_3d(const onnx::NodeProto& n) {
                              ": the block counts of a 3-D op's output are not supported (the "
                              "automatic rule cuts its batch x depth, channels and rows)");
   onnx::NodeProto m = n;
-  const auto [kernel, stride, dil, pad_lo, pad_hi] = take_depth(m);
-  DepthWindow w{kernel, stride, dil, pad_lo, pad_hi, 0};
+  const DepthAttrs a = take_depth(m);
+  if (a.kernel < 1 || a.stride < 1 || a.dil < 1 || a.pad_lo < 0 || a.pad_hi < 0)
+    throw std::runtime_error(
+        "a 3-D window with a depth kernel, stride or dilation below 1 or negative pads");
+  const auto* ap = find_attr(n, "auto_pad");
+  const std::string mode = ap ? ap->s() : "NOTSET";
+  if (op == "ConvTranspose") {
+    conv_transpose_3d(n, std::move(m),
+                      {a.kernel, a.stride, a.dil, a.pad_lo, a.pad_hi, 0, a.out_pad, a.want}, mode);
+    return true;
+  }
+  DepthWindow w{a.kernel, a.stride, a.dil, a.pad_lo, a.pad_hi, 0, 0, -1};
   const HostTensor* weight = op == "Conv" ? &const_in(n, 1, "weight (W)") : nullptr;
   if (weight) {
     if (weight->shape.size() != 5) throw std::runtime_error("a 3-D weight must have rank 5");
-    if (find_attr(n, "kernel_shape") && kernel != weight->shape[2])
+    if (find_attr(n, "kernel_shape") && a.kernel != weight->shape[2])
       throw std::runtime_error("kernel_shape differs from the weight's");
     w.kernel = weight->shape[2];
   }
-  if (w.kernel < 1 || w.stride < 1 || w.dil < 1 || w.pad_lo < 0 || w.pad_hi < 0)
-    throw std::runtime_error(
-        "a 3-D window with a depth kernel, stride or dilation below 1 or "
-        "negative pads");
   if (op == "AveragePool" && w.dil != 1)
     throw std::runtime_error("dilations are not supported for this pool");
-  const auto* ap = find_attr(n, "auto_pad");
-  const std::string mode = ap ? ap->s() : "NOTSET";
   if (mode == "VALID") w.pad_lo = w.pad_hi = 0;
   if (mode == "SAME_UPPER" || mode == "SAME_LOWER")
     std::tie(w.pad_lo, w.pad_hi) = same_pads(mode == "SAME_UPPER", x[2], w.kernel, w.stride, w.dil);
@@ -159,6 +190,111 @@ const BlockedTensor& Lowerer::stack_taps(const std::string& base,
   const auto& whole = p_.ensure_layout(
       joined, {std::nullopt, Cuts{0, s[2]}, Cuts{0, kd}, std::nullopt, Cuts{0, s[4]}});
   return reshaped(base + ".stack", whole, {rows, s[2] * kd, s[3], s[4]});
+}
+
+// A 3-D ConvTranspose: x [N, C, D, H, W] as N D images; each depth tap i of the weight [C, OC /
+// group, KD, KH, KW] a 2-D ConvTranspose of them (no bias), whose image z lands at depth z stride
+// + i dil of the uncropped output; the taps interleaved along the depth (one tensor when no two
+// of them reach a depth, else one per tap, shifted, and their sum), cropped to the output's
+// depths, the bias added, made NCDHW.
+void Lowerer::conv_transpose_3d(const onnx::NodeProto& n, onnx::NodeProto m, DepthWindow w,
+                                const std::string& auto_pad) {
+  const Shape x = in(n, 0).shape;
+  const HostTensor& weight = const_in(n, 1, "weight (W)");
+  if (weight.shape.size() != 5) throw std::runtime_error("a 3-D weight must have rank 5");
+  if (find_attr(n, "kernel_shape") && w.kernel != weight.shape[2])
+    throw std::runtime_error("kernel_shape differs from the weight's");
+  w.kernel = weight.shape[2];
+  if (w.out_pad < 0) throw std::runtime_error("output_padding must not be negative");
+  w.out = transposed_out(x[2], w.kernel, w.stride, w.dil, w.out_pad, auto_pad, w.want, w.pad_lo,
+                         w.pad_hi, w.pad_lo);
+  if (w.out < 1) throw std::runtime_error("the padding leaves an empty output");
+  const std::string base = out(n, ":3d");
+  const auto& xt = p_.transpose(base + ".dhw", blocked(n, 0), {0, 2, 1, 3, 4});
+  define(base + ".x", reshaped(base + ".x", xt, {x[0] * x[2], x[1], x[3], x[4]}));
+  m.set_input(0, base + ".x");
+  while (m.input_size() > 2) m.mutable_input()->RemoveLast();  // the bias: added once, below
+  m.clear_output();
+  std::vector<const BlockedTensor*> taps;
+  for (std::int64_t i = 0; i < w.kernel; ++i) {
+    const std::string name = fmt::format("{}.tap{}", base, i);
+    set_constant(name + ".w", depth_tap(weight, i));
+    onnx::NodeProto mi = m;
+    mi.set_input(1, name + ".w");
+    mi.add_output(name + ".y");
+    conv_transpose(mi);
+    const BlockedTensor& y = *values_.at(name + ".y").blocked;  // [N D, OC, H', W']
+    taps.push_back(&reshaped(name + ".nd", y, {x[0], x[2], y.shape[1], y.shape[2], y.shape[3]}));
+  }
+  // Groups of taps that reach distinct depths, each with the depth of its first slot.
+  std::vector<std::pair<std::int64_t, const BlockedTensor*>> groups;
+  if ((w.kernel - 1) * w.dil + 1 <= w.stride) {
+    std::vector<const BlockedTensor*> slots(static_cast<std::size_t>(w.stride), nullptr);
+    for (std::int64_t i = 0; i < w.kernel; ++i)
+      slots[static_cast<std::size_t>(i * w.dil)] = taps[static_cast<std::size_t>(i)];
+    groups.push_back({0, &interleave(base + ".taps", slots)});
+  } else {
+    for (std::int64_t i = 0; i < w.kernel; ++i) {
+      std::vector<const BlockedTensor*> slots(static_cast<std::size_t>(w.stride), nullptr);
+      slots[0] = taps[static_cast<std::size_t>(i)];
+      groups.push_back({i * w.dil, &interleave(fmt::format("{}.tap{}.at", base, i), slots)});
+    }
+  }
+  const BlockedTensor* sum = nullptr;
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto& [first, t] = groups[g];  // depths first .. first + D stride - 1
+    const std::int64_t lo = std::max(w.pad_lo, first);
+    const std::int64_t hi = std::min(w.pad_lo + w.out, first + t->shape[1]);
+    if (lo >= hi) continue;  // cropped away
+    Shape offset(5, 0), length = t->shape;
+    offset[1] = lo - first;
+    length[1] = hi - lo;
+    const std::string name = fmt::format("{}.group{}", base, g);
+    const BlockedTensor* part = &select(name + ".crop", *t, offset, length);
+    std::vector<const BlockedTensor*> parts;
+    if (lo > w.pad_lo)
+      parts.push_back(&pad_part(name + ".before", *part, 1, lo - w.pad_lo, true, "constant", 0));
+    parts.push_back(part);
+    if (hi < w.pad_lo + w.out)
+      parts.push_back(
+          &pad_part(name + ".after", *part, 1, w.pad_lo + w.out - hi, false, "constant", 0));
+    if (parts.size() > 1) part = &p_.concat(name, parts, 1);
+    sum = sum ? &map(name + ".sum", "add", {sum, part}) : part;
+  }
+  if (!sum) throw std::runtime_error("the padding leaves an empty output");
+  if (const BlockedTensor* b = conv_bias(n, sum->shape[2])) {
+    const auto& b5 = reshaped(base + ".bias", *b, {1, 1, sum->shape[2], 1, 1});
+    sum = &map(base + ".biased", "add", {sum, &b5});
+  }
+  define(n.output(0), p_.transpose(out(n), *sum, {0, 2, 1, 3, 4}));
+}
+
+// The tensors [N, D, C, H, W] of `slots` (nullptr: zeros) side by side along the depth: [N, D
+// stride, C, H, W], depth z stride + s slot s's depth z (stride = the slots' count).
+const BlockedTensor& Lowerer::interleave(const std::string& name,
+                                         const std::vector<const BlockedTensor*>& slots) {
+  if (slots.size() == 1) return *slots.front();
+  const BlockedTensor* like = nullptr;
+  for (const auto* s : slots) like = like ? like : s;
+  const Shape& s = like->shape;
+  const Shape one = {s[0], s[1], 1, s[2], s[3], s[4]};
+  const BlockedTensor& shape_of = reshaped(name + ".like", *like, one);
+  std::vector<const BlockedTensor*> parts;
+  for (std::size_t k = 0; k < slots.size();) {
+    if (slots[k]) {
+      parts.push_back(&reshaped(fmt::format("{}.slot{}", name, k), *slots[k], one));
+      ++k;
+      continue;
+    }
+    std::size_t run = k;
+    while (run < slots.size() && !slots[run]) ++run;
+    parts.push_back(&pad_part(fmt::format("{}.zeros{}", name, k), shape_of, 2,
+                              static_cast<std::int64_t>(run - k), false, "constant", 0));
+    k = run;
+  }
+  const auto& joined = p_.concat(name + ".joined", parts, 2);
+  return reshaped(name, joined,
+                  {s[0], s[1] * static_cast<std::int64_t>(slots.size()), s[2], s[3], s[4]});
 }
 
 // Each tap pooled in 2-D by `m` (the op's H and W window) and the taps combined: their maximum,

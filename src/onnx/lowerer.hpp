@@ -150,6 +150,10 @@ private:
                                                const DepthWindow& w, double fill);
   const BlockedTensor& stack_taps(const std::string& base,
                                   const std::vector<const BlockedTensor*>& taps);
+  void conv_transpose_3d(const onnx::NodeProto& n, onnx::NodeProto m, DepthWindow w,
+                         const std::string& auto_pad);
+  const BlockedTensor& interleave(const std::string& name,
+                                  const std::vector<const BlockedTensor*>& slots);
   const BlockedTensor& pool_taps(const std::string& base, const onnx::NodeProto& m,
                                  const std::vector<const BlockedTensor*>& taps,
                                  const DepthWindow& w, std::int64_t depth);
@@ -198,6 +202,16 @@ std::pair<std::int64_t, std::int64_t> same_pads(bool upper, std::int64_t in, std
 /// starts inside the input or its low padding); std::runtime_error when the window does not fit.
 std::int64_t window_out(std::int64_t in, std::int64_t pad_lo, std::int64_t pad_hi,
                         std::int64_t kernel, std::int64_t stride, std::int64_t dil, bool ceil);
+
+/// ConvTranspose's output extent along one axis (input extent `in`, kernel k, stride s,
+/// dilation d, output padding `out_pad`) and its low padding `pad_lo`, from the pads
+/// (`pad_lo_attr`, `pad_hi_attr`), `auto_pad` or the wanted extent `want` (output_shape; -1 when
+/// absent): ONNX's formulas, total padding = the full extent s (in - 1) + out_pad + (k - 1) d + 1 -
+/// the output's.
+std::int64_t transposed_out(std::int64_t in, std::int64_t k, std::int64_t s, std::int64_t d,
+                            std::int64_t out_pad, const std::string& auto_pad, std::int64_t want,
+                            std::int64_t pad_lo_attr, std::int64_t pad_hi_attr,
+                            std::int64_t& pad_lo);
 
 /// Block counts of the automatic partition of an op output of shape `shape` for P devices:
 /// dimensions in decreasing extent (ties: the outer one first) each take min(extent, the

@@ -29,6 +29,10 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     video    a small 3-D CNN (3-D convolutions: strided, grouped, depthwise and dilated in time;
              BatchNorm3d; ceil-mode max and average 3-D pools; global average pooling) on clips
              [batch, 3, frames, image, image]; small: batch 2, 8 frames of 32 x 32
+    unet3d   a two-level 3-D U-Net written out (3x3x3 conv pairs with InstanceNorm3d, 3-D max
+             pooling; up by ConvTranspose3d of kernel 2 and of kernel 3 (overlapping taps); skip
+             connections concatenated; width 8, 3 classes) on volumes [batch, 1, depth, image,
+             image]; small: batch 1, 16 x 32 x 32
     r3d_18 mc3_18 r2plus1d_18
              torchvision's video ResNets (weights=None, seeded) on one 16-frame clip of 112 x 112
              (size b1 only: for docs/results, not the tests)
@@ -69,8 +73,10 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Add Sub Mul Div Pow Sqrt Neg Relu Erf Tanh   1
     Einsum               2 per point of the iteration space (the product of every label's extent)
     Conv                 2 * (input channels per group) * KH * KW (3-D: * KD), plus 1 with a bias
-    ConvTranspose        2 * (output channels per group) * KH * KW per INPUT element (its true
-                         multiply-adds when no padding crops them), plus 1 per output with a bias
+    ConvTranspose        2 * (output channels per group) * KH * KW (3-D: * KD) per INPUT
+                         element (its true multiply-adds when no padding crops them), plus 1 per
+                         output with a bias; 3-D, when two depth taps reach a depth ((KD - 1) *
+                         dilation + 1 > stride): KD - 1 more per output (the taps' sums)
     Resize Upsample      0 (mode nearest), 9 (mode linear)
     MaxPool AveragePool  KH * KW; 3-D: KD * KH * KW, plus KD - 1 (MaxPool: the depth taps'
                          maxima) or KD when KD > 1 (AveragePool: their sum and the division)
@@ -185,8 +191,10 @@ for _name, _sizes in VISION.items():
     SIZES[_name] = {k: {"batch": b, "image": i} for k, (b, i) in _sizes.items()}
 # Video models on clips [batch, 3, frames, image, image] (3-D convolutions): a small 3-D CNN
 # written out here (size small only) and torchvision's video ResNets (b1: one 16-frame clip of
-# 112 x 112, the size they were trained at).
-VIDEO = {"video": {"small": (2, 8, 32)}, "r3d_18": {"b1": (1, 16, 112)},
+# 112 x 112, the size they were trained at); and a 3-D U-Net on volumes [batch, 1, depth, image,
+# image] (frames: the depth).
+VIDEO = {"video": {"small": (2, 8, 32)}, "unet3d": {"small": (1, 16, 32)},
+         "r3d_18": {"b1": (1, 16, 112)},
          "mc3_18": {"b1": (1, 16, 112)}, "r2plus1d_18": {"b1": (1, 16, 112)}}
 for _name, _sizes in VIDEO.items():
     SIZES[_name] = {k: {"batch": b, "frames": t, "image": i} for k, (b, t, i) in _sizes.items()}
@@ -310,6 +318,8 @@ def vision_model(name, batch, image, layers=None, frames=None):
     if name == "unet":
         return UNet(3, 8, 4), [batch, 3, image, image], None
     if name in VIDEO:
+        if name == "unet3d":
+            return UNet3d(1, 8, 3), [batch, 1, frames, image, image], None
         module = Video3d(3, 8, 5) if name == "video" else \
             getattr(torchvision.models.video, name)(weights=None)
         return module.eval(), [batch, 3, frames, image, image], None
@@ -433,6 +443,46 @@ def Video3d(channels, width, classes):  # noqa: N802 (a class factory: torch is 
             return self.head(self.gap(torch.relu(self.dw(x))).flatten(1))
 
     return Video3dImpl().eval()
+
+
+def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
+    """A two-level 3-D U-Net for volumes (medical-imaging segmentation): 3x3x3 conv pairs (each
+    conv, InstanceNorm3d with affine parameters, ReLU), 3-D max pooling down; up by a 2x2x2
+    stride-2 ConvTranspose3d, then by a 3x3x3 stride-2 one (padding 1, output_padding 1: its
+    depth taps overlap); skip connections concatenated; a 1x1x1 classifier."""
+    from torch import nn
+    import torch
+
+    def pair(cin, cout):
+        layers = []
+        for c in (cin, cout):
+            norm = nn.InstanceNorm3d(cout, affine=True)
+            with torch.no_grad():  # away from the identity: seeded gain and shift
+                norm.weight.uniform_(0.5, 1.5)
+                norm.bias.uniform_(-0.5, 0.5)
+            layers += [nn.Conv3d(c, cout, 3, padding=1), norm, nn.ReLU()]
+        return nn.Sequential(*layers)
+
+    class UNet3dImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            w = width
+            self.enc1, self.enc2, self.mid = pair(channels, w), pair(w, 2 * w), pair(2 * w, 4 * w)
+            self.pool = nn.MaxPool3d(2)
+            self.up2 = nn.ConvTranspose3d(4 * w, 2 * w, 2, stride=2)
+            self.dec2 = pair(4 * w, 2 * w)
+            self.up1 = nn.ConvTranspose3d(2 * w, w, 3, stride=2, padding=1, output_padding=1)
+            self.dec1 = pair(2 * w, w)
+            self.head = nn.Conv3d(w, classes, 1)
+
+        def forward(self, x):
+            e1 = self.enc1(x)
+            e2 = self.enc2(self.pool(e1))
+            m = self.mid(self.pool(e2))
+            d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
+            return self.head(self.dec1(torch.cat([self.up1(d2), e1], 1)))
+
+    return UNet3dImpl().eval()
 
 
 def FocusFlip(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
@@ -838,7 +888,11 @@ def node_flops(node, shapes, constant=frozenset()):
     if op == "ConvTranspose":
         w = shape(1)  # [C, OC / group, K...]: each input pixel meets OC / group x K... weights
         macs = numel(shape(0), node.input[0]) * math.prod(w[1:])
-        return 2 * macs + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
+        flops = 2 * macs + (n_out if len(node.input) > 2 and node.input[2] != "" else 0)
+        if len(w) == 5:  # 3-D: the sums of depth taps that reach the same depths
+            kd, stride, dil = w[2], attr("strides", [1, 1, 1])[0], attr("dilations", [1, 1, 1])[0]
+            flops += (kd - 1) * n_out if (kd - 1) * dil + 1 > stride else 0
+        return flops
     if op in ("Resize", "Upsample"):
         mode = attr("mode", b"nearest")
         return RESIZE[mode.decode() if isinstance(mode, bytes) else mode] * n_out

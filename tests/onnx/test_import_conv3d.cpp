@@ -173,6 +173,147 @@ INSTANTIATE_TEST_SUITE_P(
                   Window3{{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
                   true}));
 
+struct ConvT3Case {
+  std::int64_t c, oc, groups;
+  Dims in, k, s, d, lo, hi, out_pad;
+  bool bias;
+};
+
+void PrintTo(const ConvT3Case& t, std::ostream* os) {
+  const auto dims = [](const Dims& d) { return fmt::format("{}x{}x{}", d[0], d[1], d[2]); };
+  *os << fmt::format("c{} oc{} g{} in{} k{} s{} d{} lo{} hi{} op{}{}", t.c, t.oc, t.groups,
+                     dims(t.in), dims(t.k), dims(t.s), dims(t.d), dims(t.lo), dims(t.hi),
+                     dims(t.out_pad), t.bias ? " bias" : "");
+}
+
+// Plain-loop NCDHW transposed convolution: every input element scatters into the outputs its
+// kernel positions reach (z s + i d - lo along each axis), the weight [C, OC / group, K...].
+Dense conv_t3_loops(const Dense& x, const std::vector<float>& w, const std::vector<float>& b,
+                    const ConvT3Case& t, const Dims& out) {
+  const std::int64_t n = x.shape[0], icg = t.c / t.groups, opg = t.oc / t.groups;
+  Dense y({n, t.oc, out[0], out[1], out[2]});
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t c = 0; c < t.c; ++c)
+      for (std::int64_t z = 0; z < t.in[0]; ++z)
+        for (std::int64_t r = 0; r < t.in[1]; ++r)
+          for (std::int64_t q = 0; q < t.in[2]; ++q)
+            for (std::int64_t o = 0; o < opg; ++o)
+              for (std::int64_t a = 0; a < t.k[0]; ++a)
+                for (std::int64_t e = 0; e < t.k[1]; ++e)
+                  for (std::int64_t f = 0; f < t.k[2]; ++f) {
+                    const Dims p = {z * t.s[0] + a * t.d[0] - t.lo[0],
+                                    r * t.s[1] + e * t.d[1] - t.lo[1],
+                                    q * t.s[2] + f * t.d[2] - t.lo[2]};
+                    if (p[0] < 0 || p[0] >= out[0] || p[1] < 0 || p[1] >= out[1] || p[2] < 0 ||
+                        p[2] >= out[2])
+                      continue;
+                    const auto wi = (((c * opg + o) * t.k[0] + a) * t.k[1] + e) * t.k[2] + f;
+                    y[{i, (c / icg) * opg + o, p[0], p[1], p[2]}] +=
+                        w[static_cast<std::size_t>(wi)] * x[{i, c, z, r, q}];
+                  }
+  if (t.bias)
+    for (std::size_t e = 0; e < y.data.size(); ++e)
+      y.data[e] += b[static_cast<std::size_t>(
+          (static_cast<std::int64_t>(e) / (out[0] * out[1] * out[2])) % t.oc)];
+  return y;
+}
+
+class ConvTranspose3dImport : public ::testing::TestWithParam<ConvT3Case> {};
+
+// Values on 1, 2 and 4 devices; FLOPs: 2 (OC / group) KD KH KW per input element (every case's
+// rows and columns are the input's times the stride, so none is cropped), 1 per output with a
+// bias, and KD - 1 per output when two depth taps reach a depth.
+TEST_P(ConvTranspose3dImport, MatchesLoopsWithTheirFlops) {
+  const ConvT3Case t = GetParam();
+  const std::int64_t n = 2, opg = t.oc / t.groups;
+  Dims out;
+  for (std::size_t a = 0; a < 3; ++a)
+    out[a] = (t.in[a] - 1) * t.s[a] + (t.k[a] - 1) * t.d[a] + 1 + t.out_pad[a] - t.lo[a] - t.hi[a];
+  const auto w =
+      iota_values(static_cast<std::size_t>(t.c * opg * t.k[0] * t.k[1] * t.k[2]), 0.1f, -0.6f);
+  const auto b = iota_values(static_cast<std::size_t>(t.oc), 0.3f, -1.0f);
+  const auto ints = [](const Dims& d) { return std::vector<std::int64_t>(d.begin(), d.end()); };
+  ModelBuilder m;
+  m.input("x", {n, t.c, t.in[0], t.in[1], t.in[2]})
+      .output("y", {n, t.oc, out[0], out[1], out[2]})
+      .weight("w", {t.c, opg, t.k[0], t.k[1], t.k[2]}, w);
+  std::vector<std::string> ins = {"x", "w"};
+  if (t.bias) {
+    m.weight("b", {t.oc}, b);
+    ins.push_back("b");
+  }
+  m.node("ConvTranspose", ins, {"y"}, {{"group", t.groups}},
+         {{"strides", ints(t.s)},
+          {"dilations", ints(t.d)},
+          {"pads", {t.lo[0], t.lo[1], t.lo[2], t.hi[0], t.hi[1], t.hi[2]}},
+          {"output_padding", ints(t.out_pad)}});
+  const double outputs = static_cast<double>(n * t.oc * out[0] * out[1] * out[2]);
+  const double inputs = static_cast<double>(n * t.c * t.in[0] * t.in[1] * t.in[2]);
+  const bool overlap = (t.k[0] - 1) * t.d[0] + 1 > t.s[0];
+  const double flops = 2 * inputs * static_cast<double>(opg * t.k[0] * t.k[1] * t.k[2]) +
+                       (t.bias ? outputs : 0) +
+                       (overlap ? static_cast<double>(t.k[0] - 1) * outputs : 0);
+  for (const int p : {1, 2, 4}) {
+    const auto r = import_and_eval(m, p);
+    const Dense want = conv_t3_loops(r.tensor("x"), w, b, t, out);
+    EXPECT_LT(test::max_abs_diff(r.tensor("y"), want), 1e-4) << "P=" << p;
+    EXPECT_DOUBLE_EQ(r.res.report.total_flops, flops) << "P=" << p;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ConvTranspose3dImport,
+    ::testing::Values(
+        // a U-Net's up-sampling: 2x2x2, stride 2 (taps side by side), bias
+        ConvT3Case{4,
+                   6,
+                   1,
+                   {3, 4, 5},
+                   {2, 2, 2},
+                   {2, 2, 2},
+                   {1, 1, 1},
+                   {0, 0, 0},
+                   {0, 0, 0},
+                   {0, 0, 0},
+                   true},
+        // 3x3x3, stride 2, pads 1, output_padding 1 (taps overlapping), groups 2
+        ConvT3Case{4,
+                   6,
+                   2,
+                   {3, 4, 4},
+                   {3, 3, 3},
+                   {2, 2, 2},
+                   {1, 1, 1},
+                   {1, 1, 1},
+                   {1, 1, 1},
+                   {1, 1, 1},
+                   true},
+        // depth stride 3 with a kernel of 2 and dilation 1 (a zero slot between taps), uneven
+        // depth pads cropping the first depth and adding after (output_padding 2)
+        ConvT3Case{3,
+                   2,
+                   1,
+                   {3, 3, 3},
+                   {2, 1, 1},
+                   {3, 1, 1},
+                   {1, 1, 1},
+                   {1, 0, 0},
+                   {0, 0, 0},
+                   {2, 0, 0},
+                   false},
+        // depth dilation 2, stride 1 (every tap shifted and summed)
+        ConvT3Case{2,
+                   3,
+                   1,
+                   {4, 3, 3},
+                   {2, 1, 1},
+                   {1, 1, 1},
+                   {2, 1, 1},
+                   {0, 0, 0},
+                   {0, 0, 0},
+                   {0, 0, 0},
+                   true}));
+
 // Plain-loop 3-D pooling: the maximum, or the mean over the window's positions inside the input
 // (or, with count_include_pad, divided by the positions inside the padded input).
 Dense pool3_loops(const Dense& x, const Window3& w, const Dims& out, bool max, bool include_pad) {

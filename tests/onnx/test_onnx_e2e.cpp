@@ -208,11 +208,11 @@ void expect_engine_output_matches_pytorch(const Graph& g, const std::filesystem:
 }
 
 // torchvision models (seeded random weights; classifiers and segmentation models, whose decoders
-// Resize), a U-Net (ConvTranspose, Resize) and a 3-D CNN on video clips at a small input size: the
-// import's FLOPs equal the independent count of the ONNX file (total and Conv), the Conv FLOPs are
-// the module's 2 x multiply-adds plus at most one bias addition per output element, and on 2
-// devices (HEFT on the cpu profile) the engine's output equals PyTorch's, every block verified
-// against a single-device run.
+// Resize), a U-Net (ConvTranspose, Resize), a 3-D CNN on video clips and a 3-D U-Net
+// (ConvTranspose3d) at a small input size: the import's FLOPs equal the independent count of the
+// ONNX file (total and Conv), the Conv FLOPs are the module's 2 x multiply-adds plus at most one
+// bias addition per output element, and on 2 devices (HEFT on the cpu profile) the engine's output
+// equals PyTorch's, every block verified against a single-device run.
 class OnnxVision : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
@@ -260,7 +260,7 @@ TEST_P(OnnxVision, ImportFlopsAndOutputMatchPyTorch) {
 INSTANTIATE_TEST_SUITE_P(Models, OnnxVision,
                          ::testing::Values("resnet18", "mobilenet_v3_small", "inception_v3",
                                            "vit_b_16", "resnet50", "lraspp_mobilenet_v3_large",
-                                           "unet", "focus", "video"));
+                                           "unet", "focus", "video", "unet3d"));
 
 // torchvision's Swin-T (shifted windows: its attention masks are built by slice assignment,
 // ScatterND of constants, folded at import), whose reshapes ONNX's shape inference cannot follow,
