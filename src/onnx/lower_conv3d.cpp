@@ -1,12 +1,14 @@
-// Volumetric (3-D) Conv, MaxPool and AveragePool of NCDHW tensors (video and medical-imaging
-// models) as 2-D ops over the depth taps (docs/onnx.md): the input is made depth-major
+// Volumetric (3-D) Conv, ConvTranspose, MaxPool and AveragePool of NCDHW tensors (video and
+// medical-imaging models) as 2-D ops over the depth taps (docs/onnx.md): the input is made
+// depth-major
 // ([N, D, C, H, W], a transpose), padded along the depth, and each of the KD kernel taps is the
 // depth slice it reads for every output depth ([N, Dout, C, H, W]: a select, or a stride for a
 // depth stride), seen as a batch of N x Dout images. A Conv stacks the taps on the channels
 // ([N Dout, C KD, H, W], each input channel's taps side by side) and runs one 2-D convolution
 // with the weight [OC, C / group KD, KH, KW], the same values reshaped: its FLOPs are the 3-D
 // convolution's. A pool pools each tap in 2-D and combines the taps (maximum, or a sum divided
-// by the depth taps counted). The result [N Dout, C', H', W'] is made NCDHW again.
+// by the depth taps counted). A ConvTranspose transposes each tap in 2-D and places the results
+// at their depths. The result [N Dout, C', H', W'] is made NCDHW again.
 #include <algorithm>
 #include <array>
 #include <limits>
@@ -99,52 +101,63 @@ bool Lowerer::lower_3d(const onnx::NodeProto& n) {
         "a 3-D window with a depth kernel, stride or dilation below 1 or negative pads");
   const auto* ap = find_attr(n, "auto_pad");
   const std::string mode = ap ? ap->s() : "NOTSET";
-  if (op == "ConvTranspose") {
-    conv_transpose_3d(n, std::move(m),
-                      {a.kernel, a.stride, a.dil, a.pad_lo, a.pad_hi, 0, a.out_pad, a.want}, mode);
-    return true;
-  }
-  DepthWindow w{a.kernel, a.stride, a.dil, a.pad_lo, a.pad_hi, 0, 0, -1};
-  const HostTensor* weight = op == "Conv" ? &const_in(n, 1, "weight (W)") : nullptr;
-  if (weight) {
-    if (weight->shape.size() != 5) throw std::runtime_error("a 3-D weight must have rank 5");
-    if (find_attr(n, "kernel_shape") && a.kernel != weight->shape[2])
+  const DepthWindow w{a.kernel, a.stride, a.dil, a.pad_lo, a.pad_hi, 0, a.out_pad, a.want};
+  if (op == "ConvTranspose")
+    conv_transpose_3d(n, std::move(m), w, mode);
+  else
+    window_3d(n, std::move(m), w, mode);
+  return true;
+}
+
+// A 3-D Conv or pool: the depth window completed (the kernel from a Conv's weight, auto_pad,
+// the output depth, the high padding the last window reads: less than the pads when they are not
+// all used, more with ceil_mode), the taps, then the 2-D op `m` over them.
+void Lowerer::window_3d(const onnx::NodeProto& n, onnx::NodeProto m, DepthWindow w,
+                        const std::string& auto_pad) {
+  const Shape x = in(n, 0).shape;
+  const std::string& op = n.op_type();
+  if (op == "Conv") {
+    const HostTensor& weight = const_in(n, 1, "weight (W)");
+    if (weight.shape.size() != 5) throw std::runtime_error("a 3-D weight must have rank 5");
+    if (find_attr(n, "kernel_shape") && w.kernel != weight.shape[2])
       throw std::runtime_error("kernel_shape differs from the weight's");
-    w.kernel = weight->shape[2];
+    w.kernel = weight.shape[2];
   }
   if (op == "AveragePool" && w.dil != 1)
     throw std::runtime_error("dilations are not supported for this pool");
-  if (mode == "VALID") w.pad_lo = w.pad_hi = 0;
-  if (mode == "SAME_UPPER" || mode == "SAME_LOWER")
-    std::tie(w.pad_lo, w.pad_hi) = same_pads(mode == "SAME_UPPER", x[2], w.kernel, w.stride, w.dil);
+  if (auto_pad == "VALID") w.pad_lo = w.pad_hi = 0;
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
+    std::tie(w.pad_lo, w.pad_hi) =
+        same_pads(auto_pad == "SAME_UPPER", x[2], w.kernel, w.stride, w.dil);
   const bool ceil = op != "Conv" && attr_int(n, "ceil_mode", 0) != 0;
   w.out = window_out(x[2], w.pad_lo, w.pad_hi, w.kernel, w.stride, w.dil, ceil);
-  // The high padding the last window reads: less than the pads when they are not all used, more
-  // with ceil_mode.
   w.pad_hi = std::max<std::int64_t>(
       0, (w.out - 1) * w.stride + (w.kernel - 1) * w.dil + 1 - x[2] - w.pad_lo);
   const std::string base = out(n, ":3d");
   const double fill = op == "MaxPool" ? -std::numeric_limits<float>::max() : 0.0;
   const auto taps = depth_taps(base, blocked(n, 0), w, fill);
-  const BlockedTensor* y = nullptr;
-  if (weight) {
-    define(base + ".x", stack_taps(base, taps));
-    HostTensor wr = *weight;  // [OC, C / group, KD, KH, KW] = [OC, C / group KD, KH, KW]
-    wr.shape = {wr.shape[0], wr.shape[1] * wr.shape[2], wr.shape[3], wr.shape[4]};
-    set_constant(base + ".w", std::move(wr));
-    m.set_input(0, base + ".x");
-    m.set_input(1, base + ".w");
-    m.clear_output();
-    m.add_output(base + ".y");
-    conv(m);
-    y = values_.at(base + ".y").blocked;
-  } else {
-    y = &pool_taps(base, m, taps, w, x[2]);
-  }
-  const Shape& s = y->shape;  // [N Dout, C', H', W']
-  const auto& split = reshaped(base + ".split", *y, {x[0], w.out, s[1], s[2], s[3]});
+  const BlockedTensor& y =
+      op == "Conv" ? conv_taps(n, std::move(m), taps, base) : pool_taps(base, m, taps, w, x[2]);
+  const Shape& s = y.shape;  // [N Dout, C', H', W']
+  const auto& split = reshaped(base + ".split", y, {x[0], w.out, s[1], s[2], s[3]});
   define(n.output(0), p_.transpose(out(n), split, {0, 2, 1, 3, 4}));
-  return true;
+}
+
+// A 3-D Conv's taps stacked on the channels and convolved by the 2-D Conv `m` with the weight
+// [OC, C / group, KD, KH, KW] read as [OC, C / group KD, KH, KW] (the same values).
+const BlockedTensor& Lowerer::conv_taps(const onnx::NodeProto& n, onnx::NodeProto m,
+                                        const std::vector<const BlockedTensor*>& taps,
+                                        const std::string& base) {
+  define(base + ".x", stack_taps(base, taps));
+  HostTensor w = const_in(n, 1, "weight (W)");
+  w.shape = {w.shape[0], w.shape[1] * w.shape[2], w.shape[3], w.shape[4]};
+  set_constant(base + ".w", std::move(w));
+  m.set_input(0, base + ".x");
+  m.set_input(1, base + ".w");
+  m.clear_output();
+  m.add_output(base + ".y");
+  conv(m);
+  return *values_.at(base + ".y").blocked;
 }
 
 // The KD taps of x [N, C, D, H, W]: tap i is [N, Dout, C, H, W], its depth d the input's depth
@@ -226,6 +239,21 @@ void Lowerer::conv_transpose_3d(const onnx::NodeProto& n, onnx::NodeProto m, Dep
     const BlockedTensor& y = *values_.at(name + ".y").blocked;  // [N D, OC, H', W']
     taps.push_back(&reshaped(name + ".nd", y, {x[0], x[2], y.shape[1], y.shape[2], y.shape[3]}));
   }
+  const BlockedTensor* sum = place_taps(base, taps, w);
+  if (!sum) throw std::runtime_error("the padding leaves an empty output");
+  if (const BlockedTensor* b = conv_bias(n, sum->shape[2])) {
+    const auto& b5 = reshaped(base + ".bias", *b, {1, 1, sum->shape[2], 1, 1});
+    sum = &map(base + ".biased", "add", {sum, &b5});
+  }
+  define(n.output(0), p_.transpose(out(n), *sum, {0, 2, 1, 3, 4}));
+}
+
+// The ConvTranspose taps [N, D, OC, H', W'] at their depths (image z of tap i at depth z stride
+// + i dil of the uncropped output; several per depth summed), cropped to the output's depths
+// pad_lo .. pad_lo + out - 1 (zeros where no tap reaches); nullptr when every tap is cropped.
+const BlockedTensor* Lowerer::place_taps(const std::string& base,
+                                         const std::vector<const BlockedTensor*>& taps,
+                                         const DepthWindow& w) {
   // Groups of taps that reach distinct depths, each with the depth of its first slot.
   std::vector<std::pair<std::int64_t, const BlockedTensor*>> groups;
   if ((w.kernel - 1) * w.dil + 1 <= w.stride) {
@@ -261,12 +289,7 @@ void Lowerer::conv_transpose_3d(const onnx::NodeProto& n, onnx::NodeProto m, Dep
     if (parts.size() > 1) part = &p_.concat(name, parts, 1);
     sum = sum ? &map(name + ".sum", "add", {sum, part}) : part;
   }
-  if (!sum) throw std::runtime_error("the padding leaves an empty output");
-  if (const BlockedTensor* b = conv_bias(n, sum->shape[2])) {
-    const auto& b5 = reshaped(base + ".bias", *b, {1, 1, sum->shape[2], 1, 1});
-    sum = &map(base + ".biased", "add", {sum, &b5});
-  }
-  define(n.output(0), p_.transpose(out(n), *sum, {0, 2, 1, 3, 4}));
+  return sum;
 }
 
 // The tensors [N, D, C, H, W] of `slots` (nullptr: zeros) side by side along the depth: [N, D
@@ -274,27 +297,28 @@ void Lowerer::conv_transpose_3d(const onnx::NodeProto& n, onnx::NodeProto m, Dep
 const BlockedTensor& Lowerer::interleave(const std::string& name,
                                          const std::vector<const BlockedTensor*>& slots) {
   if (slots.size() == 1) return *slots.front();
+  std::vector<const BlockedTensor*> rows(slots.size(), nullptr);  // [N, D, 1, C, H, W] each
   const BlockedTensor* like = nullptr;
-  for (const auto* s : slots) like = like ? like : s;
-  const Shape& s = like->shape;
-  const Shape one = {s[0], s[1], 1, s[2], s[3], s[4]};
-  const BlockedTensor& shape_of = reshaped(name + ".like", *like, one);
-  std::vector<const BlockedTensor*> parts;
-  for (std::size_t k = 0; k < slots.size();) {
-    if (slots[k]) {
-      parts.push_back(&reshaped(fmt::format("{}.slot{}", name, k), *slots[k], one));
-      ++k;
-      continue;
-    }
-    std::size_t run = k;
-    while (run < slots.size() && !slots[run]) ++run;
-    parts.push_back(&pad_part(fmt::format("{}.zeros{}", name, k), shape_of, 2,
-                              static_cast<std::int64_t>(run - k), false, "constant", 0));
-    k = run;
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    if (!slots[k]) continue;
+    const Shape& s = slots[k]->shape;
+    rows[k] =
+        &reshaped(fmt::format("{}.slot{}", name, k), *slots[k], {s[0], s[1], 1, s[2], s[3], s[4]});
+    like = like ? like : rows[k];
   }
-  const auto& joined = p_.concat(name + ".joined", parts, 2);
-  return reshaped(name, joined,
-                  {s[0], s[1] * static_cast<std::int64_t>(slots.size()), s[2], s[3], s[4]});
+  std::vector<const BlockedTensor*> parts;
+  for (std::size_t k = 0; k < rows.size();) {
+    std::size_t run = k;
+    while (run < rows.size() && !rows[run]) ++run;
+    if (run > k)  // zeros for the empty slots k .. run - 1
+      parts.push_back(&pad_part(fmt::format("{}.zeros{}", name, k), *like, 2,
+                                static_cast<std::int64_t>(run - k), false, "constant", 0));
+    if (run < rows.size()) parts.push_back(rows[run]);
+    k = run + 1;
+  }
+  const Shape& s = like->shape;
+  return reshaped(name, p_.concat(name + ".joined", parts, 2),
+                  {s[0], s[1] * static_cast<std::int64_t>(slots.size()), s[3], s[4], s[5]});
 }
 
 // Each tap pooled in 2-D by `m` (the op's H and W window) and the taps combined: their maximum,

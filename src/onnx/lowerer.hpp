@@ -143,15 +143,23 @@ private:
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
   bool lower_1d(const onnx::NodeProto& n, Op op);
 
-  // Volumetric Conv, MaxPool and AveragePool (lower_conv3d.cpp).
+  // Volumetric Conv, ConvTranspose, MaxPool and AveragePool (lower_conv3d.cpp).
   bool lower_3d(const onnx::NodeProto& n);
   struct DepthWindow;
   std::vector<const BlockedTensor*> depth_taps(const std::string& base, const BlockedTensor& x,
                                                const DepthWindow& w, double fill);
   const BlockedTensor& stack_taps(const std::string& base,
                                   const std::vector<const BlockedTensor*>& taps);
+  void window_3d(const onnx::NodeProto& n, onnx::NodeProto m, DepthWindow w,
+                 const std::string& auto_pad);
+  const BlockedTensor& conv_taps(const onnx::NodeProto& n, onnx::NodeProto m,
+                                 const std::vector<const BlockedTensor*>& taps,
+                                 const std::string& base);
   void conv_transpose_3d(const onnx::NodeProto& n, onnx::NodeProto m, DepthWindow w,
                          const std::string& auto_pad);
+  const BlockedTensor* place_taps(const std::string& base,
+                                  const std::vector<const BlockedTensor*>& taps,
+                                  const DepthWindow& w);
   const BlockedTensor& interleave(const std::string& name,
                                   const std::vector<const BlockedTensor*>& slots);
   const BlockedTensor& pool_taps(const std::string& base, const onnx::NodeProto& m,
