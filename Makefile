@@ -30,11 +30,13 @@ ASAN_TESTS := util graph report hardware workloads sim heuristics engine validat
 #   here), LR-ASPP and Swin-T (24 s), whose time is the export (Python), the uninstrumented
 #   CLI's import, placement and run, and the in-process device path of kernels that ResNet-18,
 #   MobileNet v3 and the U-Net (convolutions, pools, resizes) and the encoder and GPT blocks
-#   (attention, norms, GELU, selects and assembles) take through it as well;
+#   (attention, norms, GELU, selects and assembles) take through it as well; and the 3-D models
+#   (video, unet3d), whose blocks are those kernels too (the 3-D lowering itself is checked
+#   in-process by test_import_conv3d);
 # - the large sizes of the end-to-end ONNX models (8 tests, 44 s), which only import (the
 #   uninstrumented CLI) and count FLOPs (Python).
 # The slowest brute-force searches take fewer random instances there (tests/support/sanitized.hpp).
-ASAN_SKIP   = ^(CalibratedPrediction\.(KnownChainsArePredictedWithin25Percent|CopiesBetweenRanksToWaitingWorkers|WithoutKernelCostsTheSameChainsAreMispriced|CopiesIntoABusyDeviceTakeItsTime)|EngineMpi\.CalibrateAndValidateSimRunOnRanks|OnnxVisionSwin\..*|Models/OnnxEndToEnd\..*_large .*|Models/OnnxVision\.ImportFlopsAndOutputMatchPyTorch/"(vit_b_16|resnet50|inception_v3|lraspp_mobilenet_v3_large)")$$
+ASAN_SKIP   = ^(CalibratedPrediction\.(KnownChainsArePredictedWithin25Percent|CopiesBetweenRanksToWaitingWorkers|WithoutKernelCostsTheSameChainsAreMispriced|CopiesIntoABusyDeviceTakeItsTime)|EngineMpi\.CalibrateAndValidateSimRunOnRanks|OnnxVisionSwin\..*|Models/OnnxEndToEnd\..*_large .*|Models/OnnxVision\.ImportFlopsAndOutputMatchPyTorch/"(vit_b_16|resnet50|inception_v3|lraspp_mobilenet_v3_large|video|unet3d)")$$
 # -O1 -g1 (line tables): what the sanitizers' reports need, at about half the compile time of
 # -O2 -g.
 SAN_CMAKE   = -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOPPLER_BUILD_BENCH=OFF \
