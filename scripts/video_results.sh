@@ -3,7 +3,7 @@
 # (seeded random weights, one 16-frame clip of 112 x 112) exported by tests/onnx/models.py,
 # imported with `doppler import` (3-D convolutions: docs/onnx.md) for 4 devices and placed by
 # every method with `doppler compare` on 4 x P100 (the same simulator-call budget for every search
-# and learned method), beside the whole model on one device (`--saved one-device=`); then run on
+# and learned method), beside the whole model on one device (`single`); then run on
 # the CPU engine against PyTorch (scripts/video_engine.py; run it on an idle machine).
 # Usage: scripts/video_results.sh [BUILD_DIR] [OUT_DIR] [SEEDS] [BUDGET]
 # Environment: MODELS, PROFILE (p100:4), METHODS, PYTHON (default /usr/bin/python3 with
@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 policy="$here/models/doppler-pretrained.pt"
 models=${MODELS:-r3d_18 mc3_18 r2plus1d_18}
 profile=${PROFILE:-p100:4}
-methods=${METHODS:-critical-path,heft,etf,local-search,multilevel:inner=dsc,doppler-sim:policy=$policy,il=0,sim=1000,samples=64}
+methods=${METHODS:-critical-path,heft,etf,local-search,multilevel:inner=dsc,doppler-sim:policy=$policy,il=0,sim=1000,samples=64,single}
 python=${PYTHON:-/usr/bin/python3}
 doppler="$build/doppler"
 hw=${profile%%:*}
@@ -31,11 +31,9 @@ for model in $models; do
   [ -f "$onnx/conv.txt" ] || "$python" "$here/tests/onnx/models.py" onnx-flops "$onnx/model.onnx" Conv > "$onnx/conv.txt"
   [ -f "$dir/import.json" ] ||
     "$doppler" -q import "$onnx/model.onnx" --devices "$p" -o "$dir/graph.json" --json > "$dir/import.json"
-  "$python" -c 'import json, sys; g = json.load(open(sys.argv[1])); json.dump([0] * len(g["nodes"]), open(sys.argv[2], "w"))' \
-    "$dir/graph.json" "$dir/one-device.json"
   [ -f "$dir/compare.json" ] ||
     "$doppler" -q compare "$dir/graph.json" --devices "$p" --hardware "$hw" --methods "$methods" \
-      --saved "one-device=$dir/one-device.json" --seeds "$seeds" --budget "$budget" \
+      --seeds "$seeds" --budget "$budget" \
       --json-file "$dir/compare.json" > "$dir/compare.txt"
   echo "$model $hw done" >&2
 done

@@ -158,6 +158,18 @@ Member level_candidate(const Problem& problem, const PlaceOptions& options,
   return m;
 }
 
+// The whole graph on one device (`single`), scored with one call: where moving activations costs
+// more than the devices parallelise (torchvision's video ResNets at batch 1 on 4 x P100, where
+// only multilevel got below it: docs/results/video.md), `auto` is never worse than one device.
+Member single_candidate(const Problem& problem, const PlaceOptions& options,
+                        BudgetedEvaluator& eval) {
+  Member m{"single", {}, kInf, {}, {}};
+  Budget share;
+  share.evaluations = 1;
+  run_member(m, problem, options, eval, share, false, 1);
+  return m;
+}
+
 // "spec 12.3 (4000 calls)" per member, for the note.
 std::string describe(const std::vector<Member>& members) {
   std::string out;
@@ -359,6 +371,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   // then annealing from the best of them.
   std::vector<Member> members;
   for (const std::string& s : plan.members) members.push_back({s, {}, kInf, {}, {}});
+  Member single = single_candidate(problem, options, eval);
   std::optional<Member> levels;
   if (plan.refine_share > 0) levels = level_candidate(problem, options, eval);
   const Budget left = eval.left();
@@ -370,6 +383,7 @@ PlaceResult AutoPlacer::place_within(const Problem& problem, const PlaceOptions&
   if (left.seconds > 0) phase.seconds = (1 - plan.refine_share) * 0.98 * left.seconds;
   run_members(members, problem, options, eval, phase, f.threads);
   if (levels) members.push_back(std::move(*levels));
+  members.push_back(std::move(single));
   // The shortest placement; a member that placed but could not be scored (its budget ended at
   // the limit) still beats one that failed.
   const auto best =

@@ -111,6 +111,11 @@ std::vector<Entry> constructive_entries() {
        [](PlacerParams& p) {
          return std::make_unique<EtfPlacer>(take_number(p, "m-etf", "slack", 0.1));
        }},
+      {{"single",
+        "every op on one device (the fastest for the graph): the one-device reference",
+        {},
+        true},
+       [](PlacerParams&) { return std::make_unique<SinglePlacer>(); }},
       {{"round-robin", "the i-th op in topological order on device i mod P", {}, true},
        [](PlacerParams&) { return std::make_unique<RoundRobinPlacer>(); }},
       {{"random", "uniformly random devices", {}, false},
@@ -261,8 +266,9 @@ std::vector<Entry> search_entries() {
         "available on large graphs and on small ones under short budgets, else local-search on "
         "small ones; "
         "multilevel:inner=dsc,cycles=2 in between) run side by side on the "
-        "threads after the level placer's placement (a sixteenth of the budget at most), then "
-        "annealing from the best (the note names the winner); under 200 "
+        "threads after the level placer's placement (a sixteenth of the budget at most) and "
+        "the one-device placement (single: one call), then annealing from the best (the note "
+        "names the winner); under 200 "
         "simulator calls per op the annealing starts cold; from 10,000 ops mostly in repeated "
         "layers under ten calls per op multilevel's tied search runs alone, and on other large "
         "graphs under 32 calls per op doppler-search",

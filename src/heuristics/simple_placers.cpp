@@ -7,6 +7,21 @@
 
 namespace doppler {
 
+PlaceResult SinglePlacer::place_within(const Problem& problem, const PlaceOptions& /*options*/,
+                                       BudgetedEvaluator& /*eval*/) const {
+  const Graph& g = problem.graph();
+  DeviceId best = 0;
+  double best_total = 0;
+  for (DeviceId d = 0; d < problem.devices(); ++d) {
+    double total = 0;
+    for (NodeId v = 0; v < g.num_nodes(); ++v) total += problem.cost().compute(v, d);
+    if (d == 0 || total < best_total) best = d, best_total = total;
+  }
+  return Assignment{problem.devices(),
+                    std::vector<DeviceId>(static_cast<std::size_t>(g.num_nodes()), best),
+                    g.topo_order(), name()};
+}
+
 PlaceResult RoundRobinPlacer::place_within(const Problem& problem, const PlaceOptions& options,
                                            BudgetedEvaluator& /*eval*/) const {
   const Graph& g = problem.graph();

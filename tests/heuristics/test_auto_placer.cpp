@@ -87,6 +87,32 @@ TEST(Auto, TheLevelPlacersCandidateStartsTheRefinementWhereItLeads) {
   EXPECT_NE(r.note.find("best levels"), std::string::npos) << r.note;
 }
 
+// Where moving data costs more than the devices parallelise, `auto` ends no worse than the whole
+// graph on one device, its `single` candidate (one call), whatever the budget: 6 layers of 4 unit
+// blocks, each block reading every block of the layer before (a relayout's all-to-all), an edge
+// costing 10 units. One device: 24. Its members (24 ops: `optimal` beside `local-search`) end at
+// 56 with 3 calls without it (local-search still at 56 after 198 calls).
+TEST(Auto, NeverWorseThanOneDevice) {
+  const int layers = 6, width = 4;
+  std::vector<test::RefNode> nodes(layers * width, {1, 10});
+  std::vector<std::pair<int, int>> edges;
+  for (int l = 1; l < layers; ++l)
+    for (int a = 0; a < width; ++a)
+      for (int b = 0; b < width; ++b) edges.emplace_back((l - 1) * width + a, l * width + b);
+  const Graph g = test::ref_graph(nodes, edges);
+  const Problem problem(g, Platform::reference(4));
+  const double one = problem.simulator().makespan(
+      std::vector<DeviceId>(static_cast<std::size_t>(g.num_nodes()), 0));
+  ASSERT_DOUBLE_EQ(one, 24);
+  for (const std::int64_t calls : {3, 40, 400}) {
+    PlaceOptions o;
+    o.budget = {calls, 0};
+    const PlaceResult r = AutoPlacer().place(problem, o);
+    EXPECT_LE(problem.simulator().makespan(r.assignment.device_of), one) << calls << r.note;
+    EXPECT_NE(r.note.find("single 24 (0 calls)"), std::string::npos) << r.note;
+  }
+}
+
 // The least makespan over every assignment of `problem`, ops before `first` kept on device 0
 // (1: the first op fixed, which loses nothing where devices are interchangeable).
 double brute_force_optimum(const Problem& problem, int first) {

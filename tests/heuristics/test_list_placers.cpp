@@ -246,6 +246,31 @@ TEST(SimplePlacers, HandComputedAssignments) {
   EXPECT_EQ(run(MTopoPlacer(0.0), chain, 2).device_of, (std::vector<DeviceId>{0, 0, 1, 1}));
   const Assignment r1 = run(RandomPlacer(), chain, 4, 1), r2 = run(RandomPlacer(), chain, 4, 1);
   EXPECT_EQ(r1.device_of, r2.device_of);
+  // single: everything on device 0 of identical devices; the chain's makespan its compute, 8.
+  const Assignment one = run(SinglePlacer(), chain, 3);
+  EXPECT_EQ(one.device_of, (std::vector<DeviceId>{0, 0, 0, 0}));
+  EXPECT_DOUBLE_EQ(Problem(chain, Platform::reference(3)).simulator().makespan(one.device_of), 8);
+}
+
+// single on unequal devices: the one where the whole graph computes fastest, whatever its id
+// (device 0 at 30% of its peak's usual efficiency, device 1 as shipped, device 2 with a costly
+// launch per op: device 1), and its makespan the graph's compute there, with no transfer.
+TEST(SimplePlacers, SinglePicksTheFastestDevice) {
+  HardwareProfile hw = load_hardware_profile("p100");
+  hw.devices[0].efficiency = 0.3;
+  hw.devices[2].launch_overhead = 2e-4;
+  workloads::FfnnParams ffnn;
+  ffnn.batch = 256;
+  ffnn.hidden = 512;
+  ffnn.set_partition_for(3);
+  const Graph g = workloads::generate_ffnn(ffnn);
+  const Problem problem(g, Platform::hardware(hw, 3));
+  const Assignment a = SinglePlacer().place(problem, {}).assignment;
+  a.validate(g, 3);
+  EXPECT_EQ(a.device_of, std::vector<DeviceId>(static_cast<std::size_t>(g.num_nodes()), 1));
+  double compute = 0;
+  for (NodeId v = 0; v < g.num_nodes(); ++v) compute += problem.cost().compute(v, 1);
+  EXPECT_NEAR(problem.simulator().makespan(a.device_of), compute, 1e-9 * compute);
 }
 
 }  // namespace

@@ -1,8 +1,19 @@
 #pragma once
-// Simple placers: round-robin, random, balanced (greedy least-loaded) and Baechi's m-TOPO.
+// Simple placers: single device, round-robin, random, balanced (greedy least-loaded) and Baechi's
+// m-TOPO.
 #include "doppler/heuristics/placer.hpp"
 
 namespace doppler {
+
+/// Every op on one device: the one whose compute costs for the graph sum lowest (the lowest id
+/// among equals, so device 0 on identical devices). No transfer, no parallelism: the reference a
+/// placement over several devices has to beat.
+class SinglePlacer : public Placer {
+public:
+  std::string name() const override { return "single"; }
+  PlaceResult place_within(const Problem& problem, const PlaceOptions& options,
+                           BudgetedEvaluator& eval) const override;
+};
 
 /// The i-th op in topological order goes to device i mod P.
 class RoundRobinPlacer : public Placer {
