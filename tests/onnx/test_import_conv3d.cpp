@@ -139,39 +139,26 @@ TEST_P(Conv3dImport, MatchesLoopsOnAnyDeviceCountWithExactFlops) {
   }
 }
 
+// One case per entry, fields as in Conv3Case.
+// clang-format off
 INSTANTIATE_TEST_SUITE_P(
     Shapes, Conv3dImport,
     ::testing::Values(
         // 3x3x3, pad 1, groups 2, bias (a video ResNet's block)
-        Conv3Case{4,
-                  6,
-                  2,
-                  {5, 6, 7},
-                  Window3{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}},
-                  true},
+        Conv3Case{4, 6, 2, {5, 6, 7},
+                  Window3{{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, true},
         // depth stride 2, dilation 2, uneven pads, no bias
-        Conv3Case{3,
-                  4,
-                  1,
-                  {9, 5, 6},
-                  Window3{{3, 2, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}, {1, 1, 0}},
-                  false},
+        Conv3Case{3, 4, 1, {9, 5, 6},
+                  Window3{{3, 2, 3}, {2, 1, 2}, {2, 1, 1}, {2, 0, 1}, {1, 1, 0}}, false},
         // depthwise, temporal only (3, 1, 1)
-        Conv3Case{4,
-                  4,
-                  4,
-                  {6, 4, 5},
-                  Window3{{3, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 0}, {1, 0, 0}},
-                  true},
+        Conv3Case{4, 4, 4, {6, 4, 5},
+                  Window3{{3, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 0, 0}, {1, 0, 0}}, true},
         // 1x1x1, stride 2 (a downsampling shortcut)
         Conv3Case{5, 3, 1, {5, 7, 6}, Window3{{1, 1, 1}, {2, 2, 2}}, true},
         // spatial only (1, 3, 3), stride (1, 2, 2)
-        Conv3Case{2,
-                  4,
-                  1,
-                  {3, 8, 8},
-                  Window3{{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}},
-                  true}));
+        Conv3Case{2, 4, 1, {3, 8, 8},
+                  Window3{{1, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {0, 1, 1}}, true}));
+// clang-format on
 
 struct ConvT3Case {
   std::int64_t c, oc, groups;
@@ -261,58 +248,25 @@ TEST_P(ConvTranspose3dImport, MatchesLoopsWithTheirFlops) {
   }
 }
 
+// One case per entry, fields as in ConvT3Case.
+// clang-format off
 INSTANTIATE_TEST_SUITE_P(
     Shapes, ConvTranspose3dImport,
     ::testing::Values(
         // a U-Net's up-sampling: 2x2x2, stride 2 (taps side by side), bias
-        ConvT3Case{4,
-                   6,
-                   1,
-                   {3, 4, 5},
-                   {2, 2, 2},
-                   {2, 2, 2},
-                   {1, 1, 1},
-                   {0, 0, 0},
-                   {0, 0, 0},
-                   {0, 0, 0},
-                   true},
+        ConvT3Case{4, 6, 1, {3, 4, 5},
+                   {2, 2, 2}, {2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, true},
         // 3x3x3, stride 2, pads 1, output_padding 1 (taps overlapping), groups 2
-        ConvT3Case{4,
-                   6,
-                   2,
-                   {3, 4, 4},
-                   {3, 3, 3},
-                   {2, 2, 2},
-                   {1, 1, 1},
-                   {1, 1, 1},
-                   {1, 1, 1},
-                   {1, 1, 1},
-                   true},
-        // depth stride 3 with a kernel of 2 and dilation 1 (a zero slot between taps), uneven
-        // depth pads cropping the first depth and adding after (output_padding 2)
-        ConvT3Case{3,
-                   2,
-                   1,
-                   {3, 3, 3},
-                   {2, 1, 1},
-                   {3, 1, 1},
-                   {1, 1, 1},
-                   {1, 0, 0},
-                   {0, 0, 0},
-                   {2, 0, 0},
-                   false},
+        ConvT3Case{4, 6, 2, {3, 4, 4},
+                   {3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, true},
+        // depth stride 3 with a kernel of 2 (a zero slot between taps), uneven depth pads
+        // cropping the first depth and output_padding 2 adding after
+        ConvT3Case{3, 2, 1, {3, 3, 3},
+                   {2, 1, 1}, {3, 1, 1}, {1, 1, 1}, {1, 0, 0}, {0, 0, 0}, {2, 0, 0}, false},
         // depth dilation 2, stride 1 (every tap shifted and summed)
-        ConvT3Case{2,
-                   3,
-                   1,
-                   {4, 3, 3},
-                   {2, 1, 1},
-                   {1, 1, 1},
-                   {2, 1, 1},
-                   {0, 0, 0},
-                   {0, 0, 0},
-                   {0, 0, 0},
-                   true}));
+        ConvT3Case{2, 3, 1, {4, 3, 3},
+                   {2, 1, 1}, {1, 1, 1}, {2, 1, 1}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, true}));
+// clang-format on
 
 // Plain-loop 3-D pooling: the maximum, or the mean over the window's positions inside the input
 // (or, with count_include_pad, divided by the positions inside the padded input).
