@@ -65,6 +65,11 @@ std::int64_t for_window(const Window3& w, const Dims& in, const Dims& o, F&& f) 
   return padded;
 }
 
+// "DxHxW".
+std::string text(const Dims& d) {
+  return fmt::format("{}x{}x{}", d[0], d[1], d[2]);
+}
+
 struct Conv3Case {
   std::int64_t c, oc, groups;
   Dims in;
@@ -74,10 +79,9 @@ struct Conv3Case {
 
 // Names the case in test names (its padding bytes would otherwise print as garbage).
 void PrintTo(const Conv3Case& cc, std::ostream* os) {
-  const auto dims = [](const Dims& d) { return fmt::format("{}x{}x{}", d[0], d[1], d[2]); };
   *os << fmt::format("c{} oc{} g{} in{} k{} s{} d{} lo{} hi{}{}", cc.c, cc.oc, cc.groups,
-                     dims(cc.in), dims(cc.w.k), dims(cc.w.s), dims(cc.w.d), dims(cc.w.lo),
-                     dims(cc.w.hi), cc.bias ? " bias" : "");
+                     text(cc.in), text(cc.w.k), text(cc.w.s), text(cc.w.d), text(cc.w.lo),
+                     text(cc.w.hi), cc.bias ? " bias" : "");
 }
 
 // Plain-loop NCDHW convolution with zero padding.
@@ -167,10 +171,9 @@ struct ConvT3Case {
 };
 
 void PrintTo(const ConvT3Case& t, std::ostream* os) {
-  const auto dims = [](const Dims& d) { return fmt::format("{}x{}x{}", d[0], d[1], d[2]); };
   *os << fmt::format("c{} oc{} g{} in{} k{} s{} d{} lo{} hi{} op{}{}", t.c, t.oc, t.groups,
-                     dims(t.in), dims(t.k), dims(t.s), dims(t.d), dims(t.lo), dims(t.hi),
-                     dims(t.out_pad), t.bias ? " bias" : "");
+                     text(t.in), text(t.k), text(t.s), text(t.d), text(t.lo), text(t.hi),
+                     text(t.out_pad), t.bias ? " bias" : "");
 }
 
 // Plain-loop NCDHW transposed convolution: every input element scatters into the outputs its
