@@ -1,14 +1,14 @@
 // Volumetric (3-D) Conv, ConvTranspose, MaxPool and AveragePool of NCDHW tensors (video and
 // medical-imaging models) as 2-D ops over the depth taps (docs/onnx.md): the input is made
-// depth-major
-// ([N, D, C, H, W], a transpose), padded along the depth, and each of the KD kernel taps is the
-// depth slice it reads for every output depth ([N, Dout, C, H, W]: a select, or a stride for a
-// depth stride), seen as a batch of N x Dout images. A Conv stacks the taps on the channels
-// ([N Dout, C KD, H, W], each input channel's taps side by side) and runs one 2-D convolution
-// with the weight [OC, C / group KD, KH, KW], the same values reshaped: its FLOPs are the 3-D
-// convolution's. A pool pools each tap in 2-D and combines the taps (maximum, or a sum divided
-// by the depth taps counted). A ConvTranspose transposes each tap in 2-D and places the results
-// at their depths. The result [N Dout, C', H', W'] is made NCDHW again.
+// depth-major ([N, D, C, H, W], a transpose), padded along the depth, and each of the KD kernel
+// taps is the depth slice it reads for every output depth ([N, Dout, C, H, W]: a select, or a
+// stride for a depth stride), seen as a batch of N x Dout images. A Conv stacks the taps on the
+// channels ([N Dout, C KD, H, W], each input channel's taps side by side) and runs one 2-D
+// convolution with the weight [OC, C / group KD, KH, KW], the same values reshaped: its FLOPs are
+// the 3-D convolution's. A pool pools each tap in 2-D and combines the taps (maximum, or a sum
+// divided by the depth taps counted). A ConvTranspose transposes each depth tap of its weight in
+// 2-D over all N x D input images and places the results at their depths. The result [N Dout,
+// C', H', W'] is made NCDHW again.
 #include <algorithm>
 #include <array>
 #include <limits>
