@@ -127,6 +127,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"Trilu", &Lowerer::trilu},
                                               {"TopK", &Lowerer::topk},
                                               {"GatherElements", &Lowerer::gather_elements},
+                                              {"ScatterND", &Lowerer::scatter_nd},
                                               {"Resize", &Lowerer::resize},
                                               {"Upsample", &Lowerer::resize},
                                               {"LSTM", &Lowerer::recurrent},
@@ -137,7 +138,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
 
 std::vector<std::string> supported_ops() {
   // Ops evaluated at import only (their inputs must be constants).
-  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Range", "ReduceProd", "ScatterND"};
+  std::vector<std::string> v = {"Constant", "ConstantOfShape", "Range", "ReduceProd"};
   for (const auto& [name, fn] : Lowerer::ops()) v.push_back(name);
   std::sort(v.begin(), v.end());
   return v;

@@ -183,6 +183,9 @@ private:
   void depth_space(const onnx::NodeProto& n);
   void gather(const onnx::NodeProto& n);
   void gather_rows(const onnx::NodeProto& n, std::size_t axis);
+  void scatter_nd(const onnx::NodeProto& n);  // lower_scatter.cpp
+  const BlockedTensor& around_box(const std::string& name, const BlockedTensor& data,
+                                  const BlockedTensor& box, const Shape& offset);
   const BlockedTensor& select(const std::string& name, const BlockedTensor& a, const Shape& offset,
                               const Shape& length);
   const BlockedTensor& reshaped(const std::string& name, const BlockedTensor& a,

@@ -36,6 +36,8 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
     r3d_18 mc3_18 r2plus1d_18
              torchvision's video ResNets (weights=None, seeded) on one 16-frame clip of 112 x 112
              (size b1 only: for docs/results, not the tests)
+    detect   YOLOv5's Detect layer decoding its boxes in place (ScatterND of computed tensors:
+             slice assignment), 3 anchors, 3 classes, stride 8, on feature maps x [B, C, ny, nx]
     focus    YOLOv5's Focus stem (strided Slices), a conv and a classifier, averaged over the image
              and its mirror image (torch.flip: Slices of step -1); small: batch 1, 32 x 32
     unet     a two-level U-Net written out (3x3 conv pairs with GroupNorm, max pooling; up by a
@@ -112,6 +114,7 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     InstanceNormalization  as LayerNormalization, a row per (batch, channel)
     Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather Cast Identity
     Constant Shape ConstantOfShape Expand   0
+    ScatterND            0 (slice assignment); with a reduction 1 per element of the updates
     Where                (constant condition) 2 per element when one branch is computed (the
                          computed branch times a 0/1 mask, plus the constant branch's values),
                          3 when both are (two masked products and their sum); 1 with a
@@ -167,6 +170,10 @@ SIZES = {
     "gru": {
         "small": {"B": 2, "S": 8, "d": 32, "H": 24},
         "large": {"B": 8, "S": 32, "d": 256, "H": 256},
+    },
+    "detect": {
+        "small": {"B": 1, "C": 16, "ny": 8, "nx": 8},
+        "large": {"B": 2, "C": 64, "ny": 20, "nx": 20},
     },
 }
 # torchvision models (python3-torchvision, weights=None: seeded random weights), input
@@ -285,6 +292,10 @@ def build(name, size):
         module = GruEncoder(d, H)
         shape = [B, S, d]
         flops = 2 * (2 * B * S * 3 * H * (d + H)) + 2 * B * S * 2 * H * d + 2 * B * 2 * H * d
+    elif name == "detect":
+        module = DetectHead(p["C"], 3, [[10, 13], [16, 30], [33, 23]], 8)
+        shape = [p["B"], p["C"], p["ny"], p["nx"]]
+        flops = 0  # a convolution, no matrix product
     elif name == "masked":
         B, S, d, h = p["B"], p["S"], p["d"], p["h"]
         module = MaskedAttention(d, h, S)
@@ -483,6 +494,35 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
             return self.head(self.dec1(torch.cat([self.up1(d2), e1], 1)))
 
     return UNet3dImpl().eval()
+
+
+def DetectHead(channels, classes, anchors, stride):  # noqa: N802 (torch is imported lazily)
+    """YOLOv5's Detect layer as it exports with inplace=True: a 1x1 convolution to anchors x (5 +
+    classes) outputs per cell, viewed [B, A, ny, nx, 5 + classes], the sigmoid, then the boxes
+    decoded in place by slice assignment (ScatterND of computed tensors): xy = (2 s - 0.5 + grid)
+    x stride, wh = (2 s)^2 x anchor; flattened to [B, A ny nx, 5 + classes]."""
+    from torch import nn
+    import torch
+
+    class DetectImpl(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.na, self.no = len(anchors), classes + 5
+            self.conv = nn.Conv2d(channels, self.na * self.no, 1)
+            self.register_buffer("anchor_grid",
+                                 torch.tensor(anchors, dtype=torch.float32).view(1, -1, 1, 1, 2))
+
+        def forward(self, x):
+            b, _, ny, nx = x.shape
+            y = self.conv(x).view(b, self.na, self.no, ny, nx).permute(0, 1, 3, 4, 2)
+            y = y.contiguous().sigmoid()
+            yv, xv = torch.meshgrid(torch.arange(ny), torch.arange(nx), indexing="ij")
+            grid = torch.stack((xv, yv), 2).view(1, 1, ny, nx, 2).float()
+            y[..., 0:2] = (y[..., 0:2] * 2 - 0.5 + grid) * stride
+            y[..., 2:4] = (y[..., 2:4] * 2) ** 2 * self.anchor_grid
+            return y.view(b, -1, self.no)
+
+    return DetectImpl().eval()
 
 
 def FocusFlip(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
@@ -893,6 +933,9 @@ def node_flops(node, shapes, constant=frozenset()):
             kd, stride, dil = w[2], attr("strides", [1, 1, 1])[0], attr("dilations", [1, 1, 1])[0]
             flops += (kd - 1) * n_out if (kd - 1) * dil + 1 > stride else 0
         return flops
+    if op == "ScatterND":  # slice assignment moves data; a reduction combines each update
+        reduction = attr("reduction", b"none")
+        return 0 if reduction in (b"none", "none") else numel(shape(2), node.input[2])
     if op in ("Resize", "Upsample"):
         mode = attr("mode", b"nearest")
         return RESIZE[mode.decode() if isinstance(mode, bytes) else mode] * n_out

@@ -162,7 +162,8 @@ TEST_P(OnnxEndToEnd, ImportFlopsAndOutputMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Models, OnnxEndToEnd,
                          ::testing::Combine(::testing::Values("mlp", "encoder", "gpt", "lm",
-                                                              "masked", "speech", "lstm", "gru"),
+                                                              "masked", "speech", "lstm", "gru",
+                                                              "detect"),
                                             ::testing::Values("small", "large")),
                          [](const ::testing::TestParamInfo<OnnxEndToEnd::ParamType>& info) {
                            return std::get<0>(info.param) + "_" + std::get<1>(info.param);
