@@ -23,7 +23,7 @@ namespace doppler::cli {
 namespace {
 
 struct ImportCliOptions {
-  std::string model, out, partition = "auto", dtype = "f32";
+  std::string model, out, partition = "auto", dtype = "f32", weights = "embedded";
   std::vector<std::string> input_shapes, inputs;
   int devices = 0;
   bool json = false, per_node = false;
@@ -45,6 +45,7 @@ onnx_import::ImportOptions import_options(const ImportCliOptions& o) {
   const auto dt = workloads::parse_dtype(o.dtype);
   if (!dt) throw InputError("--dtype: expected f32, f16 or bf16, got '" + o.dtype + "'");
   io.dtype = *dt;
+  io.generated_weights = o.weights == "generated";
   for (const auto& s : o.input_shapes) io.input_shapes.insert(parse_input_shape(s));
   for (const auto& s : o.inputs) {
     const auto eq = s.find('=');
@@ -63,7 +64,8 @@ onnx_import::ImportOptions import_options(const ImportCliOptions& o) {
   return io;
 }
 
-ojson report_json(const onnx_import::ImportReport& r, double seconds, const std::string& out) {
+ojson report_json(const onnx_import::ImportReport& r, double seconds, const std::string& out,
+                  const std::string& weights) {
   ojson j;
   j["model"] = r.model;
   j["output"] = out;
@@ -76,6 +78,7 @@ ojson report_json(const onnx_import::ImportReport& r, double seconds, const std:
   j["einsum_flops"] = r.einsum_flops;
   j["conv_flops"] = r.conv_flops;
   j["parameters"] = r.parameters;
+  j["weights"] = weights;
   j["import_seconds"] = seconds;
   j["outputs"] = r.outputs;
   ojson nodes = ojson::array();
@@ -90,8 +93,8 @@ ojson report_json(const onnx_import::ImportReport& r, double seconds, const std:
   return j;
 }
 
-void print_text(const onnx_import::ImportReport& r, double seconds, const std::string& out,
-                bool per_node) {
+void print_text(const onnx_import::ImportReport& r, double seconds, const ImportCliOptions& o) {
+  const std::string& out = o.out;
   std::cout << fmt::format("{:<14}{} (opset {}, {})\n", "model", r.model, r.opset, r.producer);
   std::cout << fmt::format("{:<14}{} ONNX ops ({} folded at import) -> {} blocks in {}\n", "graph",
                            r.onnx_nodes, r.folded_nodes, r.blocks, out);
@@ -99,6 +102,11 @@ void print_text(const onnx_import::ImportReport& r, double seconds, const std::s
                            "work", format_sig(r.total_flops), format_sig(r.einsum_flops),
                            r.conv_flops > 0 ? ", " + format_sig(r.conv_flops) + " in Conv" : "",
                            format_sig(static_cast<double>(r.parameters)));
+  if (o.weights == "generated")
+    std::cout << fmt::format(
+        "{:<14}generated (seeded, each with its weight's mean and spread), "
+        "not the model's values: placement and timing, not its outputs\n",
+        "weights");
   std::cout << fmt::format("{:<14}{:.3f} s\n\n", "import time", seconds);
   std::map<std::string, std::array<double, 4>> by_op;  // nodes, folded, blocks, flops
   for (const auto& n : r.nodes) {
@@ -115,7 +123,7 @@ void print_text(const onnx_import::ImportReport& r, double seconds, const std::s
     t.add_row({op, fmt::format("{}", a[0]), fmt::format("{}", a[1]), fmt::format("{}", a[2]),
                format_sig(a[3])});
   std::cout << t.to_text();
-  if (!per_node) return;
+  if (!o.per_node) return;
   Table nt;
   nt.add_column("node", true);
   nt.add_column("op", true);
@@ -134,9 +142,9 @@ void run_import(const ImportCliOptions& o) {
   const double seconds = clock.seconds();
   save_graph(o.out, res.graph, GraphFormat::json, nullptr);
   if (o.json)
-    print_json(report_json(res.report, seconds, o.out));
+    print_json(report_json(res.report, seconds, o.out, o.weights));
   else
-    print_text(res.report, seconds, o.out, o.per_node);
+    print_text(res.report, seconds, o);
 }
 
 }  // namespace
@@ -148,9 +156,12 @@ void add_import(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "import",
       "Import an ONNX model (e.g. from torch.onnx.export) as a blocked dataflow graph (Doppler "
-      "JSON with real weights), ready for place, simulate, train and execute. Shape subgraphs "
+      "JSON with real weights, or generated ones), ready for place, simulate, train and "
+      "execute. Shape subgraphs "
       "are folded at import; each remaining op is split into blocks (docs/onnx.md).");
-  cmd->add_option("model", o->model, "ONNX model file (.onnx, weights inside)")->required();
+  cmd->add_option("model", o->model,
+                  "ONNX model file (.onnx; weights inside, or external data files beside it)")
+      ->required();
   add_devices_option(*cmd, o->devices, true);
   cmd->add_option("-o,--output", o->out, "graph file to write (Doppler JSON), atomically")
       ->required();
@@ -165,6 +176,11 @@ void add_import(CLI::App& app) {
   cmd->add_option("--inputs", o->inputs,
                   "NAME=FILE.npy values of a graph input, or NAME=seed:N generated values in "
                   "[-1, 1) with seed N (default: seeded by the input's name); repeatable");
+  cmd->add_option("--weights", o->weights,
+                  "embedded (default): the model's weights become the graph's constants; "
+                  "generated: seeded values with each weight's mean and spread instead (no "
+                  "constants: a small graph file for a large model placed without its values)")
+      ->check(CLI::IsMember({"embedded", "generated"}));
   cmd->add_flag("--json", o->json, "print the import report as JSON");
   cmd->add_flag("--per-node", o->per_node, "also list every ONNX node with its blocks and FLOPs");
   cmd->footer("Supported ONNX ops: " + ops +

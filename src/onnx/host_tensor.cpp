@@ -103,9 +103,8 @@ void decode_field(const Field& f, std::int64_t n, std::vector<double>& out, bool
 }  // namespace
 
 HostTensor decode_tensor(const onnx::TensorProto& t) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    throw std::runtime_error(
-        "external tensor data is not supported (save with the weights inside)");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)  // not an initializer (those are read)
+    throw std::runtime_error("external tensor data is supported for initializers only");
   HostTensor h;
   for (auto d : t.dims()) {
     if (d < 0 || d > (std::int64_t{1} << 31)) throw std::runtime_error("bad tensor dimension");

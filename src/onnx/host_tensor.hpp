@@ -79,6 +79,11 @@ std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank);
 bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
                std::vector<HostTensor>& out);
 
+/// Reads every initializer of `g` stored as external data (ONNX's location, offset and length,
+/// the location relative to the directory of `model_file` and inside it) into its raw data.
+/// std::runtime_error naming the tensor and file when one cannot be read.
+void load_external_data(onnx::GraphProto& g, const std::string& model_file);
+
 /// Attribute `name` of `n`, or nullptr.
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name);
 /// Integer attribute `name`, or `fallback`.

@@ -158,6 +158,11 @@ Model read_model(const std::string& bytes, const std::string& file, const Import
   check_window_attrs(m);
   apply_input_shapes(m, o);
   try {
+    load_external_data(*m.proto.mutable_graph(), file);
+  } catch (const std::exception& e) {
+    fail(file, e.what());
+  }
+  try {
     onnx::checker::check_model(m.proto);
   } catch (const std::exception& e) {
     std::string what = e.what();

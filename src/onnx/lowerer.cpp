@@ -2,6 +2,7 @@
 #include "lowerer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -160,7 +161,7 @@ void Lowerer::set_input(const std::string& name, const Shape& shape,
 }
 
 void Lowerer::set_loaded_input(const std::string& name, const HostTensor& t) {
-  define(name, load(name, t));
+  define(name, load_values(name, t));
   parameters_ -= static_cast<std::int64_t>(constants_.back().values.size());  // not a weight
 }
 
@@ -187,7 +188,36 @@ const HostTensor& Lowerer::const_in(const onnx::NodeProto& n, std::size_t i,
   return *v.constant;
 }
 
+namespace {
+
+// Whether `t` is a weight that --weights generated replaces: more than 1,024 values, not integer,
+// finite, more than two distinct values (a mask, a fill or a small constant keeps its values).
+bool generated_weight(const HostTensor& t) {
+  if (t.integer || t.data.size() <= 1024) return false;
+  double first = t.data.front(), other = first;
+  bool third = false;
+  for (double x : t.data) {
+    if (!std::isfinite(x)) return false;
+    if (x != first && other == first) other = x;
+    third = third || (x != first && x != other);
+  }
+  return third;
+}
+
+}  // namespace
+
 const BlockedTensor& Lowerer::load(const std::string& name, const HostTensor& t) {
+  if (!options_.generated_weights || !generated_weight(t)) return load_values(name, t);
+  double sum = 0, sumsq = 0;
+  for (double x : t.data) sum += x, sumsq += x * x;
+  const double n = static_cast<double>(t.data.size());
+  const double mean = sum / n, var = std::max(0.0, sumsq / n - mean * mean);
+  parameters_ += static_cast<std::int64_t>(t.data.size());
+  // u in [-1, 1) has variance 1/3: scale sqrt(3) sigma keeps the weight's spread
+  return p_.input(name, t.shape.empty() ? Shape{1} : t.shape, std::sqrt(3 * var), mean);
+}
+
+const BlockedTensor& Lowerer::load_values(const std::string& name, const HostTensor& t) {
   ConstantTensor c;
   c.name = name;
   c.shape = t.shape.empty() ? Shape{1} : t.shape;

@@ -75,6 +75,7 @@ private:
   const BlockedTensor& blocked(const onnx::NodeProto& n, std::size_t i);
   const BlockedTensor& materialize(const std::string& name, const Value& v);
   const BlockedTensor& load(const std::string& name, const HostTensor& t);
+  const BlockedTensor& load_values(const std::string& name, const HostTensor& t);
   void define(const std::string& name, const BlockedTensor& t);
   std::vector<Cuts> cuts_for(const std::string& tensor, const Shape& shape,
                              const BlockedTensor* like) const;

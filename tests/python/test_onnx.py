@@ -43,3 +43,19 @@ def test_bad_model_is_the_clis_value_error(doppler, tmp_path):
     with pytest.raises(ValueError) as e:
         doppler.import_onnx(str(bad), devices=2)
     assert str(e.value) == message
+
+
+def test_generated_weights_keep_the_graph_and_match_the_cli(doppler, mlp, tmp_path):
+    embedded = doppler.import_onnx(str(mlp), devices=2)
+    generated = doppler.import_onnx(str(mlp), devices=2, weights="generated")
+    assert np.array_equal(generated.edges, embedded.edges)
+    assert np.array_equal(generated.flops, embedded.flops)
+    out = tmp_path / "g.json"
+    cli("import", mlp, "--devices", 2, "-o", out, "--weights", "generated")
+    generated.save(str(tmp_path / "p.json"))
+    # the weights are blocks of generated values, not constants: a far smaller file
+    assert (tmp_path / "p.json").stat().st_size == out.stat().st_size
+    embedded.save(str(tmp_path / "e.json"))
+    assert out.stat().st_size * 4 < (tmp_path / "e.json").stat().st_size
+    with pytest.raises(ValueError, match="weights must be embedded or generated"):
+        doppler.import_onnx(str(mlp), devices=2, weights="random")

@@ -28,6 +28,13 @@ struct ImportOptions {
   std::map<std::string, std::string> input_files;
   /// Seeds of generated graph inputs (kernel "input" attribute `seed`, below 2^53), by name.
   std::map<std::string, std::uint64_t> input_seeds;
+  /// Weights read by blocks take generated values instead of the model's: kernel "input" seeded
+  /// by the name, uniform with the weight's mean and standard deviation. A weight is a float
+  /// tensor of more than 1,024 finite values, more than two of them distinct; the others
+  /// (indices, masks, fills, small constants) keep their values. The graph has the same blocks,
+  /// FLOPs and bytes and almost no constants: a small file for a large model placed without its
+  /// values.
+  bool generated_weights = false;
   /// When set and true, the import stops between two ONNX nodes (std::runtime_error): how a
   /// front end cancels a long import (Ctrl-C in Python). Optional.
   const std::atomic<bool>* cancel = nullptr;
