@@ -86,6 +86,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"ArgMin", &Lowerer::arg_reduce},
                                               {"LayerNormalization", &Lowerer::layer_norm},
                                               {"InstanceNormalization", &Lowerer::instance_norm},
+                                              {"LRN", &Lowerer::lrn},
                                               {"Where", &Lowerer::where},
                                               {"Equal", &Lowerer::compare},
                                               {"Less", &Lowerer::compare},

@@ -108,6 +108,7 @@ private:
   ReducedRows reduced_rows(const onnx::NodeProto& n, const std::vector<bool>& reduced);
   void layer_norm(const onnx::NodeProto& n);
   void instance_norm(const onnx::NodeProto& n);
+  void lrn(const onnx::NodeProto& n);  // lower_lrn.cpp
   /// A normalization's result and its per-row statistics ([rows..., 1] each).
   struct Normalized {
     const BlockedTensor *y = nullptr, *mean = nullptr, *inv_std = nullptr;

@@ -115,6 +115,7 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     Transpose Reshape Flatten Squeeze Unsqueeze Concat Split Slice Gather Cast Identity
     Constant Shape ConstantOfShape Expand   0
     ScatterND            0 (slice assignment); with a reduction 1 per element of the updates
+    LRN                  size + 5 (the channel window's sum; square, scale, add, power, product)
     Where                (constant condition) 2 per element when one branch is computed (the
                          computed branch times a 0/1 mask, plus the constant branch's values),
                          3 when both are (two masked products and their sum); 1 with a
@@ -933,6 +934,8 @@ def node_flops(node, shapes, constant=frozenset()):
             kd, stride, dil = w[2], attr("strides", [1, 1, 1])[0], attr("dilations", [1, 1, 1])[0]
             flops += (kd - 1) * n_out if (kd - 1) * dil + 1 > stride else 0
         return flops
+    if op == "LRN":  # square, the channel window's mean (size), scale, add, power, product
+        return (attr("size", 1) + 5) * n_out
     if op == "ScatterND":  # slice assignment moves data; a reduction combines each update
         reduction = attr("reduction", b"none")
         return 0 if reduction in (b"none", "none") else numel(shape(2), node.input[2])

@@ -284,6 +284,36 @@ TEST(ConvImportOps, OneDimensionalOpsMatchLoops) {
   }
 }
 
+// LRN (AlexNet's): y = x (bias + alpha / size sum over channels c - (size - 1) / 2 .. c + size / 2
+// of x^2)^-beta, on [2, 7, 3, 4] with an even and an odd size, against loops on 1-4 devices (the
+// channels cut with their halo); FLOPs: size per element for the channel sum, 5 more (square,
+// scale, add, power, product).
+TEST(ConvImportOps, LocalResponseNormalizationMatchesLoops) {
+  for (const std::int64_t size : {4, 5}) {
+    ModelBuilder m(13);
+    m.input("x", {2, 7, 3, 4}).output("y", {2, 7, 3, 4});
+    m.node("LRN", {"x"}, {"y"}, {{"size", size}}, {},
+           {{"alpha", 0.5f}, {"beta", 0.75f}, {"bias", 2.0f}});
+    for (const int p : {1, 2, 4}) {
+      const auto r = import_and_eval(m, p);
+      const Dense x = r.tensor("x");
+      Dense want({2, 7, 3, 4});
+      for (std::int64_t n = 0; n < 2; ++n)
+        for (std::int64_t c = 0; c < 7; ++c)
+          for (std::int64_t h = 0; h < 3; ++h)
+            for (std::int64_t w = 0; w < 4; ++w) {
+              double s = 0;
+              for (std::int64_t k = c - (size - 1) / 2; k <= c + size / 2; ++k)
+                if (k >= 0 && k < 7) s += x[{n, k, h, w}] * x[{n, k, h, w}];
+              want[{n, c, h, w}] =
+                  x[{n, c, h, w}] * std::pow(2.0 + 0.5 / static_cast<double>(size) * s, -0.75);
+            }
+      EXPECT_LT(max_rel_diff(r.tensor("y"), want), 1e-5) << size << " P=" << p;
+      EXPECT_DOUBLE_EQ(r.res.report.total_flops, 168.0 * static_cast<double>(size + 5)) << p;
+    }
+  }
+}
+
 TEST(ConvImportErrors, MalformedModelsNameTheNode) {
   {
     ModelBuilder m;  // a 5x5 kernel on a 3x3 input without padding
