@@ -304,20 +304,21 @@ void Lowerer::pool(const onnx::NodeProto& n) {
                                 nchw_cuts(out(n), out_shape)));
 }
 
-// Mean over H and W: [N, C, H, W] -> [N, C, H * W] -> reduce_sum -> scale 1 / (H W) -> [N, C, 1,
-// 1].
+// GlobalAveragePool, the mean over the spatial axes: [N, C, D...] -> [N, C, prod D] ->
+// reduce_sum -> scale 1 / prod D -> [N, C, 1...]; GlobalMaxPool their maximum (reduce_max).
 void Lowerer::global_avg_pool(const onnx::NodeProto& n) {
   const Shape x = in(n, 0).shape;
-  if (x.size() < 3) throw std::runtime_error("GlobalAveragePool of a tensor of rank below 3");
+  if (x.size() < 3) throw std::runtime_error(n.op_type() + " of a tensor of rank below 3");
   std::int64_t rest = 1;
   for (std::size_t d = 2; d < x.size(); ++d) rest *= x[d];
+  const bool max = n.op_type() == "GlobalMaxPool";
   const auto& flat = reshaped(out(n, ":flat"), blocked(n, 0), {x[0], x[1], rest});
-  const auto& sum = p_.reduce(out(n, ":sum"), "reduce_sum", flat);
-  const auto& mean =
-      map(out(n, ":mean"), "scale", {&sum}, {{"scale", 1.0 / static_cast<double>(rest)}});
+  const BlockedTensor* r =
+      &p_.reduce(out(n, max ? ":max" : ":sum"), max ? "reduce_max" : "reduce_sum", flat);
+  if (!max) r = &map(out(n, ":mean"), "scale", {r}, {{"scale", 1.0 / static_cast<double>(rest)}});
   Shape ones(x.size(), 1);
   ones[0] = x[0], ones[1] = x[1];
-  define(n.output(0), reshaped(out(n), mean, ones));
+  define(n.output(0), reshaped(out(n), *r, ones));
 }
 
 // Inference BatchNormalization as x * s + t with s = gamma / sqrt(var + eps), t = beta - mean s

@@ -121,6 +121,7 @@ const std::map<std::string, Lowerer::Op>& Lowerer::ops() {
                                               {"MaxPool", &Lowerer::pool},
                                               {"AveragePool", &Lowerer::pool},
                                               {"GlobalAveragePool", &Lowerer::global_avg_pool},
+                                              {"GlobalMaxPool", &Lowerer::global_avg_pool},
                                               {"BatchNormalization", &Lowerer::batch_norm},
                                               {"Clip", &Lowerer::clip},
                                               {"HardSigmoid", &Lowerer::hard_sigmoid},

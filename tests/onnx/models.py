@@ -83,6 +83,7 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
     MaxPool AveragePool  KH * KW; 3-D: KD * KH * KW, plus KD - 1 (MaxPool: the depth taps'
                          maxima) or KD when KD > 1 (AveragePool: their sum and the division)
     GlobalAveragePool    1 per input element, plus 1 per output element (the scale)
+    GlobalMaxPool        1 per input element
     BatchNormalization   2 (multiply and add)
     Clip                 2
     HardSigmoid          4
@@ -951,6 +952,8 @@ def node_flops(node, shapes, constant=frozenset()):
         return n_out * (math.prod(k) + combine)
     if op == "GlobalAveragePool":
         return numel(shape(0), node.input[0]) + n_out
+    if op == "GlobalMaxPool":
+        return numel(shape(0), node.input[0])
     if op == "ReduceMean":
         return numel(shape(0), node.input[0]) + n_out
     if op == "ReduceMin" or op == "ReduceL2":

@@ -314,6 +314,33 @@ TEST(ConvImportOps, LocalResponseNormalizationMatchesLoops) {
   }
 }
 
+// GlobalMaxPool over the spatial axes of a 4-D and a 5-D tensor: the maximum per (n, c), by
+// loops; FLOPs: one comparison per input element.
+TEST(ConvImportOps, GlobalMaxPoolTakesTheSpatialMaximum) {
+  for (const std::vector<std::int64_t>& shape :
+       {std::vector<std::int64_t>{2, 3, 4, 5}, std::vector<std::int64_t>{1, 2, 3, 2, 2}}) {
+    std::vector<test::Dim> dims(shape.begin(), shape.end()), ones(shape.size(), std::int64_t{1});
+    ones[0] = shape[0], ones[1] = shape[1];
+    ModelBuilder m;
+    m.input("x", dims).output("y", ones);
+    m.node("GlobalMaxPool", {"x"}, {"y"});
+    std::int64_t rest = 1;
+    for (std::size_t d = 2; d < shape.size(); ++d) rest *= shape[d];
+    for (const int p : {1, 3}) {
+      const auto r = import_and_eval(m, p);
+      const Dense x = r.tensor("x"), y = r.tensor("y");
+      ASSERT_EQ(y.data.size(), static_cast<std::size_t>(shape[0] * shape[1]));
+      for (std::int64_t i = 0; i < shape[0] * shape[1]; ++i) {
+        double mx = -1e300;
+        for (std::int64_t e = 0; e < rest; ++e)
+          mx = std::max(mx, x.data[static_cast<std::size_t>(i * rest + e)]);
+        EXPECT_EQ(y.data[static_cast<std::size_t>(i)], mx) << i;
+      }
+      EXPECT_DOUBLE_EQ(r.res.report.total_flops, static_cast<double>(x.data.size())) << p;
+    }
+  }
+}
+
 TEST(ConvImportErrors, MalformedModelsNameTheNode) {
   {
     ModelBuilder m;  // a 5x5 kernel on a 3x3 input without padding
