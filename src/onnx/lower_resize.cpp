@@ -1,4 +1,5 @@
-// Lowering of Resize (opsets 10-17) and Upsample: kernel resize2d (docs/onnx.md, docs/exec.md).
+// Lowering of Resize (opsets 10-17) and Upsample of 1-D, 2-D and 3-D tensors: kernel resize2d,
+// the depth of a 3-D one first by selects and a blend (docs/onnx.md, docs/exec.md).
 #include <cmath>
 #include <initializer_list>
 #include <stdexcept>
@@ -52,14 +53,15 @@ workloads::Resize2d Lowerer::resize_mode(const onnx::NodeProto& n) const {
   return r;
 }
 
-// Resize / Upsample of the spatial axes of an NCHW tensor, or of an NCL one as [N, C, L, 1]
-// (kernel resize2d).
+// Resize / Upsample of the spatial axes of an NCHW tensor, of an NCL one as [N, C, L, 1] (kernel
+// resize2d), or of an NCDHW one: the depth first (resize_depth), then the rows and columns of the
+// N x C x D' images.
 void Lowerer::resize(const onnx::NodeProto& n) {
-  const Shape x0 = in(n, 0).shape;
-  if (x0.size() != 3 && x0.size() != 4)
-    throw std::runtime_error("only 3-D (NCL) and 4-D (NCHW) " + n.op_type() + " is supported");
-  const bool flat = x0.size() == 3;  // as [N, C, L, 1]
-  const Shape x = flat ? Shape{x0[0], x0[1], x0[2], 1} : x0;
+  const Shape x = in(n, 0).shape;
+  const std::size_t rank = x.size();
+  if (rank < 3 || rank > 5)
+    throw std::runtime_error("only 3-D (NCL), 4-D (NCHW) and 5-D (NCDHW) " + n.op_type() +
+                             " is supported");
   workloads::Resize2d r = resize_mode(n);
   // Scales: the attribute (Upsample-7), input 1 (opset < 11) or 2; else sizes (input 3).
   std::vector<double> scales;
@@ -72,34 +74,88 @@ void Lowerer::resize(const onnx::NodeProto& n) {
   }
   Shape out_shape = x;
   if (!scales.empty()) {
-    if (scales.size() != x0.size())
-      throw std::runtime_error(fmt::format("scales must have {} entries", x0.size()));
-    if (flat) scales.push_back(1.0);
-    for (std::size_t a = 0; a < 4; ++a) {
+    if (scales.size() != rank)
+      throw std::runtime_error(fmt::format("scales must have {} entries", rank));
+    for (std::size_t a = 0; a < rank; ++a) {
       if (!(scales[a] > 0)) throw std::runtime_error("scales must be positive");
       out_shape[a] = static_cast<std::int64_t>(std::floor(static_cast<double>(x[a]) * scales[a]));
     }
-    r.scale_h = scales[2];
-    r.scale_w = scales[3];
   } else if (si == 2 && has_in(n, 3)) {
     out_shape = const_in(n, 3, "sizes").ints();
-    if (out_shape.size() != x0.size())
-      throw std::runtime_error(fmt::format("sizes must have {} entries", x0.size()));
-    if (flat) out_shape.push_back(1);
+    if (out_shape.size() != rank)
+      throw std::runtime_error(fmt::format("sizes must have {} entries", rank));
+    scales.assign(rank, 0);  // the kernel's scale 0: out / in
   } else {
     throw std::runtime_error(n.op_type() + " needs constant scales or sizes");
   }
   if (out_shape[0] != x[0] || out_shape[1] != x[1])
     throw std::runtime_error("only the spatial axes may be resized (N and C unchanged)");
-  if (out_shape[2] < 1 || out_shape[3] < 1)
-    throw std::runtime_error(fmt::format("the output {}x{} is empty", out_shape[2], out_shape[3]));
+  for (std::size_t a = 2; a < rank; ++a)
+    if (out_shape[a] < 1)
+      throw std::runtime_error(fmt::format("the output {} is empty", fmt::join(out_shape, "x")));
   if (r.rounding == resize::Rounding::floor && r.coord == resize::Coord::asymmetric && !r.linear &&
-      si == 1 && (out_shape[2] < x[2] || out_shape[3] < x[3]))
-    throw std::runtime_error("nearest downsampling is not supported before opset 11");
-  const BlockedTensor& in4 = flat ? reshaped(out(n, ":2d.x"), blocked(n, 0), x) : blocked(n, 0);
-  const std::string name = flat ? out(n, ":2d.y") : out(n);
-  const auto& y = p_.resize2d(name, in4, r, out_shape[2], out_shape[3], nchw_cuts(name, out_shape));
-  define(n.output(0), flat ? reshaped(out(n), y, {out_shape[0], out_shape[1], out_shape[2]}) : y);
+      si == 1)
+    for (std::size_t a = 2; a < rank; ++a)
+      if (out_shape[a] < x[a])
+        throw std::runtime_error("nearest downsampling is not supported before opset 11");
+  if (rank == 3) {  // as [N, C, L, 1]
+    r.scale_h = scales[2], r.scale_w = scales.empty() || scales[2] == 0 ? 0 : 1.0;
+    const auto& in4 = reshaped(out(n, ":2d.x"), blocked(n, 0), {x[0], x[1], x[2], 1});
+    const Shape o4 = {x[0], x[1], out_shape[2], 1};
+    const auto& y = p_.resize2d(out(n, ":2d.y"), in4, r, o4[2], 1, nchw_cuts(out(n, ":2d.y"), o4));
+    define(n.output(0), reshaped(out(n), y, out_shape));
+    return;
+  }
+  r.scale_h = scales[rank - 2], r.scale_w = scales[rank - 1];
+  if (rank == 4) {
+    define(n.output(0), p_.resize2d(out(n), blocked(n, 0), r, out_shape[2], out_shape[3],
+                                    nchw_cuts(out(n), out_shape)));
+    return;
+  }
+  const BlockedTensor& d = resize_depth(n, r, out_shape[2], scales[2]);  // [N, C, D', H, W]
+  const Shape images = {x[0], x[1] * out_shape[2], x[3], x[4]};
+  const Shape o4 = {x[0], x[1] * out_shape[2], out_shape[3], out_shape[4]};
+  const auto& y = p_.resize2d(out(n, ":2d.y"), reshaped(out(n, ":2d.x"), d, images), r, o4[2],
+                              o4[3], nchw_cuts(out(n, ":2d.y"), o4));
+  define(n.output(0), reshaped(out(n), y, out_shape));
+}
+
+// The depth axis of x [N, C, D, H, W] resized to `depth` (scale `scale`, 0: depth / D) by `r`'s
+// rule: nearest, the depth slice each output depth reads (selects, concatenated); linear, the
+// two it interpolates, g0 + (g1 - g0) w1 with w1 a constant per output depth (3 FLOPs per
+// element). x itself when every output depth reads its own.
+const BlockedTensor& Lowerer::resize_depth(const onnx::NodeProto& n, const workloads::Resize2d& r,
+                                           std::int64_t depth, double scale) {
+  const BlockedTensor& x = blocked(n, 0);
+  const resize::Axis axis{
+      r.coord, scale > 0 ? scale : static_cast<double>(depth) / static_cast<double>(x.shape[2]),
+      x.shape[2], depth};
+  std::vector<std::int64_t> i0, i1;
+  HostTensor w1{{1, 1, depth, 1, 1}, {}, false};
+  bool identity = depth == x.shape[2], blend = false;
+  for (std::int64_t o = 0; o < depth; ++o) {
+    const resize::Taps t = r.linear ? resize::linear(axis, o)
+                                    : resize::Taps{resize::nearest(axis, r.rounding, o), 0, 0};
+    i0.push_back(t.i0), i1.push_back(r.linear ? t.i1 : t.i0), w1.data.push_back(t.w1);
+    identity = identity && t.i0 == o && t.w1 == 0;
+    blend = blend || t.w1 != 0;
+  }
+  if (identity) return x;
+  const auto slices = [&](const std::string& name, const std::vector<std::int64_t>& at) {
+    std::vector<const BlockedTensor*> parts;
+    for (std::int64_t o = 0; o < depth; ++o) {
+      Shape offset(5, 0), length = x.shape;
+      offset[2] = at[static_cast<std::size_t>(o)], length[2] = 1;
+      parts.push_back(&select(fmt::format("{}[{}]", name, o), x, offset, length));
+    }
+    return &p_.concat(name, parts, 2);
+  };
+  const BlockedTensor* g0 = slices(out(n, ":depth0"), i0);
+  if (!blend) return *g0;
+  const BlockedTensor* g1 = slices(out(n, ":depth1"), i1);
+  const auto& diff = map(out(n, ":ddiff"), "sub", {g1, g0});
+  const auto& part = map(out(n, ":dpart"), "mul", {&diff, &load(out(n, ":dweight"), w1)});
+  return map(out(n, ":depth"), "add", {g0, &part});
 }
 
 }  // namespace doppler::onnx_import

@@ -142,6 +142,8 @@ private:
                                 double value);
   void resize(const onnx::NodeProto& n);
   workloads::Resize2d resize_mode(const onnx::NodeProto& n) const;
+  const BlockedTensor& resize_depth(const onnx::NodeProto& n, const workloads::Resize2d& r,
+                                    std::int64_t depth, double scale);
   std::vector<Cuts> nchw_cuts(const std::string& tensor, const Shape& shape) const;
   bool lower_1d(const onnx::NodeProto& n, Op op);
 

@@ -31,8 +31,8 @@ Models (deterministic: torch.manual_seed(0) for the weights, seed 1 for the inpu
              [batch, 3, frames, image, image]; small: batch 2, 8 frames of 32 x 32
     unet3d   a two-level 3-D U-Net written out (3x3x3 conv pairs with InstanceNorm3d, 3-D max
              pooling; up by ConvTranspose3d of kernel 2 and of kernel 3 (overlapping taps); skip
-             connections concatenated; width 8, 3 classes) on volumes [batch, 1, depth, image,
-             image]; small: batch 1, 16 x 32 x 32
+             connections concatenated; a trilinear Upsample; width 8, 3 classes) on volumes
+             [batch, 1, depth, image, image]; small: batch 1, 16 x 32 x 32
     r3d_18 mc3_18 r2plus1d_18
              torchvision's video ResNets (weights=None, seeded) on one 16-frame clip of 112 x 112
              (size b1 only: for docs/results, not the tests)
@@ -79,7 +79,8 @@ onnx.shape_inference.infer_shapes and these conventions (per output element unle
                          element (its true multiply-adds when no padding crops them), plus 1 per
                          output with a bias; 3-D, when two depth taps reach a depth ((KD - 1) *
                          dilation + 1 > stride): KD - 1 more per output (the taps' sums)
-    Resize Upsample      0 (mode nearest), 9 (mode linear)
+    Resize Upsample      0 (mode nearest), 9 (mode linear); 5-D linear with a new depth: 3 more
+                         per element of [N, C, D', H, W] (the depth resized first)
     MaxPool AveragePool  KH * KW; 3-D: KD * KH * KW, plus KD - 1 (MaxPool: the depth taps'
                          maxima) or KD when KD > 1 (AveragePool: their sum and the division)
     GlobalAveragePool    1 per input element, plus 1 per output element (the scale)
@@ -462,7 +463,8 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
     """A two-level 3-D U-Net for volumes (medical-imaging segmentation): 3x3x3 conv pairs (each
     conv, InstanceNorm3d with affine parameters, ReLU), 3-D max pooling down; up by a 2x2x2
     stride-2 ConvTranspose3d, then by a 3x3x3 stride-2 one (padding 1, output_padding 1: its
-    depth taps overlap); skip connections concatenated; a 1x1x1 classifier."""
+    depth taps overlap); skip connections concatenated; a trilinear Upsample and a stride-2
+    3x3x3 convolution back; a 1x1x1 classifier."""
     from torch import nn
     import torch
 
@@ -486,6 +488,8 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
             self.dec2 = pair(4 * w, 2 * w)
             self.up1 = nn.ConvTranspose3d(2 * w, w, 3, stride=2, padding=1, output_padding=1)
             self.dec1 = pair(2 * w, w)
+            self.smooth = nn.Upsample(scale_factor=2, mode="trilinear", align_corners=False)
+            self.down = nn.Conv3d(w, w, 3, stride=2, padding=1)
             self.head = nn.Conv3d(w, classes, 1)
 
         def forward(self, x):
@@ -493,7 +497,8 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
             e2 = self.enc2(self.pool(e1))
             m = self.mid(self.pool(e2))
             d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
-            return self.head(self.dec1(torch.cat([self.up1(d2), e1], 1)))
+            d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+            return self.head(self.down(self.smooth(d1)))
 
     return UNet3dImpl().eval()
 
@@ -942,7 +947,11 @@ def node_flops(node, shapes, constant=frozenset()):
         return 0 if reduction in (b"none", "none") else numel(shape(2), node.input[2])
     if op in ("Resize", "Upsample"):
         mode = attr("mode", b"nearest")
-        return RESIZE[mode.decode() if isinstance(mode, bytes) else mode] * n_out
+        mode = mode.decode() if isinstance(mode, bytes) else mode
+        x = shape(0)
+        if len(x) == 5 and mode == "linear" and out[2] != x[2]:  # the depth's blend first
+            return RESIZE[mode] * n_out + 3 * numel(x[:2] + [out[2]] + x[3:], node.input[0])
+        return RESIZE[mode] * n_out
     if op in ("MaxPool", "AveragePool"):
         k = attr("kernel_shape", None)
         if len(k) < 3:
