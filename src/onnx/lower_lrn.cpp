@@ -25,24 +25,24 @@ void Lowerer::lrn(const onnx::NodeProto& n) {
   for (std::size_t d = 2; d < x.size(); ++d) rest *= x[d];
   const auto& sq = map(out(n, ":sq"), "mul", {&blocked(n, 0), &blocked(n, 0)});
   define(out(n, ":rows"), reshaped(out(n, ":rows"), sq, {x[0], 1, x[1], rest}));
-  onnx::NodeProto pool;  // the mean of `size` channels, the missing ones counted as zeros
-  pool.set_op_type("AveragePool");
-  pool.set_name(n.name() + ":channels");
-  pool.add_input(out(n, ":rows"));
-  pool.add_output(out(n, ":mean"));
+  onnx::NodeProto window;  // the mean of `size` channels, the missing ones counted as zeros
+  window.set_op_type("AveragePool");
+  window.set_name(n.name() + ":channels");
+  window.add_input(out(n, ":rows"));
+  window.add_output(out(n, ":mean"));
   const auto ints = [&](const char* name, std::vector<std::int64_t> v) {
-    auto* a = pool.add_attribute();
+    auto* a = window.add_attribute();
     a->set_name(name);
     a->set_type(onnx::AttributeProto::INTS);
     for (auto e : v) a->add_ints(e);
   };
   ints("kernel_shape", {size, 1});
   ints("pads", {(size - 1) / 2, 0, size / 2, 0});
-  auto* inc = pool.add_attribute();
+  auto* inc = window.add_attribute();
   inc->set_name("count_include_pad");
   inc->set_type(onnx::AttributeProto::INT);
   inc->set_i(1);
-  this->pool(pool);
+  pool(window);
   const auto& mean = reshaped(out(n, ":means"), *values_.at(out(n, ":mean")).blocked, x);
   const auto& scaled = map(out(n, ":scaled"), "scale", {&mean}, {{"scale", alpha}});
   const auto& shift = load(out(n, ":bias"), HostTensor{{1}, {bias}, false});
