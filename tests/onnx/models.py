@@ -378,6 +378,23 @@ def segmentation_model(name):
     return Out().eval()
 
 
+def conv_norm_pair(cin, cout, conv, norm):
+    """Two 3x3 convolutions (`conv`: nn.Conv2d or nn.Conv3d; cin -> cout, then cout -> cout),
+    each followed by `norm(cout)` with a seeded gain and shift (away from the identity) and a
+    ReLU."""
+    from torch import nn
+    import torch
+
+    layers = []
+    for c in (cin, cout):
+        n = norm(cout)
+        with torch.no_grad():
+            n.weight.uniform_(0.5, 1.5)
+            n.bias.uniform_(-0.5, 0.5)
+        layers += [conv(c, cout, 3, padding=1), n, nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
 def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
     """A two-level U-Net: 3x3 conv pairs (each conv, GroupNorm of 4 groups, ReLU), max pooling
     down; up by a 2x2 stride-2 ConvTranspose2d, then by nearest and bilinear Upsample; skip
@@ -386,14 +403,7 @@ def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imp
     import torch
 
     def pair(cin, cout):
-        layers = []
-        for c in (cin, cout):
-            norm = nn.GroupNorm(4, cout)
-            with torch.no_grad():  # away from the identity: seeded gain and shift
-                norm.weight.uniform_(0.5, 1.5)
-                norm.bias.uniform_(-0.5, 0.5)
-            layers += [nn.Conv2d(c, cout, 3, padding=1), norm, nn.ReLU()]
-        return nn.Sequential(*layers)
+        return conv_norm_pair(cin, cout, nn.Conv2d, lambda c: nn.GroupNorm(4, c))
 
     class UNetImpl(nn.Module):
         def __init__(self):
@@ -469,14 +479,7 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
     import torch
 
     def pair(cin, cout):
-        layers = []
-        for c in (cin, cout):
-            norm = nn.InstanceNorm3d(cout, affine=True)
-            with torch.no_grad():  # away from the identity: seeded gain and shift
-                norm.weight.uniform_(0.5, 1.5)
-                norm.bias.uniform_(-0.5, 0.5)
-            layers += [nn.Conv3d(c, cout, 3, padding=1), norm, nn.ReLU()]
-        return nn.Sequential(*layers)
+        return conv_norm_pair(cin, cout, nn.Conv3d, lambda c: nn.InstanceNorm3d(c, affine=True))
 
     class UNet3dImpl(nn.Module):
         def __init__(self):
