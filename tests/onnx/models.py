@@ -395,12 +395,25 @@ def conv_norm_pair(cin, cout, conv, norm):
     return nn.Sequential(*layers)
 
 
+def unet_forward(net, x):
+    """The two-level U-Nets' forward pass: encoder pairs with pooling, the middle pair, decoder
+    pairs after up-sampling with the skip connections concatenated, smoothing, a strided
+    convolution back, the classifier."""
+    import torch
+
+    e1 = net.enc1(x)
+    e2 = net.enc2(net.pool(e1))
+    m = net.mid(net.pool(e2))
+    d2 = net.dec2(torch.cat([net.up2(m), e2], 1))
+    d1 = net.dec1(torch.cat([net.up1(d2), e1], 1))
+    return net.head(net.down(net.smooth(d1)))
+
+
 def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imported lazily)
     """A two-level U-Net: 3x3 conv pairs (each conv, GroupNorm of 4 groups, ReLU), max pooling
     down; up by a 2x2 stride-2 ConvTranspose2d, then by nearest and bilinear Upsample; skip
     connections concatenated; a 1x1 classifier."""
     from torch import nn
-    import torch
 
     def pair(cin, cout):
         return conv_norm_pair(cin, cout, nn.Conv2d, lambda c: nn.GroupNorm(4, c))
@@ -420,12 +433,7 @@ def UNet(channels, width, classes):  # noqa: N802 (a class factory: torch is imp
             self.head = nn.Conv2d(w, classes, 1)
 
         def forward(self, x):
-            e1 = self.enc1(x)
-            e2 = self.enc2(self.pool(e1))
-            m = self.mid(self.pool(e2))
-            d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
-            d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
-            return self.head(self.down(self.smooth(d1)))
+            return unet_forward(self, x)
 
     return UNetImpl().eval()
 
@@ -476,7 +484,6 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
     depth taps overlap); skip connections concatenated; a trilinear Upsample and a stride-2
     3x3x3 convolution back; a 1x1x1 classifier."""
     from torch import nn
-    import torch
 
     def pair(cin, cout):
         return conv_norm_pair(cin, cout, nn.Conv3d, lambda c: nn.InstanceNorm3d(c, affine=True))
@@ -496,12 +503,7 @@ def UNet3d(channels, width, classes):  # noqa: N802 (a class factory: torch is i
             self.head = nn.Conv3d(w, classes, 1)
 
         def forward(self, x):
-            e1 = self.enc1(x)
-            e2 = self.enc2(self.pool(e1))
-            m = self.mid(self.pool(e2))
-            d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
-            d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
-            return self.head(self.down(self.smooth(d1)))
+            return unet_forward(self, x)
 
     return UNet3dImpl().eval()
 
