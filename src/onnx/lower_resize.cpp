@@ -99,7 +99,7 @@ void Lowerer::resize(const onnx::NodeProto& n) {
       if (out_shape[a] < x[a])
         throw std::runtime_error("nearest downsampling is not supported before opset 11");
   if (rank == 3) {  // as [N, C, L, 1]
-    r.scale_h = scales[2], r.scale_w = scales.empty() || scales[2] == 0 ? 0 : 1.0;
+    r.scale_h = scales[2], r.scale_w = 1.0;  // the width of 1 kept
     const auto& in4 = reshaped(out(n, ":2d.x"), blocked(n, 0), {x[0], x[1], x[2], 1});
     const Shape o4 = {x[0], x[1], out_shape[2], 1};
     const auto& y = p_.resize2d(out(n, ":2d.y"), in4, r, o4[2], 1, nchw_cuts(out(n, ":2d.y"), o4));
