@@ -41,7 +41,14 @@ std::pair<std::string, std::vector<std::int64_t>> parse_input_shape(const std::s
 onnx_import::ImportOptions import_options(const ImportCliOptions& o) {
   onnx_import::ImportOptions io;
   io.devices = o.devices;
-  io.partition = onnx_import::parse_partition(o.partition);
+  // "auto" or "whole", optionally followed by ",TENSOR=AxB,..."; or the overrides alone (auto)
+  std::string overrides = o.partition;
+  for (const std::string rule : {"auto", "whole"})
+    if (overrides == rule || overrides.rfind(rule + ",", 0) == 0) {
+      io.whole_ops = rule == "whole";
+      overrides = overrides.substr(std::min(overrides.size(), rule.size() + 1));
+    }
+  io.partition = onnx_import::parse_partition(overrides);
   const auto dt = workloads::parse_dtype(o.dtype);
   if (!dt) throw InputError("--dtype: expected f32, f16 or bf16, got '" + o.dtype + "'");
   io.dtype = *dt;
@@ -167,8 +174,10 @@ void add_import(CLI::App& app) {
       ->required();
   cmd->add_option("--partition", o->partition,
                   "auto (default): every op's output gets at least P blocks, cutting its largest "
-                  "dimensions first (contracted dimensions never); or TENSOR=AxBxC,... block "
-                  "counts for named ONNX tensors (the rest auto)");
+                  "dimensions first (contracted dimensions never); whole: every op one block, "
+                  "placed whole on the P devices (often faster at small batch: docs/onnx.md); "
+                  "either may be followed by ,TENSOR=AxBxC,... block counts for named ONNX "
+                  "tensors (alone: auto for the rest)");
   cmd->add_option("--dtype", o->dtype, "storage type for bytes: f32 (default), f16 or bf16");
   cmd->add_option("--input", o->input_shapes,
                   "NAME:DIMS shape of a graph input (e.g. x:1x128), required for dynamic "

@@ -50,12 +50,15 @@ GraphPtr generate(const std::string& workload, int devices, bool training, const
 
 GraphPtr import_model(const std::filesystem::path& path, int devices, const std::string& dtype,
                       const std::map<std::string, std::vector<std::int64_t>>& input_shapes,
-                      const std::string& weights) {
+                      const std::string& weights, const std::string& partition) {
   onnx_import::ImportOptions o;
   o.devices = devices;
   if (weights != "embedded" && weights != "generated")
     throw InputError("import_onnx: weights must be embedded or generated, not '" + weights + "'");
   o.generated_weights = weights == "generated";
+  if (partition != "auto" && partition != "whole")
+    throw InputError("import_onnx: partition must be auto or whole, not '" + partition + "'");
+  o.whole_ops = partition == "whole";
   const auto dt = workloads::parse_dtype(dtype);
   if (!dt) throw InputError("import_onnx: dtype must be f32, f16 or bf16, not '" + dtype + "'");
   o.dtype = *dt;
@@ -254,12 +257,14 @@ void bind_graph(py::module_& m) {
   m.def("import_onnx", &import_model, py::arg("path"), py::kw_only(), py::arg("devices") = 4,
         py::arg("dtype") = "f32",
         py::arg("input_shapes") = std::map<std::string, std::vector<std::int64_t>>{},
-        py::arg("weights") = "embedded",
+        py::arg("weights") = "embedded", py::arg("partition") = "auto",
         "Import an ONNX model (str or os.PathLike; external data files beside it) as a blocked "
         "graph partitioned for `devices` devices (4 by default, as generate); input_shapes: "
         "{input name: [dims]} for inputs with dynamic dimensions; weights: 'embedded' (the "
         "model's) or 'generated' (seeded, each with its weight's mean and spread: no constants, "
-        "as `doppler import --weights generated`). Ctrl-C stops a long import "
+        "as `doppler import --weights generated`); partition: 'auto' (every op in about "
+        "`devices` blocks) or 'whole' (every op one block, placed whole on the devices). "
+        "Ctrl-C stops a long import "
         "(KeyboardInterrupt).");
   m.def("graph_from_arrays", &from_arrays, py::arg("compute"), py::arg("edges"),
         py::arg("transfer"), py::arg("name") = "graph", py::arg("names") = py::none(),

@@ -328,7 +328,9 @@ ImportResult import_onnx_bytes(const std::string& bytes, const std::string& name
   if (options.devices < 1) throw InputError("the device count must be at least 1");
   Model m = read_model(bytes, name, options);
   const auto& g = m.proto.graph();
-  Lowerer low(options, m.opset);
+  ImportOptions lowering = options;  // whole ops: the partition rule aims at one block per op
+  if (options.whole_ops) lowering.devices = 1;
+  Lowerer low(lowering, m.opset);
   define_inputs(m, options, low);
   const auto inferred = inferred_shapes(g);
   ImportResult res;

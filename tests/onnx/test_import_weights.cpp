@@ -1,7 +1,8 @@
-// Where an imported model's weights come from: initializers stored as ONNX external data (read
-// from the file beside the model, the same values as stored inside), the refusals of external
-// data that cannot be read, and generated weights (--weights generated: no constants for the
-// weights, the same blocks and FLOPs, values with each weight's mean and spread).
+// Where an imported model's weights come from, and how many blocks its ops get: initializers
+// stored as ONNX external data (read from the file beside the model, the same values as stored
+// inside), the refusals of external data that cannot be read, generated weights (--weights
+// generated: no constants for the weights, the same blocks and FLOPs, values with each weight's
+// mean and spread), and whole ops (--partition whole).
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -144,6 +145,38 @@ TEST(OnnxWeights, GeneratedWeightsKeepTheGraphAndTheSpread) {
   EXPECT_NEAR(mean, want_mean, 0.1 * want_sd);
   EXPECT_NEAR(sd, want_sd, 0.1 * want_sd);
   EXPECT_LT(same, 10);
+}
+
+// --partition whole (library whole_ops): every op one block, as an import for one device, while
+// the graph records the P devices it is placed on (what place and compare default to); the
+// values are the model's.
+TEST(OnnxWeights, WholeOpsAreOneBlockEachAndTheGraphKeepsItsDevices) {
+  onnx_import::ImportOptions o;
+  o.devices = 1;
+  const auto one = onnx_import::import_onnx_bytes(dense_layer().bytes(), "m.onnx", o);
+  o.devices = 4;
+  const auto cut = onnx_import::import_onnx_bytes(dense_layer().bytes(), "m.onnx", o);
+  o.whole_ops = true;
+  const auto whole = onnx_import::import_onnx_bytes(dense_layer().bytes(), "m.onnx", o);
+  EXPECT_EQ(whole.graph.num_nodes(), one.graph.num_nodes());
+  EXPECT_GT(cut.graph.num_nodes(), whole.graph.num_nodes());
+  EXPECT_EQ(whole.graph.meta().params.at("devices"), "4");
+  EXPECT_EQ(whole.report.total_flops, cut.report.total_flops);
+  const auto values = test::evaluate_blocks(whole.graph, false);
+  const Dense y = test::assemble_tensor(whole.graph, values, "y");
+  const Dense want = test::assemble_tensor(one.graph, test::evaluate_blocks(one.graph, false), "y");
+  EXPECT_EQ(test::max_abs_diff(y, want), 0);
+  // the command line: whole, then an override for one tensor
+  test::TempDir dir;
+  std::ofstream(dir / "m.onnx", std::ios::binary) << dense_layer().bytes();
+  const auto r = test::run_cli("import " + (dir / "m.onnx").string() + " --devices 4 -o " +
+                               (dir / "g.json").string() + " --partition whole,z=2x1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const Graph g = load_graph((dir / "g.json").string());
+  int z_blocks = 0;  // z's blocks are z[0,0] and z[1,0]
+  for (NodeId v = 0; v < g.num_nodes(); ++v) z_blocks += g.node(v).name.rfind("z[", 0) == 0;
+  EXPECT_EQ(z_blocks, 2);
+  EXPECT_EQ(g.meta().params.at("devices"), "4");
 }
 
 // The command line: --weights generated says so (text and JSON) and writes a graph without the

@@ -59,3 +59,14 @@ def test_generated_weights_keep_the_graph_and_match_the_cli(doppler, mlp, tmp_pa
     assert out.stat().st_size * 4 < (tmp_path / "e.json").stat().st_size
     with pytest.raises(ValueError, match="weights must be embedded or generated"):
         doppler.import_onnx(str(mlp), devices=2, weights="random")
+
+
+def test_whole_ops_match_the_cli(doppler, mlp, tmp_path):
+    whole = doppler.import_onnx(str(mlp), devices=4, partition="whole")
+    one = doppler.import_onnx(str(mlp), devices=1)
+    assert whole.num_ops == one.num_ops < doppler.import_onnx(str(mlp), devices=4).num_ops
+    out = tmp_path / "w.json"
+    cli("import", mlp, "--devices", 4, "--partition", "whole", "-o", out)
+    assert doppler.load_graph(str(out)).num_ops == whole.num_ops
+    with pytest.raises(ValueError, match="partition must be auto or whole"):
+        doppler.import_onnx(str(mlp), devices=4, partition="coarse")

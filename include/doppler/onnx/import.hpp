@@ -17,6 +17,9 @@ namespace doppler::onnx_import {
 /// How to import a model.
 struct ImportOptions {
   int devices = 1;  ///< P: the auto partition aims at P blocks per op (>= 1)
+  /// Every op one block (no partition): the graph still records `devices` (what place and
+  /// compare default to), so whole ops are placed on them. `partition` overrides still apply.
+  bool whole_ops = false;
   /// Block counts per output dimension for named tensors (ONNX tensor names), overriding the
   /// automatic rule for the op that produces them.
   std::map<std::string, std::vector<std::int64_t>> partition;
