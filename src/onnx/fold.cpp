@@ -268,6 +268,28 @@ bool fold_math_op(const onnx::NodeProto& n, const std::vector<HostTensor>& in, H
   return true;
 }
 
+}  // namespace
+
+std::size_t scatter_nd_depth(const Shape& data, const Shape& indices, const Shape& updates) {
+  if (indices.empty()) throw std::runtime_error("ScatterND: indices of rank 0");
+  const auto k = static_cast<std::size_t>(indices.back());
+  if (k > data.size()) throw std::runtime_error("ScatterND: index longer than the rank");
+  Shape want(indices.begin(), indices.end() - 1);
+  want.insert(want.end(), data.begin() + static_cast<std::ptrdiff_t>(k), data.end());
+  if (updates != want) throw std::runtime_error("ScatterND: updates of the wrong shape");
+  return k;
+}
+
+std::int64_t scatter_nd_index(double raw, std::int64_t extent) {
+  auto i = static_cast<std::int64_t>(raw);
+  if (i < 0) i += extent;
+  if (raw != std::trunc(raw) || i < 0 || i >= extent)
+    throw std::runtime_error("ScatterND: index out of range");
+  return i;
+}
+
+namespace {
+
 // ScatterND of constants (a mask built by slice assignment, as Swin's shifted windows build
 // theirs): data with the slices named by the last axis of `indices` replaced by (or, with
 // reduction add / mul, combined with) the matching slices of `updates`.
@@ -277,12 +299,7 @@ HostTensor scatter_nd(const onnx::NodeProto& n, const std::vector<HostTensor>& i
   const std::string red = ra ? ra->s() : "none";
   if (red != "none" && red != "add" && red != "mul")
     throw std::runtime_error("ScatterND: reduction '" + red + "' is not supported");
-  if (ind.shape.empty()) throw std::runtime_error("ScatterND: indices of rank 0");
-  const auto k = static_cast<std::size_t>(ind.shape.back());
-  if (k > data.shape.size()) throw std::runtime_error("ScatterND: index longer than the rank");
-  Shape want(ind.shape.begin(), ind.shape.end() - 1);
-  want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end());
-  if (upd.shape != want) throw std::runtime_error("ScatterND: updates of the wrong shape");
+  const std::size_t k = scatter_nd_depth(data.shape, ind.shape, upd.shape);
   const Shape st = strides_of(data.shape);
   const std::int64_t piece =  // elements per scattered slice
       numel_of(Shape(data.shape.begin() + static_cast<std::ptrdiff_t>(k), data.shape.end()));
@@ -292,12 +309,7 @@ HostTensor scatter_nd(const onnx::NodeProto& n, const std::vector<HostTensor>& i
   for (std::int64_t j = 0; j < count; ++j) {
     std::int64_t at = 0;
     for (std::size_t d = 0; d < k; ++d) {
-      const double raw = ind.data[static_cast<std::size_t>(j) * k + d];
-      auto i = static_cast<std::int64_t>(raw);
-      if (i < 0) i += data.shape[d];
-      if (raw != std::trunc(raw) || i < 0 || i >= data.shape[d])
-        throw std::runtime_error("ScatterND: index out of range");
-      at += i * st[d];
+      at += scatter_nd_index(ind.data[static_cast<std::size_t>(j) * k + d], data.shape[d]) * st[d];
     }
     for (std::int64_t e = 0; e < piece; ++e) {
       double& dst = r.data[static_cast<std::size_t>(at + e)];

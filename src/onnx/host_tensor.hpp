@@ -79,6 +79,14 @@ std::int64_t normalize_axis(std::int64_t axis, std::int64_t rank);
 bool fold_node(const onnx::NodeProto& n, std::int64_t opset, const std::vector<HostTensor>& in,
                std::vector<HostTensor>& out);
 
+/// ScatterND's shapes: indices of rank >= 1 whose last extent k is at most data's rank, updates
+/// of shape indices[:-1] + data[k:]. Returns k; std::runtime_error naming what is wrong.
+std::size_t scatter_nd_depth(const Shape& data, const Shape& indices, const Shape& updates);
+
+/// ScatterND's index `raw` along an axis of `extent` (negative: from the end), or a
+/// std::runtime_error when it is not a whole number inside the axis.
+std::int64_t scatter_nd_index(double raw, std::int64_t extent);
+
 /// Reads every initializer of `g` stored as external data (ONNX's location, offset and length,
 /// the location relative to the directory of `model_file` and inside it) into its raw data.
 /// std::runtime_error naming the tensor and file when one cannot be read.

@@ -23,12 +23,7 @@ std::pair<Shape, Shape> index_box(const HostTensor& ind, const Shape& data) {
   const std::int64_t count = k ? ind.numel() / static_cast<std::int64_t>(k) : 0;
   Shape lo(k, 0), len(k, 0);
   const auto at = [&](std::int64_t j, std::size_t d) {
-    const double raw = ind.data[static_cast<std::size_t>(j) * k + d];
-    auto i = static_cast<std::int64_t>(raw);
-    if (i < 0) i += data[d];
-    if (raw != static_cast<double>(static_cast<std::int64_t>(raw)) || i < 0 || i >= data[d])
-      throw std::runtime_error("ScatterND: index out of range");
-    return i;
+    return scatter_nd_index(ind.data[static_cast<std::size_t>(j) * k + d], data[d]);
   };
   for (std::size_t d = 0; d < k && count > 0; ++d) {  // the first tuple is the box's corner
     lo[d] = at(0, d);
@@ -68,12 +63,7 @@ std::string reduction_kernel(const onnx::NodeProto& n) {
 void Lowerer::scatter_nd(const onnx::NodeProto& n) {
   const Shape data = in(n, 0).shape;
   const HostTensor& ind = const_in(n, 1, "indices");
-  if (ind.shape.empty()) throw std::runtime_error("ScatterND: indices of rank 0");
-  const auto k = static_cast<std::size_t>(ind.shape.back());
-  if (k > data.size()) throw std::runtime_error("ScatterND: index longer than the rank");
-  Shape want(ind.shape.begin(), ind.shape.end() - 1);
-  want.insert(want.end(), data.begin() + static_cast<std::ptrdiff_t>(k), data.end());
-  if (in(n, 2).shape != want) throw std::runtime_error("ScatterND: updates of the wrong shape");
+  const std::size_t k = scatter_nd_depth(data, ind.shape, in(n, 2).shape);
   const std::string kernel = reduction_kernel(n);
   auto [offset, shape] = index_box(ind, data);
   offset.resize(data.size(), 0);
